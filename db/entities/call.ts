@@ -1,0 +1,84 @@
+import { defineEntity, p } from '@mikro-orm/core';
+import { Agent } from './agent.js';
+import { Workspace } from './workspace.js';
+
+export const CALL_STATUSES = [
+  'queued',
+  'ringing',
+  'in_progress',
+  'completed',
+  'failed',
+  'no_answer',
+  'busy',
+  'canceled',
+] as const;
+export type CallStatus = (typeof CALL_STATUSES)[number];
+export type CallDirection = 'inbound' | 'outbound';
+export type CallChannel = 'phone' | 'web';
+
+export interface CallAnalysisData {
+  summary: string;
+  outcome: string | null;
+  sentiment: 'positive' | 'neutral' | 'negative' | null;
+  action_items: string[];
+  created_at: string | null;
+}
+
+/** The agent's settings as they were when the call started: a later PATCH applies from the next call. */
+export interface AgentSnapshot {
+  name: string;
+  language: string | null;
+  systemPrompt: string | null;
+  firstMessage: string | null;
+  outboundFirstMessage: string | null;
+  voiceProvider: string | null;
+  voiceId: string | null;
+  llmProvider: string | null;
+  llmModel: string | null;
+}
+
+const CallSchema = defineEntity({
+  name: 'Call',
+  tableName: 'calls',
+  indexes: [
+    { properties: ['workspace', 'startedAt', 'id'] },
+    { properties: ['workspace', 'agent', 'startedAt'] },
+    { properties: ['workspace', 'status'] },
+  ],
+  properties: {
+    id: p.uuid().primary(),
+    workspace: () => p.manyToOne(Workspace).mapToPk().deleteRule('cascade'),
+    agent: () => p.manyToOne(Agent).mapToPk().nullable().deleteRule('set null'),
+    direction: p.string().length(10).$type<CallDirection>(),
+    channel: p.string().length(10).$type<CallChannel>(),
+    status: p.string().length(20).$type<CallStatus>(),
+    fromNumber: p.string().length(16).nullable(),
+    toNumber: p.string().length(16).nullable(),
+    /** When the call was placed or came in; `created_after`/`created_before` filter on it. */
+    startedAt: p.datetime(),
+    answeredAt: p.datetime().nullable(),
+    endedAt: p.datetime().nullable(),
+    durationSeconds: p.integer().nullable(),
+    endReason: p.string().length(40).nullable(),
+    metadata: p.json().$type<Record<string, string>>(),
+    hasRecording: p.boolean().nullable(),
+    analysis: p.json().$type<CallAnalysisData>().nullable(),
+    ringTimeoutSeconds: p.integer().nullable(),
+    /** The call request's `first_message`; null when omitted, '' when the other side speaks first. */
+    firstMessage: p.text().nullable(),
+    agentSnapshot: p.json().$type<AgentSnapshot>(),
+    transferredTo: p.string().length(16).nullable(),
+    /** The label a web call was started with (`simulate web-call --from-label`). */
+    fromLabel: p.string().length(200).nullable(),
+    createdAt: p.datetime().onCreate(() => new Date()),
+    updatedAt: p
+      .datetime()
+      .onCreate(() => new Date())
+      .onUpdate(() => new Date()),
+  },
+});
+
+export class Call extends CallSchema.class {}
+CallSchema.setClass(Call);
+
+export { CallSchema };

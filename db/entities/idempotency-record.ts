@@ -1,0 +1,37 @@
+import { defineEntity, p } from '@mikro-orm/core';
+import { Workspace } from './workspace.js';
+
+export type IdempotencyState = 'in_progress' | 'completed';
+
+/**
+ * The stored answer of a creating POST under an Idempotency-Key. The unique (workspace, key)
+ * index decides races between API processes: the insert that wins runs the request.
+ */
+const IdempotencyRecordSchema = defineEntity({
+  name: 'IdempotencyRecord',
+  tableName: 'idempotency_records',
+  uniques: [{ properties: ['workspace', 'key'] }],
+  indexes: [{ properties: ['expiresAt'] }],
+  properties: {
+    id: p.uuid().primary(),
+    workspace: () => p.manyToOne(Workspace).mapToPk().deleteRule('cascade'),
+    key: p.string().length(255),
+    /** `POST /v1/agents`: a key reused on another endpoint is `idempotency_key_reused`. */
+    endpoint: p.string().length(300),
+    /** SHA-256 of the canonical request body. */
+    fingerprint: p.string().length(64),
+    state: p.string().length(20).$type<IdempotencyState>(),
+    responseStatus: p.integer().nullable(),
+    /** The exact response bytes, secrets removed. */
+    responseBody: p.text().nullable(),
+    /** Until then an in-progress record is held by a live request; after it, a crashed one. */
+    lockedUntil: p.datetime(),
+    createdAt: p.datetime().onCreate(() => new Date()),
+    expiresAt: p.datetime(),
+  },
+});
+
+export class IdempotencyRecord extends IdempotencyRecordSchema.class {}
+IdempotencyRecordSchema.setClass(IdempotencyRecord);
+
+export { IdempotencyRecordSchema };

@@ -1,0 +1,70 @@
+// Every setting the service reads, in one place. Names are fixed by
+// ../shared/docs/operations-contract.md section 2; additions are documented in README.md.
+
+export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
+
+export interface Settings {
+  host: string;
+  port: number;
+  /** Unset: the embedded PostgreSQL under .data/ (scripts/embedded-postgres.ts fills this in). */
+  databaseUrl: string | undefined;
+  /** Unset: the local dev server on 127.0.0.1:7233 that `npm start` runs. */
+  temporalAddress: string;
+  temporalAddressIsDefault: boolean;
+  temporalNamespace: string;
+  /** Prefix of every task queue name, so parallel test files never share workers. */
+  taskQueuePrefix: string;
+  webhooksAllowPrivateTargets: boolean;
+  simTimeScale: number;
+  logLevel: LogLevel;
+  /** OpenAI-compatible chat-completions analysis; off unless ANALYSIS_LLM_URL is set. */
+  analysisLlm: { url: string; apiKey: string | undefined; model: string; timeoutMs: number } | undefined;
+}
+
+function bool(value: string | undefined, fallback: boolean): boolean {
+  if (value === undefined || value === '') return fallback;
+  return ['1', 'true', 'yes', 'on'].includes(value.toLowerCase());
+}
+
+function positiveNumber(name: string, value: string | undefined, fallback: number): number {
+  if (value === undefined || value === '') return fallback;
+  const n = Number(value);
+  if (!Number.isFinite(n) || n <= 0) throw new Error(`${name} must be a positive number, got "${value}"`);
+  return n;
+}
+
+export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
+  const logLevel = (env.LOG_LEVEL ?? 'info').toLowerCase();
+  if (!['debug', 'info', 'warn', 'error'].includes(logLevel)) {
+    throw new Error(`LOG_LEVEL must be one of debug, info, warn, error; got "${env.LOG_LEVEL}"`);
+  }
+  return {
+    host: env.HOST || '127.0.0.1',
+    port: positiveNumber('PORT', env.PORT, 8080),
+    databaseUrl: env.DATABASE_URL || undefined,
+    temporalAddress: env.TEMPORAL_ADDRESS || '127.0.0.1:7233',
+    temporalAddressIsDefault: !env.TEMPORAL_ADDRESS,
+    temporalNamespace: env.TEMPORAL_NAMESPACE || 'default',
+    taskQueuePrefix: env.TASK_QUEUE_PREFIX || '',
+    webhooksAllowPrivateTargets: bool(env.WEBHOOKS_ALLOW_PRIVATE_TARGETS, false),
+    simTimeScale: positiveNumber('SIM_TIME_SCALE', env.SIM_TIME_SCALE, 1),
+    logLevel: logLevel as LogLevel,
+    analysisLlm: env.ANALYSIS_LLM_URL
+      ? {
+          url: env.ANALYSIS_LLM_URL,
+          apiKey: env.ANALYSIS_LLM_API_KEY || undefined,
+          model: env.ANALYSIS_LLM_MODEL || 'gpt-4o-mini',
+          timeoutMs: positiveNumber('ANALYSIS_LLM_TIMEOUT_MS', env.ANALYSIS_LLM_TIMEOUT_MS, 30_000),
+        }
+      : undefined,
+  };
+}
+
+/** Task queues, one per concern, so each kind of worker scales on its own. */
+export function taskQueues(settings: Pick<Settings, 'taskQueuePrefix'>) {
+  return {
+    calls: `${settings.taskQueuePrefix}calls`,
+    simulator: `${settings.taskQueuePrefix}carrier-simulator`,
+    webhooks: `${settings.taskQueuePrefix}webhooks`,
+  };
+}
