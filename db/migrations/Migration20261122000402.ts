@@ -1,8 +1,8 @@
 import { Migration } from '@mikro-orm/migrations';
 
-export class Migration20261121235208 extends Migration {
+export class Migration20261122000402 extends Migration {
 
-  override name = 'Migration20261121235208';
+  override name = 'Migration20261122000402';
 
   override up(): void | Promise<void> {
     this.addSql(`create table "rate_limit_windows" ("bucket" varchar(80) not null, "window_start" bigint not null, "count" int not null default 0, primary key ("bucket", "window_start"));`);
