@@ -20,12 +20,14 @@ import { isScope, SCOPES } from './scopes.js';
 export class OperatorError extends Error {}
 
 const E164 = /^\+[1-9]\d{6,14}$/;
+/** PostgreSQL `integer`, the type of every limit column. */
+const MAX_LIMIT = 2_147_483_647;
 
 export async function createWorkspace(em: EntityManager, input: { name: string; plan?: string }) {
   const plan = (input.plan ?? 'standard') as WorkspacePlan;
   if (!WORKSPACE_PLANS.includes(plan))
     throw new OperatorError(`plan must be one of ${WORKSPACE_PLANS.join(', ')}`);
-  if (!input.name.trim()) throw new OperatorError('name must not be empty');
+  requireText('name', input.name, 200);
   const workspace = em.create(Workspace, { id: randomUUID(), name: input.name, plan });
   await em.flush();
   return workspace;
@@ -37,7 +39,7 @@ export async function createUser(
 ) {
   const role = parseRole(input.role);
   await requireWorkspace(em, input.workspaceId);
-  if (!/^[^\s@]+@[^\s@]+$/.test(input.email))
+  if (!/^[^\s@]+@[^\s@]+$/.test(input.email) || input.email.length > 320)
     throw new OperatorError(`email "${input.email}" is not an address`);
   const existing = await em.findOne(User, { workspace: input.workspaceId, email: input.email.toLowerCase() });
   if (existing) throw new OperatorError(`a user with email ${input.email} already exists in that workspace`);
@@ -72,7 +74,7 @@ export async function createApiKey(
   if (!['owner', 'admin'].includes(user.role)) {
     throw new OperatorError(`only owners and admins create keys; ${user.email} is ${user.role}`);
   }
-  if (!input.name.trim()) throw new OperatorError('name must not be empty');
+  requireText('name', input.name, 200);
   const scopes = [...new Set(input.scopes.map((s) => s.trim()).filter(Boolean))];
   if (scopes.length === 0) throw new OperatorError('at least one scope is needed');
   const unknown = scopes.filter((s) => !isScope(s));
@@ -80,6 +82,9 @@ export async function createApiKey(
     throw new OperatorError(`unknown scope ${unknown.join(', ')}; scopes are ${SCOPES.join(', ')}`);
   if (input.expiresAt && Number.isNaN(input.expiresAt.getTime()))
     throw new OperatorError('expires-at is not a date');
+  // A key that is born expired can only be a typo.
+  if (input.expiresAt && input.expiresAt.getTime() <= Date.now())
+    throw new OperatorError(`expires-at ${input.expiresAt.toISOString()} is in the past`);
   const secret = generateApiKeySecret();
   const key = em.create(ApiKey, {
     id: randomUUID(),
@@ -109,6 +114,7 @@ export async function createPhoneNumber(
   await requireWorkspace(em, input.workspaceId);
   if (!E164.test(input.number))
     throw new OperatorError(`number must be E.164 (+ and 7 to 15 digits), got ${input.number}`);
+  if (input.label != null) requireText('label', input.label, 200);
   if (await em.findOne(PhoneNumber, { number: input.number })) {
     throw new OperatorError(`number ${input.number} is already registered`);
   }
@@ -141,36 +147,80 @@ export function limitsOf(workspace: Workspace): WorkspaceLimits {
   };
 }
 
+type LimitColumn = 'requestsPerSecond' | 'callsPerMinute' | 'callsPerDay' | 'minutesQuota';
+
+/** Each limit column with the name operators see (JSON output, error messages). */
+const LIMIT_NAMES: [LimitColumn, keyof WorkspaceLimits][] = [
+  ['requestsPerSecond', 'requests_per_second'],
+  ['callsPerMinute', 'calls_per_minute'],
+  ['callsPerDay', 'calls_per_day'],
+  ['minutesQuota', 'minutes_quota'],
+];
+
+/** Changes the limits given and leaves the others; all are validated before any is written. */
 export async function setLimits(
   em: EntityManager,
-  input: {
-    workspaceId: string;
-    requestsPerSecond?: number;
-    callsPerMinute?: number;
-    callsPerDay?: number;
-    minutesQuota?: number;
-  },
+  input: { workspaceId: string } & Partial<Record<LimitColumn, number>>,
 ) {
   const workspace = await requireWorkspace(em, input.workspaceId);
-  const changes: [
-    keyof typeof input,
-    'requestsPerSecond' | 'callsPerMinute' | 'callsPerDay' | 'minutesQuota',
-  ][] = [
-    ['requestsPerSecond', 'requestsPerSecond'],
-    ['callsPerMinute', 'callsPerMinute'],
-    ['callsPerDay', 'callsPerDay'],
-    ['minutesQuota', 'minutesQuota'],
-  ];
-  for (const [field, column] of changes) {
-    const value = input[field];
+  for (const [column, name] of LIMIT_NAMES) {
+    const value = input[column];
     if (value === undefined) continue;
-    if (typeof value !== 'number' || !Number.isInteger(value) || value < 0) {
-      throw new OperatorError(`${field} must be a whole number of at least 0`);
+    if (!Number.isInteger(value) || value < 0 || value > MAX_LIMIT) {
+      throw new OperatorError(`${name} must be a whole number from 0 to ${MAX_LIMIT}`);
     }
-    workspace[column] = value;
+  }
+  for (const [column] of LIMIT_NAMES) {
+    const value = input[column];
+    if (value !== undefined) workspace[column] = value;
   }
   await em.flush();
   return workspace;
+}
+
+/** Fictional numbers (the 555-01xx block) that bootstrap gives demo workspaces, first free ones first. */
+const DEMO_NUMBERS = Array.from({ length: 100 }, (_, i) => `+155555501${String(i).padStart(2, '0')}`);
+
+/**
+ * A ready-to-use demo: a workspace, its owner, a key with every scope and two numbers, made in
+ * one transaction. Every run makes a new set, because a key secret can only be shown when made.
+ */
+export async function bootstrapDemoWorkspace(em: EntityManager) {
+  return em.transactional(async (tx) => {
+    const workspace = await createWorkspace(tx, { name: 'Demo workspace', plan: 'standard' });
+    const owner = await createUser(tx, {
+      workspaceId: workspace.id,
+      email: 'owner@demo.example',
+      role: 'owner',
+    });
+    const { key, secret } = await createApiKey(tx, {
+      workspaceId: workspace.id,
+      userId: owner.id,
+      name: 'Demo key (every scope)',
+      scopes: [...SCOPES],
+    });
+    const taken = new Set(
+      (await tx.find(PhoneNumber, { number: { $in: DEMO_NUMBERS } })).map((n) => n.number),
+    );
+    const free = DEMO_NUMBERS.filter((n) => !taken.has(n)).slice(0, 2);
+    if (free.length < 2) {
+      throw new OperatorError(
+        `the demo numbers ${DEMO_NUMBERS[0]} to ${DEMO_NUMBERS.at(-1)} are taken; use number create`,
+      );
+    }
+    const numbers: PhoneNumber[] = [];
+    for (const [i, number] of free.entries()) {
+      numbers.push(
+        await createPhoneNumber(tx, { workspaceId: workspace.id, number, label: `Demo line ${i + 1}` }),
+      );
+    }
+    return { workspace, owner, key, secret, numbers };
+  });
+}
+
+function requireText(field: string, value: string, maxLength: number): void {
+  if (!value.trim()) throw new OperatorError(`${field} must not be empty`);
+  if (value.length > maxLength) throw new OperatorError(`${field} must be at most ${maxLength} characters`);
 }
 
 async function requireWorkspace(em: EntityManager, workspaceId: string): Promise<Workspace> {

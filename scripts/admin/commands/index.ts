@@ -1,0 +1,19 @@
+import type { Command } from '../command.js';
+import { bootstrap } from './bootstrap.js';
+import { keyCreate, keyRevoke } from './key.js';
+import { limitsSet } from './limits.js';
+import { numberCreate } from './number.js';
+import { userCreate, userSetRole } from './user.js';
+import { workspaceCreate } from './workspace.js';
+
+/** Every operator command, in the order help lists them. A new command is one more line here. */
+export const commands: Command[] = [
+  workspaceCreate,
+  userCreate,
+  userSetRole,
+  keyCreate,
+  keyRevoke,
+  numberCreate,
+  limitsSet,
+  bootstrap,
+];

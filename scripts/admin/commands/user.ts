@@ -1,0 +1,38 @@
+import { USER_ROLES } from '../../../db/entities/index.js';
+import { createUser, setUserRole } from '../../../lib/accounts.js';
+import { defineCommand } from '../command.js';
+
+const ROLE = { type: 'string', required: true, value: USER_ROLES.join('|'), help: 'workspace role' } as const;
+
+export const userCreate = defineCommand({
+  name: 'user create',
+  summary: 'Add a person to a workspace with a role.',
+  flags: {
+    workspace: { type: 'string', required: true, value: 'ID', help: 'workspace id' },
+    email: { type: 'string', required: true, value: 'EMAIL', help: 'unique within the workspace' },
+    role: ROLE,
+  },
+  async run({ workspace, email, role }, context) {
+    const user = await createUser(await context.em(), { workspaceId: workspace, email, role });
+    return {
+      json: { id: user.id, role: user.role },
+      text: `Created user ${user.id} ${user.email} (role ${user.role}) in workspace ${user.workspace}`,
+    };
+  },
+});
+
+export const userSetRole = defineCommand({
+  name: 'user set-role',
+  summary: "Change a person's role; their keys act with the new role from the next request.",
+  flags: {
+    id: { type: 'string', required: true, value: 'ID', help: 'user id' },
+    role: ROLE,
+  },
+  async run({ id, role }, context) {
+    const user = await setUserRole(await context.em(), { userId: id, role });
+    return {
+      json: { id: user.id, role: user.role },
+      text: `User ${user.id} ${user.email} is now ${user.role}`,
+    };
+  },
+});
