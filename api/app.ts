@@ -1,0 +1,39 @@
+import Koa from 'koa';
+import { ApiKeyAuthenticator } from './api-key-authenticator.js';
+import { errorMiddleware } from './middleware/errors.js';
+import { requestContext } from './middleware/request-context.js';
+import { openApiDocument } from './openapi.js';
+import { RateLimiter } from './rate-limiter.js';
+import type { ApiState, AppDeps, RouteDefinition } from './route.js';
+import { API_PREFIX, buildRouter } from './router.js';
+import { allRoutes } from './routes/index.js';
+
+export interface ApiApp {
+  koa: Koa<ApiState>;
+  /** Flushes what the app keeps in memory (rate-limit counts). Call after the server closed. */
+  close(): Promise<void>;
+}
+
+/**
+ * The API as a Koa app. `routes` defaults to every route module; tests may add their own.
+ * GET /v1/openapi.json needs no key and describes exactly the routes served.
+ */
+export function createApp(deps: AppDeps, options: { routes?: RouteDefinition[] } = {}): ApiApp {
+  const routes = options.routes ?? allRoutes;
+  const authenticator = new ApiKeyAuthenticator(deps.orm);
+  const rateLimiter = new RateLimiter(deps.orm, deps.logger);
+  const openApiText = JSON.stringify(openApiDocument(routes));
+
+  const koa = new Koa<ApiState>({ proxy: false });
+  koa.silent = true;
+  koa.use(requestContext(deps));
+  koa.use(errorMiddleware);
+  koa.use(async (ctx, next) => {
+    if (ctx.path !== `${API_PREFIX}/openapi.json` || !['GET', 'HEAD'].includes(ctx.method)) return next();
+    ctx.type = 'application/json; charset=utf-8';
+    ctx.body = openApiText;
+  });
+  koa.use(buildRouter(routes, { authenticator, rateLimiter }));
+
+  return { koa, close: () => rateLimiter.close() };
+}

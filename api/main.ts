@@ -1,0 +1,49 @@
+import { startLocalPostgres } from '../db/embedded-postgres.js';
+import { openOrm } from '../db/orm.js';
+import { loadSettings } from '../lib/settings.js';
+import { createApp } from './app.js';
+import { createLogger } from './logger.js';
+import { listen } from './server.js';
+import { lazyTemporalClient } from './temporal-client.js';
+
+// The API process: settings from the environment, the ORM, a Temporal client connected on first
+// use, the HTTP server on HOST:PORT, and a graceful stop on SIGINT/SIGTERM (in-flight requests
+// finish, connections close). Migrations are run by `npm start` before this starts.
+
+const settings = loadSettings();
+const logger = createLogger(settings.logLevel, { fields: { service: 'api' } });
+
+if (settings.webhooksAllowPrivateTargets) {
+  logger.warn(
+    'WEBHOOKS_ALLOW_PRIVATE_TARGETS is on: webhook URLs may use http:// and private or loopback addresses. For development and tests only.',
+  );
+}
+
+const databaseUrl = settings.databaseUrl ?? (await startLocalPostgres()).url;
+const orm = await openOrm(databaseUrl);
+const temporal = lazyTemporalClient({
+  address: settings.temporalAddress,
+  namespace: settings.temporalNamespace,
+});
+const app = createApp({ settings, orm, temporal: () => temporal.get(), logger });
+const server = await listen(app, { host: settings.host, port: settings.port });
+logger.info('API listening', { url: `${server.url}/v1` });
+
+let stopping = false;
+async function stop(signal: string) {
+  if (stopping) return;
+  stopping = true;
+  logger.info('API stopping', { signal });
+  try {
+    await server.close();
+    await temporal.close();
+    await orm.close(true);
+    logger.info('API stopped');
+    process.exit(0);
+  } catch (error) {
+    logger.error('API did not stop cleanly', { error });
+    process.exit(1);
+  }
+}
+process.on('SIGINT', () => void stop('SIGINT'));
+process.on('SIGTERM', () => void stop('SIGTERM'));

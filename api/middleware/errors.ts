@@ -1,0 +1,30 @@
+import type { Context, Next } from 'koa';
+import { ApiError, internalError } from '../errors.js';
+import type { ApiState } from '../route.js';
+import { type Outcome, sendOutcome } from './outcome.js';
+
+/** Any thrown value as the spec's error answer; unexpected errors are logged and become 500. */
+export function errorOutcome(state: ApiState, error: unknown): Outcome {
+  let apiError: ApiError;
+  if (error instanceof ApiError) {
+    apiError = error;
+  } else {
+    state.logger.error('request failed', { error });
+    apiError = internalError();
+  }
+  return {
+    status: apiError.status,
+    bodyText: JSON.stringify(apiError.toBody(state.requestId)),
+    headers: apiError.headers,
+    storable: apiError.storable,
+  };
+}
+
+/** Renders every error thrown below it; nothing else writes error bodies. */
+export async function errorMiddleware(ctx: Context & { state: ApiState }, next: Next) {
+  try {
+    await next();
+  } catch (error) {
+    sendOutcome(ctx, errorOutcome(ctx.state, error));
+  }
+}

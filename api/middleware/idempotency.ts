@@ -1,0 +1,159 @@
+import { createHash, randomUUID } from 'node:crypto';
+import { idempotencyKeyReused, idempotencyRequestInProgress, parameterInvalid } from '../errors.js';
+import type { ApiContext } from '../route.js';
+import type { Outcome } from './outcome.js';
+
+// One mechanism for every creating POST that takes an Idempotency-Key. The database decides,
+// not process memory: the unique (workspace_id, key) index lets exactly one request claim a key,
+// across any number of API processes.
+//
+// - claimed: the request runs; a storable answer (2xx, 4xx other than 429, call_outcome_unknown)
+//   is saved byte for byte, anything else (429, 5xx, refusals whose reason can change) deletes the
+//   claim so a retry runs again.
+// - same key, same endpoint and fingerprint, finished: the saved bytes again, with
+//   Idempotent-Replayed: true.
+// - same key, other endpoint or body: 409 idempotency_key_reused.
+// - same key while the first still runs: 409 idempotency_request_in_progress. A claim whose
+//   process died is taken over after LOCK_MS.
+// - keys expire 24 h after first use; an expired key runs as new.
+
+export const IDEMPOTENCY_HEADER = 'Idempotency-Key';
+export const MAX_KEY_LENGTH = 255;
+export const TTL_MS = 24 * 60 * 60 * 1000;
+export const LOCK_MS = 60_000;
+
+/** The Idempotency-Key header, validated; undefined when absent. */
+export function idempotencyKeyOf(ctx: ApiContext): string | undefined {
+  const value = ctx.headers['idempotency-key'];
+  if (value === undefined) return undefined;
+  if (Array.isArray(value) || value.length === 0 || value.length > MAX_KEY_LENGTH) {
+    throw parameterInvalid(
+      IDEMPOTENCY_HEADER,
+      `${IDEMPOTENCY_HEADER} must be 1 to ${MAX_KEY_LENGTH} characters.`,
+    );
+  }
+  return value;
+}
+
+/** SHA-256 over the query and the body (key order and whitespace ignored when the body is JSON). */
+export function fingerprintOf(query: Record<string, unknown>, rawBody: string): string {
+  let body: unknown = rawBody;
+  try {
+    if (rawBody.trim() !== '') body = { json: JSON.parse(rawBody) };
+  } catch {
+    // not JSON: the raw text is the fingerprint
+  }
+  return createHash('sha256')
+    .update(canonicalJson([query, body]))
+    .digest('hex');
+}
+
+function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (value && typeof value === 'object') {
+    const entries = Object.entries(value as Record<string, unknown>)
+      .filter(([, v]) => v !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
+  }
+  return JSON.stringify(value) ?? 'null';
+}
+
+interface RecordRow {
+  id: string;
+  endpoint: string;
+  fingerprint: string;
+  state: 'in_progress' | 'completed';
+  response_status: number | null;
+  response_body: string | null;
+}
+
+/**
+ * Runs `run` at most once per (workspace, key) within 24 h, or answers from the stored record.
+ * `run` must turn every failure into an Outcome (it never throws for refusals).
+ */
+export async function runIdempotently(
+  ctx: ApiContext,
+  request: { key: string; fingerprint: string },
+  run: () => Promise<Outcome>,
+): Promise<Outcome> {
+  const connection = ctx.state.deps.orm.em.getConnection();
+  const workspaceId = ctx.state.auth.workspaceId;
+  const endpoint = `${ctx.method} ${ctx.path}`;
+  const claimId = randomUUID();
+
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const claimed = await connection.execute<{ id: string }[]>(
+      `insert into idempotency_records
+         (id, workspace_id, key, endpoint, fingerprint, state, response_status, response_body,
+          locked_until, created_at, expires_at)
+       values (?, ?, ?, ?, ?, 'in_progress', null, null,
+               now() + (? * interval '1 millisecond'), now(), now() + (? * interval '1 millisecond'))
+       on conflict (workspace_id, key) do update set
+         id = excluded.id, endpoint = excluded.endpoint, fingerprint = excluded.fingerprint,
+         state = 'in_progress', response_status = null, response_body = null,
+         locked_until = excluded.locked_until, created_at = excluded.created_at,
+         expires_at = excluded.expires_at
+       where idempotency_records.expires_at <= now()
+          or (idempotency_records.state = 'in_progress'
+              and idempotency_records.locked_until <= now()
+              and idempotency_records.endpoint = excluded.endpoint
+              and idempotency_records.fingerprint = excluded.fingerprint)
+       returning id`,
+      [claimId, workspaceId, request.key, endpoint, request.fingerprint, LOCK_MS, TTL_MS],
+      'all',
+    );
+    if (claimed.length === 1) return finish(ctx, claimId, await run());
+
+    const [existing] = await connection.execute<RecordRow[]>(
+      `select id, endpoint, fingerprint, state, response_status, response_body
+         from idempotency_records
+        where workspace_id = ? and key = ? and expires_at > now()`,
+      [workspaceId, request.key],
+      'all',
+    );
+    if (!existing) continue; // deleted or expired in between: claim again
+    if (existing.endpoint !== endpoint || existing.fingerprint !== request.fingerprint) {
+      throw idempotencyKeyReused();
+    }
+    if (
+      existing.state === 'completed' &&
+      existing.response_status !== null &&
+      existing.response_body !== null
+    ) {
+      return replay(existing.response_status, existing.response_body);
+    }
+    throw idempotencyRequestInProgress();
+  }
+  throw idempotencyRequestInProgress();
+}
+
+async function finish(ctx: ApiContext, claimId: string, outcome: Outcome): Promise<Outcome> {
+  const connection = ctx.state.deps.orm.em.getConnection();
+  try {
+    if (outcome.storable) {
+      await connection.execute(
+        `update idempotency_records set state = 'completed', response_status = ?, response_body = ?
+          where id = ?`,
+        [outcome.status, outcome.storedText ?? outcome.bodyText, claimId],
+        'run',
+      );
+    } else {
+      await connection.execute('delete from idempotency_records where id = ?', [claimId], 'run');
+    }
+  } catch (error) {
+    // The answer goes out anyway; the claim stays in progress until LOCK_MS, then a retry runs.
+    ctx.state.logger.error('idempotency record not updated', { error });
+  }
+  return outcome;
+}
+
+function replay(status: number, bodyText: string): Outcome {
+  const headers: Record<string, string> = { 'Idempotent-Replayed': 'true' };
+  if (status >= 400) {
+    // A replayed error carries the first request's request_id; the header must equal it.
+    const requestId = (JSON.parse(bodyText) as { request_id?: unknown }).request_id;
+    if (typeof requestId === 'string') headers['X-Request-Id'] = requestId;
+  }
+  return { status, bodyText, headers, storable: false };
+}

@@ -1,0 +1,127 @@
+import { BODY_LIMIT_BYTES } from './request-body.js';
+import type { JsonSchema, RouteDefinition } from './route.js';
+
+// The OpenAPI 3.1 document served at /v1/openapi.json, generated from the same route definitions
+// and JSON Schemas the router validates with, so the two cannot drift apart.
+
+export const errorSchema = {
+  type: 'object',
+  required: ['error', 'request_id'],
+  properties: {
+    error: {
+      type: 'object',
+      required: ['type', 'code', 'message', 'param'],
+      properties: {
+        type: {
+          enum: [
+            'invalid_request_error',
+            'authentication_error',
+            'permission_error',
+            'not_found_error',
+            'idempotency_error',
+            'rate_limit_error',
+            'api_error',
+          ],
+        },
+        code: { type: 'string' },
+        message: { type: 'string' },
+        param: { type: ['string', 'null'] },
+      },
+    },
+    request_id: { type: 'string' },
+  },
+};
+
+const COMMON_ERRORS: Record<number, string> = {
+  400: 'Malformed request: parameter_missing, parameter_invalid, parameter_unknown, body_invalid, body_empty, body_too_large, content_type_invalid.',
+  401: 'api_key_missing or api_key_invalid.',
+  429: 'rate_limited; wait Retry-After seconds.',
+  500: 'internal_error.',
+  503: 'auth_unavailable: the key could not be checked now.',
+};
+
+/** `/agents/:agent_id` → `/agents/{agent_id}`. */
+export function openApiPath(path: string): string {
+  return path.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
+}
+
+export function openApiDocument(routes: RouteDefinition[]) {
+  const paths: Record<string, Record<string, unknown>> = {};
+  for (const route of routes) {
+    const path = openApiPath(route.path);
+    paths[path] ??= {};
+    paths[path][route.method.toLowerCase()] = operation(route);
+  }
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'Voice Agent Service API',
+      version: 'v1',
+      description: `Bodies are JSON objects of at most ${BODY_LIMIT_BYTES} bytes. Every response carries X-Request-Id.`,
+    },
+    servers: [{ url: '/v1' }],
+    security: [{ bearerAuth: [] }],
+    components: {
+      securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', description: 'svc_live_… API key' } },
+      schemas: { Error: errorSchema },
+    },
+    paths,
+  };
+}
+
+function operation(route: RouteDefinition) {
+  const parameters = [
+    ...schemaParameters(route.params, 'path'),
+    ...schemaParameters(route.query, 'query'),
+    ...(route.idempotent
+      ? [
+          {
+            name: 'Idempotency-Key',
+            in: 'header',
+            required: false,
+            schema: { type: 'string', minLength: 1, maxLength: 255 },
+            description: 'Makes a retry of this request safe for 24 hours.',
+          },
+        ]
+      : []),
+  ];
+  const responses: Record<string, unknown> = {};
+  const errors: Record<number, string> = { ...COMMON_ERRORS };
+  if (route.scope || route.roles) errors[403] = 'missing_scope or role_required.';
+  for (const [status, description] of Object.entries(errors)) {
+    responses[status] = errorResponse(description);
+  }
+  for (const [status, response] of Object.entries(route.responses)) {
+    const schema = response.schema ?? (Number(status) >= 400 ? errorSchema : undefined);
+    responses[status] = schema
+      ? { description: response.description, content: { 'application/json': { schema } } }
+      : { description: response.description };
+  }
+  return {
+    operationId: route.operationId,
+    summary: route.summary,
+    ...(route.scope ? { 'x-required-scope': route.scope } : {}),
+    ...(route.roles ? { 'x-required-roles': route.roles } : {}),
+    ...(parameters.length ? { parameters } : {}),
+    ...(route.body
+      ? { requestBody: { required: true, content: { 'application/json': { schema: route.body } } } }
+      : {}),
+    responses,
+  };
+}
+
+function errorResponse(description: string) {
+  return { description, content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } };
+}
+
+function schemaParameters(schema: JsonSchema | undefined, location: 'path' | 'query') {
+  const properties = (schema?.properties ?? {}) as Record<string, JsonSchema>;
+  const required = new Set((schema?.required ?? []) as string[]);
+  return Object.entries(properties).map(([name, property]) => ({
+    name,
+    in: location,
+    required: location === 'path' || required.has(name),
+    schema: property,
+    ...(typeof property.description === 'string' ? { description: property.description } : {}),
+  }));
+}

@@ -1,0 +1,116 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { Client } from '@temporalio/client';
+import type { ParameterizedContext } from 'koa';
+import type { UserRole } from '../db/entities/index.js';
+import type { Orm } from '../db/orm.js';
+import type { Scope } from '../lib/scopes.js';
+import type { Settings } from '../lib/settings.js';
+import type { Logger } from './logger.js';
+
+/*
+ * Declarative route definitions: the contract every route module (api/routes/*.ts) follows.
+ * A module exports an array of RouteDefinition; api/routes/index.ts lists the modules. The router
+ * (api/router.ts) runs every request through the same pipeline, in this order:
+ *
+ *   1. X-Request-Id set; unknown method or path → 404 route_not_found
+ *   2. auth: `Authorization: Bearer <key>` only → 401 api_key_missing / api_key_invalid,
+ *      503 auth_unavailable
+ *   3. rate limit per key → 429 rate_limited with Retry-After
+ *   4. `scope` (a write scope includes the matching read) → 403 missing_scope;
+ *      a viewer's key on any route whose scope is a write scope → 403 role_required;
+ *      `roles` (e.g. ['owner','admin'] for webhook changes) → 403 role_required
+ *   5. body read (POST/PATCH/PUT): limit 1 MiB → 400 body_too_large; a non-empty body needs
+ *      Content-Type: application/json → 400 content_type_invalid
+ *   6. `idempotent: true` and an Idempotency-Key header: the idempotency record is claimed here;
+ *      everything below (validation refusals included) is stored and replayed byte for byte
+ *   7. validation, params → query → body, from the JSON Schemas:
+ *      not JSON / not an object → body_invalid; PATCH with no field → body_empty;
+ *      unknown field or query parameter → parameter_unknown; required missing → parameter_missing;
+ *      wrong type/format/bound → parameter_invalid (non-UUID path ids included). When several
+ *      fields are wrong, unknown beats missing beats invalid, then the first in document order.
+ *      `param` names the field: the top-level name (`name`, `limit`, `agent_id`), nested fields
+ *      joined by dots (`metadata.foo`), array items by index (`events[1]`).
+ *   8. handler(ctx, { params, query, body }) → { status, body, headers?, storedBody? }.
+ *      Throw ApiError (api/errors.ts) for every refusal; nothing else writes error bodies.
+ *      `storedBody` is what an idempotent replay answers instead of `body` (secrets removed).
+ *
+ * Query values arrive as strings and are coerced to the schema's types (`limit=5` → 5);
+ * query schema defaults are applied (`limit` → 20). Body schemas get no defaults: handlers
+ * apply them, so a PATCH never invents fields.
+ *
+ * ctx.state: requestId, auth ({ keyId, workspaceId, userId, role, scopes }), em (a request-scoped
+ * EntityManager fork, created on first use), deps ({ settings, orm, temporal, logger }), logger
+ * (deps.logger with request_id bound).
+ */
+
+export type JsonSchema = Record<string, unknown>;
+
+export interface AppDeps {
+  settings: Settings;
+  orm: Orm;
+  /** Connects on first use and then returns the same client. */
+  temporal: () => Promise<Client>;
+  logger: Logger;
+}
+
+export interface AuthInfo {
+  keyId: string;
+  workspaceId: string;
+  userId: string;
+  /** The creating user's role as of the last key lookup (cached up to 30 s). */
+  role: UserRole;
+  scopes: string[];
+}
+
+export interface ApiState {
+  requestId: string;
+  auth: AuthInfo;
+  em: EntityManager;
+  deps: AppDeps;
+  logger: Logger;
+}
+
+export type ApiContext = ParameterizedContext<ApiState>;
+
+export type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
+
+export interface RouteResult {
+  status: number;
+  body: unknown;
+  headers?: Record<string, string>;
+  /** Stored for idempotent replays instead of `body` (e.g. the webhook secret set to null). */
+  storedBody?: unknown;
+}
+
+export interface RouteInput<P, Q, B> {
+  params: P;
+  query: Q;
+  body: B;
+}
+
+export interface RouteDefinition<P = any, Q = any, B = any> {
+  method: HttpMethod;
+  /** Relative to /v1, koa-router syntax: `/agents/:agent_id`. */
+  path: string;
+  operationId: string;
+  summary: string;
+  /** The scope needed; null = any valid key (GET /me). */
+  scope: Scope | null;
+  /** Only keys made by users with one of these roles (403 role_required). */
+  roles?: ('owner' | 'admin')[];
+  /** JSON Schemas (type object) for path params, query and body. No body schema = no body fields. */
+  params?: JsonSchema;
+  query?: JsonSchema;
+  body?: JsonSchema;
+  responses: Record<number, { description: string; schema?: JsonSchema }>;
+  /** Takes an Idempotency-Key (creating POSTs). */
+  idempotent?: boolean;
+  handler(ctx: ApiContext, input: RouteInput<P, Q, B>): Promise<RouteResult>;
+}
+
+/** Identity helper that types the handler's input. */
+export function defineRoute<P = Record<string, never>, Q = Record<string, never>, B = Record<string, never>>(
+  route: RouteDefinition<P, Q, B>,
+): RouteDefinition<P, Q, B> {
+  return route;
+}

@@ -1,0 +1,127 @@
+import Router from '@koa/router';
+import type { Context, Middleware } from 'koa';
+import { grants } from '../lib/scopes.js';
+import type { ApiKeyAuthenticator } from './api-key-authenticator.js';
+import { bodyEmpty, missingScope, rateLimited, roleRequired, routeNotFound } from './errors.js';
+import { errorOutcome } from './middleware/errors.js';
+import { fingerprintOf, idempotencyKeyOf, runIdempotently } from './middleware/idempotency.js';
+import { type Outcome, sendOutcome } from './middleware/outcome.js';
+import type { RateLimiter } from './rate-limiter.js';
+import { parseJsonObject, readRawBody } from './request-body.js';
+import type { ApiContext, ApiState, RouteDefinition } from './route.js';
+import { compileBodyValidator, compileQueryValidator, type Validator } from './validation.js';
+
+// Turns route definitions into Koa routes, each running the pipeline described in api/route.ts.
+
+export const API_PREFIX = '/v1';
+const BODY_METHODS = new Set(['POST', 'PATCH', 'PUT']);
+const NO_FIELDS = { type: 'object', additionalProperties: false, properties: {} };
+const NO_QUERY = NO_FIELDS;
+
+interface CompiledRoute {
+  route: RouteDefinition;
+  params: Validator | null;
+  query: Validator;
+  body: Validator;
+}
+
+export function buildRouter(
+  routes: RouteDefinition[],
+  services: { authenticator: ApiKeyAuthenticator; rateLimiter: RateLimiter },
+): Middleware {
+  const router = new Router<ApiState>({ prefix: API_PREFIX, strict: true });
+  for (const route of routes) {
+    const compiled: CompiledRoute = {
+      route,
+      params: route.params ? compileQueryValidator(route.params) : null,
+      query: compileQueryValidator(route.query ?? NO_QUERY),
+      body: compileBodyValidator(route.body ?? NO_FIELDS),
+    };
+    router.register(route.path, [route.method], (ctx) => handle(ctx as ApiContext, compiled, services));
+  }
+  const routesMiddleware = router.routes() as unknown as Middleware;
+  return async (ctx, next) => {
+    await routesMiddleware(ctx, async () => {
+      throw routeNotFound(ctx.method, ctx.path);
+    });
+    await next();
+  };
+}
+
+async function handle(
+  ctx: ApiContext,
+  compiled: CompiledRoute,
+  services: { authenticator: ApiKeyAuthenticator; rateLimiter: RateLimiter },
+) {
+  const { route } = compiled;
+  const key = await services.authenticator.authenticate(ctx.get('Authorization') || undefined);
+  ctx.state.auth = {
+    keyId: key.keyId,
+    workspaceId: key.workspaceId,
+    userId: key.userId,
+    role: key.role,
+    scopes: key.scopes,
+  };
+
+  const decision = await services.rateLimiter.take(`key:${key.keyId}`, key.requestsPerSecond);
+  if (!decision.allowed) throw rateLimited(decision.retryAfterSeconds);
+
+  authorize(ctx, route);
+
+  const rawBody = BODY_METHODS.has(ctx.method) ? await readRawBody(ctx) : '';
+  const idempotencyKey = route.idempotent ? idempotencyKeyOf(ctx) : undefined;
+  const run = () => execute(ctx, compiled, rawBody);
+  const outcome = idempotencyKey
+    ? await runIdempotently(
+        ctx,
+        { key: idempotencyKey, fingerprint: fingerprintOf({ ...ctx.query }, rawBody) },
+        run,
+      )
+    : await run();
+  sendOutcome(ctx, outcome);
+}
+
+/** Scope, then role: a viewer only reads; `roles` narrows further (webhook changes). */
+function authorize(ctx: ApiContext, route: RouteDefinition) {
+  const { auth } = ctx.state;
+  if (route.scope && !grants(auth.scopes, route.scope)) throw missingScope(route.scope);
+  if (auth.role === 'viewer' && (route.scope?.endsWith(':write') || route.roles)) {
+    throw roleRequired('This API key was made by a viewer, and viewers can only read.');
+  }
+  if (route.roles && !route.roles.includes(auth.role as 'owner' | 'admin')) {
+    throw roleRequired(`Only keys made by a workspace ${route.roles.join(' or ')} may do this.`);
+  }
+}
+
+/** Validation and the handler; every refusal comes back as an Outcome, never thrown. */
+async function execute(ctx: ApiContext, compiled: CompiledRoute, rawBody: string): Promise<Outcome> {
+  try {
+    const params = { ...((ctx as unknown as Context & { params?: Record<string, string> }).params ?? {}) };
+    const paramsError = compiled.params?.(params);
+    if (paramsError) throw paramsError;
+
+    const query: Record<string, unknown> = { ...ctx.query };
+    const queryError = compiled.query(query);
+    if (queryError) throw queryError;
+
+    let body: Record<string, unknown> = {};
+    if (BODY_METHODS.has(ctx.method)) {
+      body = parseJsonObject(rawBody) ?? {};
+      if (ctx.method === 'PATCH' && Object.keys(body).length === 0) throw bodyEmpty();
+      const bodyError = compiled.body(body);
+      if (bodyError) throw bodyError;
+    }
+
+    const result = await compiled.route.handler(ctx, { params, query, body });
+    const bodyText = JSON.stringify(result.body);
+    return {
+      status: result.status,
+      bodyText,
+      headers: result.headers ?? {},
+      storable: result.status < 500 && result.status !== 429,
+      storedText: result.storedBody === undefined ? undefined : JSON.stringify(result.storedBody),
+    };
+  } catch (error) {
+    return errorOutcome(ctx.state, error);
+  }
+}

@@ -1,0 +1,48 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { ApiApp } from './app.js';
+
+export interface RunningServer {
+  url: string;
+  port: number;
+  /** Graceful: stops accepting, lets in-flight requests finish, then closes every connection. */
+  close(): Promise<void>;
+}
+
+/** After this long, connections still busy at shutdown are cut. */
+export const SHUTDOWN_GRACE_MS = 10_000;
+
+export async function listen(app: ApiApp, options: { host: string; port: number }): Promise<RunningServer> {
+  const server = http.createServer(app.koa.callback());
+  server.keepAliveTimeout = 5_000;
+  let closing = false;
+  // Responses finished during shutdown tell keep-alive clients to reconnect elsewhere.
+  server.on('request', (_req, res) => {
+    if (closing) res.setHeader('Connection', 'close');
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port, options.host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const { port } = server.address() as AddressInfo;
+  const host = options.host.includes(':') ? `[${options.host}]` : options.host;
+  return {
+    url: `http://${host}:${port}`,
+    port,
+    async close() {
+      if (closing) return;
+      closing = true;
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeIdleConnections();
+      const idleSweep = setInterval(() => server.closeIdleConnections(), 100);
+      const deadline = setTimeout(() => server.closeAllConnections(), SHUTDOWN_GRACE_MS);
+      await closed;
+      clearInterval(idleSweep);
+      clearTimeout(deadline);
+      await app.close();
+    },
+  };
+}

@@ -1,0 +1,121 @@
+import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import addFormatsModule from 'ajv-formats';
+import { isWellFormedLanguageTag } from './bcp47.js';
+import { type ApiError, parameterInvalid, parameterMissing, parameterUnknown } from './errors.js';
+import type { JsonSchema } from './route.js';
+
+// ajv compiles every route's schemas once at start. Bodies are validated as sent (no coercion, no
+// defaults); query strings and path params are coerced to the schema's types and get defaults.
+
+const addFormats = addFormatsModule as unknown as typeof addFormatsModule.default;
+
+function newAjv(options: { coerceTypes: boolean; useDefaults: boolean }) {
+  const ajv = new Ajv({ allErrors: true, strict: false, ...options });
+  addFormats(ajv, ['uuid', 'date-time', 'uri', 'email']);
+  ajv.addFormat('bcp47', { type: 'string', validate: isWellFormedLanguageTag });
+  return ajv;
+}
+
+const bodyAjv = newAjv({ coerceTypes: false, useDefaults: false });
+const queryAjv = newAjv({ coerceTypes: true, useDefaults: true });
+
+export type Validator = (data: unknown) => ApiError | null;
+
+export function compileBodyValidator(schema: JsonSchema): Validator {
+  return toValidator(bodyAjv.compile(schema));
+}
+
+/** For query and path params: strings are coerced to the schema's types, defaults filled in. */
+export function compileQueryValidator(schema: JsonSchema): Validator {
+  return toValidator(queryAjv.compile(schema));
+}
+
+function toValidator(validate: ValidateFunction): Validator {
+  return (data) => (validate(data) ? null : toApiError(validate.errors ?? [], data));
+}
+
+const PRIORITY: Record<string, number> = { additionalProperties: 0, required: 1 };
+
+/** The one error the client sees: unknown beats missing beats invalid, then document order. */
+function toApiError(errors: ErrorObject[], data: unknown): ApiError {
+  const relevant = errors.filter((e) => !['anyOf', 'oneOf', 'if'].includes(e.keyword));
+  const ranked = (relevant.length ? relevant : errors)
+    .map((error, index) => ({ error, index, rank: PRIORITY[error.keyword] ?? 2 }))
+    .sort((a, b) => a.rank - b.rank || a.index - b.index);
+  const { error } = ranked[0]!;
+  const path = paramPath(error.instancePath, data);
+  if (error.keyword === 'additionalProperties') {
+    const param = join(path, String(error.params.additionalProperty));
+    return parameterUnknown(param);
+  }
+  if (error.keyword === 'required') {
+    const param = join(path, String(error.params.missingProperty));
+    return parameterMissing(param);
+  }
+  const param = path || 'body';
+  return parameterInvalid(param, `${param} ${describe(error)}.`);
+}
+
+/** `/metadata/foo` → `metadata.foo`; `/events/1` → `events[1]` (array items by index). */
+function paramPath(instancePath: string, data: unknown): string {
+  if (!instancePath) return '';
+  let out = '';
+  let node: unknown = data;
+  for (const raw of instancePath.slice(1).split('/')) {
+    const segment = raw.replaceAll('~1', '/').replaceAll('~0', '~');
+    if (Array.isArray(node)) {
+      out += `[${segment}]`;
+      node = node[Number(segment)];
+    } else {
+      out = join(out, segment);
+      node = node && typeof node === 'object' ? (node as Record<string, unknown>)[segment] : undefined;
+    }
+  }
+  return out;
+}
+
+function join(path: string, field: string): string {
+  return path ? `${path}.${field}` : field;
+}
+
+const FORMAT_NAMES: Record<string, string> = {
+  uuid: 'a UUID',
+  'date-time': 'an ISO 8601 date-time with a time zone',
+  uri: 'a URI',
+  email: 'an email address',
+  bcp47: 'a well-formed BCP 47 language tag such as nb-NO',
+};
+
+function describe(error: ErrorObject): string {
+  const p = error.params as Record<string, unknown>;
+  switch (error.keyword) {
+    case 'type':
+      return `must be ${Array.isArray(p.type) ? p.type.join(' or ') : `of type ${p.type}`}`;
+    case 'maxLength':
+      return `must be at most ${p.limit} characters`;
+    case 'minLength':
+      return p.limit === 1 ? 'must not be empty' : `must be at least ${p.limit} characters`;
+    case 'maximum':
+      return `must be at most ${p.limit}`;
+    case 'minimum':
+      return `must be at least ${p.limit}`;
+    case 'format':
+      return `must be ${FORMAT_NAMES[String(p.format)] ?? `in format ${p.format}`}`;
+    case 'enum':
+      return `must be one of ${(p.allowedValues as unknown[]).map(String).join(', ')}`;
+    case 'const':
+      return `must be ${JSON.stringify(p.allowedValue)}`;
+    case 'maxProperties':
+      return `must have at most ${p.limit} keys`;
+    case 'maxItems':
+      return `must have at most ${p.limit} items`;
+    case 'minItems':
+      return `must have at least ${p.limit} item${p.limit === 1 ? '' : 's'}`;
+    case 'uniqueItems':
+      return 'must not contain duplicates';
+    case 'pattern':
+      return `must match the pattern ${p.pattern}`;
+    default:
+      return error.message ?? 'is invalid';
+  }
+}

@@ -1,0 +1,175 @@
+import type { Client } from '@temporalio/client';
+import { type ApiApp, createApp } from '../../api/app.js';
+import { createLogger, type Logger } from '../../api/logger.js';
+import type { AppDeps, RouteDefinition } from '../../api/route.js';
+import { allRoutes } from '../../api/routes/index.js';
+import { listen } from '../../api/server.js';
+import { lazyTemporalClient } from '../../api/temporal-client.js';
+import type { UserRole } from '../../db/entities/index.js';
+import type { Orm } from '../../db/orm.js';
+import { createApiKey, createUser, createWorkspace, setUserRole } from '../../lib/accounts.js';
+import { SCOPES } from '../../lib/scopes.js';
+import { loadSettings, type Settings } from '../../lib/settings.js';
+
+// The API on a random port of 127.0.0.1 against a test database, fixtures for workspaces, people
+// and keys, and a small fetch-based client.
+
+export interface TestApi {
+  /** `http://127.0.0.1:<port>` (no /v1). */
+  url: string;
+  app: ApiApp;
+  deps: AppDeps;
+  /** Every log line the app wrote, parsed. */
+  logs: Record<string, unknown>[];
+  /** A client sending `secret` as the bearer key (none when omitted). */
+  client(secret?: string): ApiClient;
+  close(): Promise<void>;
+}
+
+export async function startApi(options: {
+  orm: Orm;
+  /** Default: every route module. */
+  routes?: RouteDefinition[];
+  settings?: Partial<Settings>;
+  /** Default: a client connected on first use to settings.temporalAddress (TEMPORAL_ADDRESS). */
+  temporal?: () => Promise<Client>;
+  logLevel?: Settings['logLevel'];
+}): Promise<TestApi> {
+  const settings: Settings = { ...loadSettings(), host: '127.0.0.1', port: 0, ...options.settings };
+  const logs: Record<string, unknown>[] = [];
+  const logger: Logger = createLogger(options.logLevel ?? 'info', {
+    write: (line) => logs.push(JSON.parse(line)),
+  });
+  const ownTemporal = options.temporal
+    ? undefined
+    : lazyTemporalClient({ address: settings.temporalAddress, namespace: settings.temporalNamespace });
+  const deps: AppDeps = {
+    settings,
+    orm: options.orm,
+    temporal: options.temporal ?? (() => ownTemporal!.get()),
+    logger,
+  };
+  const app = createApp(deps, { routes: options.routes ?? allRoutes });
+  const server = await listen(app, { host: '127.0.0.1', port: 0 });
+  return {
+    url: server.url,
+    app,
+    deps,
+    logs,
+    client: (secret) => new ApiClient(server.url, secret),
+    async close() {
+      await server.close();
+      await ownTemporal?.close();
+    },
+  };
+}
+
+export interface Fixture {
+  workspaceId: string;
+  userId: string;
+  keyId: string;
+  secret: string;
+}
+
+/**
+ * A workspace (or `workspaceId`'s) with a user of `role` and a key made by that user.
+ * Keys are made by owners and admins, so a member's or viewer's key is made while the user is an
+ * owner and the role is set afterwards, as a demotion would.
+ */
+export async function createFixture(
+  orm: Orm,
+  options: {
+    workspaceId?: string;
+    workspaceName?: string;
+    role?: UserRole;
+    scopes?: readonly string[];
+    expiresAt?: Date | null;
+    requestsPerSecond?: number;
+  } = {},
+): Promise<Fixture> {
+  const em = orm.em.fork();
+  const workspaceId =
+    options.workspaceId ??
+    (await createWorkspace(em, { name: options.workspaceName ?? 'Test workspace' })).id;
+  if (options.requestsPerSecond !== undefined) {
+    await em
+      .getConnection()
+      .execute('update workspaces set requests_per_second = ? where id = ?', [
+        options.requestsPerSecond,
+        workspaceId,
+      ]);
+  }
+  const role = options.role ?? 'owner';
+  const user = await createUser(em, {
+    workspaceId,
+    email: `user-${crypto.randomUUID()}@example.test`,
+    role: role === 'admin' ? 'admin' : 'owner',
+  });
+  const { key, secret } = await createApiKey(em, {
+    workspaceId,
+    userId: user.id,
+    name: 'test key',
+    scopes: [...(options.scopes ?? SCOPES)],
+    expiresAt: options.expiresAt ?? null,
+  });
+  if (role === 'member' || role === 'viewer') await setUserRole(em, { userId: user.id, role });
+  return { workspaceId, userId: user.id, keyId: key.id, secret };
+}
+
+export interface ApiResponse<T = any> {
+  status: number;
+  headers: Headers;
+  /** Parsed JSON, or undefined when the body is empty or not JSON. */
+  body: T;
+  text: string;
+}
+
+export class ApiClient {
+  constructor(
+    readonly baseUrl: string,
+    readonly secret?: string,
+  ) {}
+
+  get<T = any>(path: string, headers?: Record<string, string>) {
+    return this.request<T>('GET', path, { headers });
+  }
+  post<T = any>(path: string, body?: unknown, headers?: Record<string, string>) {
+    return this.request<T>('POST', path, { body, headers });
+  }
+  patch<T = any>(path: string, body?: unknown, headers?: Record<string, string>) {
+    return this.request<T>('PATCH', path, { body, headers });
+  }
+  delete<T = any>(path: string, headers?: Record<string, string>) {
+    return this.request<T>('DELETE', path, { headers });
+  }
+
+  /**
+   * `path` is relative to /v1 unless it starts with `http`. `body` is sent as JSON unless `raw`
+   * gives the exact bytes.
+   */
+  async request<T = any>(
+    method: string,
+    path: string,
+    options: { body?: unknown; raw?: string | Buffer; headers?: Record<string, string> } = {},
+  ): Promise<ApiResponse<T>> {
+    const headers: Record<string, string> = {};
+    if (this.secret) headers.authorization = `Bearer ${this.secret}`;
+    let body: string | Buffer | undefined;
+    if (options.raw !== undefined) body = options.raw;
+    else if (options.body !== undefined) {
+      body = JSON.stringify(options.body);
+      headers['content-type'] = 'application/json';
+    }
+    Object.assign(headers, options.headers);
+    const url = path.startsWith('http') ? path : `${this.baseUrl}/v1${path}`;
+    const response = await fetch(url, { method, headers, body });
+    const text = await response.text();
+    let parsed: unknown;
+    try {
+      parsed = text ? JSON.parse(text) : undefined;
+    } catch {
+      parsed = undefined;
+    }
+    return { status: response.status, headers: response.headers, body: parsed as T, text };
+  }
+}
