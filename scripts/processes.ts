@@ -1,0 +1,97 @@
+import type { ChildProcess } from 'node:child_process';
+import net from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
+
+// Small helpers shared by the scripts that run child processes (start, test, Temporal servers).
+
+/** A port the OS reports free right now on `host`; good enough for servers started right after. */
+export async function freePort(host = '127.0.0.1'): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.unref();
+    server.once('error', reject);
+    server.listen(0, host, () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** True when something accepts TCP connections on host:port. */
+export async function acceptsTcp(host: string, port: number, timeoutMs = 1000): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = net.connect({ host, port });
+    const done = (ok: boolean) => {
+      socket.destroy();
+      resolve(ok);
+    };
+    socket.setTimeout(timeoutMs, () => done(false));
+    socket.once('connect', () => done(true));
+    socket.once('error', () => done(false));
+  });
+}
+
+/** Polls until host:port accepts TCP, the child exits, or the time is up. Returns whether it accepts. */
+export async function waitForTcp(
+  host: string,
+  port: number,
+  options: { timeoutMs: number; child?: ChildProcess },
+): Promise<boolean> {
+  const deadline = Date.now() + options.timeoutMs;
+  while (Date.now() < deadline) {
+    if (options.child && hasExited(options.child)) return false;
+    if (await acceptsTcp(host, port, 500)) return true;
+    await sleep(100);
+  }
+  return false;
+}
+
+export function hasExited(child: ChildProcess): boolean {
+  return child.exitCode !== null || child.signalCode !== null;
+}
+
+/** Resolves true when the child exits within `timeoutMs` (or already has), false otherwise. */
+export function waitForExit(child: ChildProcess, timeoutMs: number): Promise<boolean> {
+  if (hasExited(child)) return Promise.resolve(true);
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => {
+      child.off('exit', onExit);
+      resolve(false);
+    }, timeoutMs);
+    const onExit = () => {
+      clearTimeout(timer);
+      resolve(true);
+    };
+    child.once('exit', onExit);
+  });
+}
+
+/**
+ * Asks a child to stop with `signal`, and kills it when it has not exited after `graceMs`.
+ * Never throws: stopping is best effort during shutdown.
+ */
+export async function stopChild(
+  child: ChildProcess,
+  options: { signal?: NodeJS.Signals; graceMs?: number } = {},
+): Promise<void> {
+  if (hasExited(child)) return;
+  try {
+    child.kill(options.signal ?? 'SIGTERM');
+  } catch {
+    return;
+  }
+  if (await waitForExit(child, options.graceMs ?? 10_000)) return;
+  try {
+    child.kill('SIGKILL');
+  } catch {
+    return;
+  }
+  await waitForExit(child, 5_000);
+}
+
+/** Human-readable duration for progress lines: 4.2s, 3m05s. */
+export function formatDuration(ms: number): string {
+  if (ms < 60_000) return `${(ms / 1000).toFixed(1)}s`;
+  const seconds = Math.round(ms / 1000);
+  return `${Math.floor(seconds / 60)}m${String(seconds % 60).padStart(2, '0')}s`;
+}
