@@ -1,9 +1,13 @@
-// Well-formedness of a BCP 47 language tag (RFC 5646 section 2.1 grammar), case-insensitive.
-// Well-formed, not registry-checked: `nb-NO`, `en`, `zh-Hant-TW`, `de-CH-1996`, `sr-Latn-RS`,
-// `en-US-x-twain` pass; `english`, `nb_NO`, `en-`, `a-b` do not.
+// Well-formedness of a BCP 47 language tag (RFC 5646 section 2.1 grammar), case-insensitive,
+// with no repeated variant or extension singleton (2.2.5, 2.2.6). One step further than the
+// grammar: the primary language subtag must be 2 or 3 letters (ISO 639). The grammar's 4-letter
+// (reserved) and 5-8-letter (registered) forms have no assigned values, and accepting them would
+// let `english` or `norwegian` through. Not checked against the IANA registry.
+// `nb-NO`, `en`, `zh-Hant-TW`, `de-CH-1996`, `es-419`, `en-US-x-twain` pass; `english`, `nb_NO`,
+// `en-`, `a-b` do not.
 
 const alphanum = '[a-z0-9]';
-const language = `(?:[a-z]{2,3}(?:-[a-z]{3}){0,3}|[a-z]{4}|[a-z]{5,8})`;
+const language = `(?:[a-z]{2,3}(?:-[a-z]{3}){0,3})`;
 const script = `(?:-[a-z]{4})`;
 const region = `(?:-(?:[a-z]{2}|[0-9]{3}))`;
 const variant = `(?:-(?:${alphanum}{5,8}|[0-9]${alphanum}{3}))`;

@@ -1,5 +1,7 @@
 import type { RouteDefinition } from '../route.js';
+import { agentRoutes } from './agents.js';
 import { meRoutes } from './me.js';
+import { phoneNumberRoutes } from './phone-numbers.js';
 
 /** Every route module of the API, one line each. The OpenAPI document lists exactly these. */
-export const allRoutes: RouteDefinition[] = [...meRoutes];
+export const allRoutes: RouteDefinition[] = [...meRoutes, ...agentRoutes, ...phoneNumberRoutes];

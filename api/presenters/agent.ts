@@ -1,0 +1,20 @@
+import type { Agent } from '../../db/entities/index.js';
+
+/** The spec's Agent object. */
+export function presentAgent(agent: Agent) {
+  return {
+    object: 'agent',
+    id: agent.id,
+    name: agent.name,
+    description: agent.description ?? null,
+    status: agent.status,
+    language: agent.language ?? null,
+    system_prompt: agent.systemPrompt ?? null,
+    first_message: agent.firstMessage ?? null,
+    outbound_first_message: agent.outboundFirstMessage ?? null,
+    voice: { provider: agent.voiceProvider ?? null, voice_id: agent.voiceId ?? null },
+    llm: { provider: agent.llmProvider ?? null, model: agent.llmModel ?? null },
+    created_at: agent.createdAt.toISOString(),
+    updated_at: agent.updatedAt.toISOString(),
+  };
+}

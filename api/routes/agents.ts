@@ -1,0 +1,209 @@
+import { randomUUID } from 'node:crypto';
+import { Agent, PhoneNumber } from '../../db/entities/index.js';
+import { DEFAULT_AGENT_LANGUAGE, VOICE_RUNTIME } from '../agent-runtime.js';
+import { agentNotReady } from '../errors.js';
+import { listQuerySchema, listSchema, type PageQuery, paginate } from '../pagination.js';
+import { presentAgent } from '../presenters/agent.js';
+import { defineRoute, type RouteDefinition } from '../route.js';
+import {
+  type AgentCreate,
+  type AgentUpdate,
+  agentCreateSchema,
+  agentSchema,
+  agentUpdateSchema,
+} from '../schemas/agent.js';
+import { deletedSchema, uuidParams } from '../schemas/common.js';
+import { findAgentOr404 } from '../workspace-resources.js';
+
+// Agent status rules (docs/api-platform.md):
+// - publish: draft, unpublished → published; needs a non-blank system_prompt (else 422
+//   agent_not_ready, param system_prompt). Publishing a published agent changes nothing (200).
+// - unpublish: published → unpublished. Unpublishing an unpublished agent changes nothing (200);
+//   a draft was never published, so unpublishing it is 422 agent_not_ready.
+// - archived: no v1 endpoint moves an agent into it; an archived agent can be neither published
+//   nor unpublished (422 agent_not_ready).
+// - PATCH cannot blank the system_prompt of a published agent (422 agent_not_ready).
+
+type AgentParams = { agent_id: string };
+const agentParams = uuidParams('agent_id');
+const agentResponse = { description: 'Agent', schema: agentSchema };
+const missing = { description: 'resource_missing: no such agent in the workspace.' };
+
+const isBlank = (text: string | null | undefined) => !text || text.trim() === '';
+
+const list = defineRoute<Record<string, never>, PageQuery>({
+  method: 'GET',
+  path: '/agents',
+  operationId: 'listAgents',
+  summary: 'List agents, newest first.',
+  scope: 'agents:read',
+  query: listQuerySchema(),
+  responses: { 200: { description: 'A page of agents.', schema: listSchema(agentSchema) } },
+  async handler(ctx, { query }) {
+    const page = await paginate(
+      ctx.state.em,
+      Agent,
+      { workspace: ctx.state.auth.workspaceId, deletedAt: null },
+      query,
+      { orderBy: 'createdAt', present: presentAgent },
+    );
+    return { status: 200, body: page };
+  },
+});
+
+const create = defineRoute<Record<string, never>, Record<string, never>, AgentCreate>({
+  method: 'POST',
+  path: '/agents',
+  operationId: 'createAgent',
+  summary: 'Create an agent (status draft).',
+  scope: 'agents:write',
+  body: agentCreateSchema,
+  idempotent: true,
+  responses: {
+    201: { description: 'The new agent, in status draft.', schema: agentSchema },
+    409: { description: 'idempotency_key_reused or idempotency_request_in_progress.' },
+  },
+  async handler(ctx, { body }) {
+    const em = ctx.state.em;
+    const agent = em.create(Agent, {
+      id: randomUUID(),
+      workspace: ctx.state.auth.workspaceId,
+      name: body.name,
+      description: body.description ?? null,
+      status: 'draft',
+      language: body.language ?? DEFAULT_AGENT_LANGUAGE,
+      systemPrompt: body.system_prompt ?? null,
+      firstMessage: body.first_message ?? null,
+      outboundFirstMessage: body.outbound_first_message ?? null,
+      voiceProvider: VOICE_RUNTIME.voiceProvider,
+      voiceId: body.voice_id ?? null,
+      llmProvider: VOICE_RUNTIME.llmProvider,
+      llmModel: VOICE_RUNTIME.llmModel,
+      deletedAt: null,
+    });
+    await em.flush();
+    return { status: 201, body: presentAgent(agent) };
+  },
+});
+
+const get = defineRoute<AgentParams>({
+  method: 'GET',
+  path: '/agents/:agent_id',
+  operationId: 'getAgent',
+  summary: 'Get an agent.',
+  scope: 'agents:read',
+  params: agentParams,
+  responses: { 200: agentResponse, 404: missing },
+  async handler(ctx, { params }) {
+    const agent = await findAgentOr404(ctx.state.em, ctx.state.auth.workspaceId, params.agent_id);
+    return { status: 200, body: presentAgent(agent) };
+  },
+});
+
+const update = defineRoute<AgentParams, Record<string, never>, AgentUpdate>({
+  method: 'PATCH',
+  path: '/agents/:agent_id',
+  operationId: 'updateAgent',
+  summary:
+    'Change an agent; only the fields sent change. A published agent uses the change from its next call.',
+  scope: 'agents:write',
+  params: agentParams,
+  body: agentUpdateSchema,
+  responses: {
+    200: agentResponse,
+    404: missing,
+    422: { description: 'agent_not_ready: a published agent cannot lose its system_prompt.' },
+  },
+  async handler(ctx, { params, body }) {
+    const em = ctx.state.em;
+    const agent = await findAgentOr404(em, ctx.state.auth.workspaceId, params.agent_id);
+    if (agent.status === 'published' && body.system_prompt !== undefined && isBlank(body.system_prompt)) {
+      throw agentNotReady('A published agent needs a system_prompt; unpublish it first.', 'system_prompt');
+    }
+    if (body.name !== undefined) agent.name = body.name;
+    if (body.description !== undefined) agent.description = body.description;
+    if (body.language !== undefined) agent.language = body.language;
+    if (body.system_prompt !== undefined) agent.systemPrompt = body.system_prompt;
+    if (body.first_message !== undefined) agent.firstMessage = body.first_message;
+    if (body.outbound_first_message !== undefined) agent.outboundFirstMessage = body.outbound_first_message;
+    if (body.voice_id !== undefined) agent.voiceId = body.voice_id;
+    agent.updatedAt = new Date();
+    await em.flush();
+    return { status: 200, body: presentAgent(agent) };
+  },
+});
+
+const remove = defineRoute<AgentParams>({
+  method: 'DELETE',
+  path: '/agents/:agent_id',
+  operationId: 'deleteAgent',
+  summary: 'Delete an agent: its numbers get agent_id null; past calls and transcripts are kept.',
+  scope: 'agents:write',
+  params: agentParams,
+  responses: { 200: { description: 'Deleted', schema: deletedSchema }, 404: missing },
+  async handler(ctx, { params }) {
+    const workspaceId = ctx.state.auth.workspaceId;
+    await ctx.state.em.transactional(async (em) => {
+      const agent = await findAgentOr404(em, workspaceId, params.agent_id);
+      agent.deletedAt = new Date();
+      await em.nativeUpdate(PhoneNumber, { workspace: workspaceId, agent: agent.id }, { agent: null });
+    });
+    return { status: 200, body: { object: 'agent', id: params.agent_id, deleted: true } };
+  },
+});
+
+const publish = defineRoute<AgentParams>({
+  method: 'POST',
+  path: '/agents/:agent_id/publish',
+  operationId: 'publishAgent',
+  summary: 'Publish an agent: its numbers reach it and it can place calls.',
+  scope: 'agents:write',
+  params: agentParams,
+  responses: {
+    200: agentResponse,
+    404: missing,
+    422: { description: 'agent_not_ready: no system_prompt, or the agent is archived.' },
+  },
+  async handler(ctx, { params }) {
+    const em = ctx.state.em;
+    const agent = await findAgentOr404(em, ctx.state.auth.workspaceId, params.agent_id);
+    if (agent.status === 'archived') throw agentNotReady('An archived agent cannot be published.');
+    if (isBlank(agent.systemPrompt)) {
+      throw agentNotReady('The agent needs a system_prompt before it can be published.', 'system_prompt');
+    }
+    if (agent.status !== 'published') {
+      agent.status = 'published';
+      agent.updatedAt = new Date();
+      await em.flush();
+    }
+    return { status: 200, body: presentAgent(agent) };
+  },
+});
+
+const unpublish = defineRoute<AgentParams>({
+  method: 'POST',
+  path: '/agents/:agent_id/unpublish',
+  operationId: 'unpublishAgent',
+  summary: 'Unpublish an agent: it takes no more phone calls; its settings are kept.',
+  scope: 'agents:write',
+  params: agentParams,
+  responses: {
+    200: agentResponse,
+    404: missing,
+    422: { description: 'agent_not_ready: the agent is a draft (never published) or archived.' },
+  },
+  async handler(ctx, { params }) {
+    const em = ctx.state.em;
+    const agent = await findAgentOr404(em, ctx.state.auth.workspaceId, params.agent_id);
+    if (agent.status === 'draft') throw agentNotReady('A draft agent was never published.');
+    if (agent.status === 'archived') throw agentNotReady('An archived agent cannot be unpublished.');
+    if (agent.status === 'published') {
+      agent.status = 'unpublished';
+      agent.updatedAt = new Date();
+      await em.flush();
+    }
+    return { status: 200, body: presentAgent(agent) };
+  },
+});
+
+export const agentRoutes: RouteDefinition[] = [list, create, get, update, remove, publish, unpublish];

@@ -1,0 +1,105 @@
+import { dateTimeSchema, uuidSchema } from './common.js';
+
+// Bounds from the spec's Limits; characters are Unicode code points.
+
+const nullable = (schema: Record<string, unknown>) => ({ ...schema, type: [schema.type, 'null'] });
+
+const fields = {
+  name: { type: 'string', minLength: 1, maxLength: 200 },
+  description: { type: 'string', maxLength: 1000 },
+  language: {
+    type: 'string',
+    maxLength: 20,
+    format: 'bcp47',
+    description: 'BCP 47 language tag; default nb-NO.',
+  },
+  system_prompt: { type: 'string', maxLength: 50_000 },
+  first_message: { type: 'string', maxLength: 500 },
+  outbound_first_message: { type: 'string', maxLength: 500 },
+  voice_id: { type: 'string', minLength: 1, maxLength: 200 },
+};
+
+export const agentCreateSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['name'],
+  properties: fields,
+};
+
+export const agentUpdateSchema = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    ...fields,
+    description: nullable(fields.description),
+    first_message: nullable(fields.first_message),
+    outbound_first_message: nullable(fields.outbound_first_message),
+  },
+};
+
+export interface AgentCreate {
+  name: string;
+  description?: string;
+  language?: string;
+  system_prompt?: string;
+  first_message?: string;
+  outbound_first_message?: string;
+  voice_id?: string;
+}
+
+export interface AgentUpdate {
+  name?: string;
+  description?: string | null;
+  language?: string;
+  system_prompt?: string;
+  first_message?: string | null;
+  outbound_first_message?: string | null;
+  voice_id?: string;
+}
+
+const nullableString = { type: ['string', 'null'] };
+
+export const agentSchema = {
+  type: 'object',
+  required: [
+    'object',
+    'id',
+    'name',
+    'description',
+    'status',
+    'language',
+    'system_prompt',
+    'first_message',
+    'outbound_first_message',
+    'voice',
+    'llm',
+    'created_at',
+    'updated_at',
+  ],
+  additionalProperties: false,
+  properties: {
+    object: { const: 'agent' },
+    id: uuidSchema,
+    name: { type: 'string' },
+    description: nullableString,
+    status: { enum: ['draft', 'published', 'unpublished', 'archived'] },
+    language: nullableString,
+    system_prompt: nullableString,
+    first_message: nullableString,
+    outbound_first_message: nullableString,
+    voice: {
+      type: 'object',
+      required: ['provider', 'voice_id'],
+      additionalProperties: false,
+      properties: { provider: nullableString, voice_id: nullableString },
+    },
+    llm: {
+      type: 'object',
+      required: ['provider', 'model'],
+      additionalProperties: false,
+      properties: { provider: nullableString, model: nullableString },
+    },
+    created_at: dateTimeSchema,
+    updated_at: dateTimeSchema,
+  },
+};

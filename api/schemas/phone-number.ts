@@ -1,0 +1,35 @@
+import { PHONE_NUMBER_CAPABILITIES, PHONE_NUMBER_STATUSES } from '../../db/entities/index.js';
+import { dateTimeSchema, uuidSchema } from './common.js';
+
+export const phoneNumberUpdateSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['agent_id'],
+  properties: {
+    agent_id: {
+      type: ['string', 'null'],
+      format: 'uuid',
+      description: 'The agent that answers; null for none.',
+    },
+  },
+};
+
+export interface PhoneNumberUpdate {
+  agent_id: string | null;
+}
+
+export const phoneNumberSchema = {
+  type: 'object',
+  required: ['object', 'id', 'number', 'label', 'agent_id', 'status', 'capabilities', 'created_at'],
+  additionalProperties: false,
+  properties: {
+    object: { const: 'phone_number' },
+    id: uuidSchema,
+    number: { type: 'string', pattern: '^\\+[1-9]\\d{6,14}$' },
+    label: { type: ['string', 'null'] },
+    agent_id: { type: ['string', 'null'], format: 'uuid' },
+    status: { enum: [...PHONE_NUMBER_STATUSES] },
+    capabilities: { type: 'array', items: { enum: [...PHONE_NUMBER_CAPABILITIES] } },
+    created_at: dateTimeSchema,
+  },
+};

@@ -1,0 +1,464 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { Call } from '../db/entities/index.js';
+import { createPhoneNumber } from '../lib/accounts.js';
+import { createFixture, type Fixture, startApi, type TestApi } from './support/api.js';
+import { assertApiError } from './support/assert-api.js';
+import { freshDatabase, type TestDatabase } from './support/database.js';
+
+let db: TestDatabase;
+let api: TestApi;
+let owner: Fixture;
+before(async () => {
+  db = await freshDatabase();
+  api = await startApi({ orm: db.orm });
+  owner = await createFixture(db.orm, { requestsPerSecond: 10_000 });
+});
+after(async () => {
+  await api?.close();
+  await db?.close();
+});
+
+const client = () => api.client(owner.secret);
+const createAgent = async (body: Record<string, unknown> = {}) => {
+  const res = await client().post('/agents', { name: 'Support', ...body });
+  assert.equal(res.status, 201, res.text);
+  return res.body;
+};
+
+describe('POST /agents', () => {
+  test('creates a draft with defaults', async () => {
+    const res = await client().post('/agents', { name: 'Reception' });
+    assert.equal(res.status, 201);
+    const agent = res.body;
+    assert.match(agent.id, /^[0-9a-f-]{36}$/);
+    assert.deepEqual(
+      { ...agent, id: undefined, created_at: undefined, updated_at: undefined },
+      {
+        object: 'agent',
+        id: undefined,
+        name: 'Reception',
+        description: null,
+        status: 'draft',
+        language: 'nb-NO',
+        system_prompt: null,
+        first_message: null,
+        outbound_first_message: null,
+        voice: { provider: 'simulator', voice_id: null },
+        llm: { provider: 'simulator', model: 'scripted-conversation-v1' },
+        created_at: undefined,
+        updated_at: undefined,
+      },
+    );
+    assert.ok(!Number.isNaN(Date.parse(agent.created_at)));
+    const read = await client().get(`/agents/${agent.id}`);
+    assert.deepEqual(read.body, agent);
+  });
+
+  test('every field is stored', async () => {
+    const agent = await createAgent({
+      name: 'Sales',
+      description: 'd',
+      language: 'en-US',
+      system_prompt: 'Be kind.',
+      first_message: 'Hi',
+      outbound_first_message: 'Hello, this is Sales',
+      voice_id: 'voice-1',
+    });
+    assert.equal(agent.description, 'd');
+    assert.equal(agent.language, 'en-US');
+    assert.equal(agent.system_prompt, 'Be kind.');
+    assert.equal(agent.first_message, 'Hi');
+    assert.equal(agent.outbound_first_message, 'Hello, this is Sales');
+    assert.deepEqual(agent.voice, { provider: 'simulator', voice_id: 'voice-1' });
+  });
+
+  const bounds: [string, number][] = [
+    ['name', 200],
+    ['description', 1000],
+    ['system_prompt', 50_000],
+    ['first_message', 500],
+    ['outbound_first_message', 500],
+    ['voice_id', 200],
+  ];
+  for (const [field, max] of bounds) {
+    test(`${field}: ${max} characters pass, ${max + 1} are parameter_invalid`, async () => {
+      // Multi-byte characters: the bound counts characters, not bytes.
+      const ok = await client().post('/agents', { name: 'n', [field]: 'å'.repeat(max) });
+      assert.equal(ok.status, 201, ok.text);
+      assert.equal(
+        ok.body[field === 'voice_id' ? 'voice' : field]?.voice_id ?? ok.body[field],
+        'å'.repeat(max),
+      );
+      const tooLong = await client().post('/agents', { name: 'n', [field]: 'å'.repeat(max + 1) });
+      assertApiError(tooLong, 400, 'parameter_invalid', field);
+    });
+  }
+
+  test('a 50,000-character system prompt of 4-byte characters, JSON-escaped, fits the body limit', async () => {
+    const prompt = '😀'.repeat(50_000);
+    const raw = JSON.stringify({ name: 'big', system_prompt: prompt }).replace(
+      /[\u{10000}-\u{10FFFF}]/gu,
+      (c) => `\\u${c.charCodeAt(0).toString(16)}\\u${c.charCodeAt(1).toString(16)}`,
+    );
+    assert.ok(raw.length > 600_000);
+    const res = await client().request('POST', '/agents', {
+      raw,
+      headers: { 'content-type': 'application/json' },
+    });
+    assert.equal(res.status, 201, res.text.slice(0, 300));
+    assert.equal(res.body.system_prompt, prompt);
+  });
+
+  test('language: well-formed BCP 47 tags pass, others are parameter_invalid', async () => {
+    for (const tag of [
+      'nb-NO',
+      'en',
+      'zh-Hant-TW',
+      'de-CH-1996',
+      'sr-Latn-RS',
+      'es-419',
+      'en-US-x-twain',
+      'i-klingon',
+    ]) {
+      const res = await client().post('/agents', { name: 'n', language: tag });
+      assert.equal(res.status, 201, `${tag}: ${res.text}`);
+      assert.equal(res.body.language, tag);
+    }
+    for (const tag of ['english', 'nb_NO', 'en-', '', 'a-b', 'en-US-US', '123', 'de-1996-1996', 'x']) {
+      assertApiError(
+        await client().post('/agents', { name: 'n', language: tag }),
+        400,
+        'parameter_invalid',
+        'language',
+      );
+    }
+    const at20 = 'en-US-x-abcd-efghijk';
+    assert.equal(at20.length, 20);
+    assert.equal((await client().post('/agents', { name: 'n', language: at20 })).status, 201);
+    const at21 = 'en-US-x-abcd-efghijkl';
+    assertApiError(
+      await client().post('/agents', { name: 'n', language: at21 }),
+      400,
+      'parameter_invalid',
+      'language',
+    );
+  });
+
+  test('name is required and not empty', async () => {
+    assertApiError(await client().post('/agents', {}), 400, 'parameter_missing', 'name');
+    assertApiError(await client().post('/agents', { description: 'x' }), 400, 'parameter_missing', 'name');
+    assertApiError(await client().post('/agents', { name: '' }), 400, 'parameter_invalid', 'name');
+    assertApiError(await client().post('/agents', { name: 5 }), 400, 'parameter_invalid', 'name');
+    assertApiError(await client().post('/agents', { name: null }), 400, 'parameter_invalid', 'name');
+  });
+
+  test('unknown fields are parameter_unknown, including read-only llm and status', async () => {
+    assertApiError(
+      await client().post('/agents', { name: 'n', colour: 'red' }),
+      400,
+      'parameter_unknown',
+      'colour',
+    );
+    assertApiError(
+      await client().post('/agents', { name: 'n', llm: { model: 'x' } }),
+      400,
+      'parameter_unknown',
+      'llm',
+    );
+    assertApiError(
+      await client().post('/agents', { name: 'n', status: 'published' }),
+      400,
+      'parameter_unknown',
+      'status',
+    );
+  });
+
+  test('null is refused on create fields', async () => {
+    assertApiError(
+      await client().post('/agents', { name: 'n', description: null }),
+      400,
+      'parameter_invalid',
+      'description',
+    );
+  });
+});
+
+describe('GET /agents', () => {
+  test('pages newest first over more than two pages, without gaps or repeats', async () => {
+    const f = await createFixture(db.orm, { requestsPerSecond: 10_000 });
+    const c = api.client(f.secret);
+    const created: string[] = [];
+    for (let i = 0; i < 7; i++) created.push((await c.post('/agents', { name: `a${i}` })).body.id);
+    const seen: string[] = [];
+    let cursor: string | null = null;
+    let pages = 0;
+    do {
+      const res: any = await c.get(`/agents?limit=3${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
+      assert.equal(res.status, 200);
+      assert.equal(res.body.object, 'list');
+      pages++;
+      seen.push(...res.body.data.map((a: { id: string }) => a.id));
+      assert.equal(res.body.has_more, res.body.next_cursor !== null);
+      cursor = res.body.next_cursor;
+    } while (cursor);
+    assert.equal(pages, 3);
+    assert.deepEqual(seen, created.reverse());
+  });
+
+  test('ties on created_at are broken by id', async () => {
+    const f = await createFixture(db.orm);
+    const em = db.orm.em.fork();
+    const at = new Date('2026-01-01T00:00:00.000Z');
+    await em.getConnection().execute(
+      `insert into agents (id, workspace_id, name, status, created_at, updated_at)
+       select gen_random_uuid(), ?, 'same', 'draft', ?, ? from generate_series(1, 5)`,
+      [f.workspaceId, at, at],
+    );
+    const c = api.client(f.secret);
+    const first = await c.get('/agents?limit=2');
+    const second = await c.get(`/agents?limit=2&cursor=${first.body.next_cursor}`);
+    const third = await c.get(`/agents?limit=2&cursor=${second.body.next_cursor}`);
+    const ids = [...first.body.data, ...second.body.data, ...third.body.data].map(
+      (a: { id: string }) => a.id,
+    );
+    assert.equal(new Set(ids).size, 5);
+    assert.deepEqual(ids, [...ids].sort().reverse());
+    assert.equal(third.body.has_more, false);
+    assert.equal(third.body.next_cursor, null);
+  });
+
+  test('limit: default 20, 1 and 100 pass, 0, 101, text and repeats are parameter_invalid', async () => {
+    const f = await createFixture(db.orm, { requestsPerSecond: 10_000 });
+    const c = api.client(f.secret);
+    for (let i = 0; i < 21; i++) await c.post('/agents', { name: `a${i}` });
+    assert.equal((await c.get('/agents')).body.data.length, 20);
+    assert.equal((await c.get('/agents?limit=1')).body.data.length, 1);
+    assert.equal((await c.get('/agents?limit=100')).body.data.length, 21);
+    for (const bad of ['0', '101', 'ten', '1.5', '-1', '']) {
+      assertApiError(await c.get(`/agents?limit=${bad}`), 400, 'parameter_invalid', 'limit');
+    }
+    assertApiError(await c.get('/agents?limit=1&limit=2'), 400, 'parameter_invalid', 'limit');
+  });
+
+  test('a cursor that was not issued is parameter_invalid; unknown query is parameter_unknown', async () => {
+    assertApiError(await client().get('/agents?cursor=nonsense'), 400, 'parameter_invalid', 'cursor');
+    assertApiError(await client().get('/agents?sort=asc'), 400, 'parameter_unknown', 'sort');
+    assertApiError(
+      await client().get('/agents/00000000-0000-4000-8000-000000000000?x=1'),
+      400,
+      'parameter_unknown',
+      'x',
+    );
+  });
+});
+
+describe('PATCH /agents/{agent_id}', () => {
+  test('only sent fields change; null clears the nullable ones', async () => {
+    const agent = await createAgent({
+      description: 'd',
+      first_message: 'f',
+      outbound_first_message: 'o',
+      system_prompt: 's',
+    });
+    const res = await client().patch(`/agents/${agent.id}`, {
+      name: 'Renamed',
+      outbound_first_message: null,
+    });
+    assert.equal(res.status, 200);
+    assert.equal(res.body.name, 'Renamed');
+    assert.equal(res.body.outbound_first_message, null);
+    assert.equal(res.body.description, 'd');
+    assert.equal(res.body.first_message, 'f');
+    const cleared = await client().patch(`/agents/${agent.id}`, { description: null, first_message: null });
+    assert.equal(cleared.body.description, null);
+    assert.equal(cleared.body.first_message, null);
+    assert.ok(Date.parse(cleared.body.updated_at) >= Date.parse(agent.updated_at));
+    assert.deepEqual((await client().get(`/agents/${agent.id}`)).body, cleared.body);
+  });
+
+  test('null where the spec does not allow it is parameter_invalid', async () => {
+    const agent = await createAgent();
+    for (const field of ['name', 'language', 'system_prompt', 'voice_id']) {
+      assertApiError(
+        await client().patch(`/agents/${agent.id}`, { [field]: null }),
+        400,
+        'parameter_invalid',
+        field,
+      );
+    }
+  });
+
+  test('bounds apply to PATCH too', async () => {
+    const agent = await createAgent();
+    assertApiError(
+      await client().patch(`/agents/${agent.id}`, { first_message: 'x'.repeat(501) }),
+      400,
+      'parameter_invalid',
+      'first_message',
+    );
+    assertApiError(
+      await client().patch(`/agents/${agent.id}`, { language: 'no way' }),
+      400,
+      'parameter_invalid',
+      'language',
+    );
+    assert.equal(
+      (await client().patch(`/agents/${agent.id}`, { first_message: 'x'.repeat(500) })).status,
+      200,
+    );
+  });
+
+  test('an empty body is body_empty', async () => {
+    const agent = await createAgent();
+    assertApiError(await client().patch(`/agents/${agent.id}`, {}), 400, 'body_empty');
+    const raw = await client().request('PATCH', `/agents/${agent.id}`, { raw: '' });
+    assertApiError(raw, 400, 'body_empty');
+  });
+
+  test('a published agent keeps a system prompt', async () => {
+    const agent = await createAgent({ system_prompt: 'Help.' });
+    await client().post(`/agents/${agent.id}/publish`);
+    assertApiError(
+      await client().patch(`/agents/${agent.id}`, { system_prompt: '  ' }),
+      422,
+      'agent_not_ready',
+      'system_prompt',
+    );
+    const res = await client().patch(`/agents/${agent.id}`, { system_prompt: 'Help more.' });
+    assert.equal(res.status, 200);
+    assert.equal(res.body.status, 'published');
+  });
+});
+
+describe('publish and unpublish', () => {
+  test('draft → published → unpublished → published', async () => {
+    const agent = await createAgent({ system_prompt: 'Help callers.' });
+    const published = await client().post(`/agents/${agent.id}/publish`);
+    assert.equal(published.status, 200);
+    assert.equal(published.body.status, 'published');
+    const again = await client().post(`/agents/${agent.id}/publish`);
+    assert.equal(again.body.status, 'published');
+    const unpublished = await client().post(`/agents/${agent.id}/unpublish`);
+    assert.equal(unpublished.body.status, 'unpublished');
+    assert.equal(unpublished.body.system_prompt, 'Help callers.');
+    assert.equal((await client().post(`/agents/${agent.id}/unpublish`)).body.status, 'unpublished');
+    assert.equal((await client().post(`/agents/${agent.id}/publish`)).body.status, 'published');
+  });
+
+  test('an agent without a system prompt is not ready to publish', async () => {
+    const agent = await createAgent();
+    assertApiError(
+      await client().post(`/agents/${agent.id}/publish`),
+      422,
+      'agent_not_ready',
+      'system_prompt',
+    );
+    const blank = await createAgent({ system_prompt: ' \n ' });
+    assertApiError(
+      await client().post(`/agents/${blank.id}/publish`),
+      422,
+      'agent_not_ready',
+      'system_prompt',
+    );
+    assert.equal((await client().get(`/agents/${agent.id}`)).body.status, 'draft');
+  });
+
+  test('a draft cannot be unpublished', async () => {
+    const agent = await createAgent({ system_prompt: 's' });
+    assertApiError(await client().post(`/agents/${agent.id}/unpublish`), 422, 'agent_not_ready');
+  });
+
+  test('an archived agent can be neither published nor unpublished', async () => {
+    const agent = await createAgent({ system_prompt: 's' });
+    await db.orm.em
+      .fork()
+      .getConnection()
+      .execute(`update agents set status = 'archived' where id = ?`, [agent.id]);
+    assertApiError(await client().post(`/agents/${agent.id}/publish`), 422, 'agent_not_ready');
+    assertApiError(await client().post(`/agents/${agent.id}/unpublish`), 422, 'agent_not_ready');
+  });
+
+  test('publish takes no body fields', async () => {
+    const agent = await createAgent({ system_prompt: 's' });
+    assertApiError(
+      await client().post(`/agents/${agent.id}/publish`, { force: true }),
+      400,
+      'parameter_unknown',
+      'force',
+    );
+  });
+});
+
+describe('DELETE /agents/{agent_id}', () => {
+  test('releases its numbers, keeps its calls, and is gone from reads', async () => {
+    const agent = await createAgent({ system_prompt: 's' });
+    const em = db.orm.em.fork();
+    const number = await createPhoneNumber(em, { workspaceId: owner.workspaceId, number: '+4790000001' });
+    assert.equal(
+      (await client().patch(`/phone-numbers/${number.id}`, { agent_id: agent.id })).body.agent_id,
+      agent.id,
+    );
+    const call = em.create(Call, {
+      id: crypto.randomUUID(),
+      workspace: owner.workspaceId,
+      agent: agent.id,
+      direction: 'outbound',
+      channel: 'phone',
+      status: 'completed',
+      startedAt: new Date(),
+      metadata: {},
+      agentSnapshot: {
+        name: 'Support',
+        language: null,
+        systemPrompt: 's',
+        firstMessage: null,
+        outboundFirstMessage: null,
+        voiceProvider: null,
+        voiceId: null,
+        llmProvider: null,
+        llmModel: null,
+      },
+    } as never);
+    await em.flush();
+
+    const res = await client().delete(`/agents/${agent.id}`);
+    assert.equal(res.status, 200);
+    assert.deepEqual(res.body, { object: 'agent', id: agent.id, deleted: true });
+
+    assertApiError(await client().get(`/agents/${agent.id}`), 404, 'resource_missing', 'agent_id');
+    assertApiError(
+      await client().patch(`/agents/${agent.id}`, { name: 'x' }),
+      404,
+      'resource_missing',
+      'agent_id',
+    );
+    assertApiError(await client().post(`/agents/${agent.id}/publish`), 404, 'resource_missing', 'agent_id');
+    assertApiError(await client().delete(`/agents/${agent.id}`), 404, 'resource_missing', 'agent_id');
+    const list = await client().get('/agents?limit=100');
+    assert.ok(!list.body.data.some((a: { id: string }) => a.id === agent.id));
+
+    assert.equal((await client().get(`/phone-numbers/${number.id}`)).body.agent_id, null);
+    const kept = await db.orm.em.fork().findOneOrFail(Call, { id: call.id });
+    assert.equal(kept.agent, agent.id);
+    assertApiError(
+      await client().patch(`/phone-numbers/${number.id}`, { agent_id: agent.id }),
+      404,
+      'resource_missing',
+      'agent_id',
+    );
+  });
+});
+
+describe('path ids', () => {
+  test('a non-UUID id is 400 parameter_invalid', async () => {
+    assertApiError(await client().get('/agents/not-a-uuid'), 400, 'parameter_invalid', 'agent_id');
+    assertApiError(await client().patch('/agents/123', { name: 'x' }), 400, 'parameter_invalid', 'agent_id');
+    assertApiError(await client().delete('/agents/123'), 400, 'parameter_invalid', 'agent_id');
+    assertApiError(await client().post('/agents/123/publish'), 400, 'parameter_invalid', 'agent_id');
+  });
+
+  test('an unknown UUID is 404 resource_missing', async () => {
+    assertApiError(await client().get(`/agents/${crypto.randomUUID()}`), 404, 'resource_missing', 'agent_id');
+  });
+});
