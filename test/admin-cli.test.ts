@@ -490,6 +490,25 @@ describe('refusals: non-zero exit, one line on stderr, nothing on stdout', { con
       /--expires-at must be an ISO 8601 date/,
     ],
     [
+      'a day that does not exist',
+      () => [
+        'key',
+        'create',
+        '--workspace',
+        workspaceId,
+        '--user',
+        ownerId,
+        '--name',
+        'k',
+        '--scopes',
+        'calls:read',
+        '--expires-at',
+        '2099-02-31',
+      ],
+      2,
+      /--expires-at must be an ISO 8601 date/,
+    ],
+    [
       'date-time without a zone',
       () => [
         'key',

@@ -105,7 +105,7 @@ function parseValue(name: string, spec: FlagSpec, raw: string): string | number 
     case 'date': {
       // A time without a zone would silently depend on the machine's zone, so one is required.
       const date = new Date(raw);
-      if (!ISO_8601.test(raw) || Number.isNaN(date.getTime())) {
+      if (!ISO_8601.test(raw) || Number.isNaN(date.getTime()) || !isCalendarDay(raw)) {
         throw new UsageError(
           `${name} must be an ISO 8601 date (2030-01-31) or date-time with zone (2030-01-31T12:00:00Z), got "${raw}"`,
         );
@@ -113,4 +113,10 @@ function parseValue(name: string, spec: FlagSpec, raw: string): string | number 
       return date;
     }
   }
+}
+
+/** JavaScript rolls 2030-02-31 over to March; an operator meant a day that exists. */
+function isCalendarDay(iso: string): boolean {
+  const [year, month, day] = iso.slice(0, 10).split('-').map(Number);
+  return month >= 1 && month <= 12 && day >= 1 && day <= new Date(Date.UTC(year, month, 0)).getUTCDate();
 }
