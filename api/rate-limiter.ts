@@ -92,10 +92,15 @@ export class RateLimiter {
     try {
       const rows = await this.orm.em.getConnection().execute<{ bucket: string; count: number }[]>(
         `insert into rate_limit_windows (bucket, window_start, count)
-         select * from unnest(?::text[], ?::bigint[], ?::int[])
+         select bucket, window_start, count
+           from jsonb_to_recordset(?::jsonb) as t(bucket text, window_start bigint, count int)
          on conflict (bucket, window_start) do update set count = rate_limit_windows.count + excluded.count
          returning bucket, count`,
-        [taken.map((t) => t.name), taken.map((t) => t.state.window), taken.map((t) => t.count)],
+        [
+          JSON.stringify(
+            taken.map((t) => ({ bucket: t.name, window_start: t.state.window, count: t.count })),
+          ),
+        ],
         'all',
       );
       const counts = new Map(rows.map((r) => [r.bucket, Number(r.count)]));
