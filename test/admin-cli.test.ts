@@ -13,6 +13,7 @@ import { ApiKey, PhoneNumber, User, Workspace } from '../db/entities/index.js';
 import { createUser, createWorkspace } from '../lib/accounts.js';
 import { hashApiKeySecret } from '../lib/api-key-secret.js';
 import { SCOPES } from '../lib/scopes.js';
+import { startApi } from './support/api.js';
 import { freshDatabase, type TestDatabase } from './support/database.js';
 
 // The operator CLI as operators run it: a real subprocess on a real database, judged by its
@@ -330,6 +331,26 @@ test('bootstrap makes a workspace, an owner, a key with every scope and two numb
   });
   assert.equal(elsewhere.code, 0, elsewhere.stderr);
   assert.equal(oneJsonObject(elsewhere.stdout).api_base_url, 'http://127.0.0.1:9191/v1');
+});
+
+test('the key bootstrap prints works against the API and sees the two numbers', async () => {
+  const demo = await adminJson('bootstrap');
+  const api = await startApi({ orm: db.orm });
+  try {
+    const client = api.client((demo.key as { secret: string }).secret);
+    const me = await client.get('/me');
+    assert.equal(me.status, 200, me.text);
+    assert.equal(me.body.workspace_id, (demo.workspace as { id: string }).id);
+    assert.deepEqual([...me.body.scopes].sort(), [...SCOPES].sort());
+    const numbers = await client.get('/phone-numbers');
+    assert.equal(numbers.status, 200, numbers.text);
+    assert.deepEqual(
+      numbers.body.data.map((n: { number: string }) => n.number).sort(),
+      (demo.numbers as { number: string }[]).map((n) => n.number).sort(),
+    );
+  } finally {
+    await api.close();
+  }
 });
 
 describe('refusals: non-zero exit, one line on stderr, nothing on stdout', { concurrency: 4 }, () => {
