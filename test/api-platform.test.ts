@@ -1,0 +1,344 @@
+import assert from 'node:assert/strict';
+import http from 'node:http';
+import { after, before, describe, test } from 'node:test';
+import { Ajv } from 'ajv';
+import addFormatsModule from 'ajv-formats';
+import { BODY_LIMIT_BYTES } from '../api/request-body.js';
+import { defineRoute } from '../api/route.js';
+import { allRoutes } from '../api/routes/index.js';
+import { createFixture, type Fixture, startApi, type TestApi } from './support/api.js';
+import { assertApiError } from './support/assert-api.js';
+import { freshDatabase, type TestDatabase } from './support/database.js';
+
+const addFormats = addFormatsModule as unknown as typeof addFormatsModule.default;
+
+let db: TestDatabase;
+let api: TestApi;
+let owner: Fixture;
+before(async () => {
+  db = await freshDatabase();
+  api = await startApi({ orm: db.orm });
+  owner = await createFixture(db.orm, { requestsPerSecond: 10_000 });
+});
+after(async () => {
+  await api?.close();
+  await db?.close();
+});
+
+const client = () => api.client(owner.secret);
+
+describe('routing', () => {
+  test('unknown paths and methods are 404 route_not_found, with a request id', async () => {
+    assertApiError(await client().get('/nope'), 404, 'route_not_found');
+    assertApiError(await client().request('PUT', '/agents'), 404, 'route_not_found');
+    assertApiError(await client().delete('/agents'), 404, 'route_not_found');
+    assertApiError(await client().get(`${api.url}/agents`), 404, 'route_not_found');
+    assertApiError(await client().get(`${api.url}/`), 404, 'route_not_found');
+    assertApiError(await api.client().get('/nope'), 404, 'route_not_found');
+  });
+
+  test('every answer has X-Request-Id, a new one each time', async () => {
+    const ids = new Set<string>();
+    for (const res of [
+      await client().get('/me'),
+      await client().get('/agents'),
+      await client().get('/nope'),
+    ]) {
+      const id = res.headers.get('x-request-id');
+      assert.ok(id);
+      ids.add(id);
+    }
+    assert.equal(ids.size, 3);
+  });
+});
+
+describe('bodies', () => {
+  const post = (raw: string | Buffer, contentType?: string) =>
+    client().request('POST', '/agents', { raw, headers: contentType ? { 'content-type': contentType } : {} });
+
+  test('a body needs Content-Type: application/json', async () => {
+    assertApiError(await post('{"name":"x"}', 'text/plain'), 400, 'content_type_invalid');
+    assertApiError(await post('name=x', 'application/x-www-form-urlencoded'), 400, 'content_type_invalid');
+    assertApiError(await post('{"name":"x"}'), 400, 'content_type_invalid');
+    assertApiError(
+      await post('{"name":"x"}', 'application/json; charset=latin1'),
+      400,
+      'content_type_invalid',
+    );
+    assert.equal((await post('{"name":"x"}', 'application/json; charset=utf-8')).status, 201);
+    assert.equal((await post('{"name":"x"}', 'Application/JSON')).status, 201);
+  });
+
+  test('a body that is not JSON, or JSON that is not an object, is body_invalid', async () => {
+    for (const raw of ['{"name":', 'nope', '[]', '[{"name":"x"}]', '"name"', '42', 'null', 'true']) {
+      assertApiError(await post(raw, 'application/json'), 400, 'body_invalid');
+    }
+    assertApiError(await post(Buffer.from([0x7b, 0xff, 0x7d]), 'application/json'), 400, 'body_invalid');
+  });
+
+  test('an empty POST body has no fields', async () => {
+    assertApiError(await post('', 'application/json'), 400, 'parameter_missing', 'name');
+  });
+
+  test(`a body over ${BODY_LIMIT_BYTES} bytes is body_too_large; one at the limit is read`, async () => {
+    const fill = (size: number) => {
+      const head = '{"name":"big","system_prompt":"';
+      return `${head}${'a'.repeat(size - head.length - 2)}"}`;
+    };
+    // At the limit: read, then refused by the 50,000-character bound rather than by size.
+    assertApiError(
+      await post(fill(BODY_LIMIT_BYTES), 'application/json'),
+      400,
+      'parameter_invalid',
+      'system_prompt',
+    );
+    assertApiError(await post(fill(BODY_LIMIT_BYTES + 1), 'application/json'), 400, 'body_too_large');
+  });
+
+  test('a body over the limit sent chunked (no Content-Length) is body_too_large', async () => {
+    const url = new URL(`${api.url}/v1/agents`);
+    const res = await new Promise<{ status: number; body: string; requestId?: string }>((resolve, reject) => {
+      const req = http.request(
+        {
+          host: url.hostname,
+          port: url.port,
+          path: url.pathname,
+          method: 'POST',
+          headers: { authorization: `Bearer ${owner.secret}`, 'content-type': 'application/json' },
+        },
+        (response) => {
+          let body = '';
+          response.on('data', (c) => {
+            body += c;
+          });
+          response.on('end', () =>
+            resolve({
+              status: response.statusCode!,
+              body,
+              requestId: response.headers['x-request-id'] as string,
+            }),
+          );
+        },
+      );
+      req.on('error', reject);
+      const chunk = 'a'.repeat(64 * 1024);
+      let sent = 0;
+      const write = () => {
+        while (sent < BODY_LIMIT_BYTES + 200_000) {
+          sent += chunk.length;
+          if (!req.write(chunk)) return req.once('drain', write);
+        }
+        req.end();
+      };
+      write();
+    });
+    assert.equal(res.status, 400);
+    const body = JSON.parse(res.body);
+    assert.equal(body.error.code, 'body_too_large');
+    assert.equal(body.request_id, res.requestId);
+  });
+
+  test('nested fields are named with dots and array items by index', async () => {
+    const routes = [
+      ...allRoutes,
+      defineRoute({
+        method: 'POST',
+        path: '/test/nested',
+        operationId: 'nested',
+        summary: 'Nested schema.',
+        scope: null,
+        body: {
+          type: 'object',
+          additionalProperties: false,
+          properties: {
+            metadata: {
+              type: 'object',
+              maxProperties: 2,
+              additionalProperties: { type: 'string', maxLength: 3 },
+            },
+            events: { type: 'array', uniqueItems: true, items: { enum: ['a', 'b'] } },
+            inner: {
+              type: 'object',
+              additionalProperties: false,
+              required: ['x'],
+              properties: { x: { type: 'integer' } },
+            },
+          },
+        },
+        responses: { 200: { description: 'ok' } },
+        async handler(_ctx, { body }) {
+          return { status: 200, body };
+        },
+      }),
+    ];
+    const local = await startApi({ orm: db.orm, routes });
+    try {
+      const c = local.client(owner.secret);
+      assertApiError(
+        await c.post('/test/nested', { metadata: { foo: 'long' } }),
+        400,
+        'parameter_invalid',
+        'metadata.foo',
+      );
+      assertApiError(
+        await c.post('/test/nested', { metadata: { a: '1', b: '2', c: '3' } }),
+        400,
+        'parameter_invalid',
+        'metadata',
+      );
+      assertApiError(
+        await c.post('/test/nested', { events: ['a', 'c'] }),
+        400,
+        'parameter_invalid',
+        'events[1]',
+      );
+      assertApiError(
+        await c.post('/test/nested', { events: ['a', 'a'] }),
+        400,
+        'parameter_invalid',
+        'events',
+      );
+      assertApiError(await c.post('/test/nested', { inner: {} }), 400, 'parameter_missing', 'inner.x');
+      assertApiError(
+        await c.post('/test/nested', { inner: { x: 1, y: 2 } }),
+        400,
+        'parameter_unknown',
+        'inner.y',
+      );
+      // Unknown beats missing beats invalid.
+      assertApiError(
+        await c.post('/test/nested', { inner: { y: 2 }, events: 'no' }),
+        400,
+        'parameter_unknown',
+        'inner.y',
+      );
+      assert.deepEqual((await c.post('/test/nested', { metadata: { a: 'b' } })).body, {
+        metadata: { a: 'b' },
+      });
+    } finally {
+      await local.close();
+    }
+  });
+});
+
+describe('OpenAPI', () => {
+  test('GET /v1/openapi.json needs no key and lists exactly the routes served', async () => {
+    const res = await api.client().get('/openapi.json');
+    assert.equal(res.status, 200);
+    assert.ok(res.headers.get('x-request-id'));
+    const doc = res.body;
+    assert.equal(doc.openapi, '3.1.0');
+    const documented = Object.entries(doc.paths as Record<string, Record<string, unknown>>).flatMap(
+      ([path, ops]) => Object.keys(ops).map((method) => `${method.toUpperCase()} ${path}`),
+    );
+    const served = allRoutes.map((r) => `${r.method} ${r.path.replace(/:([a-z_]+)/g, '{$1}')}`);
+    assert.deepEqual(documented.sort(), served.sort());
+    assert.ok(documented.includes('GET /me'));
+    assert.ok(documented.includes('PATCH /phone-numbers/{phone_number_id}'));
+
+    // Each documented operation exists: without a key it is 401, never route_not_found.
+    for (const op of documented) {
+      const [method, path] = op.split(' ');
+      const concrete = path!.replace(/\{[^}]+\}/g, crypto.randomUUID());
+      const r = await api.client().request(method!, concrete);
+      assertApiError(r, 401, 'api_key_missing');
+    }
+  });
+
+  test('real answers match the documented response schemas', async () => {
+    const doc = (await api.client().get('/openapi.json')).body;
+    const ajv = new Ajv({ strict: false });
+    addFormats(ajv);
+    ajv.addFormat('bcp47', true);
+    ajv.addSchema(doc.components.schemas.Error, '#/components/schemas/Error');
+    const check = (path: string, method: string, status: number, body: unknown) => {
+      const schema = doc.paths[path][method].responses[status].content['application/json'].schema;
+      const validate = ajv.compile(schema.$ref ? { $ref: 'Error' } : schema);
+      assert.ok(validate(body), `${method} ${path} ${status}: ${JSON.stringify(validate.errors)}`);
+    };
+    const created = await client().post('/agents', { name: 'Schema', system_prompt: 's' });
+    check('/agents', 'post', 201, created.body);
+    check('/agents', 'get', 200, (await client().get('/agents')).body);
+    check('/agents/{agent_id}', 'get', 200, (await client().get(`/agents/${created.body.id}`)).body);
+    check(
+      '/agents/{agent_id}/publish',
+      'post',
+      200,
+      (await client().post(`/agents/${created.body.id}/publish`)).body,
+    );
+    check('/agents/{agent_id}', 'delete', 200, (await client().delete(`/agents/${created.body.id}`)).body);
+    check('/me', 'get', 200, (await client().get('/me')).body);
+    check('/agents/{agent_id}', 'get', 404, (await client().get(`/agents/${created.body.id}`)).body);
+    check('/phone-numbers', 'get', 200, (await client().get('/phone-numbers')).body);
+  });
+});
+
+describe('logs', () => {
+  test('one JSON line per request with its request id; no key secret anywhere', async () => {
+    const res = await client().get('/me');
+    const requestId = res.headers.get('x-request-id');
+    const line = api.logs.find((l) => l.request_id === requestId && l.msg === 'request');
+    assert.ok(line);
+    assert.equal(line.method, 'GET');
+    assert.equal(line.path, '/v1/me');
+    assert.equal(line.status, 200);
+    assert.equal(line.key_id, owner.keyId);
+    await api.client().get(`/me?api_key=${owner.secret}`);
+    const all = JSON.stringify(api.logs);
+    assert.ok(!all.includes(owner.secret));
+    assert.ok(!all.includes(owner.secret.slice('svc_live_'.length)));
+  });
+
+  test('LOG_LEVEL=warn drops request lines', async () => {
+    const quiet = await startApi({ orm: db.orm, logLevel: 'warn' });
+    try {
+      await quiet.client(owner.secret).get('/me');
+      assert.deepEqual(quiet.logs, []);
+    } finally {
+      await quiet.close();
+    }
+  });
+});
+
+describe('graceful shutdown', () => {
+  test('in-flight requests finish, new connections are refused, close resolves', async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    let started!: () => void;
+    const inFlight = new Promise<void>((resolve) => {
+      started = resolve;
+    });
+    const local = await startApi({
+      orm: db.orm,
+      routes: [
+        ...allRoutes,
+        defineRoute({
+          method: 'GET',
+          path: '/test/slow',
+          operationId: 'slow',
+          summary: 'Slow.',
+          scope: null,
+          responses: { 200: { description: 'ok' } },
+          async handler() {
+            started();
+            await gate;
+            return { status: 200, body: { done: true } };
+          },
+        }),
+      ],
+    });
+    const c = local.client(owner.secret);
+    const slow = c.get('/test/slow');
+    await inFlight;
+    const closing = local.close();
+    await new Promise((r) => setTimeout(r, 50));
+    await assert.rejects(fetch(`${local.url}/v1/me`));
+    release();
+    const res = await slow;
+    assert.equal(res.status, 200);
+    assert.deepEqual(res.body, { done: true });
+    await closing;
+  });
+});
