@@ -29,7 +29,7 @@ test('a key gets requestsPerSecond requests per second, then 429 rate_limited wi
   const c = apiA.client(f.secret);
   await nextSecond();
   const statuses: number[] = [];
-  let refused: Awaited<ReturnType<typeof c.get>> | undefined;
+  let refused: ApiResponse | undefined;
   for (let i = 0; i < 8; i++) {
     const res = await c.get('/me');
     statuses.push(res.status);
