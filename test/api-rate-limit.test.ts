@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { setLimits } from '../lib/accounts.js';
-import { createFixture, startApi, type TestApi } from './support/api.js';
+import { type ApiResponse, createFixture, startApi, type TestApi } from './support/api.js';
 import { assertApiError } from './support/assert-api.js';
 import { freshDatabase, type TestDatabase } from './support/database.js';
 
