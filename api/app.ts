@@ -4,13 +4,14 @@ import { errorMiddleware } from './middleware/errors.js';
 import { requestContext } from './middleware/request-context.js';
 import { openApiDocument } from './openapi.js';
 import { RateLimiter } from './rate-limiter.js';
+import { createReadPool } from './read-pool.js';
 import type { ApiState, AppDeps, RouteDefinition } from './route.js';
 import { API_PREFIX, buildRouter } from './router.js';
 import { allRoutes } from './routes/index.js';
 
 export interface ApiApp {
   koa: Koa<ApiState>;
-  /** Flushes what the app keeps in memory (rate-limit counts). Call after the server closed. */
+  /** Flushes rate-limit counts and closes the read pool. Call after the server closed. */
   close(): Promise<void>;
 }
 
@@ -22,11 +23,12 @@ export function createApp(deps: AppDeps, options: { routes?: RouteDefinition[] }
   const routes = options.routes ?? allRoutes;
   const authenticator = new ApiKeyAuthenticator(deps.orm);
   const rateLimiter = new RateLimiter(deps.orm, deps.logger);
+  const reads = createReadPool(deps.orm, deps.logger);
   const openApiText = JSON.stringify(openApiDocument(routes));
 
   const koa = new Koa<ApiState>({ proxy: false });
   koa.silent = true;
-  koa.use(requestContext(deps));
+  koa.use(requestContext(deps, reads));
   koa.use(errorMiddleware);
   koa.use(async (ctx, next) => {
     if (ctx.path !== `${API_PREFIX}/openapi.json` || !['GET', 'HEAD'].includes(ctx.method)) return next();
@@ -35,5 +37,11 @@ export function createApp(deps: AppDeps, options: { routes?: RouteDefinition[] }
   });
   koa.use(buildRouter(routes, { authenticator, rateLimiter }));
 
-  return { koa, close: () => rateLimiter.close() };
+  return {
+    koa,
+    async close() {
+      await rateLimiter.close();
+      await reads.end();
+    },
+  };
 }

@@ -19,6 +19,8 @@ interface Bucket {
   known: number;
   /** Accepted here, not yet flushed. */
   pending: number;
+  /** Accepted here, being written by the flush in progress. */
+  writing: number;
   /** Resolves when the window's first flush is done. */
   synced?: Promise<void>;
 }
@@ -43,7 +45,7 @@ export class RateLimiter {
     const window = Math.floor(nowMs / 1000);
     let state = this.buckets.get(bucket);
     if (!state || state.window !== window) {
-      state = { window, known: 0, pending: 0 };
+      state = { window, known: 0, pending: 0, writing: 0 };
       this.buckets.set(bucket, state);
       state.pending++;
       state.synced = this.flush();
@@ -52,7 +54,7 @@ export class RateLimiter {
       return state.known > limit ? this.refuse(nowMs, window) : { allowed: true };
     }
     if (state.synced) await state.synced;
-    if (state.known + state.pending >= limit) return this.refuse(nowMs, window);
+    if (state.known + state.writing + state.pending >= limit) return this.refuse(nowMs, window);
     state.pending++;
     this.schedule();
     return { allowed: true };
@@ -88,7 +90,10 @@ export class RateLimiter {
 
   private async write(batch: [string, Bucket][]) {
     const taken = batch.map(([name, state]) => ({ name, state, count: state.pending }));
-    for (const t of taken) t.state.pending -= t.count;
+    for (const t of taken) {
+      t.state.pending -= t.count;
+      t.state.writing += t.count;
+    }
     try {
       const rows = await this.orm.em.getConnection().execute<{ bucket: string; count: number }[]>(
         `insert into rate_limit_windows (bucket, window_start, count)
@@ -104,9 +109,15 @@ export class RateLimiter {
         'all',
       );
       const counts = new Map(rows.map((r) => [r.bucket, Number(r.count)]));
-      for (const t of taken) t.state.known = counts.get(t.name) ?? t.state.known + t.count;
+      for (const t of taken) {
+        t.state.writing -= t.count;
+        t.state.known = counts.get(t.name) ?? t.state.known + t.count;
+      }
     } catch (error) {
-      for (const t of taken) t.state.known += t.count;
+      for (const t of taken) {
+        t.state.writing -= t.count;
+        t.state.known += t.count;
+      }
       this.logger.warn('rate limit counts could not be written; limiting on local counts', { error });
       return;
     }

@@ -6,6 +6,7 @@ import type { Orm } from '../db/orm.js';
 import type { Scope } from '../lib/scopes.js';
 import type { Settings } from '../lib/settings.js';
 import type { Logger } from './logger.js';
+import type { ReadPool } from './read-pool.js';
 
 /*
  * Declarative route definitions: the contract every route module (api/routes/*.ts) follows.
@@ -40,7 +41,7 @@ import type { Logger } from './logger.js';
  *
  * ctx.state: requestId, auth ({ keyId, workspaceId, userId, role, scopes }), em (a request-scoped
  * EntityManager fork, created on first use), deps ({ settings, orm, temporal, logger }), logger
- * (deps.logger with request_id bound).
+ * (deps.logger with request_id bound), reads (a plain pg pool for the hottest reads).
  */
 
 export type JsonSchema = Record<string, unknown>;
@@ -68,6 +69,8 @@ export interface ApiState {
   em: EntityManager;
   deps: AppDeps;
   logger: Logger;
+  /** Plain pg pool for the hottest reads (api/read-pool.ts); everything else uses `em`. */
+  reads: ReadPool;
 }
 
 export type ApiContext = ParameterizedContext<ApiState>;

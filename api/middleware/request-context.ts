@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Context, Next } from 'koa';
+import type { ReadPool } from '../read-pool.js';
 import type { ApiState, AppDeps } from '../route.js';
 
 /**
@@ -8,13 +9,14 @@ import type { ApiState, AppDeps } from '../route.js';
  * EntityManager fork (created on first use, so reads that need no ORM pay nothing), and one
  * access log line per request. Only the path is logged, never the query string or headers.
  */
-export function requestContext(deps: AppDeps) {
+export function requestContext(deps: AppDeps, reads: ReadPool) {
   return async (ctx: Context & { state: ApiState }, next: Next) => {
     const started = performance.now();
     const requestId = `req_${randomUUID().replaceAll('-', '')}`;
     const state = ctx.state;
     state.requestId = requestId;
     state.deps = deps;
+    state.reads = reads;
     state.logger = deps.logger.child({ request_id: requestId });
     let em: EntityManager | undefined;
     Object.defineProperty(state, 'em', {

@@ -1,7 +1,26 @@
 import type { Agent } from '../../db/entities/index.js';
 
+/** What the Agent object is made of: an entity, or a row read without the ORM (the hot read). */
+export type AgentFields = Pick<
+  Agent,
+  | 'id'
+  | 'name'
+  | 'description'
+  | 'status'
+  | 'language'
+  | 'systemPrompt'
+  | 'firstMessage'
+  | 'outboundFirstMessage'
+  | 'voiceProvider'
+  | 'voiceId'
+  | 'llmProvider'
+  | 'llmModel'
+  | 'createdAt'
+  | 'updatedAt'
+>;
+
 /** The spec's Agent object. */
-export function presentAgent(agent: Agent) {
+export function presentAgent(agent: AgentFields) {
   return {
     object: 'agent',
     id: agent.id,

@@ -13,7 +13,7 @@ import {
   agentUpdateSchema,
 } from '../schemas/agent.js';
 import { deletedSchema, uuidParams } from '../schemas/common.js';
-import { findAgentOr404 } from '../workspace-resources.js';
+import { findAgentOr404, readAgentOr404 } from '../workspace-resources.js';
 
 // Agent status rules (docs/api-platform.md):
 // - publish: draft, unpublished → published; needs a non-blank system_prompt (else 422
@@ -95,7 +95,7 @@ const get = defineRoute<AgentParams>({
   params: agentParams,
   responses: { 200: agentResponse, 404: missing },
   async handler(ctx, { params }) {
-    const agent = await findAgentOr404(ctx.state.em, ctx.state.auth.workspaceId, params.agent_id);
+    const agent = await readAgentOr404(ctx.state.reads, ctx.state.auth.workspaceId, params.agent_id);
     return { status: 200, body: presentAgent(agent) };
   },
 });

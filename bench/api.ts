@@ -1,0 +1,197 @@
+import { fork } from 'node:child_process';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import Koa from 'koa';
+import { createApp } from '../api/app.js';
+import { createLogger } from '../api/logger.js';
+import { defineRoute } from '../api/route.js';
+import { allRoutes } from '../api/routes/index.js';
+import { listen } from '../api/server.js';
+import { loadSettings } from '../lib/settings.js';
+import { createFixture } from '../test/support/api.js';
+import { freshDatabase } from '../test/support/database.js';
+
+// Throughput and latency of the API's hot paths beside a bare Koa handler measured in the same
+// run on the same machine: the ratio is the figure. Load comes from a child process (this file
+// run with --load) holding keep-alive connections, so the server's event loop is its own.
+//
+//   npm run bench -- api        BENCH_SECONDS=5 BENCH_CONNECTIONS=32 by default
+
+const SECONDS = Number(process.env.BENCH_SECONDS || 5);
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS || 32);
+
+interface LoadResult {
+  requests: number;
+  rps: number;
+  p50: number;
+  p99: number;
+  statuses: Record<string, number>;
+}
+
+interface LoadSpec {
+  url: string;
+  method: 'GET' | 'POST';
+  headers: Record<string, string>;
+  body?: string;
+  seconds: number;
+  connections: number;
+}
+
+if (process.argv.includes('--load')) {
+  process.once('message', async (spec: LoadSpec) => {
+    process.send!(await generateLoad(spec));
+    process.exit(0);
+  });
+} else {
+  await main();
+}
+
+async function main() {
+  const db = await freshDatabase();
+  const settings = { ...loadSettings(), host: '127.0.0.1', port: 0, logLevel: 'warn' as const };
+  const logger = createLogger('warn');
+  // GET /v1/bench/agent-snapshot: the whole pipeline (auth, rate limit, scope, validation, JSON)
+  // answering a fixed agent without a database read, to tell pipeline cost from query cost.
+  let snapshot: unknown;
+  const pipelineOnly = defineRoute({
+    method: 'GET',
+    path: '/bench/agent-snapshot',
+    operationId: 'benchAgentSnapshot',
+    summary: 'Bench only.',
+    scope: 'agents:read',
+    responses: { 200: { description: 'Agent' } },
+    async handler() {
+      return { status: 200, body: snapshot };
+    },
+  });
+  const app = createApp(
+    { settings, orm: db.orm, temporal: () => Promise.reject(new Error('no Temporal in this bench')), logger },
+    { routes: [...allRoutes, pipelineOnly] },
+  );
+  const api = await listen(app, { host: '127.0.0.1', port: 0 });
+  const fixture = await createFixture(db.orm, { requestsPerSecond: 1_000_000 });
+  const auth = { authorization: `Bearer ${fixture.secret}` };
+  const created = await fetch(`${api.url}/v1/agents`, {
+    method: 'POST',
+    headers: { ...auth, 'content-type': 'application/json' },
+    body: JSON.stringify({ name: 'Bench', system_prompt: 'You answer the phone.' }),
+  });
+  const agent = (await created.json()) as Record<string, unknown>;
+  snapshot = agent;
+
+  const bare = await bareKoa(JSON.stringify(agent));
+  const rows: [string, LoadResult][] = [];
+  const run = async (label: string, spec: Omit<LoadSpec, 'seconds' | 'connections'>) => {
+    await load({ ...spec, seconds: 1, connections: CONNECTIONS }); // warm-up
+    rows.push([label, await load({ ...spec, seconds: SECONDS, connections: CONNECTIONS })]);
+  };
+  if (!process.env.BENCH_PROFILE)
+    await run('bare Koa handler (GET, same JSON)', { url: `${bare.url}/`, method: 'GET', headers: {} });
+  if (!process.env.BENCH_PROFILE)
+    await run('pipeline only (GET, no database read)', {
+      url: `${api.url}/v1/bench/agent-snapshot`,
+      method: 'GET',
+      headers: auth,
+    });
+  await run('GET /v1/agents/{id}', { url: `${api.url}/v1/agents/${agent.id}`, method: 'GET', headers: auth });
+  if (!process.env.BENCH_PROFILE)
+    await run('POST /v1/agents', {
+      url: `${api.url}/v1/agents`,
+      method: 'POST',
+      headers: { ...auth, 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'Load', language: 'en-GB', system_prompt: 'Be brief.' }),
+    });
+
+  const base = rows[0]![1].rps;
+  console.log(`\n${CONNECTIONS} keep-alive connections, ${SECONDS} s each, load from a separate process\n`);
+  console.log('| endpoint | req/s | p50 ms | p99 ms | vs bare | statuses |');
+  console.log('|---|---:|---:|---:|---:|---|');
+  for (const [label, r] of rows) {
+    const ratio = `${((r.rps / base) * 100).toFixed(0)} %`;
+    console.log(
+      `| ${label} | ${r.rps.toFixed(0)} | ${r.p50.toFixed(2)} | ${r.p99.toFixed(2)} | ${ratio} | ${JSON.stringify(r.statuses)} |`,
+    );
+  }
+  const get = rows.find(([label]) => label.startsWith('GET /v1/agents'))![1];
+  const target = get.rps >= base / 3;
+  console.log(
+    `\nauthenticated GET at ${((get.rps / base) * 100).toFixed(0)} % of bare Koa (target ≥ 33 %): ${target ? 'met' : 'NOT met'}`,
+  );
+
+  await api.close();
+  await new Promise((resolve) => bare.server.close(resolve));
+  await db.close();
+  process.exit(target ? 0 : 1);
+}
+
+async function bareKoa(body: string) {
+  const koa = new Koa();
+  koa.use((ctx) => {
+    ctx.set('X-Request-Id', 'bare');
+    ctx.type = 'application/json; charset=utf-8';
+    ctx.body = body;
+  });
+  const server = http.createServer(koa.callback());
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
+}
+
+function load(spec: LoadSpec): Promise<LoadResult> {
+  return new Promise((resolve, reject) => {
+    const child = fork(new URL(import.meta.url).pathname, ['--load'], { execArgv: ['--import', 'tsx'] });
+    child.once('message', (result) => resolve(result as LoadResult));
+    child.once('error', reject);
+    child.once('exit', (code) => code !== 0 && reject(new Error(`load generator exited with ${code}`)));
+    child.send(spec);
+  });
+}
+
+/** `connections` loops, each sending its next request when the previous answer is in. */
+async function generateLoad(spec: LoadSpec): Promise<LoadResult> {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: spec.connections });
+  const url = new URL(spec.url);
+  const latencies: number[] = [];
+  const statuses: Record<string, number> = {};
+  const deadline = performance.now() + spec.seconds * 1000;
+  const once = () =>
+    new Promise<void>((resolve, reject) => {
+      const started = performance.now();
+      const req = http.request(
+        {
+          agent,
+          host: url.hostname,
+          port: url.port,
+          path: url.pathname,
+          method: spec.method,
+          headers: spec.headers,
+        },
+        (res) => {
+          res.resume();
+          res.on('end', () => {
+            latencies.push(performance.now() - started);
+            statuses[res.statusCode!] = (statuses[res.statusCode!] ?? 0) + 1;
+            resolve();
+          });
+        },
+      );
+      req.on('error', reject);
+      req.end(spec.body);
+    });
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: spec.connections }, async () => {
+      while (performance.now() < deadline) await once();
+    }),
+  );
+  const elapsed = (performance.now() - started) / 1000;
+  latencies.sort((a, b) => a - b);
+  const at = (q: number) => latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * q))] ?? 0;
+  agent.destroy();
+  return {
+    requests: latencies.length,
+    rps: latencies.length / elapsed,
+    p50: at(0.5),
+    p99: at(0.99),
+    statuses,
+  };
+}
