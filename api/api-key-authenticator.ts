@@ -8,7 +8,9 @@ import type { AuthInfo } from './route.js';
 // workspace's request limit. Found keys are cached for CACHE_TTL_MS (30 s) so the hot path needs
 // no query; revocation, a role change or a new request limit therefore applies within 30 s, inside
 // the spec's 60-second revocation bound. Expiry is checked on every request against the cached
-// expires_at, so it is exact. Unknown keys are never cached.
+// expires_at, so it is exact. Refusals are cached too, so a flood of wrong keys costs one query
+// per distinct key: that is safe because a refused key never becomes valid (a new key's secret is
+// random and unknown before it is created; revocation and expiry are final).
 
 export const CACHE_TTL_MS = 30_000;
 const MAX_CACHED_KEYS = 10_000;
@@ -60,8 +62,7 @@ export class ApiKeyAuthenticator {
     let entry = this.cache.get(hash);
     if (!entry || now - entry.fetchedAt >= CACHE_TTL_MS) {
       entry = { key: await this.lookup(hash), fetchedAt: now };
-      if (entry.key) this.remember(hash, entry);
-      else this.cache.delete(hash);
+      this.remember(hash, entry);
     }
     const key = entry.key;
     if (!key || (key.expiresAt !== null && key.expiresAt <= now)) throw apiKeyInvalid();
