@@ -34,6 +34,7 @@ import type { ReadPool } from './read-pool.js';
  *   8. handler(ctx, { params, query, body }) → { status, body, headers?, storedBody? }.
  *      Throw ApiError (api/errors.ts) for every refusal; nothing else writes error bodies.
  *      `storedBody` is what an idempotent replay answers instead of `body` (secrets removed).
+ *      A replay repeats status and body only; `headers` are not stored.
  *
  * Query values arrive as strings and are coerced to the schema's types (`limit=5` → 5);
  * query schema defaults are applied (`limit` → 20). Body schemas get no defaults: handlers
