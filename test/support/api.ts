@@ -1,15 +1,15 @@
-import type { Client } from '@temporalio/client';
+import { Client, Connection } from '@temporalio/client';
 import { type ApiApp, createApp } from '../../api/app.js';
 import { createLogger, type Logger } from '../../api/logger.js';
 import type { AppDeps, RouteDefinition } from '../../api/route.js';
 import { allRoutes } from '../../api/routes/index.js';
 import { listen } from '../../api/server.js';
-import { lazyTemporalClient } from '../../api/temporal-client.js';
 import type { UserRole } from '../../db/entities/index.js';
 import type { Orm } from '../../db/orm.js';
 import { createApiKey, createUser, createWorkspace, setUserRole } from '../../lib/accounts.js';
 import { SCOPES } from '../../lib/scopes.js';
 import { loadSettings, type Settings } from '../../lib/settings.js';
+import { type SharedDevServer, sharedDevServer } from './temporal.js';
 
 // The API on a random port of 127.0.0.1 against a test database, fixtures for workspaces, people
 // and keys, and a small fetch-based client.
@@ -31,7 +31,7 @@ export async function startApi(options: {
   /** Default: every route module. */
   routes?: RouteDefinition[];
   settings?: Partial<Settings>;
-  /** Default: a client connected on first use to settings.temporalAddress (TEMPORAL_ADDRESS). */
+  /** Default: on first use, a client of the shared dev server (test/support/temporal.ts). */
   temporal?: () => Promise<Client>;
   logLevel?: Settings['logLevel'];
 }): Promise<TestApi> {
@@ -40,13 +40,20 @@ export async function startApi(options: {
   const logger: Logger = createLogger(options.logLevel ?? 'info', {
     write: (line) => logs.push(JSON.parse(line)),
   });
-  const ownTemporal = options.temporal
-    ? undefined
-    : lazyTemporalClient({ address: settings.temporalAddress, namespace: settings.temporalNamespace });
+  // Only tests whose routes reach Temporal pay for a dev server.
+  let ownTemporal: Promise<{ client: Client; server: SharedDevServer }> | undefined;
+  const connectOwnTemporal = async () => {
+    ownTemporal ??= (async () => {
+      const server = await sharedDevServer();
+      const connection = await Connection.connect({ address: server.address });
+      return { server, client: new Client({ connection, namespace: server.namespace }) };
+    })();
+    return (await ownTemporal).client;
+  };
   const deps: AppDeps = {
     settings,
     orm: options.orm,
-    temporal: options.temporal ?? (() => ownTemporal!.get()),
+    temporal: options.temporal ?? connectOwnTemporal,
     logger,
   };
   const app = createApp(deps, { routes: options.routes ?? allRoutes });
@@ -59,7 +66,9 @@ export async function startApi(options: {
     client: (secret) => new ApiClient(server.url, secret),
     async close() {
       await server.close();
-      await ownTemporal?.close();
+      const own = await ownTemporal?.catch(() => undefined);
+      await own?.client.connection.close();
+      await own?.server.close();
     },
   };
 }
