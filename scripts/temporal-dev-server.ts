@@ -22,6 +22,8 @@ export interface TemporalDevServer {
   startedHere: boolean;
   /** The server's own output (only when started here). */
   logFile: string | undefined;
+  /** Settles when the server process exits (never, for a reused server). */
+  exited: Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -83,6 +85,7 @@ export async function startTemporalDevServer(options: TemporalDevServerOptions):
       uiUrl: uiUp ? `http://${ip}:${uiPort}` : undefined,
       startedHere: false,
       logFile: undefined,
+      exited: new Promise<void>(() => {}),
       stop: async () => {},
     };
   }
@@ -105,6 +108,7 @@ export async function startTemporalDevServer(options: TemporalDevServerOptions):
   }
   const child = spawn(cli, args, { stdio: ['ignore', logFd, logFd], detached: options.detached ?? false });
   if (typeof logFd === 'number') closeSync(logFd);
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   let spawnError: Error | undefined;
   child.once('error', (error) => {
     spawnError = error;
@@ -138,6 +142,7 @@ export async function startTemporalDevServer(options: TemporalDevServerOptions):
     uiUrl: uiPort === undefined ? undefined : `http://${ip}:${uiPort}`,
     startedHere: true,
     logFile: options.logFile,
+    exited,
     stop,
   };
 }

@@ -1,0 +1,217 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import path from 'node:path';
+import { Connection } from '@temporalio/client';
+import { type LocalPostgres, startLocalPostgres } from '../db/embedded-postgres.js';
+import { migrate, openOrm } from '../db/orm.js';
+import { loadSettings } from '../lib/settings.js';
+import { acceptsTcp, hasExited, stopChild, waitForTcp } from './processes.js';
+import {
+  ensureSearchAttributes,
+  startTemporalDevServer,
+  type TemporalDevServer,
+} from './temporal-dev-server.js';
+
+// `npm start`: everything on embedded defaults (operations contract, section 1).
+//   DATABASE_URL unset     → the local PostgreSQL, data in .data/postgres
+//   TEMPORAL_ADDRESS unset → the Temporal dev server on 127.0.0.1:7233, Web UI on :8233,
+//                            workflows kept in .data/temporal/temporal.sqlite
+// then the migrations, the worker process and the API process. Ctrl-C (SIGINT, SIGTERM, SIGHUP)
+// stops what this started in reverse order: the API first, so requests in flight finish, then the
+// worker, Temporal and PostgreSQL. Every child runs in its own process group, so the terminal's
+// Ctrl-C reaches only this process and the order holds. A child that dies on its own stops the rest
+// and the exit code is 1.
+
+const DATA_DIR = path.resolve('.data');
+const TEMPORAL_UI_PORT_OFFSET = 1000;
+
+interface Part {
+  name: string;
+  /** Start order; shutdown goes from the highest down, whatever order parallel starts finished in. */
+  rank: number;
+  stop(): Promise<void>;
+}
+
+const settings = loadSettings();
+const running: Part[] = [];
+const nodeChildren: ChildProcess[] = [];
+let stopping = false;
+
+function say(line: string): void {
+  process.stdout.write(`[start] ${line}\n`);
+}
+
+function redact(url: string): string {
+  return url.replace(/\/\/([^:@/]+):[^@/]*@/, '//$1:***@');
+}
+
+/** Registers a started part; one that finishes starting after Ctrl-C is stopped straight away. */
+async function started(part: Part): Promise<void> {
+  running.push(part);
+  if (stopping) await part.stop().catch(() => {});
+}
+
+async function shutdown(exitCode: number, reason: string): Promise<never> {
+  if (stopping) return new Promise<never>(() => {});
+  stopping = true;
+  say(`${reason}; stopping`);
+  for (const part of running.sort((a, b) => b.rank - a.rank)) {
+    say(`stopping ${part.name}`);
+    await part.stop().catch((error: unknown) => say(`${part.name} did not stop cleanly: ${String(error)}`));
+  }
+  say('stopped');
+  process.exit(exitCode);
+}
+
+/** An unexpected end of a part takes the whole service down, with a non-zero exit code. */
+function watch(name: string, exited: Promise<string | undefined | void>): void {
+  void exited.then((how) => {
+    if (!stopping) void shutdown(1, `${name} exited unexpectedly${how ? ` (${how})` : ''}`);
+  });
+}
+
+function spawnNodeProcess(name: string, entry: string, env: NodeJS.ProcessEnv): ChildProcess {
+  const child = spawn(process.execPath, ['--import', 'tsx', entry], {
+    env,
+    stdio: ['ignore', 'inherit', 'inherit'],
+    detached: true,
+  });
+  nodeChildren.push(child);
+  child.once('error', (error) => {
+    if (!stopping) void shutdown(1, `${name} could not be started: ${error.message}`);
+  });
+  watch(
+    name,
+    new Promise((resolve) =>
+      child.once('exit', (code, signal) => resolve(signal ? `signal ${signal}` : `exit code ${code}`)),
+    ),
+  );
+  return child;
+}
+
+async function startPostgres(): Promise<string> {
+  if (settings.databaseUrl) {
+    say(`PostgreSQL: ${redact(settings.databaseUrl)} (DATABASE_URL)`);
+    return settings.databaseUrl;
+  }
+  const pg: LocalPostgres = await startLocalPostgres({
+    dataDir: path.join(DATA_DIR, 'postgres'),
+    log: (line) => say(`PostgreSQL: ${line}`),
+  });
+  if (pg.startedHere) {
+    await started({ name: 'PostgreSQL', rank: 0, stop: () => pg.stop() });
+    watch('PostgreSQL', pg.exited);
+    say(`PostgreSQL: started, data in .data/postgres (log ${path.relative('.', pg.logFile ?? '')})`);
+  } else {
+    say('PostgreSQL: joined the one already running on .data/postgres');
+  }
+  return pg.url;
+}
+
+async function startTemporal(): Promise<{ address: string; uiUrl: string | undefined }> {
+  if (!settings.temporalAddressIsDefault) {
+    say(`Temporal: ${settings.temporalAddress} (TEMPORAL_ADDRESS)`);
+    await registerSearchAttributes(settings.temporalAddress);
+    return { address: settings.temporalAddress, uiUrl: undefined };
+  }
+  const [ip, port] = splitAddress(settings.temporalAddress);
+  const server: TemporalDevServer = await startTemporalDevServer({
+    ip,
+    port,
+    uiPort: port + TEMPORAL_UI_PORT_OFFSET,
+    dbFilename: path.join(DATA_DIR, 'temporal', 'temporal.sqlite'),
+    logFile: path.join(DATA_DIR, 'temporal', 'temporal.log'),
+    namespace: settings.temporalNamespace,
+    detached: true,
+    log: (line) => say(line),
+  });
+  if (server.startedHere) {
+    await started({ name: 'Temporal dev server', rank: 1, stop: () => server.stop() });
+    watch('Temporal dev server', server.exited);
+    say(
+      `Temporal: dev server started on ${server.address}, data in .data/temporal (log .data/temporal/temporal.log)`,
+    );
+  }
+  return { address: server.address, uiUrl: server.uiUrl };
+}
+
+/** Best effort on a server we do not run: Temporal Cloud, for one, refuses the operator API. */
+async function registerSearchAttributes(address: string): Promise<void> {
+  try {
+    const connection = await Connection.connect({ address, connectTimeout: 10_000 });
+    try {
+      await ensureSearchAttributes(connection, settings.temporalNamespace);
+    } finally {
+      await connection.close();
+    }
+  } catch (error) {
+    say(`Temporal: could not check the search attributes on ${address}: ${String(error)}`);
+  }
+}
+
+function splitAddress(address: string): [string, number] {
+  const at = address.lastIndexOf(':');
+  return [address.slice(0, at), Number(address.slice(at + 1))];
+}
+
+async function runMigrations(databaseUrl: string): Promise<void> {
+  const orm = await openOrm(databaseUrl, { poolMax: 2 });
+  try {
+    const applied = await migrate(orm);
+    say(applied.length ? `migrations applied: ${applied.join(', ')}` : 'database schema is up to date');
+  } finally {
+    await orm.close(true);
+  }
+}
+
+async function main(): Promise<void> {
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
+    process.on(signal, () => void shutdown(0, `${signal} received`));
+  }
+  const apiHost = settings.host;
+  const apiPort = settings.port;
+  const shownHost = apiHost === '0.0.0.0' || apiHost === '::' ? '127.0.0.1' : apiHost;
+  if (await acceptsTcp(shownHost, apiPort)) {
+    throw new Error(`port ${apiPort} is already in use (another npm start?); set PORT to use another one`);
+  }
+
+  const [databaseUrl, temporal] = await Promise.all([startPostgres(), startTemporal()]);
+  if (stopping) return;
+  await runMigrations(databaseUrl);
+  if (stopping) return;
+
+  const env = {
+    ...process.env,
+    DATABASE_URL: databaseUrl,
+    TEMPORAL_ADDRESS: temporal.address,
+    TEMPORAL_NAMESPACE: settings.temporalNamespace,
+  };
+  const worker = spawnNodeProcess('worker', 'workers/main.ts', env);
+  await started({
+    name: 'worker',
+    rank: 2,
+    stop: () => stopChild(worker, { signal: 'SIGTERM', graceMs: 30_000 }),
+  });
+  const api = spawnNodeProcess('API', 'api/main.ts', env);
+  await started({ name: 'API', rank: 3, stop: () => stopChild(api, { signal: 'SIGTERM', graceMs: 20_000 }) });
+
+  if (!(await waitForTcp(shownHost, apiPort, { timeoutMs: 120_000, child: api }))) {
+    if (!stopping) await shutdown(1, `the API did not come up on ${shownHost}:${apiPort}`);
+    return;
+  }
+  say('');
+  say(`API              http://${shownHost}:${apiPort}/v1`);
+  say(`Temporal Web UI  ${temporal.uiUrl ?? `(the server at ${temporal.address} runs its own, if any)`}`);
+  say(`Temporal         ${temporal.address} namespace ${settings.temporalNamespace}`);
+  say(`PostgreSQL       ${redact(databaseUrl)}`);
+  say('Press Ctrl-C to stop.');
+}
+
+// The node children run in their own process groups: if this process ends without its orderly
+// shutdown (an uncaught error), they must not outlive it and keep the API port.
+process.on('exit', () => {
+  for (const child of nodeChildren) if (!hasExited(child)) child.kill('SIGTERM');
+});
+
+main().catch((error: unknown) => {
+  void shutdown(1, `start failed: ${error instanceof Error ? error.message : String(error)}`);
+});
