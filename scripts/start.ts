@@ -63,9 +63,10 @@ async function shutdown(exitCode: number, reason: string): Promise<never> {
 }
 
 /** An unexpected end of a part takes the whole service down, with a non-zero exit code. */
-function watch(name: string, exited: Promise<string | undefined | void>): void {
+function watch(name: string, exited: Promise<unknown>): void {
   void exited.then((how) => {
-    if (!stopping) void shutdown(1, `${name} exited unexpectedly${how ? ` (${how})` : ''}`);
+    if (!stopping)
+      void shutdown(1, `${name} exited unexpectedly${typeof how === 'string' ? ` (${how})` : ''}`);
   });
 }
 
