@@ -2,8 +2,8 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import path from 'node:path';
 import { Connection } from '@temporalio/client';
 import { type LocalPostgres, startLocalPostgres } from '../db/embedded-postgres.js';
-import { migrate, openOrm } from '../db/orm.js';
 import { loadSettings } from '../lib/settings.js';
+import { runMigrations } from './migrate.js';
 import { acceptsTcp, hasExited, stopChild, waitForTcp } from './processes.js';
 import {
   ensureSearchAttributes,
@@ -154,16 +154,6 @@ function splitAddress(address: string): [string, number] {
   return [address.slice(0, at), Number(address.slice(at + 1))];
 }
 
-async function runMigrations(databaseUrl: string): Promise<void> {
-  const orm = await openOrm(databaseUrl, { poolMax: 2 });
-  try {
-    const applied = await migrate(orm);
-    say(applied.length ? `migrations applied: ${applied.join(', ')}` : 'database schema is up to date');
-  } finally {
-    await orm.close(true);
-  }
-}
-
 async function main(): Promise<void> {
   for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
     process.on(signal, () => void shutdown(0, `${signal} received`));
@@ -177,7 +167,8 @@ async function main(): Promise<void> {
 
   const [databaseUrl, temporal] = await Promise.all([startPostgres(), startTemporal()]);
   if (stopping) return;
-  await runMigrations(databaseUrl);
+  const applied = await runMigrations(databaseUrl);
+  say(applied.length ? `migrations applied: ${applied.join(', ')}` : 'database schema is up to date');
   if (stopping) return;
 
   const env = {
