@@ -16,6 +16,8 @@ import { startPrivateTemporalDevServer } from './temporal-dev-server.js';
 // stays silent from then on; it exits with the runner's code.
 
 const PER_TEST_TIMEOUT_MS = 120_000;
+/** CI allows 20 minutes; past this the runner is interrupted so it still prints its summary. */
+const WHOLE_RUN_TIMEOUT_MS = Number(process.env.TEST_RUN_TIMEOUT_MS || 18 * 60_000);
 const TEST_CONCURRENCY = 2;
 const DEFAULT_PATTERN = 'test/**/*.test.ts';
 
@@ -114,6 +116,9 @@ async function main(): Promise<number> {
       '--test',
       `--test-concurrency=${TEST_CONCURRENCY}`,
       `--test-timeout=${PER_TEST_TIMEOUT_MS}`,
+      // A file whose tests are done but which leaves a handle open (a server, a timer) would
+      // otherwise keep the whole run waiting forever.
+      '--test-force-exit',
       ...(files.length > 0 ? files : [DEFAULT_PATTERN]),
     ];
     progress(`PostgreSQL ${pg.url.replace(/:[^:@/]+@/, ':***@')}`);
@@ -135,10 +140,16 @@ async function main(): Promise<number> {
       },
     });
     const child = runner;
+    // Hooks have no timeout of their own: a hung `before` would hold the run past CI's limit.
+    const watchdog = setTimeout(() => {
+      child.kill('SIGINT');
+      setTimeout(() => child.kill('SIGKILL'), 30_000).unref();
+    }, WHOLE_RUN_TIMEOUT_MS);
     const code = await new Promise<number>((resolve) => {
       child.once('error', () => resolve(1));
       child.once('exit', (exitCode, signal) => resolve(exitCode ?? (signal ? 128 : 1)));
     });
+    clearTimeout(watchdog);
     await cleanUp();
     return interrupted ? 130 : code;
   } catch (error) {
