@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { Connection } from '@temporalio/client';
 import { type LocalPostgres, startLocalPostgres } from '../db/embedded-postgres.js';
 import { loadSettings } from '../lib/settings.js';
@@ -21,7 +22,9 @@ import {
 // Ctrl-C reaches only this process and the order holds. A child that dies on its own stops the rest
 // and the exit code is 1.
 
-const DATA_DIR = path.resolve('.data');
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+/** `.data/` of the clone; VOICE_AGENT_DATA_DIR moves it (the tests of this script use that). */
+const DATA_DIR = path.resolve(ROOT, process.env.VOICE_AGENT_DATA_DIR || '.data');
 const TEMPORAL_UI_PORT_OFFSET = 1000;
 
 interface Part {
@@ -72,6 +75,7 @@ function watch(name: string, exited: Promise<unknown>): void {
 
 function spawnNodeProcess(name: string, entry: string, env: NodeJS.ProcessEnv): ChildProcess {
   const child = spawn(process.execPath, ['--import', 'tsx', entry], {
+    cwd: ROOT,
     env,
     stdio: ['ignore', 'inherit', 'inherit'],
     detached: true,
@@ -101,9 +105,9 @@ async function startPostgres(): Promise<string> {
   if (pg.startedHere) {
     await started({ name: 'PostgreSQL', rank: 0, stop: () => pg.stop() });
     watch('PostgreSQL', pg.exited);
-    say(`PostgreSQL: started, data in .data/postgres (log ${path.relative('.', pg.logFile ?? '')})`);
+    say(`PostgreSQL: started, data in ${path.join(DATA_DIR, 'postgres')} (log ${pg.logFile})`);
   } else {
-    say('PostgreSQL: joined the one already running on .data/postgres');
+    say(`PostgreSQL: joined the one already running for ${path.join(DATA_DIR, 'postgres')}`);
   }
   return pg.url;
 }
