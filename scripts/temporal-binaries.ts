@@ -455,8 +455,13 @@ if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.me
   const kinds = (
     process.argv.slice(2).length ? process.argv.slice(2) : ['cli', 'test-server']
   ) as TemporalBinaryKind[];
-  for (const kind of kinds) {
-    if (!(kind in METHODS)) throw new Error(`unknown binary "${kind}": use cli or test-server`);
-    console.log(`${kind}: ${await resolveOnce(kind)}`);
+  try {
+    for (const kind of kinds) {
+      if (!(kind in METHODS)) throw new Error(`unknown binary "${kind}": use cli or test-server`);
+      console.log(`${kind}: ${await resolveOnce(kind)}`);
+    }
+  } catch (error) {
+    process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n`);
+    process.exit(1);
   }
 }
