@@ -1,5 +1,6 @@
 import type { EntityManager, FilterQuery } from '@mikro-orm/postgresql';
 import { parameterInvalid } from './errors.js';
+import { isUuid } from './uuid.js';
 
 // Cursor pagination for every list: newest first on a timestamp column, the id as tiebreak, so
 // the order is total and stable while rows are added. The cursor is opaque to clients: base64url
@@ -69,11 +70,18 @@ export function encodeCursor(at: Date, id: string): string {
   return Buffer.from(JSON.stringify([at.getTime(), id])).toString('base64url');
 }
 
+/**
+ * The position a cursor names. Anything the API could not have issued is refused here, before it
+ * reaches SQL, where a time out of range or an id that is not a UUID would fail as a 500.
+ */
 export function decodeCursor(cursor: string): Cursor {
   try {
-    const [ms, id] = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
-    if (Number.isSafeInteger(ms) && typeof id === 'string' && /^[0-9a-f-]{36}$/i.test(id)) {
-      return { at: new Date(ms), id };
+    const decoded: unknown = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+    if (Array.isArray(decoded) && decoded.length === 2) {
+      const [ms, id] = decoded;
+      const at = new Date(ms);
+      const inRange = Number.isSafeInteger(ms) && ms >= 0 && !Number.isNaN(at.getTime());
+      if (inRange && isUuid(id)) return { at, id };
     }
   } catch {
     // falls through to the refusal below

@@ -3,6 +3,7 @@ import addFormatsModule from 'ajv-formats';
 import { isWellFormedLanguageTag } from './bcp47.js';
 import { type ApiError, parameterInvalid, parameterMissing, parameterUnknown } from './errors.js';
 import type { JsonSchema } from './route.js';
+import { UUID_PATTERN } from './uuid.js';
 
 // ajv compiles every route's schemas once at start. Bodies are validated as sent (no coercion, no
 // defaults); query strings and path params are coerced to the schema's types and get defaults.
@@ -11,7 +12,9 @@ const addFormats = addFormatsModule as unknown as typeof addFormatsModule.defaul
 
 function newAjv(options: { coerceTypes: boolean; useDefaults: boolean }) {
   const ajv = new Ajv({ allErrors: true, strict: false, ...options });
-  addFormats(ajv, ['uuid', 'date-time', 'uri', 'email']);
+  addFormats(ajv, ['date-time', 'uri', 'email']);
+  // ajv-formats' uuid also takes a `urn:uuid:` prefix, which PostgreSQL refuses (a 500).
+  ajv.addFormat('uuid', UUID_PATTERN);
   ajv.addFormat('bcp47', { type: 'string', validate: isWellFormedLanguageTag });
   return ajv;
 }

@@ -243,6 +243,25 @@ describe('GET /agents', () => {
 
   test('a cursor that was not issued is parameter_invalid; unknown query is parameter_unknown', async () => {
     assertApiError(await client().get('/agents?cursor=nonsense'), 400, 'parameter_invalid', 'cursor');
+    assertApiError(await client().get('/agents?cursor='), 400, 'parameter_invalid', 'cursor');
+    // Well-formed JSON in the cursor's encoding, naming a position no row can have: refused, never
+    // passed on to SQL (where it used to fail as a 500).
+    const forged = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
+    for (const position of [
+      [9e15, crypto.randomUUID()], // past the Date range
+      [-62198755200000, crypto.randomUUID()], // year -1, before PostgreSQL's range
+      [Date.now(), '-'.repeat(36)],
+      [Date.now(), `urn:uuid:${crypto.randomUUID()}`],
+      [Date.now()],
+      { at: Date.now(), id: crypto.randomUUID() },
+    ]) {
+      assertApiError(
+        await client().get(`/agents?cursor=${forged(position)}`),
+        400,
+        'parameter_invalid',
+        'cursor',
+      );
+    }
     assertApiError(await client().get('/agents?sort=asc'), 400, 'parameter_unknown', 'sort');
     assertApiError(
       await client().get('/agents/00000000-0000-4000-8000-000000000000?x=1'),
@@ -460,5 +479,31 @@ describe('path ids', () => {
 
   test('an unknown UUID is 404 resource_missing', async () => {
     assertApiError(await client().get(`/agents/${crypto.randomUUID()}`), 404, 'resource_missing', 'agent_id');
+  });
+
+  test('a UUID with a urn:uuid: prefix is not a UUID here (it used to reach SQL and fail as a 500)', async () => {
+    const agent = await createAgent();
+    const urn = `urn:uuid:${agent.id}`;
+    assertApiError(await client().get(`/agents/${urn}`), 400, 'parameter_invalid', 'agent_id');
+    assertApiError(await client().delete(`/agents/${urn}`), 400, 'parameter_invalid', 'agent_id');
+    assertApiError(await client().post(`/agents/${urn}/unpublish`), 400, 'parameter_invalid', 'agent_id');
+    const number = await createPhoneNumber(db.orm.em.fork(), {
+      workspaceId: owner.workspaceId,
+      number: '+4790000077',
+    });
+    assertApiError(
+      await client().patch(`/phone-numbers/${number.id}`, { agent_id: urn }),
+      400,
+      'parameter_invalid',
+      'agent_id',
+    );
+  });
+
+  test('an upper-case UUID names the same agent; answers carry the stored, lower-case id', async () => {
+    const agent = await createAgent();
+    const upper = agent.id.toUpperCase();
+    assert.deepEqual((await client().get(`/agents/${upper}`)).body, agent);
+    const deleted = await client().delete(`/agents/${upper}`);
+    assert.deepEqual(deleted.body, { object: 'agent', id: agent.id, deleted: true });
   });
 });

@@ -143,12 +143,14 @@ const remove = defineRoute<AgentParams>({
   responses: { 200: { description: 'Deleted', schema: deletedSchema }, 404: missing },
   async handler(ctx, { params }) {
     const workspaceId = ctx.state.auth.workspaceId;
-    await ctx.state.em.transactional(async (em) => {
+    const id = await ctx.state.em.transactional(async (em) => {
       const agent = await findAgentOr404(em, workspaceId, params.agent_id);
       agent.deletedAt = new Date();
       await em.nativeUpdate(PhoneNumber, { workspace: workspaceId, agent: agent.id }, { agent: null });
+      return agent.id;
     });
-    return { status: 200, body: { object: 'agent', id: params.agent_id, deleted: true } };
+    // The stored id, not the path's spelling of it (an upper-case UUID names the same agent).
+    return { status: 200, body: { object: 'agent', id, deleted: true } };
   },
 });
 
