@@ -29,7 +29,8 @@ export function buildRouter(
   routes: RouteDefinition[],
   services: { authenticator: ApiKeyAuthenticator; rateLimiter: RateLimiter },
 ): Middleware {
-  const router = new Router<ApiState>({ prefix: API_PREFIX, strict: true });
+  // Paths match exactly as documented: no trailing slash, no other letter case.
+  const router = new Router<ApiState>({ prefix: API_PREFIX, strict: true, sensitive: true });
   for (const route of routes) {
     const compiled: CompiledRoute = {
       route,

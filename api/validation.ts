@@ -30,8 +30,23 @@ export function compileBodyValidator(schema: JsonSchema): Validator {
 
 /** For query and path params: strings are coerced to the schema's types, defaults filled in. */
 export function compileQueryValidator(schema: JsonSchema): Validator {
-  return toValidator(queryAjv.compile(schema));
+  const validate = toValidator(queryAjv.compile(schema));
+  // ajv coerces anything JavaScript reads as a number (`0x10`, `1e1`, ` 5`); an integer parameter
+  // takes decimal digits only.
+  const properties = (schema.properties ?? {}) as Record<string, JsonSchema>;
+  const integers = Object.keys(properties).filter((name) => properties[name]!.type === 'integer');
+  return (data) => {
+    const values = data as Record<string, unknown>;
+    const notDecimal = integers.find(
+      (name) => typeof values[name] === 'string' && !DECIMAL.test(values[name]),
+    );
+    const error = validate(data);
+    if (error && error.code !== 'parameter_invalid') return error; // unknown and missing come first
+    return notDecimal ? parameterInvalid(notDecimal, `${notDecimal} must be an integer.`) : error;
+  };
 }
+
+const DECIMAL = /^-?[0-9]+$/;
 
 function toValidator(validate: ValidateFunction): Validator {
   return (data) => (validate(data) ? null : toApiError(validate.errors ?? [], data));

@@ -235,7 +235,9 @@ describe('GET /agents', () => {
     assert.equal((await c.get('/agents')).body.data.length, 20);
     assert.equal((await c.get('/agents?limit=1')).body.data.length, 1);
     assert.equal((await c.get('/agents?limit=100')).body.data.length, 21);
-    for (const bad of ['0', '101', 'ten', '1.5', '-1', '']) {
+    assert.equal((await c.get('/agents?limit=05')).body.data.length, 5);
+    // Only decimal digits: ajv alone would read 0x10 as 16 and 1e1 as 10.
+    for (const bad of ['0', '101', 'ten', '1.5', '-1', '', '0x10', '1e1', '%205', '%2B5', '5%20']) {
       assertApiError(await c.get(`/agents?limit=${bad}`), 400, 'parameter_invalid', 'limit');
     }
     assertApiError(await c.get('/agents?limit=1&limit=2'), 400, 'parameter_invalid', 'limit');

@@ -37,6 +37,17 @@ describe('routing', () => {
     assertApiError(await api.client().get('/nope'), 404, 'route_not_found');
   });
 
+  test('paths match exactly: letter case, trailing slash and version count', async () => {
+    for (const path of ['/AGENTS', '/Me', '/agents/', '/me/', '//me']) {
+      assertApiError(await client().get(path), 404, 'route_not_found');
+    }
+    for (const path of ['/V1/me', '/v2/me', '/v1/v1/me', '/v1.0/me']) {
+      assertApiError(await client().get(`${api.url}${path}`), 404, 'route_not_found');
+    }
+    assertApiError(await client().request('OPTIONS', '/agents'), 404, 'route_not_found');
+    assert.equal((await client().get('/me')).status, 200);
+  });
+
   test('every answer has X-Request-Id, a new one each time', async () => {
     const ids = new Set<string>();
     for (const res of [
