@@ -8,9 +8,12 @@ import { createReadPool } from './read-pool.js';
 import type { ApiState, AppDeps, RouteDefinition } from './route.js';
 import { API_PREFIX, buildRouter } from './router.js';
 import { allRoutes } from './routes/index.js';
+import { unreadableRequestHandler } from './unreadable-request.js';
 
 export interface ApiApp {
   koa: Koa<ApiState>;
+  /** The HTTP server's `clientError` listener: requests Node cannot parse get the spec's 400. */
+  onClientError: ReturnType<typeof unreadableRequestHandler>;
   /** Flushes rate-limit counts and closes the read pool. Call after the server closed. */
   close(): Promise<void>;
 }
@@ -39,6 +42,7 @@ export function createApp(deps: AppDeps, options: { routes?: RouteDefinition[] }
 
   return {
     koa,
+    onClientError: unreadableRequestHandler(deps.logger),
     async close() {
       await rateLimiter.close();
       await reads.end();

@@ -15,6 +15,7 @@ export const SHUTDOWN_GRACE_MS = 10_000;
 export async function listen(app: ApiApp, options: { host: string; port: number }): Promise<RunningServer> {
   const server = http.createServer(app.koa.callback());
   server.keepAliveTimeout = 5_000;
+  server.on('clientError', app.onClientError);
   let closing = false;
   // Responses finished during shutdown tell keep-alive clients to reconnect elsewhere.
   server.on('request', (_req, res) => {

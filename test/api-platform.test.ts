@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import http from 'node:http';
+import net from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { Ajv } from 'ajv';
 import addFormatsModule from 'ajv-formats';
@@ -61,6 +62,42 @@ describe('routing', () => {
     }
     assert.equal(ids.size, 3);
   });
+});
+
+describe('requests the HTTP parser cannot read', () => {
+  /** Sends raw bytes and returns everything the server answers until it closes the connection. */
+  const rawExchange = (bytes: string) =>
+    new Promise<string>((resolve, reject) => {
+      const socket = net.connect(Number(new URL(api.url).port), '127.0.0.1', () => socket.write(bytes));
+      let answer = '';
+      socket.setEncoding('utf8');
+      socket.on('data', (chunk) => {
+        answer += chunk;
+      });
+      socket.on('error', reject);
+      socket.on('close', () => resolve(answer));
+    });
+
+  for (const [label, bytes] of [
+    ['a malformed header line', 'GET /v1/me HTTP/1.1\r\nHost: x\r\nNo colon here\r\n\r\n'],
+    ['an unknown method', 'FETCH /v1/me HTTP/1.1\r\nHost: x\r\n\r\n'],
+    ['headers over the size limit', `GET /v1/me HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`],
+  ]) {
+    test(`${label}: 400 request_invalid with X-Request-Id, then the connection closes`, async () => {
+      const answer = await rawExchange(bytes!);
+      const [head, body] = answer.split('\r\n\r\n');
+      assert.match(head!, /^HTTP\/1\.1 400 /);
+      assert.match(head!, /\r\nconnection: close/i);
+      const requestId = /\r\nx-request-id: (\S+)/i.exec(head!)?.[1];
+      assert.match(requestId ?? '', /^req_[0-9a-f]{32}$/);
+      const parsed = JSON.parse(body!);
+      assert.deepEqual(parsed.error.type, 'invalid_request_error');
+      assert.equal(parsed.error.code, 'request_invalid');
+      assert.equal(parsed.error.param, null);
+      assert.equal(parsed.request_id, requestId);
+      assert.ok(api.logs.some((line) => line.request_id === requestId && line.status === 400));
+    });
+  }
 });
 
 describe('bodies', () => {

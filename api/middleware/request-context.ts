@@ -1,7 +1,7 @@
-import { randomUUID } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Context, Next } from 'koa';
 import type { ReadPool } from '../read-pool.js';
+import { newRequestId } from '../request-id.js';
 import type { ApiState, AppDeps } from '../route.js';
 
 /**
@@ -12,7 +12,7 @@ import type { ApiState, AppDeps } from '../route.js';
 export function requestContext(deps: AppDeps, reads: ReadPool) {
   return async (ctx: Context & { state: ApiState }, next: Next) => {
     const started = performance.now();
-    const requestId = `req_${randomUUID().replaceAll('-', '')}`;
+    const requestId = newRequestId();
     const state = ctx.state;
     state.requestId = requestId;
     state.deps = deps;
