@@ -1,0 +1,211 @@
+import { randomUUID } from 'node:crypto';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { Context } from '@temporalio/activity';
+import { ApplicationFailure } from '@temporalio/common';
+import { Call, type CallEventType, type CallStatus, TranscriptEntry } from '../db/entities/index.js';
+import type { Orm } from '../db/orm.js';
+import type { CallAnalysisResult, CallAnalyzer } from '../lib/analysis/analyzer.js';
+import { TranscriptAnalyzer } from '../lib/analysis/transcript-analyzer.js';
+import { type CallEventExtra, writeCallEventOnce } from '../lib/calls/call-events.js';
+import { conversationContextOf } from '../lib/calls/conversation-context.js';
+import type { TranscriptLine } from '../lib/calls/transcript.js';
+import type { Carrier } from '../lib/carrier/carrier.js';
+import type { AgentAction, VoiceRuntime } from '../lib/voice-runtime/voice-runtime.js';
+
+// The call workflow's steps that touch the world: the database, the carrier, the voice runtime
+// and the analysis. Every one is safe to retry: rows are written with unique keys or
+// conditional updates, and the carrier ignores what it already did.
+
+export interface CallActivityDeps {
+  orm: Orm;
+  carrier: Carrier;
+  voiceRuntime: VoiceRuntime;
+  analyzer: CallAnalyzer;
+}
+
+/** Failure type names that no retry can fix; the workflow's retry policies list them as non-retryable. */
+export const NON_RETRYABLE_CALL_ERRORS = ['CallNotFound', 'AnalysisRejectedError'];
+
+export function createCallActivities(deps: CallActivityDeps) {
+  const fork = () => deps.orm.em.fork() as EntityManager;
+  const fallbackAnalyzer = new TranscriptAnalyzer();
+
+  async function loadCall(em: EntityManager, callId: string): Promise<Call> {
+    const call = await em.findOne(Call, { id: callId });
+    if (!call) throw ApplicationFailure.nonRetryable(`call ${callId} does not exist`, 'CallNotFound');
+    return call;
+  }
+
+  async function updateCall(callId: string, change: (call: Call) => void): Promise<void> {
+    const em = fork();
+    const call = await loadCall(em, callId);
+    change(call);
+    await em.flush();
+  }
+
+  async function loadTranscript(
+    em: EntityManager,
+    callId: string,
+    below?: number,
+  ): Promise<TranscriptLine[]> {
+    const rows = await em.find(
+      TranscriptEntry,
+      below === undefined ? { call: callId } : { call: callId, index: { $lt: below } },
+      { orderBy: { index: 'asc' } },
+    );
+    return rows.map((row) => ({
+      index: row.index,
+      role: row.role,
+      text: row.text,
+      offsetSeconds: row.offsetSeconds,
+    }));
+  }
+
+  /** Inserts lines; a line already written by an earlier attempt stays as it is. */
+  async function recordLines(callId: string, lines: TranscriptLine[]): Promise<void> {
+    if (lines.length === 0) return;
+    const values = lines.map(() => '(?, ?, ?, ?, ?, ?, now())').join(', ');
+    await deps.orm.em.getConnection().execute(
+      `insert into transcript_entries (id, call_id, index, role, text, offset_seconds, created_at) values ${values} on conflict (call_id, index) do nothing`,
+      lines.flatMap((line) => [
+        randomUUID(),
+        callId,
+        line.index,
+        line.role,
+        line.text,
+        Math.round(line.offsetSeconds),
+      ]),
+    );
+  }
+
+  return {
+    async dial(input: { callId: string; to: string; from: string | null; ringTimeoutSeconds: number }) {
+      const callWorkflowId = Context.current().info.workflowExecution!.workflowId;
+      await deps.carrier.dial({ ...input, callWorkflowId });
+    },
+
+    async markRinging(input: { callId: string }) {
+      await updateCall(input.callId, (call) => {
+        if (call.status === 'queued') call.status = 'ringing';
+      });
+    },
+
+    async markAnswered(input: { callId: string; answeredAt: string }) {
+      await updateCall(input.callId, (call) => {
+        call.status = 'in_progress';
+        call.answeredAt ??= new Date(input.answeredAt);
+      });
+    },
+
+    /** The agent's first line (per the opening-line precedence) is written and played; null when it listens first. */
+    async connectAgent(input: { callId: string }): Promise<TranscriptLine | null> {
+      const call = await loadCall(fork(), input.callId);
+      const text = await deps.voiceRuntime.openingLine(conversationContextOf(call));
+      const line: TranscriptLine | null = text ? { index: 0, role: 'agent', text, offsetSeconds: 0 } : null;
+      if (line) await recordLines(input.callId, [line]);
+      await deps.carrier.connectAgent({
+        callId: input.callId,
+        opening: line && { index: 0, text: line.text },
+      });
+      return line;
+    },
+
+    /** Writes what the person said, asks the voice runtime for the agent's answer, writes and plays it. */
+    async agentTurn(input: {
+      callId: string;
+      heard: TranscriptLine;
+      /** When the agent starts answering: the end of what it heard, in simulated seconds. */
+      answerAtSeconds: number;
+    }): Promise<{ line: TranscriptLine; next: AgentAction }> {
+      const em = fork();
+      const call = await loadCall(em, input.callId);
+      await recordLines(input.callId, [input.heard]);
+      const transcript = await loadTranscript(em, input.callId, input.heard.index + 1);
+      const turn = await deps.voiceRuntime.respond(conversationContextOf(call), transcript);
+      const line: TranscriptLine = {
+        index: input.heard.index + 1,
+        role: 'agent',
+        text: turn.say,
+        offsetSeconds: input.answerAtSeconds,
+      };
+      // A retry after the line was written plays the stored line, so the far end hears one version.
+      await recordLines(input.callId, [line]);
+      const [stored] = await loadTranscript(em.fork(), input.callId, line.index + 1).then((lines) =>
+        lines.slice(-1),
+      );
+      await deps.carrier.say({ callId: input.callId, index: stored.index, text: stored.text });
+      return { line: stored, next: turn.next };
+    },
+
+    /** Lines heard after the last agent turn (the person spoke, then hung up). */
+    async recordCallerLines(input: { callId: string; lines: TranscriptLine[] }) {
+      await recordLines(input.callId, input.lines);
+    },
+
+    async transferCall(input: { callId: string; to: string }) {
+      await updateCall(input.callId, (call) => {
+        call.transferredTo = input.to;
+      });
+      await deps.carrier.transfer(input);
+    },
+
+    async releaseCall(input: { callId: string; reason: 'hang_up' | 'cancel' }) {
+      await deps.carrier.release(input);
+    },
+
+    async markEnded(input: { callId: string; endedAt: string; durationSeconds: number; endReason: string }) {
+      await updateCall(input.callId, (call) => {
+        call.endedAt ??= new Date(input.endedAt);
+        call.durationSeconds ??= input.durationSeconds;
+        call.endReason ??= input.endReason;
+      });
+    },
+
+    async markFailed(input: { callId: string; reason: string; endedAt: string }) {
+      await updateCall(input.callId, (call) => {
+        call.status = 'failed';
+        call.endReason = input.reason;
+        call.endedAt ??= new Date(input.endedAt);
+      });
+    },
+
+    /** Reads the transcript and analyses it; `fallback` uses the built-in transcript rules. */
+    async analyzeCall(input: { callId: string; fallback?: boolean }): Promise<CallAnalysisResult> {
+      const transcript = await loadTranscript(fork(), input.callId);
+      const analyzer = input.fallback ? fallbackAnalyzer : deps.analyzer;
+      // A model can take a while: heartbeats tell Temporal the attempt is alive.
+      const context = Context.current();
+      const heartbeat = setInterval(() => context.heartbeat(), 2_000);
+      try {
+        return await analyzer.analyze(transcript);
+      } catch (error) {
+        if (error instanceof Error && error.name === 'AnalysisRejectedError') {
+          throw ApplicationFailure.nonRetryable(error.message, 'AnalysisRejectedError');
+        }
+        throw error;
+      } finally {
+        clearInterval(heartbeat);
+      }
+    },
+
+    async completeCall(input: { callId: string; analysis: CallAnalysisResult; analyzedAt: string }) {
+      await updateCall(input.callId, (call) => {
+        call.status = 'completed' satisfies CallStatus;
+        call.analysis ??= { ...input.analysis, created_at: input.analyzedAt };
+      });
+    },
+
+    /** Writes the event once per (call, type) and returns its id for the hand-off to delivery. */
+    async emitCallEvent(input: {
+      callId: string;
+      type: CallEventType;
+      occurredAt: string;
+      extra?: CallEventExtra;
+    }): Promise<{ eventId: string }> {
+      const eventId = await writeCallEventOnce(fork(), { ...input, occurredAt: new Date(input.occurredAt) });
+      return { eventId };
+    },
+  };
+}
+
+export type CallActivities = ReturnType<typeof createCallActivities>;

@@ -1,0 +1,47 @@
+import type {
+  Call,
+  CallAnalysisData,
+  CallChannel,
+  CallDirection,
+  CallStatus,
+} from '../../db/entities/index.js';
+
+/** The Call resource as the API returns it (spec: Resources, Call). */
+export interface CallResource {
+  object: 'call';
+  id: string;
+  agent_id: string | null;
+  direction: CallDirection;
+  channel: CallChannel;
+  status: CallStatus;
+  from: string | null;
+  to: string | null;
+  started_at: string;
+  ended_at: string | null;
+  duration_seconds: number | null;
+  end_reason: string | null;
+  metadata: Record<string, string>;
+  has_recording: boolean | null;
+  analysis: CallAnalysisData | null;
+}
+
+/** Lists leave out what costs a lookup per call: `analysis` and `has_recording` are null there. */
+export function presentCall(call: Call, options: { inList?: boolean } = {}): CallResource {
+  return {
+    object: 'call',
+    id: call.id,
+    agent_id: call.agent ?? null,
+    direction: call.direction,
+    channel: call.channel,
+    status: call.status,
+    from: call.fromNumber ?? null,
+    to: call.toNumber ?? null,
+    started_at: call.startedAt.toISOString(),
+    ended_at: call.endedAt ? call.endedAt.toISOString() : null,
+    duration_seconds: call.durationSeconds ?? null,
+    end_reason: call.endReason ?? null,
+    metadata: call.metadata,
+    has_recording: options.inList ? null : (call.hasRecording ?? false),
+    analysis: options.inList ? null : (call.analysis ?? null),
+  };
+}

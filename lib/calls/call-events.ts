@@ -1,0 +1,46 @@
+import { randomBytes } from 'node:crypto';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { presentCall } from '../../api/presenters/call.js';
+import { Call, type CallEventType } from '../../db/entities/index.js';
+
+/** Fields of a call event's `data` beside `object` (`reason` of call.failed, `transferred_to` of call.transferred). */
+export type CallEventExtra = { reason?: string; transferred_to?: string };
+
+export function newEventId(): string {
+  return `evt_${randomBytes(16).toString('hex')}`;
+}
+
+/**
+ * Writes a call's event of `type` once: the envelope's JSON bytes are stored as they will be sent,
+ * with the Call as GET /calls/{id} shows it now. A second write of the same (call, type), from a
+ * retried activity or a replayed workflow, keeps the first row and returns its id.
+ */
+export async function writeCallEventOnce(
+  em: EntityManager,
+  input: { callId: string; type: CallEventType; occurredAt: Date; extra?: CallEventExtra },
+): Promise<string> {
+  const call = await em.findOneOrFail(Call, { id: input.callId });
+  const id = newEventId();
+  const body = JSON.stringify({
+    id,
+    object: 'event',
+    type: input.type,
+    api_version: 'v1',
+    created_at: input.occurredAt.toISOString(),
+    data: { object: presentCall(call), ...input.extra },
+  });
+  const connection = em.getConnection();
+  const inserted = await connection.execute<{ id: string }[]>(
+    `insert into events (id, workspace_id, type, api_version, call_id, body, created_at)
+     values (?, ?, ?, 'v1', ?, ?, ?)
+     on conflict (call_id, type) do nothing
+     returning id`,
+    [id, call.workspace, input.type, call.id, body, input.occurredAt],
+  );
+  if (inserted.length > 0) return inserted[0].id;
+  const [existing] = await connection.execute<{ id: string }[]>(
+    'select id from events where call_id = ? and type = ?',
+    [call.id, input.type],
+  );
+  return existing.id;
+}

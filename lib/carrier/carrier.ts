@@ -1,0 +1,26 @@
+// The carrier port: the telephone network as the call workflow sees it. Every outcome of a
+// request here (ringing, answered, busy, what the person says, their hang-up) comes back later
+// as an asynchronous callback into the call workflow (workflows/call-messages.ts), the way a
+// provider's status and media callbacks would; no method waits for the far end.
+
+export interface DialRequest {
+  callId: string;
+  /** Where callbacks go. */
+  callWorkflowId: string;
+  to: string;
+  from: string | null;
+  ringTimeoutSeconds: number;
+}
+
+export interface Carrier {
+  /** Places the call. Idempotent per call id: a retried dial never rings twice. */
+  dial(request: DialRequest): Promise<void>;
+  /** Joins the agent's audio to the answered call; `opening` is played first (null: the agent listens). */
+  connectAgent(request: { callId: string; opening: { index: number; text: string } | null }): Promise<void>;
+  /** Plays one agent line; the far end ignores a line index it already heard. */
+  say(request: { callId: string; index: number; text: string }): Promise<void>;
+  /** Hands the far end over to `to`; the agent leaves the call. */
+  transfer(request: { callId: string; to: string }): Promise<void>;
+  /** Ends the call from our side: hang up a connected call, or cancel a dial still ringing. */
+  release(request: { callId: string; reason: 'hang_up' | 'cancel' }): Promise<void>;
+}

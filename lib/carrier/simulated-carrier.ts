@@ -1,0 +1,84 @@
+import { type Client, WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError } from '@temporalio/client';
+import { WorkflowIdReusePolicy } from '@temporalio/common';
+import { agentJoinedSignal, agentSpeechSignal, farEndReleasedSignal } from '../../workflows/call-messages.js';
+import type { SimulatedCalleeInput } from '../../workflows/simulated-callee-workflow.js';
+import type { Carrier, DialRequest } from './carrier.js';
+
+// The default carrier: every dial starts a simulated far end, itself a workflow on the
+// carrier-simulator task queue (workflows/simulated-callee-workflow.ts), which calls back into
+// the call workflow with signals. Requests here are signals to that far end.
+
+export function farEndWorkflowId(callId: string): string {
+  return `carrier-sim-${callId}`;
+}
+
+export class SimulatedCarrier implements Carrier {
+  constructor(
+    private readonly client: Client,
+    private readonly options: { taskQueue: string; timeScale: number },
+  ) {}
+
+  async dial(request: DialRequest): Promise<void> {
+    await this.startFarEnd(request.callId, {
+      callWorkflowId: request.callWorkflowId,
+      scenarioNumber: request.to,
+      timeScale: this.options.timeScale,
+      connected: false,
+    });
+  }
+
+  /** Starts the far end of a call that is connected from the start (inbound and web calls). */
+  async startConnected(callId: string, input: { callWorkflowId: string; scenarioNumber: string }) {
+    await this.startFarEnd(callId, { ...input, timeScale: this.options.timeScale, connected: true });
+  }
+
+  async connectAgent(request: { callId: string; opening: { index: number; text: string } | null }) {
+    await this.signalFarEnd(request.callId, (handle) =>
+      handle.signal(agentJoinedSignal, { opening: request.opening }),
+    );
+  }
+
+  async say(request: { callId: string; index: number; text: string }) {
+    await this.signalFarEnd(request.callId, (handle) =>
+      handle.signal(agentSpeechSignal, { index: request.index, text: request.text }),
+    );
+  }
+
+  async transfer(request: { callId: string; to: string }) {
+    await this.signalFarEnd(request.callId, (handle) =>
+      handle.signal(farEndReleasedSignal, { reason: 'transfer', to: request.to }),
+    );
+  }
+
+  async release(request: { callId: string; reason: 'hang_up' | 'cancel' }) {
+    await this.signalFarEnd(request.callId, (handle) =>
+      handle.signal(farEndReleasedSignal, { reason: request.reason }),
+    );
+  }
+
+  private async startFarEnd(callId: string, input: SimulatedCalleeInput): Promise<void> {
+    try {
+      await this.client.workflow.start('simulatedCalleeWorkflow', {
+        workflowId: farEndWorkflowId(callId),
+        taskQueue: this.options.taskQueue,
+        args: [input],
+        workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
+      });
+    } catch (error) {
+      // A retried dial: the far end was reached the first time.
+      if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
+    }
+  }
+
+  /** A far end that already hung up is gone: nothing there to hear or release. */
+  private async signalFarEnd(
+    callId: string,
+    send: (handle: ReturnType<Client['workflow']['getHandle']>) => Promise<void>,
+  ): Promise<void> {
+    try {
+      await send(this.client.workflow.getHandle(farEndWorkflowId(callId)));
+    } catch (error) {
+      if (!(error instanceof WorkflowNotFoundError)) throw error;
+    }
+  }
+}

@@ -1,0 +1,28 @@
+import type { ConversationContext } from './voice-runtime.js';
+
+/**
+ * The opening line by the spec's precedence. Outbound: the call's `first_message`, else the
+ * agent's `outbound_first_message`, else its `first_message`. Inbound and web calls: the agent's
+ * `first_message`. An empty string means the other person speaks first (null here); undefined
+ * means nothing is configured and the agent introduces itself.
+ */
+export function configuredOpeningLine(context: ConversationContext): string | null | undefined {
+  const candidates =
+    context.direction === 'outbound'
+      ? [context.callFirstMessage, context.agent.outboundFirstMessage, context.agent.firstMessage]
+      : [context.agent.firstMessage];
+  for (const candidate of candidates) {
+    if (candidate === null || candidate === undefined) continue;
+    return candidate === '' ? null : candidate;
+  }
+  return undefined;
+}
+
+/** Who the agent is and, on a call it placed, why it is calling. */
+export function introduction(context: ConversationContext): string {
+  const name = context.agent.name;
+  if (context.direction !== 'outbound') return `Hello, this is ${name}. How can I help you today?`;
+  const purpose = context.metadata.purpose?.trim() || 'to follow up on your recent request';
+  const reason = /^(to|about|regarding|because)\b/i.test(purpose) ? purpose : `about ${purpose}`;
+  return `Hi, this is ${name}, an AI assistant. I'm calling ${reason}. Do you have a minute?`;
+}

@@ -1,0 +1,69 @@
+import type { TranscriptLine } from '../calls/transcript.js';
+import { configuredOpeningLine, introduction } from './opening-line.js';
+import type { AgentTurn, ConversationContext, VoiceRuntime } from './voice-runtime.js';
+
+// The default voice runtime: a rule-based agent that reacts to what the other person said. It
+// stands in for the speech and language-model stack until a real one is configured, and only
+// sees the transcript (never the simulator's scenario).
+
+/** After this many agent lines the agent wraps the call up, so no conversation runs forever. */
+const MAX_AGENT_LINES = 10;
+
+const WANTS_MANAGER = /\b(manager|supervisor|complain|complaint|unacceptable)\b/i;
+const WANTS_PERSON = /\b(real person|human|someone|somebody|put me through|operator)\b/i;
+const SAYS_GOODBYE = /\b(bye|goodbye)\b/i;
+const ASKS_TO_SEND = /\b(send|email|e-mail|text) me\b/i;
+const THANKS = /\b(thank|thanks|perfect|great)\b/i;
+
+export class ScriptedAgent implements VoiceRuntime {
+  async openingLine(context: ConversationContext): Promise<string | null> {
+    const configured = configuredOpeningLine(context);
+    return configured === undefined ? introduction(context) : configured;
+  }
+
+  async respond(context: ConversationContext, transcript: TranscriptLine[]): Promise<AgentTurn> {
+    const heard = transcript.at(-1)?.text ?? '';
+    const agentLines = transcript.filter((line) => line.role === 'agent').length;
+    // The other person spoke first: the agent has not said who it is yet.
+    if (agentLines === 0) {
+      return { say: introduction(context), next: { kind: 'continue' } };
+    }
+    if (agentLines >= MAX_AGENT_LINES) {
+      return { say: 'I have to wrap up now. Thank you for your time, goodbye!', next: { kind: 'hang_up' } };
+    }
+    if (WANTS_MANAGER.test(heard)) {
+      return {
+        say: "I'm sorry about this. I have escalated your complaint, and a manager will call you back within one business day.",
+        next: { kind: 'continue' },
+      };
+    }
+    if (WANTS_PERSON.test(heard)) {
+      const to = transferTarget(context);
+      if (to)
+        return { say: "Of course. I'm transferring you to a colleague now.", next: { kind: 'transfer', to } };
+    }
+    if (SAYS_GOODBYE.test(heard)) {
+      return { say: 'Thank you for your time. Goodbye!', next: { kind: 'hang_up' } };
+    }
+    if (ASKS_TO_SEND.test(heard)) {
+      return {
+        say: "Absolutely, I'll send you a confirmation by email right away.",
+        next: { kind: 'continue' },
+      };
+    }
+    if (THANKS.test(heard)) {
+      return {
+        say: "You're welcome! Is there anything else I can help you with?",
+        next: { kind: 'continue' },
+      };
+    }
+    return { say: 'Great. Shall I go ahead and confirm that for you?', next: { kind: 'continue' } };
+  }
+}
+
+/** `metadata.transfer_to` when it is an E.164 number, else the business's own number on the call. */
+function transferTarget(context: ConversationContext): string | null {
+  const requested = context.metadata.transfer_to;
+  if (requested && /^\+[1-9]\d{6,14}$/.test(requested)) return requested;
+  return context.ownNumber;
+}

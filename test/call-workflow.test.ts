@@ -1,0 +1,420 @@
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { after, afterEach, before, beforeEach, describe, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import type { WorkflowHandle } from '@temporalio/client';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { bundleWorkflowCode, DefaultLogger, Runtime, Worker, type WorkflowBundle } from '@temporalio/worker';
+import { AnalysisRejectedError, type CallAnalyzer } from '../lib/analysis/analyzer.js';
+import { TranscriptAnalyzer } from '../lib/analysis/transcript-analyzer.js';
+import { callWorkflowId, startCallWorkflow } from '../lib/calls/start-call-workflow.js';
+import { farEndWorkflowId } from '../lib/carrier/simulated-carrier.js';
+import { AgentIdKey, CallDirectionKey, CallStatusKey, WorkspaceIdKey } from '../lib/search-attributes.js';
+import { loadSettings, type Settings, taskQueues } from '../lib/settings.js';
+import { createCallsWorker } from '../workers/calls-worker.js';
+import { createCarrierSimulatorWorker } from '../workers/carrier-simulator-worker.js';
+import { callWorkflowsPath } from '../workers/workflow-code.js';
+import { callProgressQuery } from '../workflows/call-messages.js';
+import type { CallWorkflowResult } from '../workflows/call-workflow.js';
+import {
+  type AgentFixture,
+  createAgentFixture,
+  createQueuedCall,
+  storedCall,
+} from './support/call-fixtures.js';
+import { freshDatabase, type TestDatabase } from './support/database.js';
+import { registerSearchAttributes } from './support/register-search-attributes.js';
+import { createTimeSkippingEnvironment } from './support/temporal.js';
+
+Runtime.install({ logger: new DefaultLogger('WARN') });
+
+// The call workflow and the simulated far end in the time-skipping environment: every scenario
+// of the operations contract (section 4), ring timeouts, analysis retries, a worker restart in
+// the middle of a call, and replay of the recorded histories.
+
+let db: TestDatabase;
+/** The environment of the running test: one per test, see newEnvironment(). */
+let env: TestWorkflowEnvironment;
+let bundle: WorkflowBundle;
+let eventSinkBundle: WorkflowBundle;
+let fixture: AgentFixture;
+/** The history of every workflow run here, replayed at the end to prove the code is deterministic. */
+const recorded: { workflowId: string; history: Awaited<ReturnType<WorkflowHandle['fetchHistory']>> }[] = [];
+const settings: Settings = {
+  ...loadSettings({}),
+  taskQueuePrefix: `cwf-${randomBytes(4).toString('hex')}-`,
+  simTimeScale: 1,
+};
+
+before(async () => {
+  [db, bundle, eventSinkBundle] = await Promise.all([
+    freshDatabase(),
+    bundleWorkflowCode({ workflowsPath: callWorkflowsPath, logger: quietLogger() }),
+    bundleWorkflowCode({
+      workflowsPath: fileURLToPath(new URL('./support/event-sink-workflows.ts', import.meta.url)),
+      logger: quietLogger(),
+    }),
+  ]);
+  fixture = await createAgentFixture(db.orm, { name: 'Ada' });
+});
+after(async () => {
+  await db?.close();
+});
+
+/**
+ * A time-skipping test server per test: once an abandoned child workflow (the event fan-out)
+ * has outlived its parent, the test server stops skipping time for good, so no two calls share
+ * one. Starting one takes well under a second.
+ */
+beforeEach(async () => {
+  env = await createTimeSkippingEnvironment();
+  await registerSearchAttributes(env);
+});
+afterEach(async () => {
+  await env.teardown();
+});
+
+/** Keeps the histories of a finished call's workflows for the replay test. */
+async function record(callId: string): Promise<void> {
+  for (const workflowId of [callWorkflowId(callId), farEndWorkflowId(callId)]) {
+    recorded.push({ workflowId, history: await env.client.workflow.getHandle(workflowId).fetchHistory() });
+  }
+}
+
+function quietLogger() {
+  const noop = () => {};
+  return { trace: noop, debug: noop, info: noop, warn: noop, error: console.error, log: noop };
+}
+
+async function workers(analyzer?: CallAnalyzer, maxCachedWorkflows?: number): Promise<Worker[]> {
+  return Promise.all([
+    createCallsWorker({
+      connection: env.nativeConnection,
+      client: env.client,
+      settings,
+      orm: db.orm,
+      workflowBundle: bundle,
+      ports: analyzer ? { analyzer } : undefined,
+      maxCachedWorkflows,
+    }),
+    createCarrierSimulatorWorker({
+      connection: env.nativeConnection,
+      settings,
+      workflowBundle: bundle,
+      maxCachedWorkflows,
+    }),
+    Worker.create({
+      connection: env.nativeConnection,
+      taskQueue: taskQueues(settings).webhooks,
+      workflowBundle: eventSinkBundle,
+      maxCachedWorkflows,
+    }),
+  ]);
+}
+
+/** Runs `fn` while every worker polls, then shuts them all down. */
+async function runWorkers<T>(list: Worker[], fn: () => Promise<T>): Promise<T> {
+  const [first, ...rest] = list;
+  if (!first) return fn();
+  return first.runUntil(() => runWorkers(rest, fn));
+}
+
+/**
+ * Waits for the far end to finish, and checks that every event of the call was handed to
+ * delivery: a fan-out workflow `event-fanout-<eventId>` on the webhooks queue.
+ */
+async function settle(callId: string): Promise<void> {
+  await env.client.workflow.getHandle(farEndWorkflowId(callId)).result();
+  const { events } = await storedCall(db.orm, callId);
+  for (const event of events) {
+    const fanOut = await env.client.workflow.getHandle(`event-fanout-${event.id}`).describe();
+    assert.equal(fanOut.type, 'eventFanOutWorkflow');
+    assert.equal(fanOut.taskQueue, taskQueues(settings).webhooks);
+  }
+}
+
+async function runCall(
+  to: string,
+  options: { firstMessage?: string | null; ringTimeoutSeconds?: number; analyzer?: CallAnalyzer } = {},
+) {
+  const call = await createQueuedCall(db.orm, fixture, { to, ...options });
+  const startedAt = Date.now();
+  const result = await runWorkers(await workers(options.analyzer), async () => {
+    await startCallWorkflow(env.client, settings, call);
+    const outcome = (await env.client.workflow
+      .getHandle(callWorkflowId(call.id))
+      .result()) as CallWorkflowResult;
+    await settle(call.id);
+    return outcome;
+  });
+  await record(call.id);
+  return { result, wallMs: Date.now() - startedAt, ...(await storedCall(db.orm, call.id)) };
+}
+
+type Expected = {
+  status: string;
+  endReason: string;
+  events: string[];
+  reason?: string;
+  outcome?: string | null;
+  sentiment?: string | null;
+};
+
+const SCENARIOS: [string, string, Expected][] = [
+  ['1001', 'line busy', { status: 'failed', endReason: 'busy', events: ['call.failed'], reason: 'busy' }],
+  [
+    '1002',
+    'never answered',
+    { status: 'failed', endReason: 'no_answer', events: ['call.failed'], reason: 'no_answer' },
+  ],
+  [
+    '1003',
+    'declined',
+    { status: 'failed', endReason: 'no_answer', events: ['call.failed'], reason: 'no_answer' },
+  ],
+  [
+    '1004',
+    'refused by the network',
+    { status: 'failed', endReason: 'not_connected', events: ['call.failed'], reason: 'not_connected' },
+  ],
+  [
+    '2002',
+    'asks for a human and is transferred',
+    {
+      status: 'completed',
+      endReason: 'transferred',
+      events: ['call.started', 'call.transferred', 'call.completed'],
+      outcome: 'transferred',
+    },
+  ],
+  [
+    '2003',
+    'unhappy, wants a manager',
+    {
+      status: 'completed',
+      endReason: 'caller_hangup',
+      events: ['call.started', 'call.completed'],
+      outcome: 'escalated',
+      sentiment: 'negative',
+    },
+  ],
+  [
+    '2004',
+    'hangs up after the greeting',
+    {
+      status: 'completed',
+      endReason: 'caller_hangup',
+      events: ['call.started', 'call.completed'],
+      outcome: 'abandoned',
+    },
+  ],
+  [
+    '5678',
+    'default: a friendly conversation',
+    {
+      status: 'completed',
+      endReason: 'agent_hangup',
+      events: ['call.started', 'call.completed'],
+      outcome: 'resolved',
+      sentiment: 'positive',
+    },
+  ],
+];
+
+describe('simulator scenarios (operations contract, section 4)', { timeout: 60_000 }, () => {
+  for (const [ending, what, expected] of SCENARIOS) {
+    test(`to ending ${ending}: ${what}`, async () => {
+      const { result, call, transcript, events } = await runCall(`+47912${ending}`, {
+        ringTimeoutSeconds: 30,
+      });
+      assert.equal(result.status, expected.status);
+      assert.equal(call.status, expected.status);
+      assert.equal(call.endReason, expected.endReason);
+      assert.ok(call.endedAt, 'ended_at is recorded');
+      assert.deepEqual(
+        events.map((event) => event.type),
+        expected.events,
+      );
+      for (const event of events) {
+        assert.match(event.id, /^evt_[0-9a-f]{32}$/);
+        assert.equal(event.body.id, event.id);
+        assert.equal(event.body.object, 'event');
+        assert.equal(event.body.api_version, 'v1');
+        assert.equal(event.body.data.object.id, call.id);
+      }
+      if (expected.status === 'failed') {
+        const failed = events[0].body;
+        assert.equal(failed.data.reason, expected.reason);
+        assert.equal(failed.data.object.status, 'failed');
+        assert.equal(failed.data.object.end_reason, expected.reason);
+        assert.equal(call.durationSeconds, null);
+        assert.equal(call.answeredAt, null);
+        assert.equal(transcript.length, 0);
+        assert.equal(call.analysis, null);
+        return;
+      }
+      const started = events[0].body.data.object;
+      assert.equal(started.status, 'in_progress');
+      assert.equal(started.analysis, null);
+      const completed = events.at(-1)!.body.data.object;
+      assert.equal(completed.status, 'completed');
+      assert.deepEqual(completed.analysis, call.analysis);
+      assert.ok(call.answeredAt);
+      assert.ok((call.durationSeconds ?? 0) >= 1, 'an answered call lasts simulated seconds');
+      assert.equal(call.analysis?.outcome, expected.outcome);
+      if (expected.sentiment !== undefined) assert.equal(call.analysis?.sentiment, expected.sentiment);
+      assert.ok(call.analysis?.summary);
+      assert.deepEqual(
+        transcript.map((line) => line.index),
+        transcript.map((_, i) => i),
+        'transcript indexes are 0..n-1 in order',
+      );
+      // No opening line is configured: the agent says who it is and why it is calling.
+      assert.equal(transcript[0].role, 'agent');
+      assert.match(transcript[0].text, /this is Ada.*I'm calling/);
+      if (ending === '2002') {
+        const transferred = events[1].body;
+        assert.equal(transferred.data.transferred_to, fixture.number);
+        assert.equal(call.transferredTo, fixture.number);
+      }
+      if (ending === '2004')
+        assert.deepEqual(
+          transcript.map((line) => line.role),
+          ['agent'],
+        );
+      if (ending === '5678') {
+        assert.ok(transcript.some((line) => line.role === 'caller'));
+        assert.ok(call.analysis?.action_items.some((item) => /confirmation by email/.test(item)));
+      }
+    });
+  }
+});
+
+describe('ring timeout', { timeout: 60_000 }, () => {
+  for (const seconds of [10, 120]) {
+    test(`${seconds} s of ringing costs no wall-clock time`, async () => {
+      const before = await env.currentTimeMs();
+      const { call, wallMs } = await runCall('+4791231002', { ringTimeoutSeconds: seconds });
+      const skippedMs = (await env.currentTimeMs()) - before;
+      assert.equal(call.status, 'failed');
+      assert.equal(call.endReason, 'no_answer');
+      assert.ok(skippedMs >= seconds * 1000, `workflow time passed ${skippedMs} ms`);
+      assert.ok(wallMs < 10_000, `took ${wallMs} ms of wall-clock time`);
+    });
+  }
+
+  test('a decline before the timeout ends the call as no_answer at once', async () => {
+    const { call } = await runCall('+4791231003', { ringTimeoutSeconds: 120 });
+    assert.equal(call.endReason, 'no_answer');
+    const ringingMs = call.endedAt!.getTime() - call.startedAt.getTime();
+    assert.ok(ringingMs < 120_000, 'ended by the decline, not by the timer');
+  });
+});
+
+describe('opening line', { timeout: 60_000 }, () => {
+  test("the call's first_message is the agent's first line", async () => {
+    const { transcript } = await runCall('+4791235555', { firstMessage: 'Hello from the call request!' });
+    assert.deepEqual(transcript[0], { role: 'agent', text: 'Hello from the call request!', index: 0 });
+  });
+
+  test('an empty first_message lets the person speak first; the agent then introduces itself', async () => {
+    const { transcript, call } = await runCall('+4791235556', { firstMessage: '' });
+    assert.equal(transcript[0].role, 'caller');
+    assert.equal(transcript[1].role, 'agent');
+    assert.match(transcript[1].text, /this is Ada.*I'm calling/);
+    assert.equal(call.status, 'completed');
+  });
+});
+
+/** Fails `failures` times with an error retrying can fix, then analyses for real. */
+class FlakyAnalyzer implements CallAnalyzer {
+  attempts = 0;
+  constructor(
+    private readonly failures: number,
+    private readonly error: () => Error = () => new Error('analysis service unavailable'),
+  ) {}
+  async analyze(transcript: Parameters<CallAnalyzer['analyze']>[0]) {
+    this.attempts++;
+    if (this.attempts <= this.failures) throw this.error();
+    return { ...(await new TranscriptAnalyzer().analyze(transcript)), summary: 'from the flaky analyzer' };
+  }
+}
+
+describe('analysis', { timeout: 60_000 }, () => {
+  test('is retried after transient failures, then stored', async () => {
+    const analyzer = new FlakyAnalyzer(3);
+    const { call, events } = await runCall('+4791236666', { analyzer });
+    assert.equal(analyzer.attempts, 4);
+    assert.equal(call.status, 'completed');
+    assert.equal(call.analysis?.summary, 'from the flaky analyzer');
+    assert.equal(events.at(-1)!.body.data.object.analysis.summary, 'from the flaky analyzer');
+  });
+
+  test('a refusal is not retried; the transcript rules answer instead', async () => {
+    const analyzer = new FlakyAnalyzer(100, () => new AnalysisRejectedError('model not found'));
+    const { call } = await runCall('+4791236667', { analyzer });
+    assert.equal(analyzer.attempts, 1);
+    assert.equal(call.status, 'completed');
+    assert.equal(call.analysis?.outcome, 'resolved');
+  });
+});
+
+describe('durability', { timeout: 60_000 }, () => {
+  test('a worker restart in the middle of a call: the call completes, no event twice', async () => {
+    const call = await createQueuedCall(db.orm, fixture, { to: '+4791237777' });
+    const handle = env.client.workflow.getHandle(callWorkflowId(call.id));
+    // Without a workflow cache: the test server never moves tasks off a stopped worker's sticky
+    // queue (a real server does after 5 s), and every task of the first worker is a replay.
+    await runWorkers(await workers(undefined, 0), async () => {
+      await startCallWorkflow(env.client, settings, call);
+      for (let i = 0; i < 200; i++) {
+        const progress = await handle.query(callProgressQuery);
+        if (progress.step === 'in_conversation' && progress.transcriptLines >= 3) return;
+        await env.sleep(500);
+      }
+      assert.fail('the call never got into its conversation');
+    });
+    assert.equal((await storedCall(db.orm, call.id)).call.status, 'in_progress');
+    const result = (await runWorkers(await workers(), async () => {
+      const outcome = await handle.result();
+      await settle(call.id);
+      return outcome;
+    })) as CallWorkflowResult;
+    assert.equal(result.status, 'completed');
+    await record(call.id);
+    const { events, transcript } = await storedCall(db.orm, call.id);
+    assert.deepEqual(
+      events.map((event) => event.type),
+      ['call.started', 'call.completed'],
+    );
+    assert.deepEqual(
+      transcript.map((line) => line.index),
+      transcript.map((_, i) => i),
+    );
+    assert.equal(transcript.at(-1)?.text, 'Thank you for your time. Goodbye!');
+  });
+
+  test('search attributes and the progress query help find a call', async () => {
+    const { call } = await runCall('+4791238888');
+    const description = await env.client.workflow.getHandle(callWorkflowId(call.id)).describe();
+    assert.equal(description.typedSearchAttributes.get(WorkspaceIdKey), fixture.workspaceId);
+    assert.equal(description.typedSearchAttributes.get(AgentIdKey), fixture.agentId);
+    assert.equal(description.typedSearchAttributes.get(CallStatusKey), 'completed');
+    assert.equal(description.typedSearchAttributes.get(CallDirectionKey), 'outbound');
+    assert.equal(description.type, 'callWorkflow');
+  });
+
+  test('recorded histories replay without nondeterminism', async () => {
+    assert.ok(recorded.length > 10);
+    const results = Worker.runReplayHistories(
+      { workflowBundle: bundle, replayName: 'call-workflows' },
+      recorded,
+    );
+    let replayed = 0;
+    for await (const result of results) {
+      assert.equal(result.error, undefined, `${result.workflowId}: ${result.error}`);
+      replayed++;
+    }
+    assert.equal(replayed, recorded.length);
+  });
+});

@@ -1,0 +1,50 @@
+// The simulated far end's behaviour per scenario (operations contract, section 4), chosen by the
+// last four digits of the number it plays. Deterministic data only: used inside a workflow.
+
+export type DialBehaviour =
+  | { kind: 'busy' }
+  | { kind: 'not_connected' }
+  | { kind: 'never_answers' }
+  | { kind: 'declines'; afterRingingSeconds: number }
+  | { kind: 'answers' };
+
+export interface CalleeScript {
+  dial: DialBehaviour;
+  /** What the person says after hearing each agent line, in order; when it runs out they hang up. */
+  replies: string[];
+  /** Said when the agent stays silent after the call connects (the person speaks first). */
+  firstWords: string;
+}
+
+const FRIENDLY: string[] = [
+  'Oh, hi. Yes, I have a minute. Go ahead.',
+  'Yes, that works for me. Could you send me a confirmation by email?',
+  'Perfect, thank you so much, that was really helpful!',
+  'No, that is all. Bye!',
+];
+
+const SCRIPTS: Record<string, CalleeScript> = {
+  '1001': { dial: { kind: 'busy' }, replies: [], firstWords: 'Hello?' },
+  '1002': { dial: { kind: 'never_answers' }, replies: [], firstWords: 'Hello?' },
+  '1003': { dial: { kind: 'declines', afterRingingSeconds: 6 }, replies: [], firstWords: 'Hello?' },
+  '1004': { dial: { kind: 'not_connected' }, replies: [], firstWords: 'Hello?' },
+  '2002': {
+    dial: { kind: 'answers' },
+    replies: ['Hi. Yes?', "Honestly, I'd rather talk to a real person. Can you put me through to someone?"],
+    firstWords: 'Hello?',
+  },
+  '2003': {
+    dial: { kind: 'answers' },
+    replies: [
+      'Who is this? What do you want?',
+      'This is unacceptable. I have been waiting for weeks and nobody has fixed my problem. I want to talk to a manager.',
+      'Fine. But I am really not happy about this.',
+    ],
+    firstWords: 'Yes? Hello?',
+  },
+  '2004': { dial: { kind: 'answers' }, replies: [], firstWords: 'Hello?' },
+};
+
+export function calleeScript(number: string): CalleeScript {
+  return SCRIPTS[number.slice(-4)] ?? { dial: { kind: 'answers' }, replies: FRIENDLY, firstWords: 'Hello?' };
+}

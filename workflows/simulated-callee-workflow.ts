@@ -1,0 +1,124 @@
+import { condition, getExternalWorkflowHandle, setHandler } from '@temporalio/workflow';
+import {
+  agentJoinedSignal,
+  agentSpeechSignal,
+  type CallerSpeech,
+  type CarrierCallback,
+  callerSpeechSignal,
+  carrierCallbackSignal,
+  farEndReleasedSignal,
+} from './call-messages.js';
+import { calleeScript } from './callee-scripts.js';
+import { speakingSeconds } from './speech-timing.js';
+
+// The far end of a simulated call: the remote carrier and the person it rings. It runs on the
+// carrier-simulator task queue and talks to the call workflow only through asynchronous
+// callbacks (signals), as a real carrier's status and media callbacks would. Its waits are
+// durable timers of simulated seconds times `timeScale`, so time-skipping tests skip them.
+
+export interface SimulatedCalleeInput {
+  /** The call workflow that gets the callbacks. */
+  callWorkflowId: string;
+  /** Picks the scenario by its last four digits (the `to` of an outbound call). */
+  scenarioNumber: string;
+  /** SIM_TIME_SCALE: wall-clock seconds per simulated second. */
+  timeScale: number;
+  /** The call is already connected (it came in answered): no ringing. */
+  connected: boolean;
+}
+
+/** Seconds the person pauses before answering what they heard. */
+const THINKING_SECONDS = 1;
+/** Seconds of silence after pick-up before the person speaks first. */
+const SILENCE_BEFORE_SPEAKING_FIRST = 1.5;
+/** Simulated seconds between a dial and the first ring. */
+const CONNECT_SECONDS = 0.5;
+
+export async function simulatedCalleeWorkflow(input: SimulatedCalleeInput): Promise<void> {
+  const script = calleeScript(input.scenarioNumber);
+  const callWorkflow = getExternalWorkflowHandle(input.callWorkflowId);
+  let released = false;
+  let joined: { opening: { index: number; text: string } | null } | undefined;
+  const heardIndexes = new Set<number>();
+  const toHear: { index: number; text: string }[] = [];
+  const hear = (line: { index: number; text: string }) => {
+    if (heardIndexes.has(line.index)) return; // a retried delivery of a line already heard
+    heardIndexes.add(line.index);
+    toHear.push(line);
+  };
+  setHandler(farEndReleasedSignal, () => {
+    released = true;
+  });
+  setHandler(agentJoinedSignal, (signal) => {
+    joined ??= signal;
+    if (signal.opening) hear(signal.opening);
+  });
+  setHandler(agentSpeechSignal, hear);
+
+  /** Simulated time since pick-up. */
+  let clock = 0;
+  /** Waits `seconds` of simulated time; false when the call was released meanwhile. */
+  const pass = async (seconds: number): Promise<boolean> => {
+    const wokeEarly = await condition(
+      () => released,
+      Math.max(1, Math.round(seconds * 1000 * input.timeScale)),
+    );
+    clock += seconds;
+    return !wokeEarly;
+  };
+  // A call that already ended refuses signals: the far end then has nothing left to do.
+  const notify = async (callback: CarrierCallback) => {
+    await callWorkflow.signal(carrierCallbackSignal, callback).catch(() => {
+      released = true;
+    });
+  };
+
+  if (!input.connected) {
+    const dial = script.dial;
+    if (!(await pass(CONNECT_SECONDS))) return;
+    if (dial.kind === 'busy' || dial.kind === 'not_connected') return notify({ type: dial.kind });
+    await notify({ type: 'ringing' });
+    if (dial.kind === 'never_answers') {
+      await condition(() => released);
+      return;
+    }
+    if (dial.kind === 'declines') {
+      if (await pass(dial.afterRingingSeconds)) await notify({ type: 'declined' });
+      return;
+    }
+    // Rings 1 to 3 simulated seconds (the workflow's seeded random is deterministic on replay).
+    if (!(await pass(1 + Math.floor(Math.random() * 3)))) return;
+    clock = 0;
+    await notify({ type: 'answered' });
+  }
+
+  await condition(() => joined !== undefined || released);
+  let utterance = 0;
+  const say = async (text: string): Promise<boolean> => {
+    const startedAtSeconds = clock;
+    if (!(await pass(speakingSeconds(text)))) return false;
+    const speech: CallerSpeech = { utterance: utterance++, text, startedAtSeconds, endedAtSeconds: clock };
+    await callWorkflow.signal(callerSpeechSignal, speech).catch(() => {
+      released = true;
+    });
+    return !released;
+  };
+  if (!released && !joined?.opening) {
+    if (!(await pass(SILENCE_BEFORE_SPEAKING_FIRST))) return;
+    if (!(await say(script.firstWords))) return;
+  }
+  let linesHeard = 0;
+  for (;;) {
+    await condition(() => toHear.length > 0 || released);
+    if (released) return;
+    const line = toHear.shift()!;
+    if (!(await pass(speakingSeconds(line.text)))) return;
+    const reply = script.replies[linesHeard++];
+    if (reply === undefined) {
+      await notify({ type: 'hung_up', atSeconds: Math.round(clock) });
+      return;
+    }
+    if (!(await pass(THINKING_SECONDS))) return;
+    if (!(await say(reply))) return;
+  }
+}
