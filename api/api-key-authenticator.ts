@@ -100,9 +100,14 @@ export class ApiKeyAuthenticator {
   }
 }
 
-/** The token of `Authorization: Bearer <token>`; undefined for any other scheme or none. */
+/**
+ * The credentials of `Authorization: Bearer <token>` (scheme in any letter case, any run of
+ * spaces); undefined when there is no Bearer header or it carries nothing (api_key_missing).
+ * Whatever follows the scheme is the key as sent, so `Bearer a b` is checked, and refused, as a
+ * key (api_key_invalid), not taken for a missing one.
+ */
 function bearerToken(header: string | undefined): string | undefined {
   if (!header) return undefined;
-  const match = /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(header);
-  return match?.[1];
+  const match = /^Bearer(?:[ \t]+(.*))?$/i.exec(header);
+  return match?.[1]?.trim() || undefined;
 }

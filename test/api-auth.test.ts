@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { revokeApiKey, setUserRole } from '../lib/accounts.js';
 import { createFixture, startApi, type TestApi } from './support/api.js';
+import { assertApiError } from './support/assert-api.js';
 import { freshDatabase, type TestDatabase } from './support/database.js';
 
 let db: TestDatabase;
@@ -14,19 +15,6 @@ after(async () => {
   await api?.close();
   await db?.close();
 });
-
-function assertError(
-  res: { status: number; headers: Headers; body: any },
-  status: number,
-  code: string,
-  param: string | null = null,
-) {
-  assert.equal(res.status, status, JSON.stringify(res.body));
-  assert.equal(res.body.error.code, code);
-  assert.equal(res.body.error.param, param);
-  assert.equal(typeof res.body.error.message, 'string');
-  assert.equal(res.body.request_id, res.headers.get('x-request-id'));
-}
 
 describe('GET /me', () => {
   test('answers ApiKeyInfo for the key', async () => {
@@ -44,20 +32,54 @@ describe('GET /me', () => {
   });
 
   test('no key: 401 api_key_missing', async () => {
-    assertError(await api.client().get('/me'), 401, 'api_key_missing');
+    assertApiError(await api.client().get('/me'), 401, 'api_key_missing');
     const basic = await api.client().get('/me', { authorization: 'Basic dXNlcjpwYXNz' });
-    assertError(basic, 401, 'api_key_missing');
+    assertApiError(basic, 401, 'api_key_missing');
   });
 
   test('a key in the query string or a cookie is not accepted', async () => {
     const f = await createFixture(db.orm);
-    assertError(await api.client().get(`/me?api_key=${f.secret}`), 401, 'api_key_missing');
-    assertError(await api.client().get('/me', { cookie: `api_key=${f.secret}` }), 401, 'api_key_missing');
+    assertApiError(await api.client().get(`/me?api_key=${f.secret}`), 401, 'api_key_missing');
+    assertApiError(await api.client().get('/me', { cookie: `api_key=${f.secret}` }), 401, 'api_key_missing');
+    assertApiError(await api.client().get('/me', { 'x-api-key': f.secret }), 401, 'api_key_missing');
+    // With a valid Bearer key as well, api_key is an unknown query parameter like any other.
+    assertApiError(
+      await api.client(f.secret).get(`/me?api_key=${f.secret}`),
+      400,
+      'parameter_unknown',
+      'api_key',
+    );
+    assertApiError(
+      await api.client(f.secret).get(`/agents?api_key=${f.secret}`),
+      400,
+      'parameter_unknown',
+      'api_key',
+    );
+  });
+
+  test('Authorization header forms over HTTP', async () => {
+    const f = await createFixture(db.orm);
+    const me = (authorization: string) => api.client().get('/me', { authorization });
+    for (const accepted of [`Bearer ${f.secret}`, `bearer ${f.secret}`, `BEARER    ${f.secret}   `]) {
+      assert.equal((await me(accepted)).body.id, f.keyId, accepted);
+    }
+    // No Bearer credentials at all: missing.
+    for (const missing of ['Bearer', 'Bearer    ', 'Basic dXNlcjpwYXNz', `Token ${f.secret}`, f.secret]) {
+      assertApiError(await me(missing), 401, 'api_key_missing');
+    }
+    // Bearer credentials that are not a valid key: invalid.
+    for (const invalid of [
+      `Bearer ${f.secret} ${f.secret}`,
+      `Bearer ${f.secret.toUpperCase()}`,
+      'Bearer x',
+    ]) {
+      assertApiError(await me(invalid), 401, 'api_key_invalid');
+    }
   });
 
   test('a wrong key: 401 api_key_invalid', async () => {
-    assertError(await api.client('svc_live_nope').get('/me'), 401, 'api_key_invalid');
-    assertError(await api.client('something-else').get('/me'), 401, 'api_key_invalid');
+    assertApiError(await api.client('svc_live_nope').get('/me'), 401, 'api_key_invalid');
+    assertApiError(await api.client('something-else').get('/me'), 401, 'api_key_invalid');
   });
 });
 
@@ -66,19 +88,19 @@ describe('keys', () => {
     const f = await createFixture(db.orm, { expiresAt: new Date(Date.now() + 1500) });
     assert.equal((await api.client(f.secret).get('/me')).status, 200);
     await new Promise((r) => setTimeout(r, 1600));
-    assertError(await api.client(f.secret).get('/me'), 401, 'api_key_invalid');
+    assertApiError(await api.client(f.secret).get('/me'), 401, 'api_key_invalid');
   });
 
   test('a revoked key never seen before is refused at once', async () => {
     const f = await createFixture(db.orm);
     await revokeApiKey(db.orm.em.fork(), { keyId: f.keyId });
-    assertError(await api.client(f.secret).get('/me'), 401, 'api_key_invalid');
+    assertApiError(await api.client(f.secret).get('/me'), 401, 'api_key_invalid');
   });
 
   test('a role change reaches a fresh app at once', async () => {
     const f = await createFixture(db.orm, { role: 'admin' });
     await setUserRole(db.orm.em.fork(), { userId: f.userId, role: 'viewer' });
     const res = await api.client(f.secret).post('/agents', { name: 'x' });
-    assertError(res, 403, 'role_required');
+    assertApiError(res, 403, 'role_required');
   });
 });

@@ -67,4 +67,8 @@ test('header forms', async () => {
   assert.equal(await refusal(auth.authenticate(`Token ${f.secret}`)), 'api_key_missing');
   assert.equal(await refusal(auth.authenticate(`bearer ${f.secret}`)), 'accepted');
   assert.equal(await refusal(auth.authenticate(`Bearer ${f.secret}x`)), 'api_key_invalid');
+  assert.equal(await refusal(auth.authenticate('Bearer   ')), 'api_key_missing');
+  assert.equal(await refusal(auth.authenticate(`Bearer${f.secret}`)), 'api_key_missing');
+  assert.equal(await refusal(auth.authenticate(`BEARER \t ${f.secret} `)), 'accepted');
+  assert.equal(await refusal(auth.authenticate(`Bearer ${f.secret} extra`)), 'api_key_invalid');
 });
