@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { Call } from '../db/entities/index.js';
 import { createPhoneNumber } from '../lib/accounts.js';
-import { createFixture, type Fixture, startApi, type TestApi } from './support/api.js';
+import { type ApiResponse, createFixture, type Fixture, startApi, type TestApi } from './support/api.js';
 import { assertApiError } from './support/assert-api.js';
 import { freshDatabase, type TestDatabase } from './support/database.js';
 
@@ -194,7 +194,9 @@ describe('GET /agents', () => {
     let cursor: string | null = null;
     let pages = 0;
     do {
-      const res: any = await c.get(`/agents?limit=3${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
+      const res: ApiResponse = await c.get(
+        `/agents?limit=3${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`,
+      );
       assert.equal(res.status, 200);
       assert.equal(res.body.object, 'list');
       pages++;
@@ -385,19 +387,31 @@ describe('publish and unpublish', () => {
     assert.equal((await client().get(`/agents/${agent.id}`)).body.status, 'draft');
   });
 
-  test('a draft cannot be unpublished', async () => {
+  test('unpublishing an agent that is not published answers 200 and changes nothing (the spec lists no 422)', async () => {
     const agent = await createAgent({ system_prompt: 's' });
-    assertApiError(await client().post(`/agents/${agent.id}/unpublish`), 422, 'agent_not_ready');
+    const res = await client().post(`/agents/${agent.id}/unpublish`);
+    assert.equal(res.status, 200, res.text);
+    assert.deepEqual(res.body, agent);
   });
 
-  test('an archived agent can be neither published nor unpublished', async () => {
+  test('an archived agent cannot be published; unpublishing it changes nothing', async () => {
     const agent = await createAgent({ system_prompt: 's' });
     await db.orm.em
       .fork()
       .getConnection()
       .execute(`update agents set status = 'archived' where id = ?`, [agent.id]);
     assertApiError(await client().post(`/agents/${agent.id}/publish`), 422, 'agent_not_ready');
-    assertApiError(await client().post(`/agents/${agent.id}/unpublish`), 422, 'agent_not_ready');
+    const res = await client().post(`/agents/${agent.id}/unpublish`);
+    assert.equal(res.status, 200, res.text);
+    assert.equal(res.body.status, 'archived');
+    assert.equal(res.body.updated_at, agent.updated_at);
+  });
+
+  test('publish and unpublish of a deleted agent are 404', async () => {
+    const agent = await createAgent({ system_prompt: 's' });
+    assert.equal((await client().delete(`/agents/${agent.id}`)).status, 200);
+    assertApiError(await client().post(`/agents/${agent.id}/publish`), 404, 'resource_missing', 'agent_id');
+    assertApiError(await client().post(`/agents/${agent.id}/unpublish`), 404, 'resource_missing', 'agent_id');
   });
 
   test('publish takes no body fields', async () => {

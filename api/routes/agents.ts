@@ -18,10 +18,10 @@ import { findAgentOr404, readAgentOr404 } from '../workspace-resources.js';
 // Agent status rules (docs/api-platform.md):
 // - publish: draft, unpublished → published; needs a non-blank system_prompt (else 422
 //   agent_not_ready, param system_prompt). Publishing a published agent changes nothing (200).
-// - unpublish: published → unpublished. Unpublishing an unpublished agent changes nothing (200);
-//   a draft was never published, so unpublishing it is 422 agent_not_ready.
-// - archived: no v1 endpoint moves an agent into it; an archived agent can be neither published
-//   nor unpublished (422 agent_not_ready).
+// - unpublish: published → unpublished. Any other agent already takes no calls, so unpublishing it
+//   changes nothing (200): the spec lists no 422 for unpublish.
+// - archived: no v1 endpoint moves an agent into it; an archived agent cannot be published (422
+//   agent_not_ready).
 // - PATCH cannot blank the system_prompt of a published agent (422 agent_not_ready).
 
 type AgentParams = { agent_id: string };
@@ -190,15 +190,12 @@ const unpublish = defineRoute<AgentParams>({
   scope: 'agents:write',
   params: agentParams,
   responses: {
-    200: agentResponse,
+    200: { description: 'Agent: unpublished, or unchanged when it was not published.', schema: agentSchema },
     404: missing,
-    422: { description: 'agent_not_ready: the agent is a draft (never published) or archived.' },
   },
   async handler(ctx, { params }) {
     const em = ctx.state.em;
     const agent = await findAgentOr404(em, ctx.state.auth.workspaceId, params.agent_id);
-    if (agent.status === 'draft') throw agentNotReady('A draft agent was never published.');
-    if (agent.status === 'archived') throw agentNotReady('An archived agent cannot be unpublished.');
     if (agent.status === 'published') {
       agent.status = 'unpublished';
       agent.updatedAt = new Date();
