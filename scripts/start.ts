@@ -133,7 +133,7 @@ async function startTemporal(): Promise<{ address: string; uiUrl: string | undef
     await started({ name: 'Temporal dev server', rank: 1, stop: () => server.stop() });
     watch('Temporal dev server', server.exited);
     say(
-      `Temporal: dev server started on ${server.address}, data in .data/temporal (log .data/temporal/temporal.log)`,
+      `Temporal: dev server started on ${server.address}, data and log in ${path.join(DATA_DIR, 'temporal')}`,
     );
   }
   return { address: server.address, uiUrl: server.uiUrl };
