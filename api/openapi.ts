@@ -7,10 +7,12 @@ import type { JsonSchema, RouteDefinition } from './route.js';
 export const errorSchema = {
   type: 'object',
   required: ['error', 'request_id'],
+  additionalProperties: false,
   properties: {
     error: {
       type: 'object',
       required: ['type', 'code', 'message', 'param'],
+      additionalProperties: false,
       properties: {
         type: {
           enum: [
@@ -86,8 +88,11 @@ function operation(route: RouteDefinition) {
       : []),
   ];
   const responses: Record<string, unknown> = {};
+  // Statuses the platform itself can answer for this route; a route's own entries override them.
   const errors: Record<number, string> = { ...COMMON_ERRORS };
   if (route.scope || route.roles) errors[403] = 'missing_scope or role_required.';
+  if (route.params) errors[404] = 'resource_missing: no such resource in the workspace.';
+  if (route.idempotent) errors[409] = 'idempotency_key_reused or idempotency_request_in_progress.';
   for (const [status, description] of Object.entries(errors)) {
     responses[status] = errorResponse(description);
   }

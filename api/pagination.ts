@@ -52,6 +52,7 @@ export function listSchema(item: Record<string, unknown>) {
   return {
     type: 'object',
     required: ['object', 'data', 'has_more', 'next_cursor'],
+    additionalProperties: false,
     properties: {
       object: { const: 'list' },
       data: { type: 'array', items: item },

@@ -3,6 +3,7 @@ import { uuidSchema } from './common.js';
 export const apiKeyInfoSchema = {
   type: 'object',
   required: ['object', 'id', 'workspace_id', 'workspace_name', 'scopes'],
+  additionalProperties: false,
   properties: {
     object: { const: 'api_key' },
     id: uuidSchema,

@@ -16,5 +16,6 @@ export function uuidParams(...names: string[]) {
 export const deletedSchema = {
   type: 'object',
   required: ['object', 'id', 'deleted'],
+  additionalProperties: false,
   properties: { object: { type: 'string' }, id: uuidSchema, deleted: { const: true } },
 } as const;
