@@ -94,9 +94,11 @@ export async function simulatedCalleeWorkflow(input: SimulatedCalleeInput): Prom
 
   await condition(() => joined !== undefined || released);
   let utterance = 0;
-  const say = async (text: string): Promise<boolean> => {
-    const startedAtSeconds = clock;
-    if (!(await pass(speakingSeconds(text)))) return false;
+  // One durable timer per utterance (pause before it, then speaking it): a server's timers fire
+  // with some latency, so fewer timers keep scaled-down calls fast.
+  const say = async (text: string, pauseSeconds: number): Promise<boolean> => {
+    const startedAtSeconds = clock + pauseSeconds;
+    if (!(await pass(pauseSeconds + speakingSeconds(text)))) return false;
     const speech: CallerSpeech = { utterance: utterance++, text, startedAtSeconds, endedAtSeconds: clock };
     await callWorkflow.signal(callerSpeechSignal, speech).catch(() => {
       released = true;
@@ -104,21 +106,20 @@ export async function simulatedCalleeWorkflow(input: SimulatedCalleeInput): Prom
     return !released;
   };
   if (!released && !joined?.opening) {
-    if (!(await pass(SILENCE_BEFORE_SPEAKING_FIRST))) return;
-    if (!(await say(script.firstWords))) return;
+    if (!(await say(script.firstWords, SILENCE_BEFORE_SPEAKING_FIRST))) return;
   }
   let linesHeard = 0;
   for (;;) {
     await condition(() => toHear.length > 0 || released);
     if (released) return;
     const line = toHear.shift()!;
-    if (!(await pass(speakingSeconds(line.text)))) return;
     const reply = script.replies[linesHeard++];
     if (reply === undefined) {
+      // Heard the agent out, then hangs up.
+      if (!(await pass(speakingSeconds(line.text)))) return;
       await notify({ type: 'hung_up', atSeconds: Math.round(clock) });
       return;
     }
-    if (!(await pass(THINKING_SECONDS))) return;
-    if (!(await say(reply))) return;
+    if (!(await say(reply, speakingSeconds(line.text) + THINKING_SECONDS))) return;
   }
 }

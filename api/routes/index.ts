@@ -1,7 +1,15 @@
 import type { RouteDefinition } from '../route.js';
 import { agentRoutes } from './agents.js';
+import { callRoutes } from './calls.js';
 import { meRoutes } from './me.js';
 import { phoneNumberRoutes } from './phone-numbers.js';
+import { usageRoutes } from './usage.js';
 
 /** Every route module of the API, one line each. The OpenAPI document lists exactly these. */
-export const allRoutes: RouteDefinition[] = [...meRoutes, ...agentRoutes, ...phoneNumberRoutes];
+export const allRoutes: RouteDefinition[] = [
+  ...meRoutes,
+  ...agentRoutes,
+  ...phoneNumberRoutes,
+  ...callRoutes,
+  ...usageRoutes,
+];

@@ -7,7 +7,8 @@ import type { CallAnalysisResult, CallAnalyzer, CallOutcome } from './analyzer.j
 const TRANSFERRED = /\btransferring you\b|\bput you through\b/i;
 const ESCALATED = /\bescalat(e|ed|ing)\b|\b(manager|supervisor)\b/i;
 const AGREED = /\b(thank|thanks|perfect|great|works for me|sounds good|that's fine|yes, please)\b/i;
-const POSITIVE = /\b(thank|thanks|perfect|great|helpful|happy|wonderful|works for me|sounds good)\b/gi;
+const POSITIVE =
+  /\b(thank|thanks|perfect|great|helpful|(?<!not )happy|wonderful|works for me|sounds good)\b/gi;
 const NEGATIVE =
   /\b(unacceptable|not happy|unhappy|angry|terrible|awful|ridiculous|frustrat\w*|waiting for weeks|complain\w*)\b/gi;
 const GREETING_ONLY = /^\s*(hello|hi|hey|yes|yeah|hm+|uh+)\W*$/i;

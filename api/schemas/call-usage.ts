@@ -1,0 +1,42 @@
+import { dateTimeSchema } from './common.js';
+
+export const usageQuerySchema = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    start: {
+      ...dateTimeSchema,
+      description: 'Start of the period (inclusive); default the current UTC month.',
+    },
+    end: {
+      ...dateTimeSchema,
+      description: 'End of the period (exclusive); default the start of next UTC month.',
+    },
+  },
+};
+
+export interface UsageQuery {
+  start?: string;
+  end?: string;
+}
+
+export const usageSchema = {
+  type: 'object',
+  required: ['object', 'period', 'calls', 'minutes', 'average_duration_seconds', 'outcomes'],
+  properties: {
+    object: { const: 'usage' },
+    period: {
+      type: 'object',
+      required: ['start', 'end'],
+      properties: { start: dateTimeSchema, end: dateTimeSchema },
+    },
+    calls: { type: 'integer' },
+    minutes: { type: 'integer' },
+    average_duration_seconds: { type: 'integer' },
+    outcomes: {
+      type: 'object',
+      required: ['resolved', 'escalated', 'abandoned', 'transferred', 'unknown'],
+      additionalProperties: { type: 'integer' },
+    },
+  },
+};

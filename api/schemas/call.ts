@@ -1,0 +1,131 @@
+import { dateTimeSchema, uuidSchema } from './common.js';
+
+// Bounds from the spec's CallCreate and Limits; the order of the checks after the schema is in
+// docs/calls.md.
+
+export const E164_PATTERN = '^\\+[1-9]\\d{6,14}$';
+const e164 = { type: 'string', pattern: E164_PATTERN };
+
+/** Metadata keys and values are short strings; at most 20 keys. */
+export const METADATA_LIMITS = { maxKeys: 20, maxKeyLength: 40, maxValueLength: 500 } as const;
+
+export const callCreateSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['agent_id', 'to'],
+  properties: {
+    agent_id: uuidSchema,
+    to: { ...e164, description: 'The number to call, E.164.' },
+    from: { ...e164, description: "One of the agent's numbers; needed when it has several." },
+    metadata: {
+      type: 'object',
+      maxProperties: METADATA_LIMITS.maxKeys,
+      propertyNames: { minLength: 1, maxLength: METADATA_LIMITS.maxKeyLength },
+      additionalProperties: { type: 'string', maxLength: METADATA_LIMITS.maxValueLength },
+    },
+    ring_timeout_seconds: { type: 'integer', minimum: 10, maximum: 120, default: 30 },
+    first_message: {
+      type: 'string',
+      maxLength: 500,
+      description: 'Replaces the greeting for this call; "" lets the other person speak first.',
+    },
+  },
+};
+
+export interface CallCreate {
+  agent_id: string;
+  to: string;
+  from?: string;
+  metadata?: Record<string, string>;
+  ring_timeout_seconds?: number;
+  first_message?: string;
+}
+
+export const callListFilters = {
+  agent_id: { ...uuidSchema, description: 'Only calls handled by this agent.' },
+  direction: { type: 'string', enum: ['inbound', 'outbound'] },
+  created_after: { ...dateTimeSchema, description: 'Calls started at or after this time.' },
+  created_before: { ...dateTimeSchema, description: 'Calls started before this time.' },
+};
+
+export interface CallListFilters {
+  agent_id?: string;
+  direction?: 'inbound' | 'outbound';
+  created_after?: string;
+  created_before?: string;
+}
+
+const nullable = (type: string) => ({ type: [type, 'null'] });
+
+export const callAnalysisSchema = {
+  type: 'object',
+  required: ['summary', 'outcome', 'sentiment', 'action_items', 'created_at'],
+  properties: {
+    summary: { type: 'string' },
+    outcome: nullable('string'),
+    sentiment: { enum: ['positive', 'neutral', 'negative', null] },
+    action_items: { type: 'array', items: { type: 'string' } },
+    created_at: { type: ['string', 'null'], format: 'date-time' },
+  },
+};
+
+export const callSchema = {
+  type: 'object',
+  required: [
+    'object',
+    'id',
+    'agent_id',
+    'direction',
+    'channel',
+    'status',
+    'from',
+    'to',
+    'started_at',
+    'ended_at',
+    'duration_seconds',
+    'end_reason',
+    'metadata',
+    'has_recording',
+    'analysis',
+  ],
+  properties: {
+    object: { const: 'call' },
+    id: uuidSchema,
+    agent_id: { type: ['string', 'null'], format: 'uuid' },
+    direction: { enum: ['inbound', 'outbound'] },
+    channel: { enum: ['phone', 'web'] },
+    status: {
+      enum: ['queued', 'ringing', 'in_progress', 'completed', 'failed', 'no_answer', 'busy', 'canceled'],
+    },
+    from: nullable('string'),
+    to: nullable('string'),
+    started_at: dateTimeSchema,
+    ended_at: { type: ['string', 'null'], format: 'date-time' },
+    duration_seconds: nullable('integer'),
+    end_reason: nullable('string'),
+    metadata: { type: 'object', additionalProperties: { type: 'string' } },
+    has_recording: nullable('boolean'),
+    analysis: { anyOf: [callAnalysisSchema, { type: 'null' }] },
+  },
+};
+
+export const transcriptSchema = {
+  type: 'object',
+  required: ['object', 'call_id', 'data'],
+  properties: {
+    object: { const: 'transcript' },
+    call_id: uuidSchema,
+    data: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['index', 'role', 'text'],
+        properties: {
+          index: { type: 'integer' },
+          role: { enum: ['agent', 'caller'] },
+          text: { type: 'string' },
+        },
+      },
+    },
+  },
+};
