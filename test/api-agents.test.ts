@@ -332,6 +332,29 @@ describe('PATCH /agents/{agent_id}', () => {
     );
   });
 
+  test('a body of unknown fields only is parameter_unknown, not body_empty; nothing changes', async () => {
+    const agent = await createAgent();
+    assertApiError(
+      await client().patch(`/agents/${agent.id}`, { colour: 'red' }),
+      400,
+      'parameter_unknown',
+      'colour',
+    );
+    assertApiError(
+      await client().patch(`/agents/${agent.id}`, { llm: { model: 'x' } }),
+      400,
+      'parameter_unknown',
+      'llm',
+    );
+    assertApiError(
+      await client().patch(`/agents/${agent.id}`, { name: 'Kept?', status: 'published' }),
+      400,
+      'parameter_unknown',
+      'status',
+    );
+    assert.deepEqual((await client().get(`/agents/${agent.id}`)).body, agent);
+  });
+
   test('an empty body is body_empty', async () => {
     const agent = await createAgent();
     assertApiError(await client().patch(`/agents/${agent.id}`, {}), 400, 'body_empty');

@@ -268,6 +268,36 @@ describe('POST /agents with an Idempotency-Key', () => {
     assert.equal(replay.text, retried.text);
   });
 
+  test('endpoints that are not creating POSTs ignore the header, even one that is too long', async () => {
+    const agent = (await a().post('/agents', { name: 'idem-ignored', system_prompt: 's' })).body;
+    const header = { 'idempotency-key': 'x'.repeat(300) };
+    for (const send of [
+      () => a().get(`/agents/${agent.id}`, header),
+      () => a().get('/agents', header),
+      () => a().patch(`/agents/${agent.id}`, { description: 'd' }, header),
+      () => a().post(`/agents/${agent.id}/publish`, undefined, header),
+    ]) {
+      for (let i = 0; i < 2; i++) {
+        const res = await send();
+        assert.equal(res.status, 200, res.text);
+        assert.equal(res.headers.get('idempotent-replayed'), null);
+      }
+    }
+    // PATCH ran each time (updated_at moves), nothing was replayed.
+    const k = { 'idempotency-key': key() };
+    const first = await a().patch(`/agents/${agent.id}`, { description: 'e' }, k);
+    await new Promise((r) => setTimeout(r, 5));
+    const second = await a().patch(`/agents/${agent.id}`, { description: 'e' }, k);
+    assert.ok(Date.parse(second.body.updated_at) > Date.parse(first.body.updated_at));
+    assert.equal((await a().delete(`/agents/${agent.id}`, header)).status, 200);
+    assertApiError(await a().delete(`/agents/${agent.id}`, header), 404, 'resource_missing', 'agent_id');
+    const [row] = await db.orm.em
+      .fork()
+      .getConnection()
+      .execute('select count(*)::int as n from idempotency_records where key = ?', [k['idempotency-key']]);
+    assert.equal(row.n, 0);
+  });
+
   test('without a key, every POST creates', async () => {
     await a().post('/agents', { name: 'idem-none' });
     await a().post('/agents', { name: 'idem-none' });

@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { defineRoute } from '../api/route.js';
+import { allRoutes } from '../api/routes/index.js';
 import { createPhoneNumber } from '../lib/accounts.js';
-import { createFixture, type Fixture, startApi, type TestApi } from './support/api.js';
+import { type ApiResponse, createFixture, type Fixture, startApi, type TestApi } from './support/api.js';
 import { assertApiError } from './support/assert-api.js';
 import { freshDatabase, type TestDatabase } from './support/database.js';
 
@@ -28,7 +30,7 @@ describe('scopes', () => {
   test('a missing scope is 403 missing_scope naming it', async () => {
     const f = await createFixture(db.orm, { workspaceId: owner.workspaceId, scopes: ['calls:read'] });
     const c = api.client(f.secret);
-    const cases: [Promise<any>, string][] = [
+    const cases: [Promise<ApiResponse>, string][] = [
       [c.get('/agents'), 'agents:read'],
       [c.get(`/agents/${agentId}`), 'agents:read'],
       [c.post('/agents', { name: 'x' }), 'agents:write'],
@@ -90,6 +92,46 @@ describe('roles', () => {
       const created = await c.post('/agents', { name: role });
       assert.equal(created.status, 201);
       assert.equal((await c.patch(`/phone-numbers/${numberId}`, { agent_id: created.body.id })).status, 200);
+    }
+  });
+});
+
+describe('routes limited to owners and admins (webhook changes)', () => {
+  test('owner and admin pass; member and viewer get 403 role_required, after the scope check', async () => {
+    const local = await startApi({
+      orm: db.orm,
+      routes: [
+        ...allRoutes,
+        defineRoute({
+          method: 'POST',
+          path: '/test/owner-or-admin',
+          operationId: 'ownerOrAdmin',
+          summary: 'Needs an owner or admin key.',
+          scope: 'webhooks:write',
+          roles: ['owner', 'admin'],
+          responses: { 200: { description: 'ok' } },
+          async handler() {
+            return { status: 200, body: { ok: true } };
+          },
+        }),
+      ],
+    });
+    try {
+      const as = async (options: Parameters<typeof createFixture>[1]) =>
+        local
+          .client((await createFixture(db.orm, { workspaceId: owner.workspaceId, ...options })).secret)
+          .post('/test/owner-or-admin');
+      assert.equal((await as({ role: 'owner' })).status, 200);
+      assert.equal((await as({ role: 'admin' })).status, 200);
+      for (const role of ['member', 'viewer'] as const) {
+        const res = await as({ role });
+        assertApiError(res, 403, 'role_required');
+        assert.match(res.body.error.message, role === 'viewer' ? /viewer/ : /owner or admin/);
+      }
+      // Scope first: a member without the scope hears about the scope.
+      assertApiError(await as({ role: 'member', scopes: ['webhooks:read'] }), 403, 'missing_scope');
+    } finally {
+      await local.close();
     }
   });
 });

@@ -45,6 +45,17 @@ describe('routing', () => {
     assert.equal((await client().get('/me')).status, 200);
   });
 
+  test('an unknown query parameter is parameter_unknown on every endpoint, before the body is looked at', async () => {
+    for (const route of allRoutes) {
+      const path = route.path.replace(/:[a-z_]+/g, crypto.randomUUID());
+      const body = ['POST', 'PATCH', 'PUT'].includes(route.method)
+        ? { raw: '{not json', headers: { 'content-type': 'application/json' } }
+        : {};
+      const res = await client().request(route.method, `${path}?bogus=1`, body);
+      assertApiError(res, 400, 'parameter_unknown', 'bogus');
+    }
+  });
+
   test('every answer has X-Request-Id, a new one each time', async () => {
     const ids = new Set<string>();
     for (const res of [
@@ -259,6 +270,52 @@ describe('bodies', () => {
       assert.deepEqual((await c.post('/test/nested', { metadata: { a: 'b' } })).body, {
         metadata: { a: 'b' },
       });
+    } finally {
+      await local.close();
+    }
+  });
+});
+
+describe('unexpected failures', () => {
+  test('an exception is 500 internal_error with the request id, and nothing of the exception in the answer', async () => {
+    const failing = (path: string, fail: () => never) =>
+      defineRoute({
+        method: 'GET',
+        path,
+        operationId: path.slice(1).replaceAll('/', '-'),
+        summary: 'Fails.',
+        scope: null,
+        responses: { 200: { description: 'never' } },
+        async handler() {
+          fail();
+        },
+      });
+    const local = await startApi({
+      orm: db.orm,
+      routes: [
+        ...allRoutes,
+        failing('/test/throws', () => {
+          throw new Error('db password is hunter2');
+        }),
+        failing('/test/throws-value', () => {
+          throw 'a bare string hunter2';
+        }),
+        failing('/test/throws-type-error', () => {
+          throw new TypeError('Cannot read properties of undefined (hunter2)');
+        }),
+      ],
+    });
+    try {
+      for (const path of ['/test/throws', '/test/throws-value', '/test/throws-type-error']) {
+        const res = await local.client(owner.secret).get(path);
+        assertApiError(res, 500, 'internal_error');
+        assert.ok(!res.text.includes('hunter2'), res.text);
+        assert.ok(!/\bat \S+ \(|\.ts:\d+/.test(res.text), `no stack trace: ${res.text}`);
+        // The operator finds the cause in the log under the same request id.
+        const logged = local.logs.find((l) => l.request_id === res.body.request_id && l.level === 'error');
+        assert.ok(logged, `error logged for ${path}`);
+        assert.match(JSON.stringify(logged), /hunter2/);
+      }
     } finally {
       await local.close();
     }
