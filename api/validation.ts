@@ -25,7 +25,37 @@ const queryAjv = newAjv({ coerceTypes: true, useDefaults: true });
 export type Validator = (data: unknown) => ApiError | null;
 
 export function compileBodyValidator(schema: JsonSchema): Validator {
-  return toValidator(bodyAjv.compile(schema));
+  const validate = toValidator(bodyAjv.compile(schema));
+  return (data) => validate(data) ?? storableTextError(data);
+}
+
+/**
+ * Text PostgreSQL cannot store as sent: a NUL character (text and jsonb refuse it, a 500) or an
+ * unpaired surrogate (the driver would store U+FFFD instead, so later reads differ from the answer).
+ * Run after the schema passed, so the body's depth is bounded by its schema.
+ */
+function storableTextError(value: unknown, path = ''): ApiError | null {
+  const refuse = (param: string) =>
+    parameterInvalid(param, `${param} must be Unicode text without NUL characters.`);
+  if (typeof value === 'string') {
+    return value.includes('\u0000') || !value.isWellFormed() ? refuse(path || 'body') : null;
+  }
+  if (Array.isArray(value)) {
+    for (const [index, item] of value.entries()) {
+      const error = storableTextError(item, `${path}[${index}]`);
+      if (error) return error;
+    }
+    return null;
+  }
+  if (value && typeof value === 'object') {
+    for (const [key, item] of Object.entries(value)) {
+      const param = join(path, key);
+      if (key.includes('\u0000') || !key.isWellFormed()) return refuse(param);
+      const error = storableTextError(item, param);
+      if (error) return error;
+    }
+  }
+  return null;
 }
 
 /** For query and path params: strings are coerced to the schema's types, defaults filled in. */

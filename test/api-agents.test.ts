@@ -174,6 +174,25 @@ describe('POST /agents', () => {
     );
   });
 
+  test('text PostgreSQL cannot store as sent is parameter_invalid, never a 500', async () => {
+    // NUL: text columns refuse it. An unpaired surrogate: the driver would store U+FFFD instead.
+    assertApiError(await client().post('/agents', { name: 'a\u0000b' }), 400, 'parameter_invalid', 'name');
+    const loneSurrogate = await client().request('POST', '/agents', {
+      raw: '{"name":"n","system_prompt":"\\ud800 help"}',
+      headers: { 'content-type': 'application/json' },
+    });
+    assertApiError(loneSurrogate, 400, 'parameter_invalid', 'system_prompt');
+    const agent = await createAgent();
+    assertApiError(
+      await client().patch(`/agents/${agent.id}`, { description: '\u0000' }),
+      400,
+      'parameter_invalid',
+      'description',
+    );
+    // Paired surrogates (an emoji) are ordinary text.
+    assert.equal((await client().post('/agents', { name: '😀 \ud83d\ude00' })).status, 201);
+  });
+
   test('null is refused on create fields', async () => {
     assertApiError(
       await client().post('/agents', { name: 'n', description: null }),

@@ -152,6 +152,21 @@ describe('POST /agents with an Idempotency-Key', () => {
     assert.equal(again.headers.get('idempotent-replayed'), 'true');
   });
 
+  test('a body nested too deeply to canonicalize is fingerprinted as sent; its refusal is stored', async () => {
+    const k = key();
+    const depth = 100_000;
+    const send = () =>
+      a().request('POST', '/agents', {
+        raw: `{"name":${'['.repeat(depth)}${']'.repeat(depth)}}`,
+        headers: { 'content-type': 'application/json', 'idempotency-key': k },
+      });
+    const first = await send();
+    assertApiError(first, 400, 'parameter_invalid', 'name');
+    const again = await send();
+    assert.equal(again.text, first.text);
+    assert.equal(again.headers.get('idempotent-replayed'), 'true');
+  });
+
   test('keys up to 255 characters; longer or empty keys are parameter_invalid', async () => {
     const long = 'k'.repeat(255) + crypto.randomUUID();
     const ok = await a().post('/agents', { name: 'idem-5' }, { 'idempotency-key': long.slice(-255) });

@@ -255,6 +255,12 @@ describe('bodies', () => {
       );
       assertApiError(await c.post('/test/nested', { inner: {} }), 400, 'parameter_missing', 'inner.x');
       assertApiError(
+        await c.post('/test/nested', { metadata: { foo: 'a\u0000' } }),
+        400,
+        'parameter_invalid',
+        'metadata.foo',
+      );
+      assertApiError(
         await c.post('/test/nested', { inner: { x: 1, y: 2 } }),
         400,
         'parameter_unknown',

@@ -37,15 +37,16 @@ export function idempotencyKeyOf(ctx: ApiContext): string | undefined {
 
 /** SHA-256 over the query and the body (key order and whitespace ignored when the body is JSON). */
 export function fingerprintOf(query: Record<string, unknown>, rawBody: string): string {
-  let body: unknown = rawBody;
+  let text: string;
   try {
-    if (rawBody.trim() !== '') body = { json: JSON.parse(rawBody) };
+    const body = rawBody.trim() === '' ? rawBody : { json: JSON.parse(rawBody) };
+    text = canonicalJson([query, body]);
   } catch {
-    // not JSON: the raw text is the fingerprint
+    // Not JSON, or nested too deeply to canonicalize (the stack runs out): the raw text is the
+    // fingerprint. Such a body is refused by validation, and that refusal is stored as usual.
+    text = canonicalJson([query, rawBody]);
   }
-  return createHash('sha256')
-    .update(canonicalJson([query, body]))
-    .digest('hex');
+  return createHash('sha256').update(text).digest('hex');
 }
 
 function canonicalJson(value: unknown): string {
