@@ -1,0 +1,116 @@
+import { lookup as dnsLookup, type LookupAddress, type LookupAllOptions } from 'node:dns';
+import http from 'node:http';
+import https from 'node:https';
+import { isIP, type LookupFunction, type Socket } from 'node:net';
+import { forbiddenAddressReason } from './address-guard.js';
+
+// One HTTP POST of a delivery. Redirects are never followed (a 3xx is a failed attempt), and
+// unless private targets are allowed the address actually connected to must be public: the
+// resolver refuses private answers and the socket is checked again once connected, so a DNS
+// answer that changes between registration and delivery (rebinding) cannot reach inside.
+
+export const DELIVERY_TIMEOUT_MS = 10_000;
+/** Enough of the answer to show in the log; the rest is read and dropped. */
+const MAX_ERROR_BODY_CHARS = 200;
+
+export interface SendResult {
+  /** Any 2xx. */
+  delivered: boolean;
+  responseStatus: number | null;
+  error: string | null;
+}
+
+export interface SendRequest {
+  url: string;
+  body: Buffer;
+  headers: Record<string, string>;
+  allowPrivate: boolean;
+  timeoutMs?: number;
+}
+
+class TargetRefused extends Error {}
+
+const guardedLookup: LookupFunction = (hostname, options, callback) => {
+  dnsLookup(hostname, { ...options, all: true } as LookupAllOptions, (err, answers: LookupAddress[]) => {
+    if (err) return callback(err, '', 0);
+    for (const answer of answers) {
+      const reason = forbiddenAddressReason(answer.address);
+      if (reason) return callback(new TargetRefused(`${hostname} resolves to a ${reason}`), '', 0);
+    }
+    if (options.all) return (callback as unknown as (e: null, a: LookupAddress[]) => void)(null, answers);
+    const first = answers[0];
+    if (!first) return callback(new Error(`${hostname} has no address`), '', 0);
+    callback(null, first.address, first.family);
+  });
+};
+
+export function sendWebhook(request: SendRequest): Promise<SendResult> {
+  const timeoutMs = request.timeoutMs ?? DELIVERY_TIMEOUT_MS;
+  return new Promise((resolve) => {
+    let settled = false;
+    const finish = (result: SendResult) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      resolve(result);
+    };
+    const fail = (error: string, responseStatus: number | null = null) =>
+      finish({ delivered: false, responseStatus, error });
+
+    let url: URL;
+    try {
+      url = new URL(request.url);
+    } catch {
+      return fail('url is not valid');
+    }
+    const transport = url.protocol === 'https:' ? https : url.protocol === 'http:' ? http : undefined;
+    if (!transport) return fail(`scheme ${url.protocol} is not allowed`);
+    if (!request.allowPrivate) {
+      if (url.protocol !== 'https:') return fail('only https targets are allowed');
+      const host = url.hostname.replace(/^\[|\]$/g, '');
+      const reason = isIP(host) ? forbiddenAddressReason(host) : null;
+      if (reason) return fail(`target refused: ${reason}`);
+    }
+
+    const req = transport.request(url, {
+      method: 'POST',
+      headers: { ...request.headers, 'Content-Length': String(request.body.length) },
+      agent: false,
+      lookup: request.allowPrivate ? undefined : guardedLookup,
+    });
+    const timer = setTimeout(() => {
+      req.destroy(new Error(`no answer within ${timeoutMs / 1000} s`));
+    }, timeoutMs);
+
+    if (!request.allowPrivate) {
+      req.on('socket', (socket: Socket) => {
+        socket.once('connect', () => {
+          const reason = forbiddenAddressReason(socket.remoteAddress ?? '');
+          if (reason) req.destroy(new TargetRefused(`connected address is a ${reason}`));
+        });
+      });
+    }
+    req.on('error', (err) =>
+      fail(err instanceof TargetRefused ? `target refused: ${err.message}` : err.message),
+    );
+    req.on('response', (res) => {
+      const status = res.statusCode ?? 0;
+      const delivered = status >= 200 && status < 300;
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => {
+        if (text.length < MAX_ERROR_BODY_CHARS) text += chunk;
+      });
+      res.on('error', (err) => fail(err.message, status));
+      res.on('end', () => {
+        if (delivered) return finish({ delivered, responseStatus: status, error: null });
+        const location = status >= 300 && status < 400 ? res.headers.location : undefined;
+        const detail = location
+          ? `redirect to ${location} not followed`
+          : text.slice(0, MAX_ERROR_BODY_CHARS).trim();
+        fail(`HTTP ${status}${detail ? `: ${detail}` : ''}`, status);
+      });
+    });
+    req.end(request.body);
+  });
+}

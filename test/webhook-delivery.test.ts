@@ -1,0 +1,383 @@
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { after, afterEach, before, beforeEach, test } from 'node:test';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import {
+  bundleWorkflowCode,
+  DefaultLogger,
+  Runtime,
+  type Worker,
+  type WorkflowBundle,
+} from '@temporalio/worker';
+import { Event, WebhookDelivery, WebhookEndpoint } from '../db/entities/index.js';
+import { createWorkspace } from '../lib/accounts.js';
+import { taskQueues } from '../lib/settings.js';
+import { recordPendingDeliveries, subscribedEndpointIds } from '../lib/webhooks/deliveries.js';
+import { verifyWebhookSignature } from '../lib/webhooks/verify-signature.js';
+import { webhookDeliveryWorkflowId } from '../lib/webhooks/workflow-ids.js';
+import { createWebhooksWorker, workflowsPath } from '../workers/webhooks-worker.js';
+import type { eventFanOutWorkflow } from '../workflows/event-fan-out.js';
+import type { webhookDeliveryWorkflow } from '../workflows/webhook-delivery.js';
+import { freshDatabase, type TestDatabase } from './support/database.js';
+import { createTimeSkippingEnvironment } from './support/temporal.js';
+import { insertEndpoint, insertEvent } from './support/webhook-fixtures.js';
+import { startWebhookReceiver, type WebhookReceiver } from './support/webhook-receiver.js';
+
+Runtime.install({ logger: new DefaultLogger('WARN') });
+
+// The delivery workflows on the time-skipping test server: the retry schedule, pause, resume
+// and disable, against a real local receiver and a real database.
+
+let db: TestDatabase;
+let env: TestWorkflowEnvironment;
+let bundle: WorkflowBundle;
+let receiver: WebhookReceiver;
+let worker: Worker;
+let workerRun: Promise<void>;
+const settings = {
+  temporalNamespace: 'default',
+  taskQueuePrefix: `t-${randomBytes(4).toString('hex')}-`,
+  webhooksAllowPrivateTargets: true,
+};
+const queue = taskQueues(settings).webhooks;
+const quietLogger = {
+  log() {},
+  trace() {},
+  debug() {},
+  info() {},
+  warn() {},
+  error: console.error,
+};
+
+before(async () => {
+  [db, bundle, receiver] = await Promise.all([
+    freshDatabase(),
+    bundleWorkflowCode({ workflowsPath, logger: quietLogger }),
+    startWebhookReceiver(),
+  ]);
+  // The skipped time at which each request arrives, to check the wait between attempts.
+  receiver.onRequest = () => env.currentTimeMs();
+});
+
+// A test server per test: after abandoned children, one server stops skipping time for later
+// workflows (temporalio/sdk-typescript#1101).
+beforeEach(async () => {
+  env = await createTimeSkippingEnvironment();
+  worker = await createWebhooksWorker({
+    connection: env.nativeConnection,
+    settings,
+    orm: db.orm,
+    workflowBundle: bundle,
+  });
+  workerRun = worker.run();
+});
+afterEach(async () => {
+  worker.shutdown();
+  await workerRun;
+  await env.teardown();
+});
+
+after(async () => {
+  await receiver?.close();
+  await db?.close();
+});
+
+/** Runs `fn` while the worker of the webhooks queue polls (one worker for the whole file). */
+async function withWorker<T>(fn: () => Promise<T>): Promise<T> {
+  return fn();
+}
+
+async function newWorkspace() {
+  return createWorkspace(db.orm.em.fork(), { name: `ws-${randomBytes(3).toString('hex')}` });
+}
+
+/**
+ * Starts the fan-out as the call workflow would, and waits for it and every delivery it started.
+ * The fan-out is awaited by polling, not through result(): on the time-skipping server, awaiting
+ * the result of a workflow that started abandoned children stops time skipping for later waits
+ * (temporalio/sdk-typescript#1101).
+ */
+async function fanOut(eventId: string, options = { waitForDeliveries: true }) {
+  const handle = await env.client.workflow.start<typeof eventFanOutWorkflow>('eventFanOutWorkflow', {
+    workflowId: `event-fanout-${eventId}`,
+    taskQueue: queue,
+    args: [{ eventId }],
+  });
+  while ((await handle.describe()).status.name === 'RUNNING') await new Promise((r) => setTimeout(r, 20));
+  const result = { deliveries: await db.orm.em.fork().count(WebhookDelivery, { event: eventId }) };
+  const deliveries = await db.orm.em.fork().find(WebhookDelivery, { event: eventId });
+  if (!options.waitForDeliveries) return { result, deliveries };
+  await Promise.all(
+    deliveries.map((d) => env.client.workflow.getHandle(webhookDeliveryWorkflowId(d.id)).result()),
+  );
+  return { result, deliveries: await db.orm.em.fork().find(WebhookDelivery, { event: eventId }) };
+}
+
+/** Delivers the event to its subscribed endpoints with delivery workflows started from here, no fan-out. */
+async function deliverDirectly(eventId: string) {
+  const em = db.orm.em.fork();
+  const event = await em.findOneOrFail(Event, { id: eventId });
+  const ids = await recordPendingDeliveries(em, event, await subscribedEndpointIds(em, event));
+  await Promise.all(
+    ids.map((deliveryId) =>
+      env.client.workflow.execute<typeof webhookDeliveryWorkflow>('webhookDeliveryWorkflow', {
+        workflowId: webhookDeliveryWorkflowId(deliveryId),
+        taskQueue: queue,
+        args: [{ deliveryId }],
+      }),
+    ),
+  );
+  return db.orm.em.fork().find(WebhookDelivery, { event: eventId });
+}
+
+function requestsTo(path: string) {
+  return receiver.requests.filter((r) => r.path === path);
+}
+
+test('a receiver that fails 4 times then succeeds gets 5 attempts on the 30 s, 2 min, 10 min, 1 h schedule', async () => {
+  const ws = await newWorkspace();
+  const em = db.orm.em.fork();
+  const path = '/flaky';
+  receiver.answer = (n, p) =>
+    p === path && n <= 4
+      ? { status: n === 4 ? 302 : 500, headers: { Location: 'https://elsewhere.example/' } }
+      : { status: 204 };
+  const endpoint = await insertEndpoint(em, {
+    workspaceId: ws.id,
+    url: receiver.url + path,
+    events: ['call.started'],
+  });
+  const event = await insertEvent(em, { workspaceId: ws.id, type: 'call.started' });
+
+  const { deliveries } = await withWorker(() => fanOut(event.id));
+
+  const got = requestsTo(path);
+  assert.equal(got.length, 5);
+  for (const r of got) {
+    assert.equal(r.headers['service-event-id'], event.id, 'the event id stays the same on every retry');
+    assert.ok(r.rawBody.equals(Buffer.from(event.body, 'utf8')), 'the exact stored bytes are sent');
+    assert.ok(
+      verifyWebhookSignature({
+        rawBody: r.rawBody,
+        signatureHeader: r.headers['service-signature'] as string,
+        secret: endpoint.secret,
+      }).ok,
+    );
+  }
+  const gaps = got.slice(1).map((r, i) => ((r.note as number) - (got[i]!.note as number)) / 1000);
+  const expected = [30, 120, 600, 3600];
+  for (const [i, gap] of gaps.entries()) {
+    assert.ok(gap >= expected[i]! && gap < expected[i]! + 5, `gap ${i + 1} was ${gap} s`);
+  }
+
+  assert.equal(deliveries.length, 1);
+  const [delivery] = deliveries;
+  assert.equal(delivery!.status, 'delivered');
+  assert.equal(delivery!.attempts, 5);
+  assert.equal(delivery!.responseStatus, 204);
+  assert.equal(delivery!.error, null);
+  assert.ok(delivery!.deliveredAt);
+  assert.equal(delivery!.nextAttemptAt, null);
+  const after = await db.orm.em.fork().findOneOrFail(WebhookEndpoint, { id: endpoint.id });
+  assert.equal(after.failingSince, null, 'a success ends the failing run');
+});
+
+test('a receiver that never succeeds gets exactly 5 attempts, then the delivery is failed', async () => {
+  const ws = await newWorkspace();
+  const em = db.orm.em.fork();
+  const path = '/down';
+  receiver.answer = (_n, p) => (p === path ? { status: 503, body: 'maintenance' } : { status: 200 });
+  const endpoint = await insertEndpoint(em, {
+    workspaceId: ws.id,
+    url: receiver.url + path,
+    events: ['call.failed'],
+  });
+  const event = await insertEvent(em, { workspaceId: ws.id, type: 'call.failed' });
+
+  const { deliveries } = await withWorker(() => fanOut(event.id));
+
+  assert.equal(requestsTo(path).length, 5);
+  const [delivery] = deliveries;
+  const run = await env.client.workflow.getHandle(webhookDeliveryWorkflowId(delivery!.id)).describe();
+  assert.equal(run.status.name, 'COMPLETED', 'the delivery is over: no attempt can follow');
+  assert.equal(delivery!.status, 'failed');
+  assert.equal(delivery!.attempts, 5);
+  assert.equal(delivery!.responseStatus, 503);
+  assert.equal(delivery!.error, 'HTTP 503: maintenance');
+  assert.equal(delivery!.deliveredAt, null);
+  const after = await db.orm.em.fork().findOneOrFail(WebhookEndpoint, { id: endpoint.id });
+  assert.ok(after.failingSince, 'the failing run is recorded');
+  assert.equal(after.status, 'active', 'one failed delivery does not disable');
+});
+
+test('only active endpoints of the workspace subscribed to the type get a delivery', async () => {
+  const ws = await newWorkspace();
+  const other = await newWorkspace();
+  const em = db.orm.em.fork();
+  receiver.answer = () => ({ status: 200 });
+  const subscribed = await insertEndpoint(em, {
+    workspaceId: ws.id,
+    url: `${receiver.url}/sub`,
+    events: ['call.completed', 'call.failed'],
+  });
+  await insertEndpoint(em, {
+    workspaceId: ws.id,
+    url: `${receiver.url}/other-type`,
+    events: ['call.started'],
+  });
+  await insertEndpoint(em, {
+    workspaceId: ws.id,
+    url: `${receiver.url}/paused`,
+    events: ['call.completed'],
+    status: 'paused',
+  });
+  await insertEndpoint(em, {
+    workspaceId: ws.id,
+    url: `${receiver.url}/disabled`,
+    events: ['call.completed'],
+    status: 'disabled',
+  });
+  await insertEndpoint(em, {
+    workspaceId: other.id,
+    url: `${receiver.url}/other-ws`,
+    events: ['call.completed'],
+  });
+  const event = await insertEvent(em, { workspaceId: ws.id, type: 'call.completed' });
+
+  const { result, deliveries } = await withWorker(() => fanOut(event.id));
+
+  assert.deepEqual(result, { deliveries: 1 });
+  assert.deepEqual(
+    deliveries.map((d) => d.endpoint),
+    [subscribed.id],
+  );
+  for (const path of ['/other-type', '/paused', '/disabled', '/other-ws'])
+    assert.equal(requestsTo(path).length, 0, path);
+  assert.equal(requestsTo('/sub').length, 1);
+});
+
+test('a paused endpoint receives nothing; events while paused are skipped; after resume the next event arrives', async () => {
+  const ws = await newWorkspace();
+  const em = db.orm.em.fork();
+  const path = '/pausable';
+  receiver.answer = (n, p) => (p === path && n === 1 ? { status: 500 } : { status: 200 });
+  const endpoint = await insertEndpoint(em, {
+    workspaceId: ws.id,
+    url: receiver.url + path,
+    events: ['call.started'],
+  });
+  const first = await insertEvent(em, { workspaceId: ws.id, type: 'call.started' });
+
+  await withWorker(async () => {
+    // The first attempt fails; the endpoint is paused before the retry is due.
+    await env.client.workflow.start('eventFanOutWorkflow', {
+      workflowId: `event-fanout-${first.id}`,
+      taskQueue: queue,
+      args: [{ eventId: first.id }],
+    });
+    await receiver.waitForRequests(receiver.requests.length + 1);
+    await db.orm.em.fork().nativeUpdate(WebhookEndpoint, { id: endpoint.id }, { status: 'paused' });
+    const [pending] = await db.orm.em.fork().find(WebhookDelivery, { event: first.id });
+    assert.deepEqual(await env.client.workflow.getHandle(webhookDeliveryWorkflowId(pending!.id)).result(), {
+      outcome: 'stopped',
+      attempts: 2,
+    });
+
+    const whilePaused = await insertEvent(db.orm.em.fork(), { workspaceId: ws.id, type: 'call.started' });
+    const paused = await fanOut(whilePaused.id);
+    assert.equal(paused.deliveries.length, 0, 'an event while paused is not queued for the endpoint');
+
+    await db.orm.em.fork().nativeUpdate(WebhookEndpoint, { id: endpoint.id }, { status: 'active' });
+    const next = await insertEvent(db.orm.em.fork(), { workspaceId: ws.id, type: 'call.started' });
+    const resumed = await fanOut(next.id);
+    assert.equal(resumed.deliveries[0]!.status, 'delivered');
+  });
+
+  const got = requestsTo(path);
+  assert.equal(got.length, 2, 'one failed attempt before the pause, then the event after resume');
+  const [stopped] = await db.orm.em.fork().find(WebhookDelivery, { event: first.id });
+  assert.equal(stopped!.status, 'failed');
+  assert.equal(stopped!.attempts, 1);
+  assert.equal(stopped!.error, 'not sent: endpoint paused');
+});
+
+test('an endpoint whose every attempt has failed for 5 days is disabled and gets nothing more', async () => {
+  const ws = await newWorkspace();
+  const em = db.orm.em.fork();
+  receiver.answer = (_n, p) => (p.startsWith('/dying') ? { status: 500 } : { status: 200 });
+  const now = await env.currentTimeMs();
+  const hour = 3600_000;
+  // Failing for 4 days: another failed delivery keeps it active.
+  const young = await insertEndpoint(em, {
+    workspaceId: ws.id,
+    url: `${receiver.url}/dying-young`,
+    events: ['call.completed'],
+  });
+  // Failing for 5 days less 30 minutes: the run crosses 5 days during this delivery's retries.
+  const old = await insertEndpoint(em, {
+    workspaceId: ws.id,
+    url: `${receiver.url}/dying-old`,
+    events: ['call.completed'],
+  });
+  await em.nativeUpdate(WebhookEndpoint, { id: young.id }, { failingSince: new Date(now - 96 * hour) });
+  await em.nativeUpdate(
+    WebhookEndpoint,
+    { id: old.id },
+    { failingSince: new Date(now - 120 * hour + hour / 2) },
+  );
+  const event = await insertEvent(em, { workspaceId: ws.id, type: 'call.completed' });
+
+  // Started directly: two abandoned children at once stall this test server's clock.
+  const deliveries = await deliverDirectly(event.id);
+
+  const youngAfter = await db.orm.em.fork().findOneOrFail(WebhookEndpoint, { id: young.id });
+  assert.equal(youngAfter.status, 'active');
+  assert.equal(youngAfter.failingSince!.getTime(), now - 96 * hour, 'the failing run keeps its start');
+  const oldAfter = await db.orm.em.fork().findOneOrFail(WebhookEndpoint, { id: old.id });
+  assert.equal(oldAfter.status, 'disabled');
+  assert.ok(oldAfter.disabledAt!.getTime() - oldAfter.failingSince!.getTime() >= 120 * hour);
+
+  // Attempts at +0, +30 s, +2.5 min, +12.5 min fail inside 5 days; +72.5 min crosses the line
+  // and disables the endpoint, so that attempt is the last.
+  const oldDelivery = deliveries.find((d) => d.endpoint === old.id)!;
+  assert.equal(oldDelivery.status, 'failed');
+  assert.equal(oldDelivery.attempts, 5);
+  assert.equal(requestsTo('/dying-old').length, 5);
+
+  // A disabled endpoint gets no delivery of the next event.
+  const next = await insertEvent(db.orm.em.fork(), { workspaceId: ws.id, type: 'call.completed' });
+  const later = await withWorker(() => fanOut(next.id, { waitForDeliveries: false }));
+  assert.deepEqual(
+    later.deliveries.map((d) => d.endpoint),
+    [young.id],
+  );
+  assert.equal(requestsTo('/dying-old').length, 5);
+});
+
+test('a pending delivery stops when its endpoint is disabled before the retry', async () => {
+  const ws = await newWorkspace();
+  const em = db.orm.em.fork();
+  const path = '/disabled-mid-way';
+  receiver.answer = (_n, p) => (p === path ? { status: 500 } : { status: 200 });
+  const endpoint = await insertEndpoint(em, {
+    workspaceId: ws.id,
+    url: receiver.url + path,
+    events: ['call.started'],
+  });
+  const event = await insertEvent(em, { workspaceId: ws.id, type: 'call.started' });
+  await withWorker(async () => {
+    await env.client.workflow.start('eventFanOutWorkflow', {
+      workflowId: `event-fanout-${event.id}`,
+      taskQueue: queue,
+      args: [{ eventId: event.id }],
+    });
+    await receiver.waitForRequests(receiver.requests.length + 1);
+    await db.orm.em.fork().nativeUpdate(WebhookEndpoint, { id: endpoint.id }, { status: 'disabled' });
+    const [pending] = await db.orm.em.fork().find(WebhookDelivery, { event: event.id });
+    await env.client.workflow.getHandle(webhookDeliveryWorkflowId(pending!.id)).result();
+  });
+  const [delivery] = await db.orm.em.fork().find(WebhookDelivery, { event: event.id });
+  assert.equal(delivery!.status, 'failed');
+  assert.equal(delivery!.error, 'not sent: endpoint disabled');
+  assert.equal(requestsTo(path).length, 1);
+});

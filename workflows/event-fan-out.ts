@@ -1,0 +1,38 @@
+import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
+import { ParentClosePolicy, proxyActivities, startChild, WorkflowIdReusePolicy } from '@temporalio/workflow';
+import type { createWebhookActivities } from '../activities/webhooks.js';
+import { webhookDeliveryWorkflowId } from '../lib/webhooks/workflow-ids.js';
+import { webhookDeliveryWorkflow } from './webhook-delivery.js';
+
+// Started by the call workflow for every event it writes (id `event-fanout-<eventId>`):
+// records a delivery per subscribed active endpoint and starts one delivery workflow each,
+// then ends. The deliveries run on their own, so a slow receiver holds up nobody else.
+
+const { recordEventDeliveries } = proxyActivities<ReturnType<typeof createWebhookActivities>>({
+  startToCloseTimeout: '30 seconds',
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
+});
+
+export interface EventFanOutInput {
+  eventId: string;
+}
+
+export async function eventFanOutWorkflow(input: EventFanOutInput) {
+  const { deliveryIds } = await recordEventDeliveries({ eventId: input.eventId });
+  await Promise.all(deliveryIds.map(startDelivery));
+  return { deliveries: deliveryIds.length };
+}
+
+/** Starts `webhook-delivery-<deliveryId>` unless it ran already. */
+async function startDelivery(deliveryId: string): Promise<void> {
+  try {
+    await startChild(webhookDeliveryWorkflow, {
+      workflowId: webhookDeliveryWorkflowId(deliveryId),
+      args: [{ deliveryId }],
+      parentClosePolicy: ParentClosePolicy.ABANDON,
+      workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
+    });
+  } catch (err) {
+    if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+  }
+}

@@ -1,0 +1,38 @@
+import { proxyActivities, sleep } from '@temporalio/workflow';
+import type { createWebhookActivities } from '../activities/webhooks.js';
+import { busyPauseMs, MAX_DELIVERY_ATTEMPTS, retryDelayAfter } from '../lib/webhooks/retry-schedule.js';
+
+// One event to one endpoint: up to MAX_DELIVERY_ATTEMPTS attempts on the schedule of
+// lib/webhooks/retry-schedule.ts. The activity logs every attempt on the WebhookDelivery row.
+
+const { attemptWebhookDelivery } = proxyActivities<ReturnType<typeof createWebhookActivities>>({
+  // Up to 30 s waiting for a free slot to the endpoint, 10 s for the receiver, and the log.
+  startToCloseTimeout: '2 minutes',
+  // Retries here cover our own failures (database, worker crash), not the receiver's answer.
+  retry: {
+    initialInterval: '1 second',
+    backoffCoefficient: 2,
+    maximumInterval: '1 minute',
+    maximumAttempts: 10,
+  },
+});
+
+export interface WebhookDeliveryInput {
+  deliveryId: string;
+}
+
+export async function webhookDeliveryWorkflow(input: WebhookDeliveryInput) {
+  let attempt = 1;
+  let timesBusy = 0;
+  while (attempt <= MAX_DELIVERY_ATTEMPTS) {
+    const { outcome } = await attemptWebhookDelivery({ deliveryId: input.deliveryId, attempt });
+    if (outcome === 'busy') {
+      await sleep(busyPauseMs(++timesBusy));
+      continue;
+    }
+    if (outcome !== 'retry') return { outcome, attempts: attempt };
+    await sleep(retryDelayAfter(attempt) ?? 0);
+    attempt++;
+  }
+  return { outcome: 'failed' as const, attempts: MAX_DELIVERY_ATTEMPTS };
+}
