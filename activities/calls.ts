@@ -84,6 +84,18 @@ export function createCallActivities(deps: CallActivityDeps) {
       await deps.carrier.dial({ ...input, callWorkflowId });
     },
 
+    /** Picks up a call that came in (inbound phone or web): the carrier connects the caller. */
+    async answerIncoming(input: { callId: string }) {
+      const call = await loadCall(fork(), input.callId);
+      const callWorkflowId = Context.current().info.workflowExecution!.workflowId;
+      await deps.carrier.answer({
+        callId: call.id,
+        callWorkflowId,
+        channel: call.channel,
+        caller: call.fromNumber ?? call.fromLabel ?? null,
+      });
+    },
+
     async markRinging(input: { callId: string }) {
       await updateCall(input.callId, (call) => {
         if (call.status === 'queued') call.status = 'ringing';
@@ -94,6 +106,8 @@ export function createCallActivities(deps: CallActivityDeps) {
       await updateCall(input.callId, (call) => {
         call.status = 'in_progress';
         call.answeredAt ??= new Date(input.answeredAt);
+        // The carrier (the simulator too) records every answered call from the moment it connects.
+        call.hasRecording = true;
       });
     },
 

@@ -29,7 +29,8 @@ import { speakingSeconds } from './speech-timing.js';
 //   dial ─ ringing ─┬─ answered ─ agent joins ─ conversation ─ hang-up ─ analysis ─ completed
 //                   └─ busy / declined / not connected / ring timeout ─ failed
 //
-// Calls that come in already connected (inbound, web) start at "agent joins".
+// Calls that come in (inbound phone, web) have nothing to dial: they are picked up
+// (`answerIncoming`), then continue at "agent joins".
 
 export interface CallWorkflowInput {
   callId: string;
@@ -189,6 +190,14 @@ export async function callWorkflow(input: CallWorkflowInput): Promise<CallWorkfl
     }
     if (answer === 'busy') return fail('busy');
     if (answer !== 'answered') return fail('not_connected');
+  } else {
+    // A call that came in (inbound phone or web): pick it up, the carrier connects the caller.
+    try {
+      await live.answerIncoming({ callId });
+    } catch (error) {
+      if (!(error instanceof ActivityFailure)) throw error;
+      return fail('not_connected');
+    }
   }
 
   // Connected: the call is on, the agent joins with its opening line (or listens first).

@@ -1,5 +1,6 @@
 // The simulated far end's behaviour per scenario (operations contract, section 4), chosen by the
-// last four digits of the number it plays. Deterministic data only: used inside a workflow.
+// last four digits of the number it plays: the person an outbound call rings (calleeScript), or
+// the person who calls in (callerScript, section 5). Deterministic data only: used inside a workflow.
 
 export type DialBehaviour =
   | { kind: 'busy' }
@@ -47,4 +48,44 @@ const SCRIPTS: Record<string, CalleeScript> = {
 
 export function calleeScript(number: string): CalleeScript {
   return SCRIPTS[number.slice(-4)] ?? { dial: { kind: 'answers' }, replies: FRIENDLY, firstWords: 'Hello?' };
+}
+
+/** An inbound caller's wishes; the agent's opening line (or its introduction) comes first. */
+const CALLING_TO_BOOK: string[] = [
+  'Hi, I would like to book an appointment for next Tuesday morning.',
+  'Yes, please. Could you send me a confirmation by email?',
+  'Perfect, thank you so much, that was really helpful!',
+  'No, that is all. Bye!',
+];
+
+/** Calls that come in: the `2xxx` rows and the default of section 4 (a dial outcome makes no sense here). */
+const CALLER_SCRIPTS: Record<string, CalleeScript> = {
+  '2002': {
+    dial: { kind: 'answers' },
+    replies: ["Hi. Honestly, I'd rather talk to a real person. Can you put me through to someone?"],
+    firstWords: 'Hello?',
+  },
+  '2003': {
+    dial: { kind: 'answers' },
+    replies: [
+      'This is unacceptable. I have been waiting for weeks for my refund and nobody has fixed my problem. I want to talk to a manager.',
+      'Fine. But I am really not happy about this.',
+    ],
+    firstWords: 'Hello? Is anybody there?',
+  },
+  '2004': { dial: { kind: 'answers' }, replies: [], firstWords: 'Hello?' },
+};
+
+/**
+ * The person who calls in, by the last four digits of their number (or a web call's label). When
+ * the agent listens first they say `firstWords`; each agent line gets the next reply.
+ */
+export function callerScript(number: string): CalleeScript {
+  return (
+    CALLER_SCRIPTS[number.slice(-4)] ?? {
+      dial: { kind: 'answers' },
+      replies: CALLING_TO_BOOK,
+      firstWords: 'Hello?',
+    }
+  );
 }

@@ -8,7 +8,7 @@ import {
   carrierCallbackSignal,
   farEndReleasedSignal,
 } from './call-messages.js';
-import { calleeScript } from './callee-scripts.js';
+import { calleeScript, callerScript } from './callee-scripts.js';
 import { speakingSeconds } from './speech-timing.js';
 
 // The far end of a simulated call: the remote carrier and the person it rings. It runs on the
@@ -19,7 +19,7 @@ import { speakingSeconds } from './speech-timing.js';
 export interface SimulatedCalleeInput {
   /** The call workflow that gets the callbacks. */
   callWorkflowId: string;
-  /** Picks the scenario by its last four digits (the `to` of an outbound call). */
+  /** Picks the scenario by its last four digits (the `to` of an outbound call, the caller of an inbound one). */
   scenarioNumber: string;
   /** SIM_TIME_SCALE: wall-clock seconds per simulated second. */
   timeScale: number;
@@ -35,7 +35,8 @@ const SILENCE_BEFORE_SPEAKING_FIRST = 1.5;
 const CONNECT_SECONDS = 0.5;
 
 export async function simulatedCalleeWorkflow(input: SimulatedCalleeInput): Promise<void> {
-  const script = calleeScript(input.scenarioNumber);
+  // A connected far end is someone who called in; otherwise the person the call rings.
+  const script = input.connected ? callerScript(input.scenarioNumber) : calleeScript(input.scenarioNumber);
   const callWorkflow = getExternalWorkflowHandle(input.callWorkflowId);
   let released = false;
   let joined: { opening: { index: number; text: string } | null } | undefined;

@@ -1,3 +1,5 @@
+import type { CallChannel } from '../../db/entities/index.js';
+
 // The carrier port: the telephone network as the call workflow sees it. Every outcome of a
 // request here (ringing, answered, busy, what the person says, their hang-up) comes back later
 // as an asynchronous callback into the call workflow (workflows/call-messages.ts), the way a
@@ -12,9 +14,21 @@ export interface DialRequest {
   ringTimeoutSeconds: number;
 }
 
+/** A call that came in (lib/carrier/incoming-call.ts) and that the service takes. */
+export interface AnswerRequest {
+  callId: string;
+  /** Where callbacks go. */
+  callWorkflowId: string;
+  channel: CallChannel;
+  /** Who is calling: their number (phone), or the label a web call was started with; null when unknown. */
+  caller: string | null;
+}
+
 export interface Carrier {
   /** Places the call. Idempotent per call id: a retried dial never rings twice. */
   dial(request: DialRequest): Promise<void>;
+  /** Picks up a call that came in and connects the caller's audio. Idempotent per call id. */
+  answer(request: AnswerRequest): Promise<void>;
   /** Joins the agent's audio to the answered call; `opening` is played first (null: the agent listens). */
   connectAgent(request: { callId: string; opening: { index: number; text: string } | null }): Promise<void>;
   /** Plays one agent line; the far end ignores a line index it already heard. */

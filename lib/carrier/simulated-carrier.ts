@@ -2,7 +2,7 @@ import { type Client, WorkflowExecutionAlreadyStartedError, WorkflowNotFoundErro
 import { WorkflowIdReusePolicy } from '@temporalio/common';
 import { agentJoinedSignal, agentSpeechSignal, farEndReleasedSignal } from '../../workflows/call-messages.js';
 import type { SimulatedCalleeInput } from '../../workflows/simulated-callee-workflow.js';
-import type { Carrier, DialRequest } from './carrier.js';
+import type { AnswerRequest, Carrier, DialRequest } from './carrier.js';
 
 // The default carrier: every dial starts a simulated far end, itself a workflow on the
 // carrier-simulator task queue (workflows/simulated-callee-workflow.ts), which calls back into
@@ -27,9 +27,17 @@ export class SimulatedCarrier implements Carrier {
     });
   }
 
-  /** Starts the far end of a call that is connected from the start (inbound and web calls). */
-  async startConnected(callId: string, input: { callWorkflowId: string; scenarioNumber: string }) {
-    await this.startFarEnd(callId, { ...input, timeScale: this.options.timeScale, connected: true });
+  /**
+   * Picks up a call that came in (inbound phone or web): its far end, the simulated caller, starts
+   * connected. The caller's number (or a web call's label) picks the scenario by its last four digits.
+   */
+  async answer(request: AnswerRequest): Promise<void> {
+    await this.startFarEnd(request.callId, {
+      callWorkflowId: request.callWorkflowId,
+      scenarioNumber: request.caller ?? '',
+      timeScale: this.options.timeScale,
+      connected: true,
+    });
   }
 
   async connectAgent(request: { callId: string; opening: { index: number; text: string } | null }) {

@@ -3,14 +3,17 @@ import type { ConversationContext } from './voice-runtime.js';
 /**
  * The opening line by the spec's precedence. Outbound: the call's `first_message`, else the
  * agent's `outbound_first_message`, else its `first_message`. Inbound and web calls: the agent's
- * `first_message`. An empty string means the other person speaks first (null here); undefined
- * means nothing is configured and the agent introduces itself.
+ * `first_message`, and without one the agent listens (the caller rang, so they speak first).
+ * An empty string means the other person speaks first (null here); undefined means nothing is
+ * configured on an outbound call and the agent introduces itself.
  */
 export function configuredOpeningLine(context: ConversationContext): string | null | undefined {
-  const candidates =
-    context.direction === 'outbound'
-      ? [context.callFirstMessage, context.agent.outboundFirstMessage, context.agent.firstMessage]
-      : [context.agent.firstMessage];
+  if (context.direction === 'inbound') return context.agent.firstMessage || null;
+  const candidates = [
+    context.callFirstMessage,
+    context.agent.outboundFirstMessage,
+    context.agent.firstMessage,
+  ];
   for (const candidate of candidates) {
     if (candidate === null || candidate === undefined) continue;
     return candidate === '' ? null : candidate;

@@ -1,0 +1,16 @@
+import type { Agent, AgentSnapshot } from '../../db/entities/index.js';
+
+/** The agent's settings as they are now, kept on a call so a later change applies from the next call. */
+export function agentSnapshotOf(agent: Agent): AgentSnapshot {
+  return {
+    name: agent.name,
+    language: agent.language ?? null,
+    systemPrompt: agent.systemPrompt ?? null,
+    firstMessage: agent.firstMessage ?? null,
+    outboundFirstMessage: agent.outboundFirstMessage ?? null,
+    voiceProvider: agent.voiceProvider ?? null,
+    voiceId: agent.voiceId ?? null,
+    llmProvider: agent.llmProvider ?? null,
+    llmModel: agent.llmModel ?? null,
+  };
+}

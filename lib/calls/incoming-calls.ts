@@ -1,0 +1,109 @@
+import { randomUUID } from 'node:crypto';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { Client } from '@temporalio/client';
+import { Agent, Call, PhoneNumber } from '../../db/entities/index.js';
+import { isUuid, OperatorError } from '../accounts.js';
+import type { IncomingCallAnswer, IncomingPhoneCall } from '../carrier/incoming-call.js';
+import type { Settings } from '../settings.js';
+import { agentSnapshotOf } from './agent-snapshot.js';
+import { startCallWorkflow } from './start-call-workflow.js';
+
+// Calls that come in: a person dials a workspace number, or talks to an agent in the dashboard's
+// test panel or a web widget. Each one taken becomes a Call (direction `inbound`) and runs through
+// the same call workflow as an outbound call, started `answered` (there is nothing to dial).
+
+export interface IncomingCallDeps {
+  /** A fresh EntityManager (a fork) for this call. */
+  em: EntityManager;
+  temporal: Client;
+  settings: Pick<Settings, 'taskQueuePrefix'>;
+}
+
+/**
+ * The service's side of the carrier's incoming-call webhook: the number's agent is looked up now
+ * (a reassignment applies from the next call) and the call is taken only for a published agent.
+ */
+export async function answerIncomingPhoneCall(
+  deps: IncomingCallDeps,
+  incoming: IncomingPhoneCall,
+): Promise<IncomingCallAnswer> {
+  const { em } = deps;
+  const number = await em.findOne(PhoneNumber, { number: incoming.to, status: 'active' });
+  if (!number) return { answered: false, reason: 'unknown_number' };
+  const agent = number.agent ? await em.findOne(Agent, { id: number.agent, deletedAt: null }) : null;
+  if (!agent) return { answered: false, reason: 'no_agent' };
+  if (agent.status !== 'published') return { answered: false, reason: 'agent_not_published' };
+  const call = await takeCall(deps, agent, {
+    channel: 'phone',
+    fromNumber: incoming.from,
+    toNumber: incoming.to,
+    metadata: {},
+  });
+  return { answered: true, callId: call.id };
+}
+
+/** Agent statuses that take web calls: the test panel is where a draft agent is tried out. */
+const WEB_CALL_STATUSES = ['draft', 'published'];
+
+/** A browser call to an agent (dashboard test panel, web widget); refused with OperatorError. */
+export async function startWebCall(
+  deps: IncomingCallDeps,
+  input: { agentId: string; fromLabel?: string },
+): Promise<{ callId: string }> {
+  const { em } = deps;
+  const agent = isUuid(input.agentId)
+    ? await em.findOne(Agent, { id: input.agentId, deletedAt: null })
+    : null;
+  if (!agent) throw new OperatorError(`no agent with id ${input.agentId}`);
+  if (!WEB_CALL_STATUSES.includes(agent.status)) {
+    throw new OperatorError(
+      `agent ${agent.id} is ${agent.status}; web calls need a draft or published agent`,
+    );
+  }
+  const label = input.fromLabel?.trim() || null;
+  if (label && label.length > 200) throw new OperatorError('--from-label is at most 200 characters');
+  const call = await takeCall(deps, agent, {
+    channel: 'web',
+    fromNumber: null,
+    toNumber: null,
+    fromLabel: label,
+    // The label is who the test panel or widget says is calling; metadata shows it on the call.
+    metadata: label ? { from_label: label } : {},
+  });
+  return { callId: call.id };
+}
+
+/**
+ * Records the call with the agent's settings as they are now (a later change or an unpublish does
+ * not reach it) and starts its workflow. When the start fails the row goes again: no Call is kept
+ * for a call that was never taken.
+ */
+async function takeCall(
+  { em, temporal, settings }: IncomingCallDeps,
+  agent: Agent,
+  fields: Pick<Call, 'channel' | 'fromNumber' | 'toNumber' | 'metadata'> & { fromLabel?: string | null },
+): Promise<Call> {
+  const call = em.create(Call, {
+    id: randomUUID(),
+    workspace: agent.workspace,
+    agent: agent.id,
+    direction: 'inbound',
+    // It rings at our side until the workflow picks it up, moments later.
+    status: 'ringing',
+    startedAt: new Date(),
+    hasRecording: false,
+    ringTimeoutSeconds: null,
+    firstMessage: null,
+    agentSnapshot: agentSnapshotOf(agent),
+    fromLabel: null,
+    ...fields,
+  });
+  await em.flush();
+  try {
+    await startCallWorkflow(temporal, settings, call, { answered: true });
+  } catch (error) {
+    await em.nativeDelete(Call, { id: call.id });
+    throw error;
+  }
+  return call;
+}
