@@ -4,6 +4,7 @@ import { callRoutes } from './calls.js';
 import { meRoutes } from './me.js';
 import { phoneNumberRoutes } from './phone-numbers.js';
 import { usageRoutes } from './usage.js';
+import { webhookRoutes } from './webhooks.js';
 
 /** Every route module of the API, one line each. The OpenAPI document lists exactly these. */
 export const allRoutes: RouteDefinition[] = [
@@ -12,4 +13,5 @@ export const allRoutes: RouteDefinition[] = [
   ...phoneNumberRoutes,
   ...callRoutes,
   ...usageRoutes,
+  ...webhookRoutes,
 ];

@@ -48,6 +48,7 @@ export function sendWebhook(request: SendRequest): Promise<SendResult> {
   const timeoutMs = request.timeoutMs ?? DELIVERY_TIMEOUT_MS;
   return new Promise((resolve) => {
     let settled = false;
+    let timer: NodeJS.Timeout | undefined;
     const finish = (result: SendResult) => {
       if (settled) return;
       settled = true;
@@ -78,7 +79,7 @@ export function sendWebhook(request: SendRequest): Promise<SendResult> {
       agent: false,
       lookup: request.allowPrivate ? undefined : guardedLookup,
     });
-    const timer = setTimeout(() => {
+    timer = setTimeout(() => {
       req.destroy(new Error(`no answer within ${timeoutMs / 1000} s`));
     }, timeoutMs);
 
@@ -96,6 +97,10 @@ export function sendWebhook(request: SendRequest): Promise<SendResult> {
     req.on('response', (res) => {
       const status = res.statusCode ?? 0;
       const delivered = status >= 200 && status < 300;
+      if (delivered) {
+        res.resume(); // the answer's body is not needed
+        return finish({ delivered, responseStatus: status, error: null });
+      }
       let text = '';
       res.setEncoding('utf8');
       res.on('data', (chunk: string) => {
@@ -103,7 +108,6 @@ export function sendWebhook(request: SendRequest): Promise<SendResult> {
       });
       res.on('error', (err) => fail(err.message, status));
       res.on('end', () => {
-        if (delivered) return finish({ delivered, responseStatus: status, error: null });
         const location = status >= 300 && status < 400 ? res.headers.location : undefined;
         const detail = location
           ? `redirect to ${location} not followed`

@@ -1,0 +1,295 @@
+import { randomUUID } from 'node:crypto';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { Event, WebhookDelivery, WebhookEndpoint } from '../../db/entities/index.js';
+import { generateWebhookSecret } from '../../lib/webhooks/secret.js';
+import {
+  DEFAULT_TEST_MESSAGE,
+  recordTestEvent,
+  startWebhookDelivery,
+} from '../../lib/webhooks/test-event.js';
+import { webhookUrlProblem } from '../../lib/webhooks/url-rules.js';
+import { parameterInvalid, resourceMissing, unprocessable, upstreamUnavailable } from '../errors.js';
+import { listQuerySchema, listSchema, type PageQuery, paginate } from '../pagination.js';
+import { presentWebhookDelivery } from '../presenters/webhook-delivery.js';
+import { presentWebhookEndpoint, presentWebhookEndpointWithSecret } from '../presenters/webhook-endpoint.js';
+import { type ApiContext, defineRoute, type RouteDefinition } from '../route.js';
+import { deletedSchema, uuidParams } from '../schemas/common.js';
+import {
+  type WebhookCreate,
+  type WebhookTest,
+  type WebhookUpdate,
+  webhookCreateSchema,
+  webhookEndpointSchema,
+  webhookEndpointWithSecretSchema,
+  webhookTestSchema,
+  webhookUpdateSchema,
+} from '../schemas/webhook.js';
+import { deliveryFilterProperties, webhookDeliverySchema } from '../schemas/webhook-delivery.js';
+
+// Webhook endpoints and their delivery log (docs/webhooks.md). Adding, changing, testing,
+// removing and rotating need a key made by an owner or admin.
+
+type WebhookParams = { webhook_id: string };
+type DeliveriesQuery = PageQuery & { status?: string; event_type?: string };
+const webhookParams = uuidParams('webhook_id');
+const ownerOrAdmin: ('owner' | 'admin')[] = ['owner', 'admin'];
+const missing = { description: 'resource_missing: no such webhook endpoint in the workspace.' };
+const endpointResponse = {
+  description: 'WebhookEndpoint, without the secret.',
+  schema: webhookEndpointSchema,
+};
+const WORKFLOW_START_TIMEOUT_MS = 5_000;
+
+async function findEndpointOr404(em: EntityManager, workspaceId: string, id: string) {
+  const endpoint = await em.findOne(WebhookEndpoint, { id, workspace: workspaceId });
+  if (!endpoint) throw resourceMissing('webhook endpoint', 'webhook_id');
+  return endpoint;
+}
+
+async function requireAllowedUrl(ctx: ApiContext, url: string) {
+  const problem = await webhookUrlProblem(url, {
+    allowPrivate: ctx.state.deps.settings.webhooksAllowPrivateTargets,
+  });
+  if (problem) throw parameterInvalid('url', problem);
+}
+
+const list = defineRoute<Record<string, never>, PageQuery>({
+  method: 'GET',
+  path: '/webhooks',
+  operationId: 'listWebhooks',
+  summary: 'List webhook endpoints, newest first (never with the secret).',
+  scope: 'webhooks:read',
+  query: listQuerySchema(),
+  responses: { 200: { description: 'A page of endpoints.', schema: listSchema(webhookEndpointSchema) } },
+  async handler(ctx, { query }) {
+    const page = await paginate(
+      ctx.state.em,
+      WebhookEndpoint,
+      { workspace: ctx.state.auth.workspaceId },
+      query,
+      {
+        orderBy: 'createdAt',
+        present: presentWebhookEndpoint,
+      },
+    );
+    return { status: 200, body: page };
+  },
+});
+
+const create = defineRoute<Record<string, never>, Record<string, never>, WebhookCreate>({
+  method: 'POST',
+  path: '/webhooks',
+  operationId: 'createWebhook',
+  summary: 'Register an endpoint (status active). The answer holds the signing secret, shown only here.',
+  scope: 'webhooks:write',
+  roles: ownerOrAdmin,
+  body: webhookCreateSchema,
+  idempotent: true,
+  responses: {
+    201: {
+      description: 'The endpoint with its secret (null when replayed).',
+      schema: webhookEndpointWithSecretSchema,
+    },
+    400: { description: 'parameter_invalid (param url) for a URL that is not public https.' },
+    409: { description: 'idempotency_key_reused or idempotency_request_in_progress.' },
+  },
+  async handler(ctx, { body }) {
+    await requireAllowedUrl(ctx, body.url);
+    const em = ctx.state.em;
+    const secret = generateWebhookSecret();
+    const endpoint = em.create(WebhookEndpoint, {
+      id: randomUUID(),
+      workspace: ctx.state.auth.workspaceId,
+      url: body.url,
+      events: body.events,
+      status: 'active',
+      description: body.description ?? null,
+      secret,
+      failingSince: null,
+      disabledAt: null,
+    });
+    await em.flush();
+    return {
+      status: 201,
+      body: presentWebhookEndpointWithSecret(endpoint, secret),
+      // The secret never enters the idempotency store; a replay answers secret null.
+      storedBody: presentWebhookEndpointWithSecret(endpoint, null),
+    };
+  },
+});
+
+const get = defineRoute<WebhookParams>({
+  method: 'GET',
+  path: '/webhooks/:webhook_id',
+  operationId: 'getWebhook',
+  summary: 'Get an endpoint (never with the secret).',
+  scope: 'webhooks:read',
+  params: webhookParams,
+  responses: { 200: endpointResponse, 404: missing },
+  async handler(ctx, { params }) {
+    const endpoint = await findEndpointOr404(ctx.state.em, ctx.state.auth.workspaceId, params.webhook_id);
+    return { status: 200, body: presentWebhookEndpoint(endpoint) };
+  },
+});
+
+const update = defineRoute<WebhookParams, Record<string, never>, WebhookUpdate>({
+  method: 'PATCH',
+  path: '/webhooks/:webhook_id',
+  operationId: 'updateWebhook',
+  summary:
+    'Change url, events, description or status; only the fields sent change. status paused stops deliveries; active resumes, and re-enables a disabled endpoint.',
+  scope: 'webhooks:write',
+  roles: ownerOrAdmin,
+  params: webhookParams,
+  body: webhookUpdateSchema,
+  responses: { 200: endpointResponse, 400: { description: 'parameter_invalid (param url).' }, 404: missing },
+  async handler(ctx, { params, body }) {
+    const em = ctx.state.em;
+    const endpoint = await findEndpointOr404(em, ctx.state.auth.workspaceId, params.webhook_id);
+    if (body.url !== undefined) {
+      await requireAllowedUrl(ctx, body.url);
+      endpoint.url = body.url;
+    }
+    if (body.events !== undefined) endpoint.events = body.events;
+    if (body.description !== undefined) endpoint.description = body.description;
+    if (body.status !== undefined && body.status !== endpoint.status) {
+      // Leaving disabled (to active or paused) starts the failure count afresh.
+      endpoint.status = body.status;
+      endpoint.failingSince = null;
+      endpoint.disabledAt = null;
+    }
+    endpoint.updatedAt = new Date();
+    await em.flush();
+    return { status: 200, body: presentWebhookEndpoint(endpoint) };
+  },
+});
+
+const remove = defineRoute<WebhookParams>({
+  method: 'DELETE',
+  path: '/webhooks/:webhook_id',
+  operationId: 'deleteWebhook',
+  summary: 'Delete an endpoint, its secret and its delivery log; deliveries under way stop.',
+  scope: 'webhooks:write',
+  roles: ownerOrAdmin,
+  params: webhookParams,
+  responses: { 200: { description: 'Deleted', schema: deletedSchema }, 404: missing },
+  async handler(ctx, { params }) {
+    const em = ctx.state.em;
+    const endpoint = await findEndpointOr404(em, ctx.state.auth.workspaceId, params.webhook_id);
+    const id = endpoint.id;
+    await em.nativeDelete(WebhookEndpoint, { id });
+    return { status: 200, body: { object: 'webhook_endpoint', id, deleted: true } };
+  },
+});
+
+const rotateSecret = defineRoute<WebhookParams>({
+  method: 'POST',
+  path: '/webhooks/:webhook_id/rotate-secret',
+  operationId: 'rotateWebhookSecret',
+  summary: 'Replace the signing secret at once; the next delivery attempt is signed with the new one.',
+  scope: 'webhooks:write',
+  roles: ownerOrAdmin,
+  params: webhookParams,
+  responses: {
+    200: { description: 'The endpoint with its new secret.', schema: webhookEndpointWithSecretSchema },
+    404: missing,
+  },
+  async handler(ctx, { params }) {
+    const em = ctx.state.em;
+    const endpoint = await findEndpointOr404(em, ctx.state.auth.workspaceId, params.webhook_id);
+    endpoint.secret = generateWebhookSecret();
+    endpoint.updatedAt = new Date();
+    await em.flush();
+    return { status: 200, body: presentWebhookEndpointWithSecret(endpoint, endpoint.secret) };
+  },
+});
+
+const sendTest = defineRoute<WebhookParams, Record<string, never>, WebhookTest>({
+  method: 'POST',
+  path: '/webhooks/:webhook_id/test',
+  operationId: 'testWebhook',
+  summary:
+    'Send one signed webhook.test event to this endpoint (no subscription needed). Answers 202 with its delivery, pending.',
+  scope: 'webhooks:write',
+  roles: ownerOrAdmin,
+  params: webhookParams,
+  body: webhookTestSchema,
+  responses: {
+    202: { description: 'The delivery of the test event, in status pending.', schema: webhookDeliverySchema },
+    404: missing,
+    422: { description: 'endpoint_not_active: a paused or disabled endpoint receives nothing.' },
+    503: { description: 'upstream_unavailable: the delivery could not be started; nothing was sent.' },
+  },
+  async handler(ctx, { params, body }) {
+    const em = ctx.state.em;
+    const endpoint = await findEndpointOr404(em, ctx.state.auth.workspaceId, params.webhook_id);
+    if (endpoint.status !== 'active') {
+      throw unprocessable(
+        'endpoint_not_active',
+        `The endpoint is ${endpoint.status}; set its status to active to send a test event.`,
+        { param: 'webhook_id', storable: false },
+      );
+    }
+    const { event, deliveryId } = await recordTestEvent(em, endpoint, body.message ?? DEFAULT_TEST_MESSAGE);
+    try {
+      const client = await ctx.state.deps.temporal();
+      await withTimeout(
+        startWebhookDelivery(client, ctx.state.deps.settings, deliveryId),
+        WORKFLOW_START_TIMEOUT_MS,
+      );
+    } catch (error) {
+      ctx.state.logger.error('webhook test delivery not started', { error, webhook_id: endpoint.id });
+      await em.nativeDelete(Event, { id: event.id }); // its delivery row goes with it
+      throw upstreamUnavailable('The test event could not be queued; nothing was sent. Try again.');
+    }
+    const delivery = await em.findOneOrFail(WebhookDelivery, { id: deliveryId }, { refresh: true });
+    return { status: 202, body: presentWebhookDelivery(delivery) };
+  },
+});
+
+const deliveries = defineRoute<WebhookParams, DeliveriesQuery>({
+  method: 'GET',
+  path: '/webhooks/:webhook_id/deliveries',
+  operationId: 'listWebhookDeliveries',
+  summary: 'The delivery log of an endpoint, newest first: one entry per event, updated on every attempt.',
+  scope: 'webhooks:read',
+  params: webhookParams,
+  query: listQuerySchema(deliveryFilterProperties),
+  responses: {
+    200: { description: 'A page of deliveries.', schema: listSchema(webhookDeliverySchema) },
+    404: missing,
+  },
+  async handler(ctx, { params, query }) {
+    const em = ctx.state.em;
+    const endpoint = await findEndpointOr404(em, ctx.state.auth.workspaceId, params.webhook_id);
+    const where = {
+      endpoint: endpoint.id,
+      ...(query.status ? { status: query.status as WebhookDelivery['status'] } : {}),
+      ...(query.event_type ? { eventType: query.event_type } : {}),
+    };
+    const page = await paginate(em, WebhookDelivery, where, query, {
+      orderBy: 'createdAt',
+      present: presentWebhookDelivery,
+    });
+    return { status: 200, body: page };
+  },
+});
+
+function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
+
+export const webhookRoutes: RouteDefinition[] = [
+  list,
+  create,
+  get,
+  update,
+  remove,
+  rotateSecret,
+  sendTest,
+  deliveries,
+];

@@ -1,0 +1,56 @@
+import { randomBytes } from 'node:crypto';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { Client } from '@temporalio/client';
+import { Event, type WebhookEndpoint } from '../../db/entities/index.js';
+import { type Settings, taskQueues } from '../settings.js';
+import { recordPendingDeliveries } from './deliveries.js';
+import { webhookDeliveryWorkflowId } from './workflow-ids.js';
+
+// POST /webhooks/{id}/test: a webhook.test event (no call) delivered to that one endpoint only,
+// by the same delivery workflow as every other event.
+
+export const DEFAULT_TEST_MESSAGE = 'This is a test event from Service-Webhooks.';
+
+export async function recordTestEvent(
+  em: EntityManager,
+  endpoint: WebhookEndpoint,
+  message: string,
+): Promise<{ event: Event; deliveryId: string }> {
+  return em.transactional(async (tx) => {
+    const id = `evt_${randomBytes(16).toString('hex')}`;
+    const createdAt = new Date();
+    const body = JSON.stringify({
+      id,
+      object: 'event',
+      type: 'webhook.test',
+      api_version: 'v1',
+      created_at: createdAt.toISOString(),
+      data: { message },
+    });
+    const event = tx.create(Event, {
+      id,
+      workspace: endpoint.workspace,
+      type: 'webhook.test',
+      apiVersion: 'v1',
+      call: null,
+      body,
+      createdAt,
+    });
+    await tx.flush();
+    const [deliveryId] = await recordPendingDeliveries(tx, event, [endpoint.id]);
+    return { event, deliveryId: deliveryId! };
+  });
+}
+
+/** Starts `webhook-delivery-<deliveryId>` on the webhooks queue. */
+export async function startWebhookDelivery(
+  client: Client,
+  settings: Pick<Settings, 'taskQueuePrefix'>,
+  deliveryId: string,
+): Promise<void> {
+  await client.workflow.start('webhookDeliveryWorkflow', {
+    workflowId: webhookDeliveryWorkflowId(deliveryId),
+    taskQueue: taskQueues(settings).webhooks,
+    args: [{ deliveryId }],
+  });
+}
