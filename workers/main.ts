@@ -12,6 +12,7 @@ import { openOrm } from '../db/orm.js';
 import { loadSettings } from '../lib/settings.js';
 import { createCallsWorker } from './calls-worker.js';
 import { createCarrierSimulatorWorker } from './carrier-simulator-worker.js';
+import { createWebhooksWorker } from './webhooks-worker.js';
 import { callWorkflowsPath } from './workflow-code.js';
 
 // The worker process: one Worker per task queue, each concern scaling on its own. With no
@@ -27,6 +28,7 @@ type WorkerDeps = Parameters<typeof createCallsWorker>[0];
 const WORKERS: Record<string, (deps: WorkerDeps) => Promise<Worker>> = {
   calls: createCallsWorker,
   'carrier-simulator': createCarrierSimulatorWorker,
+  webhooks: (deps) => createWebhooksWorker({ ...deps, settings }),
 };
 
 const wanted = process.argv.slice(2);
