@@ -3,6 +3,7 @@ import { bootstrap } from './bootstrap.js';
 import { keyCreate, keyRevoke } from './key.js';
 import { limitsSet } from './limits.js';
 import { numberCreate } from './number.js';
+import { simulateInbound, simulateWebCall } from './simulate.js';
 import { userCreate, userSetRole } from './user.js';
 import { workspaceCreate } from './workspace.js';
 
@@ -16,4 +17,6 @@ export const commands: Command[] = [
   numberCreate,
   limitsSet,
   bootstrap,
+  simulateInbound,
+  simulateWebCall,
 ];
