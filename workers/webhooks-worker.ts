@@ -31,5 +31,8 @@ export function createWebhooksWorker(deps: WebhooksWorkerDeps): Promise<Worker> 
     // the requests to each endpoint, and waiting ones give their slot back after 30 s.
     maxConcurrentActivityTaskExecutions: 1000,
     maxConcurrentWorkflowTaskExecutions: 100,
+    // Every delivery is a short workflow and activity; more pollers keep both queues drained.
+    maxConcurrentWorkflowTaskPolls: 10,
+    maxConcurrentActivityTaskPolls: 10,
   });
 }

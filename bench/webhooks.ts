@@ -1,0 +1,175 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Client, Connection } from '@temporalio/client';
+import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
+import { startLocalPostgres } from '../db/embedded-postgres.js';
+import { Event } from '../db/entities/index.js';
+import { migrate, openOrm } from '../db/orm.js';
+import { createWorkspace } from '../lib/accounts.js';
+import { loadSettings, taskQueues } from '../lib/settings.js';
+import { generateWebhookSecret } from '../lib/webhooks/secret.js';
+import { eventFanOutWorkflowId } from '../lib/webhooks/workflow-ids.js';
+import { resolveTemporalCli } from '../scripts/temporal-binaries.js';
+import { startPrivateTemporalDevServer } from '../scripts/temporal-dev-server.js';
+import { createWebhooksWorker } from '../workers/webhooks-worker.js';
+
+// Webhook delivery end to end: events written as the call workflow writes them, fanned out by
+// the webhooks worker on a private Temporal dev server to 5 endpoints on a local receiver, one
+// of which answers slowly. Reports deliveries per second and the time from an event's creation
+// to its arrival (p50, p99), for the fast endpoints and the slow one apart.
+//
+//   npm run bench -- webhooks    BENCH_WEBHOOK_EVENTS=2000 BENCH_SLOW_MS=500 by default
+
+const EVENTS = Number(process.env.BENCH_WEBHOOK_EVENTS || 2000);
+const SLOW_MS = Number(process.env.BENCH_SLOW_MS || 500);
+const ENDPOINTS = 5;
+const START_CONCURRENCY = 50;
+
+Runtime.install({ logger: new DefaultLogger('ERROR') });
+
+const settings = {
+  ...loadSettings(),
+  taskQueuePrefix: `bench-${randomBytes(3).toString('hex')}-`,
+  webhooksAllowPrivateTargets: true,
+};
+
+const pg = await startLocalPostgres({
+  dataDir: '.data/bench-webhooks-postgres',
+  port: await freePort(),
+  database: 'bench',
+  ephemeral: true,
+});
+const orm = await openOrm(pg.url, { poolMax: 30 });
+await migrate(orm);
+const temporal = await startPrivateTemporalDevServer({
+  cliPath: process.env.TEMPORAL_CLI_PATH || (await resolveTemporalCli()),
+});
+
+const createdAt = new Map<string, number>();
+const arrivals: { path: string; latencyMs: number; at: number }[] = [];
+const receiver = http.createServer((req, res) => {
+  req.resume();
+  req.on('end', () => {
+    const eventId = req.headers['service-event-id'] as string;
+    const path = req.url ?? '/';
+    const answer = () => {
+      arrivals.push({ path, latencyMs: Date.now() - (createdAt.get(eventId) ?? Date.now()), at: Date.now() });
+      res.writeHead(200).end();
+    };
+    if (path === '/slow') setTimeout(answer, SLOW_MS);
+    else answer();
+  });
+});
+await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+const receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
+
+const nativeConnection = await NativeConnection.connect({ address: temporal.address });
+const worker = await createWebhooksWorker({
+  connection: nativeConnection,
+  settings: { ...settings, temporalNamespace: temporal.namespace },
+  orm,
+});
+const workerRun = worker.run();
+const connection = await Connection.connect({ address: temporal.address });
+const client = new Client({ connection, namespace: temporal.namespace });
+
+try {
+  const em = orm.em.fork();
+  const workspace = await createWorkspace(em, { name: 'bench' });
+  const paths = ['/slow', ...Array.from({ length: ENDPOINTS - 1 }, (_, i) => `/fast-${i + 1}`)];
+  await em.getConnection().execute(
+    `insert into webhook_endpoints (id, workspace_id, url, events, status, description, secret, created_at, updated_at)
+       values ${paths.map(() => `(?, ?, ?, '{call.completed}', 'active', null, ?, now(), now())`).join(', ')}`,
+    paths.flatMap((path) => [randomUUID(), workspace.id, receiverUrl + path, generateWebhookSecret()]),
+  );
+
+  console.log(
+    `${EVENTS} events to ${ENDPOINTS} endpoints (${paths.join(', ')}); /slow answers after ${SLOW_MS} ms`,
+  );
+  const started = Date.now();
+  let next = 0;
+  const queue = taskQueues(settings).webhooks;
+  // Events are written and handed over as the call workflow does: row first, then the fan-out.
+  await Promise.all(
+    Array.from({ length: START_CONCURRENCY }, async () => {
+      while (next < EVENTS) {
+        next++;
+        const id = `evt_${randomBytes(16).toString('hex')}`;
+        const now = new Date();
+        const body = JSON.stringify({
+          id,
+          object: 'event',
+          type: 'call.completed',
+          api_version: 'v1',
+          created_at: now.toISOString(),
+          data: { object: { object: 'call', id: randomUUID() } },
+        });
+        const fork = orm.em.fork();
+        fork.create(Event, {
+          id,
+          workspace: workspace.id,
+          type: 'call.completed',
+          apiVersion: 'v1',
+          call: null,
+          body,
+          createdAt: now,
+        });
+        await fork.flush();
+        createdAt.set(id, now.getTime());
+        await client.workflow.start('eventFanOutWorkflow', {
+          workflowId: eventFanOutWorkflowId(id),
+          taskQueue: queue,
+          args: [{ eventId: id }],
+        });
+      }
+    }),
+  );
+  const handedOver = Date.now();
+  const expected = EVENTS * ENDPOINTS;
+  const deadline = Date.now() + 15 * 60_000;
+  while (arrivals.length < expected && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
+
+  const fast = arrivals.filter((a) => a.path !== '/slow');
+  const slow = arrivals.filter((a) => a.path === '/slow');
+  const lastFast = Math.max(...fast.map((a) => a.at));
+  const lastAll = Math.max(...arrivals.map((a) => a.at));
+  console.log(`events written and handed to Temporal in ${((handedOver - started) / 1000).toFixed(1)} s`);
+  console.log(`delivered ${arrivals.length}/${expected}`);
+  console.log(
+    `all deliveries: ${rate(arrivals.length, lastAll - started)} deliveries/s over ${((lastAll - started) / 1000).toFixed(1)} s`,
+  );
+  console.log(
+    `fast endpoints: ${rate(fast.length, lastFast - started)} deliveries/s; creation→arrival p50 ${pct(fast, 50)} ms, p99 ${pct(fast, 99)} ms`,
+  );
+  console.log(
+    `slow endpoint:  ${rate(slow.length, lastAll - started)} deliveries/s; creation→arrival p50 ${pct(slow, 50)} ms, p99 ${pct(slow, 99)} ms`,
+  );
+  if (arrivals.length < expected) process.exitCode = 1;
+} finally {
+  worker.shutdown();
+  await workerRun;
+  await connection.close();
+  await nativeConnection.close();
+  receiver.close();
+  await temporal.stop();
+  await orm.close(true);
+  await pg.stop();
+}
+
+function pct(rows: { latencyMs: number }[], p: number): number {
+  const sorted = rows.map((r) => r.latencyMs).sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
+}
+
+function rate(count: number, ms: number): string {
+  return (count / (ms / 1000)).toFixed(0);
+}
+
+async function freePort(): Promise<number> {
+  const server = http.createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
