@@ -403,9 +403,10 @@ describe('web calls', { timeout: 120_000 }, () => {
     const em = db.orm.em.fork();
     (await em.findOneOrFail(Agent, { id: deleted.agentId })).deletedAt = new Date();
     await em.flush();
+    const published = await createAgentFixture(db.orm, { numbers: 0 });
     await withEnvironment(async (env) => {
-      const refused = async (agentId: string, message: RegExp) => {
-        await assert.rejects(startWebCall(deps(env), { agentId }), (error: Error) => {
+      const refused = async (agentId: string, message: RegExp, fromLabel?: string) => {
+        await assert.rejects(startWebCall(deps(env), { agentId, fromLabel }), (error: Error) => {
           assert.ok(error instanceof OperatorError);
           assert.match(error.message, message);
           return true;
@@ -416,8 +417,9 @@ describe('web calls', { timeout: 120_000 }, () => {
       await refused(deleted.agentId, /no agent with id/);
       await refused(crypto.randomUUID(), /no agent with id/);
       await refused('not-a-uuid', /no agent with id not-a-uuid/);
+      await refused(published.agentId, /from label is at most 200 characters/, 'x'.repeat(201));
     });
-    for (const fixture of [unpublished, archived, deleted])
+    for (const fixture of [unpublished, archived, deleted, published])
       assert.equal((await callsOf(fixture.workspaceId)).length, 0);
   });
 });

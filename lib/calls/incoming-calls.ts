@@ -61,7 +61,8 @@ export async function startWebCall(
     );
   }
   const label = input.fromLabel?.trim() || null;
-  if (label && label.length > 200) throw new OperatorError('--from-label is at most 200 characters');
+  if (label && label.length > 200)
+    throw new OperatorError("a web call's from label is at most 200 characters");
   const call = await takeCall(deps, agent, {
     channel: 'web',
     fromNumber: null,
