@@ -62,12 +62,16 @@ describe('routing', () => {
       await client().get('/me'),
       await client().get('/agents'),
       await client().get('/nope'),
+      await client().request('HEAD', '/agents'),
+      await api.client().request('HEAD', '/agents'),
+      await api.client().request('HEAD', '/nope'),
+      await api.client().get('/openapi.json'),
     ]) {
       const id = res.headers.get('x-request-id');
-      assert.ok(id);
-      ids.add(id);
+      assert.match(id ?? '', /^req_[0-9a-f]{32}$/);
+      ids.add(id!);
     }
-    assert.equal(ids.size, 3);
+    assert.equal(ids.size, 7);
   });
 });
 
