@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { type Agent, Call, PhoneNumber, TranscriptEntry, Workspace } from '../../db/entities/index.js';
+import { agentSnapshotOf } from '../../lib/calls/agent-snapshot.js';
 import { checkCallLimits, hasCallOnTheLine, lockWorkspaceCalls } from '../../lib/calls/call-limits.js';
 import { isEmergencyNumber } from '../../lib/calls/emergency-numbers.js';
 import { startCallWorkflow } from '../../lib/calls/start-call-workflow.js';
@@ -116,17 +117,7 @@ async function admitCall(em: EntityManager, workspaceId: string, body: CallCreat
     ringTimeoutSeconds: body.ring_timeout_seconds ?? 30,
     firstMessage: body.first_message ?? null,
     // The agent as it is now: a PATCH during the call applies from the next one.
-    agentSnapshot: {
-      name: agent.name,
-      language: agent.language ?? null,
-      systemPrompt: agent.systemPrompt ?? null,
-      firstMessage: agent.firstMessage ?? null,
-      outboundFirstMessage: agent.outboundFirstMessage ?? null,
-      voiceProvider: agent.voiceProvider ?? null,
-      voiceId: agent.voiceId ?? null,
-      llmProvider: agent.llmProvider ?? null,
-      llmModel: agent.llmModel ?? null,
-    },
+    agentSnapshot: agentSnapshotOf(agent),
   });
   await em.flush();
   return call;
