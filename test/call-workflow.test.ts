@@ -1,8 +1,11 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
 import { after, afterEach, before, beforeEach, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import type { WorkflowHandle } from '@temporalio/client';
+import proto from '@temporalio/proto';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { bundleWorkflowCode, DefaultLogger, Runtime, Worker, type WorkflowBundle } from '@temporalio/worker';
 import { AnalysisRejectedError, type CallAnalyzer } from '../lib/analysis/analyzer.js';
@@ -74,12 +77,33 @@ afterEach(async () => {
   await env.teardown();
 });
 
-/** Keeps the histories of a finished call's workflows for the replay test. */
-async function record(callId: string): Promise<void> {
-  for (const workflowId of [callWorkflowId(callId), farEndWorkflowId(callId)]) {
-    recorded.push({ workflowId, history: await env.client.workflow.getHandle(workflowId).fetchHistory() });
+/**
+ * Keeps the histories of a finished call's workflows for the replay test. With
+ * RECORD_CALL_HISTORIES=1 the first call of each label is also written to HISTORIES_DIR, whose
+ * files every later run replays: a change that breaks running calls fails there.
+ */
+async function record(callId: string, label?: string): Promise<void> {
+  for (const [kind, workflowId] of [
+    ['call', callWorkflowId(callId)],
+    ['far-end', farEndWorkflowId(callId)],
+  ]) {
+    const history = await env.client.workflow.getHandle(workflowId).fetchHistory();
+    recorded.push({ workflowId, history });
+    const file = path.join(HISTORIES_DIR, `${label}-${kind}.json`);
+    if (label && process.env.RECORD_CALL_HISTORIES === '1' && !existsSync(file)) {
+      mkdirSync(HISTORIES_DIR, { recursive: true });
+      writeFileSync(
+        file,
+        JSON.stringify(HistoryProto.toObject(HistoryProto.fromObject(history), HISTORY_JSON)),
+      );
+    }
   }
 }
+
+const HISTORIES_DIR = fileURLToPath(new URL('./fixtures/call-histories', import.meta.url));
+const HistoryProto = proto.temporal.api.history.v1.History;
+/** Plain JSON for a history: 64-bit numbers as strings, enums by name, payload bytes in base64. */
+const HISTORY_JSON = { longs: String, enums: String, bytes: String };
 
 function quietLogger() {
   const noop = () => {};
@@ -135,7 +159,13 @@ async function settle(callId: string): Promise<void> {
 
 async function runCall(
   to: string,
-  options: { firstMessage?: string | null; ringTimeoutSeconds?: number; analyzer?: CallAnalyzer } = {},
+  options: {
+    firstMessage?: string | null;
+    ringTimeoutSeconds?: number;
+    analyzer?: CallAnalyzer;
+    /** Names the histories kept under HISTORIES_DIR (RECORD_CALL_HISTORIES=1). */
+    label?: string;
+  } = {},
 ) {
   const call = await createQueuedCall(db.orm, fixture, { to, ...options });
   const startedAt = Date.now();
@@ -147,7 +177,7 @@ async function runCall(
     await settle(call.id);
     return outcome;
   });
-  await record(call.id);
+  await record(call.id, options.label);
   return { result, wallMs: Date.now() - startedAt, ...(await storedCall(db.orm, call.id)) };
 }
 
@@ -318,7 +348,10 @@ describe('opening line', { timeout: 60_000 }, () => {
   });
 
   test('an empty first_message lets the person speak first; the agent then introduces itself', async () => {
-    const { transcript, call } = await runCall('+4791235556', { firstMessage: '' });
+    const { transcript, call } = await runCall('+4791235556', {
+      firstMessage: '',
+      label: 'to-5556-caller-first',
+    });
     assert.equal(transcript[0].role, 'caller');
     assert.equal(transcript[1].role, 'agent');
     assert.match(transcript[1].text, /this is Ada.*I'm calling/);
@@ -404,17 +437,29 @@ describe('durability', { timeout: 60_000 }, () => {
     assert.equal(description.type, 'callWorkflow');
   });
 
-  test('recorded histories replay without nondeterminism', async () => {
+  test('recorded histories (this run and committed ones) replay without nondeterminism', async () => {
     assert.ok(recorded.length > 10);
+    const committed = existsSync(HISTORIES_DIR)
+      ? readdirSync(HISTORIES_DIR)
+          .filter((file) => file.endsWith('.json'))
+          .map((file) => ({
+            workflowId: `fixture:${file}`,
+            history: HistoryProto.fromObject(
+              JSON.parse(readFileSync(path.join(HISTORIES_DIR, file), 'utf8')),
+            ),
+          }))
+      : [];
+    assert.ok(committed.length >= 18, `recorded histories in ${HISTORIES_DIR}`);
+    const histories = [...recorded, ...committed];
     const results = Worker.runReplayHistories(
       { workflowBundle: bundle, replayName: 'call-workflows' },
-      recorded,
+      histories,
     );
     let replayed = 0;
     for await (const result of results) {
       assert.equal(result.error, undefined, `${result.workflowId}: ${result.error}`);
       replayed++;
     }
-    assert.equal(replayed, recorded.length);
+    assert.equal(replayed, histories.length);
   });
 });
