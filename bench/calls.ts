@@ -1,0 +1,181 @@
+import { spawn } from 'node:child_process';
+import pgClient from 'pg';
+import { createApp } from '../api/app.js';
+import { createLogger } from '../api/logger.js';
+import { allRoutes } from '../api/routes/index.js';
+import { listen } from '../api/server.js';
+import { lazyTemporalClient } from '../api/temporal-client.js';
+import { startLocalPostgres } from '../db/embedded-postgres.js';
+import { migrate, openOrm } from '../db/orm.js';
+import { setLimits } from '../lib/accounts.js';
+import { loadSettings } from '../lib/settings.js';
+import { freePort, stopChild } from '../scripts/processes.js';
+import { resolveTemporalCli } from '../scripts/temporal-binaries.js';
+import { startPrivateTemporalDevServer } from '../scripts/temporal-dev-server.js';
+import { createFixture } from '../test/support/api.js';
+import { createAgentFixture } from '../test/support/call-fixtures.js';
+
+// Outbound calls end to end: BENCH_CALLS (500) calls placed at once through POST /v1/calls,
+// each a simulated default-scenario conversation with SIM_TIME_SCALE=0.01, on a Temporal dev
+// server of its own, a worker process (workers/main.ts) and its own throw-away PostgreSQL.
+// Figures: calls placed per second (POST answers), POST latency, and the time from POST to
+// status completed (analysis stored), p50 and p99.
+//
+//   npm run bench -- calls     BENCH_CALLS=500 BENCH_SIM_TIME_SCALE=0.01
+
+const CALLS = Number(process.env.BENCH_CALLS || 500);
+const SCALE = Number(process.env.BENCH_SIM_TIME_SCALE || 0.01);
+const DEADLINE_MS = 10 * 60_000;
+
+const pgPort = await freePort();
+const pg = await startLocalPostgres({
+  dataDir: '.data/bench-postgres',
+  port: pgPort,
+  database: `bench_calls_${Date.now().toString(36)}`,
+  ephemeral: true,
+});
+const orm = await openOrm(pg.url, { poolMax: 20 });
+await migrate(orm);
+const temporal = await startPrivateTemporalDevServer({
+  cliPath: process.env.TEMPORAL_CLI_PATH || (await resolveTemporalCli()),
+});
+const prefix = `bench-${Date.now().toString(36)}-`;
+const worker = spawn(process.execPath, ['--import', 'tsx', 'workers/main.ts'], {
+  env: {
+    ...process.env,
+    DATABASE_URL: pg.url,
+    TEMPORAL_ADDRESS: temporal.address,
+    TEMPORAL_NAMESPACE: temporal.namespace,
+    TASK_QUEUE_PREFIX: prefix,
+    SIM_TIME_SCALE: String(SCALE),
+    LOG_LEVEL: 'warn',
+  },
+  stdio: ['ignore', 'inherit', 'inherit'],
+});
+
+const settings = {
+  ...loadSettings(),
+  host: '127.0.0.1',
+  port: 0,
+  logLevel: 'warn' as const,
+  taskQueuePrefix: prefix,
+  temporalAddress: temporal.address,
+  temporalNamespace: temporal.namespace,
+  simTimeScale: SCALE,
+};
+const temporalClient = lazyTemporalClient({ address: temporal.address, namespace: temporal.namespace });
+const app = createApp(
+  { settings, orm, temporal: () => temporalClient.get(), logger: createLogger('warn') },
+  { routes: allRoutes },
+);
+const api = await listen(app, { host: '127.0.0.1', port: 0 });
+
+try {
+  const fixture = await createFixture(orm, { requestsPerSecond: 1_000_000 });
+  await setLimits(orm.em.fork(), {
+    workspaceId: fixture.workspaceId,
+    callsPerMinute: 1_000_000,
+    callsPerDay: 1_000_000,
+  });
+  const agent = await createAgentFixture(orm, { workspaceId: fixture.workspaceId, name: 'Bench' });
+  const headers = { authorization: `Bearer ${fixture.secret}`, 'content-type': 'application/json' };
+  // Warm up: the worker's bundle and the connections are ready before the clock starts.
+  await placeCall(0);
+  await waitUntil(async () => (await endedCount(fixture.workspaceId)) >= 1);
+
+  const sent = new Map<string, number>();
+  const postLatencies: number[] = [];
+  const start = performance.now();
+  const results = await Promise.all(Array.from({ length: CALLS }, (_, i) => placeCall(i + 1)));
+  const placedMs = performance.now() - start;
+  const failedPosts = results.filter((result) => !result.ok).length;
+  for (const result of results) {
+    postLatencies.push(result.latencyMs);
+    if (result.ok) sent.set(result.id, result.sentAt);
+  }
+  await waitUntil(async () => (await endedCount(fixture.workspaceId)) >= sent.size + 1);
+  const rows = await orm.em
+    .fork()
+    .getConnection()
+    .execute<{ id: string; done_ms: number }[]>(
+      `select id, (extract(epoch from updated_at) * 1000)::float8 as done_ms from calls where status = 'completed'`,
+    );
+  const epochStart = Date.now() - performance.now();
+  const toCompleted = rows
+    .filter((row) => sent.has(row.id))
+    .map((row) => row.done_ms - (epochStart + sent.get(row.id)!));
+
+  console.log(
+    `calls placed: ${sent.size} of ${CALLS} (${failedPosts} POSTs failed), SIM_TIME_SCALE=${SCALE}`,
+  );
+  console.log('| figure | value |');
+  console.log('|---|---:|');
+  console.log(
+    `| calls placed per second (POST /v1/calls, ${CALLS} at once) | ${((CALLS / placedMs) * 1000).toFixed(0)} |`,
+  );
+  console.log(
+    `| POST /v1/calls latency p50 / p99 ms | ${pct(postLatencies, 50)} / ${pct(postLatencies, 99)} |`,
+  );
+  console.log(
+    `| POST → completed p50 / p99 s | ${(pct(toCompleted, 50) / 1000).toFixed(1)} / ${(pct(toCompleted, 99) / 1000).toFixed(1)} |`,
+  );
+  console.log(`| all ${CALLS} completed after s | ${(Math.max(...toCompleted) / 1000).toFixed(1)} |`);
+
+  async function placeCall(n: number) {
+    const sentAt = performance.now();
+    const response = await fetch(`${api.url}/v1/calls`, {
+      method: 'POST',
+      headers,
+      // A generous ring timeout: the bench measures throughput; an overloaded machine answers late.
+      body: JSON.stringify({
+        agent_id: agent.agentId,
+        to: `+4791${String(n).padStart(6, '0')}`,
+        ring_timeout_seconds: 120,
+      }),
+    });
+    const body = (await response.json()) as { id: string };
+    return { ok: response.status === 202, id: body.id, sentAt, latencyMs: performance.now() - sentAt };
+  }
+} finally {
+  await api.close();
+  await temporalClient.close();
+  await stopChild(worker, { signal: 'SIGTERM', graceMs: 30_000 });
+  await temporal.stop();
+  await orm.close(true);
+  await dropDatabase(pg.url);
+  await pg.stop();
+}
+
+/** The bench's database is for this run only. */
+async function dropDatabase(url: string): Promise<void> {
+  const name = new URL(url).pathname.slice(1);
+  const admin = new pgClient.Client({ connectionString: url.replace(/\/[^/]+$/, '/postgres') });
+  await admin.connect();
+  await admin.query(`drop database if exists "${name}"`);
+  await admin.end();
+}
+
+/** Calls of the workspace that are over: completed or failed. */
+async function endedCount(workspaceId: string): Promise<number> {
+  const [row] = await orm.em
+    .fork()
+    .getConnection()
+    .execute<{ n: string }[]>(
+      `select count(*) as n from calls where workspace_id = ? and status in ('completed', 'failed')`,
+      [workspaceId],
+    );
+  return Number(row.n);
+}
+
+async function waitUntil(done: () => Promise<boolean>): Promise<void> {
+  const deadline = Date.now() + DEADLINE_MS;
+  while (!(await done())) {
+    if (Date.now() > deadline) throw new Error('calls did not complete in time');
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+}
+
+function pct(values: number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return Math.round(sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0);
+}
