@@ -108,6 +108,7 @@ try {
   console.log(
     `calls placed: ${sent.size} of ${CALLS} (${failedPosts} POSTs failed), SIM_TIME_SCALE=${SCALE}`,
   );
+  console.log(`calls completed: ${toCompleted.length}; failed: ${sent.size - toCompleted.length}`);
   console.log('| figure | value |');
   console.log('|---|---:|');
   console.log(
