@@ -322,6 +322,30 @@ describe('delivery', () => {
     assert.ok(log.data[0].delivered_at);
   });
 
+  test('a test event that cannot be queued answers 503 and leaves nothing behind', async () => {
+    const endpoint = await createEndpoint(owner, '/unqueued', ['call.started']);
+    const testEvents = () =>
+      db.orm.em.fork().count(Event, { type: 'webhook.test', workspace: ownerWorkspace });
+    const eventsBefore = await testEvents();
+    const noTemporal = await startApi({
+      orm: db.orm,
+      settings,
+      temporal: async () => {
+        throw new Error('Temporal is down');
+      },
+    });
+    try {
+      const res = await noTemporal
+        .client((await createFixture(db.orm, { workspaceId: ownerWorkspace })).secret)
+        .post(`/webhooks/${endpoint.id}/test`);
+      assertApiError(res, 503, 'upstream_unavailable');
+    } finally {
+      await noTemporal.close();
+    }
+    assert.equal(await testEvents(), eventsBefore, 'the event row is removed again');
+    assert.equal(await db.orm.em.fork().count(WebhookDelivery, { endpoint: endpoint.id }), 0);
+  });
+
   test('only subscribed types arrive', async () => {
     const endpoint = await createEndpoint(owner, '/subscribed', ['call.completed']);
     const em = db.orm.em.fork();

@@ -231,6 +231,8 @@ const sendTest = defineRoute<WebhookParams, Record<string, never>, WebhookTest>(
       );
     }
     const { event, deliveryId } = await recordTestEvent(em, endpoint, body.message ?? DEFAULT_TEST_MESSAGE);
+    // Read before the workflow starts, so the answer is always the pending delivery.
+    const delivery = await em.findOneOrFail(WebhookDelivery, { id: deliveryId });
     try {
       const client = await ctx.state.deps.temporal();
       await withTimeout(
@@ -242,7 +244,6 @@ const sendTest = defineRoute<WebhookParams, Record<string, never>, WebhookTest>(
       await em.nativeDelete(Event, { id: event.id }); // its delivery row goes with it
       throw upstreamUnavailable('The test event could not be queued; nothing was sent. Try again.');
     }
-    const delivery = await em.findOneOrFail(WebhookDelivery, { id: deliveryId }, { refresh: true });
     return { status: 202, body: presentWebhookDelivery(delivery) };
   },
 });
