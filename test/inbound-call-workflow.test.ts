@@ -144,7 +144,7 @@ async function callsOf(workspaceId: string) {
   return db.orm.em.fork().find(Call, { workspace: workspaceId });
 }
 
-describe('inbound phone calls that are taken', { timeout: 120_000 }, () => {
+describe('inbound phone calls that are taken', { timeout: 180_000 }, () => {
   let ada: AgentFixture;
   before(async () => {
     ada = await createAgentFixture(db.orm, {
@@ -309,7 +309,7 @@ describe('inbound phone calls that are not taken: no Call is recorded', { timeou
   });
 });
 
-describe("the number's agent is looked up when the call comes in", { timeout: 120_000 }, () => {
+describe("the number's agent is looked up when the call comes in", { timeout: 180_000 }, () => {
   test('a number reassigned between two calls: the second call reaches the new agent', async () => {
     const first = await createAgentFixture(db.orm, { name: 'First', firstMessage: 'First agent speaking.' });
     const second = await createAgentFixture(db.orm, {
@@ -358,7 +358,7 @@ describe("the number's agent is looked up when the call comes in", { timeout: 12
   });
 });
 
-describe('web calls', { timeout: 120_000 }, () => {
+describe('web calls', { timeout: 180_000 }, () => {
   test('a draft agent takes a web call from the test panel', async () => {
     const draft = await createAgentFixture(db.orm, {
       name: 'Dana',

@@ -146,7 +146,7 @@ async function callsOf(workspaceId: string) {
   return db.orm.em.fork().find(Call, { workspace: workspaceId });
 }
 
-describe('simulate inbound', { timeout: 120_000 }, () => {
+describe('simulate inbound', { timeout: 180_000 }, () => {
   test('answered: prints the call id at once; the call runs on like an outbound one', async () => {
     const out = await adminJson(['simulate', 'inbound', '--number', ada.number, '--from', '+4793335678']);
     assert.deepEqual(Object.keys(out).sort(), ['answered', 'call_id', 'reason']);
@@ -253,7 +253,7 @@ describe('simulate inbound', { timeout: 120_000 }, () => {
   });
 });
 
-describe('simulate web-call', { timeout: 120_000 }, () => {
+describe('simulate web-call', { timeout: 180_000 }, () => {
   test('a draft agent: prints the call id; a web call with transcript, analysis and events', async () => {
     const draft = await createAgentFixture(db.orm, {
       status: 'draft',
