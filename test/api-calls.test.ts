@@ -135,6 +135,8 @@ describe('POST /calls', () => {
 
     // Operators find it in Temporal by id and search attributes.
     const handle = client.workflow.getHandle(callWorkflowId(res.body.id));
+    // The row says completed one workflow task before the workflow upserts CallStatus: wait for the end.
+    await handle.result();
     const description = await handle.describe();
     assert.equal(description.typedSearchAttributes.get(WorkspaceIdKey), owner.workspaceId);
     assert.equal(description.typedSearchAttributes.get(CallStatusKey), 'completed');
