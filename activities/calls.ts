@@ -11,6 +11,7 @@ import { conversationContextOf } from '../lib/calls/conversation-context.js';
 import type { TranscriptLine } from '../lib/calls/transcript.js';
 import type { Carrier } from '../lib/carrier/carrier.js';
 import type { AgentAction, VoiceRuntime } from '../lib/voice-runtime/voice-runtime.js';
+import { heartbeating } from './heartbeat.js';
 
 // The call workflow's steps that touch the world: the database, the carrier, the voice runtime
 // and the analysis. Every one is safe to retry: rows are written with unique keys or
@@ -78,7 +79,8 @@ export function createCallActivities(deps: CallActivityDeps) {
     );
   }
 
-  return {
+  // Every step heartbeats while it runs (activities/heartbeat.ts); the workflow sets the timeouts.
+  return heartbeating({
     async dial(input: { callId: string; to: string; from: string | null; ringTimeoutSeconds: number }) {
       const callWorkflowId = Context.current().info.workflowExecution!.workflowId;
       await deps.carrier.dial({ ...input, callWorkflowId });
@@ -187,9 +189,6 @@ export function createCallActivities(deps: CallActivityDeps) {
     async analyzeCall(input: { callId: string; fallback?: boolean }): Promise<CallAnalysisResult> {
       const transcript = await loadTranscript(fork(), input.callId);
       const analyzer = input.fallback ? fallbackAnalyzer : deps.analyzer;
-      // A model can take a while: heartbeats tell Temporal the attempt is alive.
-      const context = Context.current();
-      const heartbeat = setInterval(() => context.heartbeat(), 2_000);
       try {
         return await analyzer.analyze(transcript);
       } catch (error) {
@@ -197,8 +196,6 @@ export function createCallActivities(deps: CallActivityDeps) {
           throw ApplicationFailure.nonRetryable(error.message, 'AnalysisRejectedError');
         }
         throw error;
-      } finally {
-        clearInterval(heartbeat);
       }
     },
 
@@ -219,7 +216,7 @@ export function createCallActivities(deps: CallActivityDeps) {
       const eventId = await writeCallEventOnce(fork(), { ...input, occurredAt: new Date(input.occurredAt) });
       return { eventId };
     },
-  };
+  });
 }
 
 export type CallActivities = ReturnType<typeof createCallActivities>;

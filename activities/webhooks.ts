@@ -7,6 +7,7 @@ import { EndpointLimiter } from '../lib/webhooks/endpoint-limiter.js';
 import { DISABLE_AFTER_FAILING_MS, retryDelayAfter } from '../lib/webhooks/retry-schedule.js';
 import { type SendRequest, type SendResult, sendWebhook } from '../lib/webhooks/sender.js';
 import { deliveryHeaders } from '../lib/webhooks/sign.js';
+import { heartbeating } from './heartbeat.js';
 
 export interface WebhookActivityDeps {
   orm: Orm;
@@ -27,7 +28,8 @@ export function createWebhookActivities(deps: WebhookActivityDeps) {
   const send = deps.send ?? sendWebhook;
   const limiter = deps.limiter ?? new EndpointLimiter();
 
-  return {
+  // Every step heartbeats while it runs (activities/heartbeat.ts); the workflows set the timeouts.
+  return heartbeating({
     /** Fan-out: a pending delivery per subscribed active endpoint; returns their ids. */
     async recordEventDeliveries(input: { eventId: string }): Promise<{ deliveryIds: string[] }> {
       const em = deps.orm.em.fork() as EntityManager;
@@ -102,7 +104,7 @@ export function createWebhookActivities(deps: WebhookActivityDeps) {
       await updateEndpointHealth(em, endpoint.id, result.delivered, attemptedAt);
       return { outcome: result.delivered ? 'delivered' : retryIn === null ? 'failed' : 'retry' };
     },
-  };
+  });
 }
 
 /**

@@ -58,6 +58,7 @@ const NON_RETRYABLE = ['CallNotFound', 'AnalysisRejectedError'];
 /** Database writes: quick, retried until the database is back. */
 const records = proxyActivities<CallActivities>({
   startToCloseTimeout: '10 seconds',
+  heartbeatTimeout: '5 seconds',
   retry: {
     initialInterval: '1 second',
     backoffCoefficient: 2,
@@ -69,6 +70,7 @@ const records = proxyActivities<CallActivities>({
 /** Requests to the carrier and the voice runtime during a live call: a caller will not wait long. */
 const live = proxyActivities<CallActivities>({
   startToCloseTimeout: '15 seconds',
+  heartbeatTimeout: '5 seconds',
   retry: {
     initialInterval: '500 milliseconds',
     backoffCoefficient: 2,

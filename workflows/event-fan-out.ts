@@ -10,6 +10,7 @@ import { webhookDeliveryWorkflow } from './webhook-delivery.js';
 
 const { recordEventDeliveries } = proxyActivities<ReturnType<typeof createWebhookActivities>>({
   startToCloseTimeout: '30 seconds',
+  heartbeatTimeout: '10 seconds',
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
 });
 

@@ -8,6 +8,7 @@ import { busyPauseMs, MAX_DELIVERY_ATTEMPTS, retryDelayAfter } from '../lib/webh
 const { attemptWebhookDelivery } = proxyActivities<ReturnType<typeof createWebhookActivities>>({
   // Up to 30 s waiting for a free slot to the endpoint, 10 s for the receiver, and the log.
   startToCloseTimeout: '2 minutes',
+  heartbeatTimeout: '10 seconds',
   // Retries here cover our own failures (database, worker crash), not the receiver's answer.
   retry: {
     initialInterval: '1 second',
