@@ -2,78 +2,39 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:net';
 import { after, before, describe, test } from 'node:test';
-import { Client, Connection } from '@temporalio/client';
-import {
-  bundleWorkflowCode,
-  DefaultLogger,
-  NativeConnection,
-  Runtime,
-  type Worker,
-} from '@temporalio/worker';
+import type { Client } from '@temporalio/client';
 import { lazyTemporalClient } from '../api/temporal-client.js';
 import { setLimits } from '../lib/accounts.js';
 import { callWorkflowId } from '../lib/calls/start-call-workflow.js';
 import { CallStatusKey, WorkspaceIdKey } from '../lib/search-attributes.js';
-import { loadSettings, type Settings } from '../lib/settings.js';
-import { createCallsWorker } from '../workers/calls-worker.js';
-import { createCarrierSimulatorWorker } from '../workers/carrier-simulator-worker.js';
-import { callWorkflowsPath } from '../workers/workflow-code.js';
 import { callProgressQuery } from '../workflows/call-messages.js';
 import { createFixture, type Fixture, startApi, type TestApi } from './support/api.js';
 import { assertApiError } from './support/assert-api.js';
 import { type AgentFixture, createAgentFixture } from './support/call-fixtures.js';
-import { freshDatabase, type TestDatabase } from './support/database.js';
-import { type SharedDevServer, sharedDevServer } from './support/temporal.js';
+import { type CallStack, startCallStack } from './support/call-stack.js';
+import type { TestDatabase } from './support/database.js';
+import type { SharedDevServer } from './support/temporal.js';
 
 // POST /calls, GET /calls, transcripts and /usage end to end: real HTTP, PostgreSQL, a Temporal
 // dev server and the call workers, with the simulator's clock at 1/100 (SIM_TIME_SCALE=0.01).
 
-Runtime.install({ logger: new DefaultLogger('WARN') });
-
+let stack: CallStack;
 let db: TestDatabase;
 let temporal: SharedDevServer;
 let api: TestApi;
 let client: Client;
-let connection: NativeConnection;
-let workers: Worker[];
-let running: Promise<unknown>;
 let owner: Fixture;
 let agent: AgentFixture;
 
 before(async () => {
-  [db, temporal] = await Promise.all([freshDatabase(), sharedDevServer()]);
-  const settings: Settings = {
-    ...loadSettings({}),
-    temporalAddress: temporal.address,
-    temporalNamespace: temporal.namespace,
-    taskQueuePrefix: `api-calls-${randomBytes(4).toString('hex')}-`,
-    simTimeScale: 0.01,
-  };
-  connection = await NativeConnection.connect({ address: temporal.address });
-  client = new Client({
-    connection: await Connection.connect({ address: temporal.address }),
-    namespace: temporal.namespace,
-  });
-  const workflowBundle = await bundleWorkflowCode({
-    workflowsPath: callWorkflowsPath,
-    logger: new DefaultLogger('WARN'),
-  });
-  const deps = { connection, client, settings, orm: db.orm, workflowBundle };
-  workers = await Promise.all([createCallsWorker(deps), createCarrierSimulatorWorker(deps)]);
-  running = Promise.all(workers.map((worker) => worker.run()));
-  api = await startApi({ orm: db.orm, settings, temporal: async () => client });
+  stack = await startCallStack({ prefix: 'api-calls', simTimeScale: 0.01 });
+  ({ db, temporal, api, client } = stack);
   owner = await createFixture(db.orm, { requestsPerSecond: 10_000 });
   agent = await createAgentFixture(db.orm, { workspaceId: owner.workspaceId, name: 'Ada' });
 });
 
 after(async () => {
-  await api?.close();
-  for (const worker of workers ?? []) worker.shutdown();
-  await running;
-  await client?.connection.close();
-  await connection?.close();
-  await temporal?.close();
-  await db?.close();
+  await stack?.close();
 });
 
 const http = () => api.client(owner.secret);

@@ -1,27 +1,15 @@
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
 import { after, before, test } from 'node:test';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { Client, Connection } from '@temporalio/client';
-import {
-  bundleWorkflowCode,
-  DefaultLogger,
-  NativeConnection,
-  Runtime,
-  type Worker,
-} from '@temporalio/worker';
+import type { Client } from '@temporalio/client';
 import type { WebhookEndpoint } from '../db/entities/index.js';
 import { answerIncomingPhoneCall, startWebCall } from '../lib/calls/incoming-calls.js';
-import { loadSettings, type Settings } from '../lib/settings.js';
+import type { Settings } from '../lib/settings.js';
 import { verifyWebhookSignature } from '../lib/webhooks/verify-signature.js';
-import { createCallsWorker } from '../workers/calls-worker.js';
-import { createCarrierSimulatorWorker } from '../workers/carrier-simulator-worker.js';
-import { createWebhooksWorker } from '../workers/webhooks-worker.js';
-import { callWorkflowsPath } from '../workers/workflow-code.js';
-import { createFixture, type Fixture, startApi, type TestApi } from './support/api.js';
+import { createFixture, type Fixture, type TestApi } from './support/api.js';
 import { type AgentFixture, createAgentFixture } from './support/call-fixtures.js';
-import { freshDatabase, type TestDatabase } from './support/database.js';
-import { type SharedDevServer, sharedDevServer } from './support/temporal.js';
+import { type CallStack, startCallStack } from './support/call-stack.js';
+import type { TestDatabase } from './support/database.js';
 import { insertEndpoint } from './support/webhook-fixtures.js';
 import { startWebhookReceiver, type WebhookReceiver } from './support/webhook-receiver.js';
 
@@ -30,15 +18,10 @@ import { startWebhookReceiver, type WebhookReceiver } from './support/webhook-re
 // receiver. Real HTTP, PostgreSQL, a Temporal dev server, the call and webhook workers, and the
 // simulator's clock at 1/100 (SIM_TIME_SCALE=0.01).
 
-Runtime.install({ logger: new DefaultLogger('WARN') });
-
+let stack: CallStack;
 let db: TestDatabase;
-let temporal: SharedDevServer;
 let api: TestApi;
 let client: Client;
-let connection: NativeConnection;
-let workers: Worker[];
-let running: Promise<unknown>;
 let receiver: WebhookReceiver;
 let endpoint: WebhookEndpoint;
 let owner: Fixture;
@@ -47,32 +30,16 @@ let draft: AgentFixture;
 let settings: Settings;
 
 before(async () => {
-  [db, temporal, receiver] = await Promise.all([freshDatabase(), sharedDevServer(), startWebhookReceiver()]);
-  settings = {
-    ...loadSettings({}),
-    temporalAddress: temporal.address,
-    temporalNamespace: temporal.namespace,
-    taskQueuePrefix: `inbound-api-${randomBytes(4).toString('hex')}-`,
-    simTimeScale: 0.01,
-    webhooksAllowPrivateTargets: true,
-  };
-  connection = await NativeConnection.connect({ address: temporal.address });
-  client = new Client({
-    connection: await Connection.connect({ address: temporal.address }),
-    namespace: temporal.namespace,
-  });
-  const workflowBundle = await bundleWorkflowCode({
-    workflowsPath: callWorkflowsPath,
-    logger: new DefaultLogger('WARN'),
-  });
-  const deps = { connection, client, settings, orm: db.orm, workflowBundle };
-  workers = await Promise.all([
-    createCallsWorker(deps),
-    createCarrierSimulatorWorker(deps),
-    createWebhooksWorker(deps),
+  [stack, receiver] = await Promise.all([
+    startCallStack({
+      prefix: 'inbound-api',
+      simTimeScale: 0.01,
+      webhooks: true,
+      settings: { webhooksAllowPrivateTargets: true },
+    }),
+    startWebhookReceiver(),
   ]);
-  running = Promise.all(workers.map((worker) => worker.run()));
-  api = await startApi({ orm: db.orm, settings, temporal: async () => client });
+  ({ db, api, client, settings } = stack);
   owner = await createFixture(db.orm, { requestsPerSecond: 10_000 });
   published = await createAgentFixture(db.orm, {
     workspaceId: owner.workspaceId,
@@ -88,14 +55,8 @@ before(async () => {
 });
 
 after(async () => {
-  await api?.close();
-  for (const worker of workers ?? []) worker.shutdown();
-  await running;
+  await stack?.close();
   await receiver?.close();
-  await client?.connection.close();
-  await connection?.close();
-  await temporal?.close();
-  await db?.close();
 });
 
 const http = () => api.client(owner.secret);

@@ -5,63 +5,28 @@ import { createServer } from 'node:net';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { Client, Connection } from '@temporalio/client';
-import {
-  bundleWorkflowCode,
-  DefaultLogger,
-  NativeConnection,
-  Runtime,
-  type Worker,
-} from '@temporalio/worker';
+import type { Client } from '@temporalio/client';
 import { Call } from '../db/entities/index.js';
-import { loadSettings, type Settings } from '../lib/settings.js';
-import { createCallsWorker } from '../workers/calls-worker.js';
-import { createCarrierSimulatorWorker } from '../workers/carrier-simulator-worker.js';
-import { callWorkflowsPath } from '../workers/workflow-code.js';
 import { type AgentFixture, createAgentFixture, storedCall } from './support/call-fixtures.js';
-import { freshDatabase, type TestDatabase } from './support/database.js';
-import { type SharedDevServer, sharedDevServer } from './support/temporal.js';
+import { type CallStack, startCallStack } from './support/call-stack.js';
+import type { TestDatabase } from './support/database.js';
 
 // `simulate inbound` and `simulate web-call` (operations contract, section 5) as operators run
 // them: a subprocess on a fresh database and the shared Temporal dev server, with the call
 // workers running in this test process on the task queues the subprocess is pointed at.
 
-Runtime.install({ logger: new DefaultLogger('WARN') });
-
 const root = fileURLToPath(new URL('..', import.meta.url));
 const adminTs = path.join(root, 'scripts/admin.ts');
 const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
+let stack: CallStack;
 let db: TestDatabase;
-let temporal: SharedDevServer;
 let client: Client;
-let connection: NativeConnection;
-let workers: Worker[];
-let running: Promise<unknown>;
-let settings: Settings;
 let ada: AgentFixture;
 
 before(async () => {
-  [db, temporal] = await Promise.all([freshDatabase(), sharedDevServer()]);
-  settings = {
-    ...loadSettings({}),
-    temporalAddress: temporal.address,
-    temporalNamespace: temporal.namespace,
-    taskQueuePrefix: `inbound-cli-${randomBytes(4).toString('hex')}-`,
-    simTimeScale: 0.01,
-  };
-  connection = await NativeConnection.connect({ address: temporal.address });
-  client = new Client({
-    connection: await Connection.connect({ address: temporal.address }),
-    namespace: temporal.namespace,
-  });
-  const workflowBundle = await bundleWorkflowCode({
-    workflowsPath: callWorkflowsPath,
-    logger: new DefaultLogger('WARN'),
-  });
-  const deps = { connection, client, settings, orm: db.orm, workflowBundle };
-  workers = await Promise.all([createCallsWorker(deps), createCarrierSimulatorWorker(deps)]);
-  running = Promise.all(workers.map((worker) => worker.run()));
+  stack = await startCallStack({ prefix: 'inbound-cli', simTimeScale: 0.01 });
+  ({ db, client } = stack);
   ada = await createAgentFixture(db.orm, {
     name: 'Ada',
     firstMessage: 'Acme, Ada speaking. How can I help?',
@@ -69,12 +34,7 @@ before(async () => {
 });
 
 after(async () => {
-  for (const worker of workers ?? []) worker.shutdown();
-  await running;
-  await client?.connection.close();
-  await connection?.close();
-  await temporal?.close();
-  await db?.close();
+  await stack?.close();
 });
 
 interface Run {
@@ -90,9 +50,9 @@ function admin(args: string[], env: NodeJS.ProcessEnv = {}): Promise<Run> {
       env: {
         ...process.env,
         DATABASE_URL: db.url,
-        TEMPORAL_ADDRESS: temporal.address,
-        TEMPORAL_NAMESPACE: temporal.namespace,
-        TASK_QUEUE_PREFIX: settings.taskQueuePrefix,
+        TEMPORAL_ADDRESS: stack.settings.temporalAddress,
+        TEMPORAL_NAMESPACE: stack.settings.temporalNamespace,
+        TASK_QUEUE_PREFIX: stack.settings.taskQueuePrefix,
         LOG_LEVEL: 'info',
         ...env,
       },

@@ -1,83 +1,39 @@
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
 import { after, before, test } from 'node:test';
-import { Client, Connection } from '@temporalio/client';
-import {
-  bundleWorkflowCode,
-  DefaultLogger,
-  NativeConnection,
-  Runtime,
-  type Worker,
-} from '@temporalio/worker';
-import { loadSettings, type Settings } from '../lib/settings.js';
 import { verifyWebhookSignature } from '../lib/webhooks/verify-signature.js';
-import { createCallsWorker } from '../workers/calls-worker.js';
-import { createCarrierSimulatorWorker } from '../workers/carrier-simulator-worker.js';
-import { createWebhooksWorker } from '../workers/webhooks-worker.js';
-import { callWorkflowsPath } from '../workers/workflow-code.js';
-import { createFixture, type Fixture, startApi, type TestApi } from './support/api.js';
+import { createFixture, type Fixture, type TestApi } from './support/api.js';
 import { type AgentFixture, createAgentFixture } from './support/call-fixtures.js';
-import { freshDatabase, type TestDatabase } from './support/database.js';
-import { type SharedDevServer, sharedDevServer } from './support/temporal.js';
+import { type CallStack, startCallStack } from './support/call-stack.js';
 import { startWebhookReceiver, type WebhookReceiver } from './support/webhook-receiver.js';
-
-Runtime.install({ logger: new DefaultLogger('WARN') });
 
 // The hand-off between the call workflow and webhooks, end to end: a call placed through the API
 // reaches a subscribed receiver as signed call.started and call.completed events whose data.object
 // is the Call as GET /calls/{id} shows it.
 
-let db: TestDatabase;
-let temporal: SharedDevServer;
+let stack: CallStack;
 let api: TestApi;
-let client: Client;
-let connection: NativeConnection;
-let workers: Worker[];
-let running: Promise<unknown>;
 let owner: Fixture;
 let agent: AgentFixture;
 let receiver: WebhookReceiver;
 
 before(async () => {
-  [db, temporal, receiver] = await Promise.all([freshDatabase(), sharedDevServer(), startWebhookReceiver()]);
-  const settings: Settings = {
-    ...loadSettings({}),
-    temporalAddress: temporal.address,
-    temporalNamespace: temporal.namespace,
-    taskQueuePrefix: `wh-calls-${randomBytes(4).toString('hex')}-`,
-    simTimeScale: 0.01,
-    webhooksAllowPrivateTargets: true,
-  };
-  connection = await NativeConnection.connect({ address: temporal.address });
-  client = new Client({
-    connection: await Connection.connect({ address: temporal.address }),
-    namespace: temporal.namespace,
-  });
-  const workflowBundle = await bundleWorkflowCode({
-    workflowsPath: callWorkflowsPath,
-    logger: new DefaultLogger('WARN'),
-  });
-  const deps = { connection, client, settings, orm: db.orm, workflowBundle };
-  workers = await Promise.all([
-    createCallsWorker(deps),
-    createCarrierSimulatorWorker(deps),
-    createWebhooksWorker(deps),
+  [stack, receiver] = await Promise.all([
+    startCallStack({
+      prefix: 'wh-calls',
+      simTimeScale: 0.01,
+      webhooks: true,
+      settings: { webhooksAllowPrivateTargets: true },
+    }),
+    startWebhookReceiver(),
   ]);
-  running = Promise.all(workers.map((worker) => worker.run()));
-  api = await startApi({ orm: db.orm, settings, temporal: async () => client });
-  owner = await createFixture(db.orm);
-  agent = await createAgentFixture(db.orm, { workspaceId: owner.workspaceId, name: 'Ada' });
+  ({ api } = stack);
+  owner = await createFixture(stack.db.orm);
+  agent = await createAgentFixture(stack.db.orm, { workspaceId: owner.workspaceId, name: 'Ada' });
 });
 
 after(async () => {
-  await api?.close();
-  for (const worker of workers ?? []) worker.shutdown();
-  await running;
-  await client?.connection.close();
-  await connection?.close();
-  await temporal?.close();
+  await stack?.close();
   await receiver?.close();
-  await db?.close();
 });
 
 test('a call placed through the API arrives as signed call.started and call.completed events', async () => {
