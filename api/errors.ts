@@ -1,14 +1,18 @@
 // Every refusal the API gives is an ApiError; api/middleware/errors.ts renders it as the spec's
 // error body. Constructors exist for every code of the spec so the wording stays in one place.
 
-export type ErrorType =
-  | 'invalid_request_error'
-  | 'authentication_error'
-  | 'permission_error'
-  | 'not_found_error'
-  | 'idempotency_error'
-  | 'rate_limit_error'
-  | 'api_error';
+/** Every error `type` of the spec; the OpenAPI Error schema lists these. */
+export const ERROR_TYPES = [
+  'invalid_request_error',
+  'authentication_error',
+  'permission_error',
+  'not_found_error',
+  'idempotency_error',
+  'rate_limit_error',
+  'api_error',
+] as const;
+
+export type ErrorType = (typeof ERROR_TYPES)[number];
 
 export interface ApiErrorOptions {
   /** The field or parameter at fault (`name`, `metadata.foo`, `events[1]`, `limit`, `Idempotency-Key`). */

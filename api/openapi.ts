@@ -1,3 +1,4 @@
+import { ERROR_TYPES } from './errors.js';
 import { BODY_LIMIT_BYTES } from './request-body.js';
 import type { JsonSchema, RouteDefinition } from './route.js';
 
@@ -14,17 +15,7 @@ export const errorSchema = {
       required: ['type', 'code', 'message', 'param'],
       additionalProperties: false,
       properties: {
-        type: {
-          enum: [
-            'invalid_request_error',
-            'authentication_error',
-            'permission_error',
-            'not_found_error',
-            'idempotency_error',
-            'rate_limit_error',
-            'api_error',
-          ],
-        },
+        type: { enum: [...ERROR_TYPES] },
         code: { type: 'string' },
         message: { type: 'string' },
         param: { type: ['string', 'null'] },
