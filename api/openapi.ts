@@ -1,4 +1,5 @@
 import { ERROR_TYPES } from './errors.js';
+import { IDEMPOTENCY_HEADER, MAX_KEY_LENGTH } from './middleware/idempotency.js';
 import { BODY_LIMIT_BYTES } from './request-body.js';
 import type { JsonSchema, RouteDefinition } from './route.js';
 
@@ -69,10 +70,10 @@ function operation(route: RouteDefinition) {
     ...(route.idempotent
       ? [
           {
-            name: 'Idempotency-Key',
+            name: IDEMPOTENCY_HEADER,
             in: 'header',
             required: false,
-            schema: { type: 'string', minLength: 1, maxLength: 255 },
+            schema: { type: 'string', minLength: 1, maxLength: MAX_KEY_LENGTH },
             description: 'Makes a retry of this request safe for 24 hours.',
           },
         ]
