@@ -16,7 +16,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
-import { formatDuration, freePort, stopChild, waitForTcp } from './processes.js';
+import { formatDuration, freePort, isAlive, stopChild, waitForTcp } from './processes.js';
 
 // Where the Temporal binaries come from. Machines here reach only package registries, so the SDK's
 // own download fails; this module finds or builds them, in this order (see docs/operations.md):
@@ -438,15 +438,6 @@ function readFileSafe(file: string): string {
     return readFileSync(file, 'utf8').trim();
   } catch {
     return '';
-  }
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
 

@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { startLocalPostgres } from '../db/embedded-postgres.js';
-import { formatDuration, freePort } from './processes.js';
+import { formatDuration, freePort, isAlive } from './processes.js';
 import { resolveTemporalCli, resolveTemporalTestServer } from './temporal-binaries.js';
 import { startPrivateTemporalDevServer } from './temporal-dev-server.js';
 
@@ -35,15 +35,6 @@ function removeAbandonedRuns(): void {
     const pid = Number(name);
     if (Number.isInteger(pid) && pid > 0 && isAlive(pid)) continue;
     rmSync(path.join(runsDir, name), { recursive: true, force: true });
-  }
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
 
