@@ -1,7 +1,7 @@
-import { randomBytes } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Client } from '@temporalio/client';
 import { Event, type WebhookEndpoint } from '../../db/entities/index.js';
+import { newEventId } from '../calls/call-events.js';
 import { type Settings, taskQueues } from '../settings.js';
 import { recordPendingDeliveries } from './deliveries.js';
 import { webhookDeliveryWorkflowId } from './workflow-ids.js';
@@ -17,7 +17,7 @@ export async function recordTestEvent(
   message: string,
 ): Promise<{ event: Event; deliveryId: string }> {
   return em.transactional(async (tx) => {
-    const id = `evt_${randomBytes(16).toString('hex')}`;
+    const id = newEventId();
     const createdAt = new Date();
     const body = JSON.stringify({
       id,
