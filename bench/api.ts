@@ -10,6 +10,7 @@ import { listen } from '../api/server.js';
 import { startLocalPostgres } from '../db/embedded-postgres.js';
 import { migrate, openOrm } from '../db/orm.js';
 import { loadSettings } from '../lib/settings.js';
+import { freePort } from '../scripts/processes.js';
 import { createFixture } from '../test/support/api.js';
 
 // Throughput and latency of the API's hot paths beside a bare Koa handler measured in the same
@@ -157,14 +158,6 @@ async function benchDatabase() {
       await pg.stop();
     },
   };
-}
-
-async function freePort(): Promise<number> {
-  const server = http.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
 }
 
 async function bareKoa(body: string) {

@@ -7,9 +7,11 @@ import { startLocalPostgres } from '../db/embedded-postgres.js';
 import { Event } from '../db/entities/index.js';
 import { migrate, openOrm } from '../db/orm.js';
 import { createWorkspace } from '../lib/accounts.js';
+import { newEventId } from '../lib/calls/call-events.js';
 import { loadSettings, taskQueues } from '../lib/settings.js';
 import { generateWebhookSecret } from '../lib/webhooks/secret.js';
 import { eventFanOutWorkflowId } from '../lib/webhooks/workflow-ids.js';
+import { freePort } from '../scripts/processes.js';
 import { resolveTemporalCli } from '../scripts/temporal-binaries.js';
 import { startPrivateTemporalDevServer } from '../scripts/temporal-dev-server.js';
 import { createWebhooksWorker } from '../workers/webhooks-worker.js';
@@ -95,7 +97,7 @@ try {
     Array.from({ length: START_CONCURRENCY }, async () => {
       while (next < EVENTS) {
         next++;
-        const id = `evt_${randomBytes(16).toString('hex')}`;
+        const id = newEventId();
         const now = new Date();
         const body = JSON.stringify({
           id,
@@ -164,12 +166,4 @@ function pct(rows: { latencyMs: number }[], p: number): number {
 
 function rate(count: number, ms: number): string {
   return (count / (ms / 1000)).toFixed(0);
-}
-
-async function freePort(): Promise<number> {
-  const server = http.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
 }
