@@ -1,11 +1,12 @@
-import { fileURLToPath } from 'node:url';
 import { type NativeConnection, Worker, type WorkflowBundle } from '@temporalio/worker';
 import { createWebhookActivities } from '../activities/webhooks.js';
 import type { Orm } from '../db/orm.js';
 import { type Settings, taskQueues } from '../lib/settings.js';
 import { EndpointLimiter } from '../lib/webhooks/endpoint-limiter.js';
+import { callWorkflowsPath } from './workflow-code.js';
 
-export const workflowsPath = fileURLToPath(new URL('../workflows/index.ts', import.meta.url));
+/** The bundle entry (workflows/index.ts), under the name the webhook tests import. */
+export const workflowsPath = callWorkflowsPath;
 
 export interface WebhooksWorkerDeps {
   connection: NativeConnection;
