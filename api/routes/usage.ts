@@ -1,3 +1,4 @@
+import { CALL_OUTCOMES } from '../../lib/analysis/analyzer.js';
 import { minutesOf, startOfNextUtcMonth, startOfUtcMonth } from '../../lib/calls/call-limits.js';
 import { parameterInvalid } from '../errors.js';
 import { defineRoute, type RouteDefinition } from '../route.js';
@@ -7,8 +8,6 @@ import { type UsageQuery, usageQuerySchema, usageSchema } from '../schemas/call-
 // the calls' durations and rounds up to whole minutes (the same count the minutes quota uses);
 // `average_duration_seconds` is over calls with a duration (answered ones), rounded; `outcomes`
 // counts calls with an analysis by its outcome (anything else as `unknown`).
-
-const OUTCOME_KEYS = ['resolved', 'escalated', 'abandoned', 'transferred'] as const;
 
 const usage = defineRoute<Record<string, never>, UsageQuery>({
   method: 'GET',
@@ -39,15 +38,11 @@ const usage = defineRoute<Record<string, never>, UsageQuery>({
         group by 1`,
       [ctx.state.auth.workspaceId, start, end],
     );
-    const outcomes: Record<string, number> = {
-      resolved: 0,
-      escalated: 0,
-      abandoned: 0,
-      transferred: 0,
-      unknown: 0,
-    };
+    const outcomes: Record<string, number> = Object.fromEntries(
+      [...CALL_OUTCOMES, 'unknown'].map((outcome) => [outcome, 0]),
+    );
     for (const row of byOutcome) {
-      const key = (OUTCOME_KEYS as readonly (string | null)[]).includes(row.outcome)
+      const key = (CALL_OUTCOMES as readonly (string | null)[]).includes(row.outcome)
         ? row.outcome!
         : 'unknown';
       outcomes[key] += Number(row.calls);
