@@ -24,9 +24,6 @@ export interface CallActivityDeps {
   analyzer: CallAnalyzer;
 }
 
-/** Failure type names that no retry can fix; the workflow's retry policies list them as non-retryable. */
-export const NON_RETRYABLE_CALL_ERRORS = ['CallNotFound', 'AnalysisRejectedError'];
-
 export function createCallActivities(deps: CallActivityDeps) {
   const fork = () => deps.orm.em.fork() as EntityManager;
   const fallbackAnalyzer = new TranscriptAnalyzer();
@@ -54,12 +51,7 @@ export function createCallActivities(deps: CallActivityDeps) {
       below === undefined ? { call: callId } : { call: callId, index: { $lt: below } },
       { orderBy: { index: 'asc' } },
     );
-    return rows.map((row) => ({
-      index: row.index,
-      role: row.role,
-      text: row.text,
-      offsetSeconds: row.offsetSeconds,
-    }));
+    return rows.map(transcriptLineOf);
   }
 
   /** Inserts lines; a line already written by an earlier attempt stays as it is. */
@@ -146,11 +138,11 @@ export function createCallActivities(deps: CallActivityDeps) {
       };
       // A retry after the line was written plays the stored line, so the far end hears one version.
       await recordLines(input.callId, [line]);
-      const [stored] = await loadTranscript(em.fork(), input.callId, line.index + 1).then((lines) =>
-        lines.slice(-1),
-      );
+      const stored = await em
+        .fork()
+        .findOneOrFail(TranscriptEntry, { call: input.callId, index: line.index });
       await deps.carrier.say({ callId: input.callId, index: stored.index, text: stored.text });
-      return { line: stored, next: turn.next };
+      return { line: transcriptLineOf(stored), next: turn.next };
     },
 
     /** Lines heard after the last agent turn (the person spoke, then hung up). */
@@ -217,6 +209,10 @@ export function createCallActivities(deps: CallActivityDeps) {
       return { eventId };
     },
   });
+}
+
+function transcriptLineOf(row: TranscriptEntry): TranscriptLine {
+  return { index: row.index, role: row.role, text: row.text, offsetSeconds: row.offsetSeconds };
 }
 
 export type CallActivities = ReturnType<typeof createCallActivities>;

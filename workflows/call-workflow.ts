@@ -53,6 +53,7 @@ export interface CallWorkflowResult {
   durationSeconds: number | null;
 }
 
+/** Failure types the call activities throw that no retry can fix (activities/calls.ts). */
 const NON_RETRYABLE = ['CallNotFound', 'AnalysisRejectedError'];
 
 /** Database writes: quick, retried until the database is back. */
