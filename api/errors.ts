@@ -26,6 +26,9 @@ export interface ApiErrorOptions {
   storable?: boolean;
 }
 
+/** Whether an answer with this status may be stored for idempotent replay: all but 429 and 5xx. */
+export const isStorableStatus = (status: number) => status < 500 && status !== 429;
+
 export class ApiError extends Error {
   readonly param: string | null;
   readonly headers: Record<string, string>;
@@ -42,7 +45,7 @@ export class ApiError extends Error {
     this.name = 'ApiError';
     this.param = options.param ?? null;
     this.headers = options.headers ?? {};
-    this.storable = options.storable ?? (status >= 400 && status < 500 && status !== 429);
+    this.storable = options.storable ?? isStorableStatus(status);
   }
 
   /** The spec's error body. */

@@ -2,7 +2,14 @@ import Router from '@koa/router';
 import type { Context, Middleware } from 'koa';
 import { grants } from '../lib/scopes.js';
 import type { ApiKeyAuthenticator } from './api-key-authenticator.js';
-import { bodyEmpty, missingScope, rateLimited, roleRequired, routeNotFound } from './errors.js';
+import {
+  bodyEmpty,
+  isStorableStatus,
+  missingScope,
+  rateLimited,
+  roleRequired,
+  routeNotFound,
+} from './errors.js';
 import { errorOutcome } from './middleware/errors.js';
 import { fingerprintOf, idempotencyKeyOf, runIdempotently } from './middleware/idempotency.js';
 import { type Outcome, sendOutcome } from './middleware/outcome.js';
@@ -119,7 +126,7 @@ async function execute(ctx: ApiContext, compiled: CompiledRoute, rawBody: string
       status: result.status,
       bodyText,
       headers: result.headers ?? {},
-      storable: result.status < 500 && result.status !== 429,
+      storable: isStorableStatus(result.status),
       storedText: result.storedBody === undefined ? undefined : JSON.stringify(result.storedBody),
     };
   } catch (error) {
