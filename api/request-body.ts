@@ -1,5 +1,5 @@
 import type { Context } from 'koa';
-import { bodyInvalid, bodyTooLarge, contentTypeInvalid, requestInvalid } from './errors.js';
+import { ApiError, bodyInvalid, bodyTooLarge, contentTypeInvalid, requestInvalid } from './errors.js';
 
 // Reads a request body as UTF-8 text, refusing it once it passes the limit. 1 MiB holds a
 // 50,000-character system prompt even when every character is sent as a 12-byte escaped
@@ -27,7 +27,7 @@ export async function readRawBody(ctx: Context, limit = BODY_LIMIT_BYTES): Promi
       chunks.push(chunk);
     }
   } catch (error) {
-    if (error instanceof Error && error.name === 'ApiError') throw error;
+    if (error instanceof ApiError) throw error;
     throw requestInvalid('The request body could not be read.');
   }
   if (size === 0) return '';
