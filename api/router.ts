@@ -22,8 +22,8 @@ import { compileBodyValidator, compileQueryValidator, type Validator } from './v
 
 export const API_PREFIX = '/v1';
 const BODY_METHODS = new Set(['POST', 'PATCH', 'PUT']);
+/** The schema of a route's query or body when it declares none: no fields at all. */
 const NO_FIELDS = { type: 'object', additionalProperties: false, properties: {} };
-const NO_QUERY = NO_FIELDS;
 
 interface CompiledRoute {
   route: RouteDefinition;
@@ -42,7 +42,7 @@ export function buildRouter(
     const compiled: CompiledRoute = {
       route,
       params: route.params ? compileQueryValidator(route.params) : null,
-      query: compileQueryValidator(route.query ?? NO_QUERY),
+      query: compileQueryValidator(route.query ?? NO_FIELDS),
       body: compileBodyValidator(route.body ?? NO_FIELDS),
     };
     router.register(route.path, [route.method], (ctx) => handle(ctx as ApiContext, compiled, services));
