@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Client } from '@temporalio/client';
+import { isUuid } from '../../api/uuid.js';
 import { Agent, Call, PhoneNumber } from '../../db/entities/index.js';
-import { isUuid, OperatorError } from '../accounts.js';
+import { OperatorError } from '../accounts.js';
 import type { IncomingCallAnswer, IncomingPhoneCall } from '../carrier/incoming-call.js';
 import type { Settings } from '../settings.js';
 import { agentSnapshotOf } from './agent-snapshot.js';
