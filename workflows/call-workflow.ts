@@ -11,6 +11,7 @@ import {
 } from '@temporalio/workflow';
 import type { CallActivities } from '../activities/calls.js';
 import type { CallChannel, CallDirection, CallEventType, CallStatus } from '../db/entities/index.js';
+import type { CallEventExtra } from '../lib/calls/call-events.js';
 import type { TranscriptLine } from '../lib/calls/transcript.js';
 import { CallStatusKey } from '../lib/search-attributes.js';
 import {
@@ -132,7 +133,7 @@ export async function callWorkflow(input: CallWorkflowInput): Promise<CallWorkfl
   };
   const now = () => new Date().toISOString();
 
-  async function emit(type: CallEventType, extra?: { reason?: string; transferred_to?: string }) {
+  async function emit(type: CallEventType, extra?: CallEventExtra) {
     const { eventId } = await records.emitCallEvent({ callId, type, occurredAt: now(), extra });
     try {
       // Delivery runs on its own: the call never waits for webhooks.
