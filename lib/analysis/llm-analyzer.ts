@@ -17,6 +17,8 @@ export interface LlmAnalyzerOptions {
   timeoutMs: number;
 }
 
+const SENTIMENTS = ['positive', 'neutral', 'negative'] as const;
+
 const RESPONSE_SCHEMA = {
   type: 'object',
   additionalProperties: false,
@@ -24,7 +26,7 @@ const RESPONSE_SCHEMA = {
   properties: {
     summary: { type: 'string', description: 'A few sentences on what happened in the call.' },
     outcome: { type: ['string', 'null'], enum: [...CALL_OUTCOMES, null] },
-    sentiment: { type: ['string', 'null'], enum: ['positive', 'neutral', 'negative', null] },
+    sentiment: { type: ['string', 'null'], enum: [...SENTIMENTS, null] },
     action_items: { type: 'array', items: { type: 'string' } },
   },
 } as const;
@@ -94,7 +96,7 @@ function parseAnswer(body: string): CallAnalysisResult {
   const valid =
     typeof answer.summary === 'string' &&
     (outcome === null || (CALL_OUTCOMES as readonly unknown[]).includes(outcome)) &&
-    (sentiment === null || ['positive', 'neutral', 'negative'].includes(sentiment as string)) &&
+    (sentiment === null || (SENTIMENTS as readonly unknown[]).includes(sentiment)) &&
     Array.isArray(answer.action_items) &&
     answer.action_items.every((item) => typeof item === 'string');
   if (!valid) throw new AnalysisRejectedError('analysis answer does not follow the schema');
