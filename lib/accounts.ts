@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { isUuid } from '../api/uuid.js';
 import {
   ApiKey,
   PhoneNumber,
@@ -235,6 +236,5 @@ function parseRole(role: string): UserRole {
   return role as UserRole;
 }
 
-export function isUuid(value: string): boolean {
-  return /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(value);
-}
+/** The API's UUID check (api/uuid.ts), re-exported for the operator-side callers. */
+export { isUuid };
