@@ -2,22 +2,24 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { Call } from '../db/entities/index.js';
 import { createPhoneNumber } from '../lib/accounts.js';
-import { type ApiResponse, createFixture, type Fixture, startApi, type TestApi } from './support/api.js';
+import {
+  type ApiResponse,
+  closeApiAndDatabase,
+  createFixture,
+  type Fixture,
+  startApiOnFreshDatabase,
+  type TestApi,
+} from './support/api.js';
 import { assertApiError } from './support/assert-api.js';
-import { freshDatabase, type TestDatabase } from './support/database.js';
+import type { TestDatabase } from './support/database.js';
 
 let db: TestDatabase;
 let api: TestApi;
 let owner: Fixture;
 before(async () => {
-  db = await freshDatabase();
-  api = await startApi({ orm: db.orm });
-  owner = await createFixture(db.orm, { requestsPerSecond: 10_000 });
+  ({ db, api, owner } = await startApiOnFreshDatabase());
 });
-after(async () => {
-  await api?.close();
-  await db?.close();
-});
+after(() => closeApiAndDatabase(api, db));
 
 const client = () => api.client(owner.secret);
 const createAgent = async (body: Record<string, unknown> = {}) => {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { revokeApiKey, setUserRole } from '../lib/accounts.js';
-import { createFixture, startApi, type TestApi } from './support/api.js';
+import { closeApiAndDatabase, createFixture, startApi, type TestApi } from './support/api.js';
 import { assertApiError } from './support/assert-api.js';
 import { freshDatabase, type TestDatabase } from './support/database.js';
 
@@ -11,10 +11,7 @@ before(async () => {
   db = await freshDatabase();
   api = await startApi({ orm: db.orm });
 });
-after(async () => {
-  await api?.close();
-  await db?.close();
-});
+after(() => closeApiAndDatabase(api, db));
 
 describe('GET /me', () => {
   test('answers ApiKeyInfo for the key', async () => {

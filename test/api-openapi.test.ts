@@ -5,9 +5,15 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import { allRoutes } from '../api/routes/index.js';
 import { createPhoneNumber } from '../lib/accounts.js';
-import { createFixture, type Fixture, startApi, type TestApi } from './support/api.js';
+import {
+  closeApiAndDatabase,
+  createFixture,
+  type Fixture,
+  startApiOnFreshDatabase,
+  type TestApi,
+} from './support/api.js';
 import { assertApiError } from './support/assert-api.js';
-import { freshDatabase, type TestDatabase } from './support/database.js';
+import type { TestDatabase } from './support/database.js';
 
 // GET /v1/openapi.json: a valid OpenAPI 3.1 document, listing exactly the routes served, every
 // status each operation can answer, and schemas that real answers match.
@@ -21,15 +27,10 @@ let owner: Fixture;
 type Json = any;
 let doc: Json;
 before(async () => {
-  db = await freshDatabase();
-  api = await startApi({ orm: db.orm });
-  owner = await createFixture(db.orm, { requestsPerSecond: 10_000 });
+  ({ db, api, owner } = await startApiOnFreshDatabase());
   doc = (await api.client().get('/openapi.json')).body;
 });
-after(async () => {
-  await api?.close();
-  await db?.close();
-});
+after(() => closeApiAndDatabase(api, db));
 
 const client = () => api.client(owner.secret);
 type Operation = { method: string; path: string; op: Json };

@@ -3,9 +3,17 @@ import { after, before, describe, test } from 'node:test';
 import { defineRoute } from '../api/route.js';
 import { allRoutes } from '../api/routes/index.js';
 import { createPhoneNumber } from '../lib/accounts.js';
-import { type ApiResponse, createFixture, type Fixture, startApi, type TestApi } from './support/api.js';
+import {
+  type ApiResponse,
+  closeApiAndDatabase,
+  createFixture,
+  type Fixture,
+  startApi,
+  startApiOnFreshDatabase,
+  type TestApi,
+} from './support/api.js';
 import { assertApiError } from './support/assert-api.js';
-import { freshDatabase, type TestDatabase } from './support/database.js';
+import type { TestDatabase } from './support/database.js';
 
 let db: TestDatabase;
 let api: TestApi;
@@ -13,18 +21,13 @@ let owner: Fixture;
 let agentId: string;
 let numberId: string;
 before(async () => {
-  db = await freshDatabase();
-  api = await startApi({ orm: db.orm });
-  owner = await createFixture(db.orm, { requestsPerSecond: 10_000 });
+  ({ db, api, owner } = await startApiOnFreshDatabase());
   agentId = (await api.client(owner.secret).post('/agents', { name: 'A', system_prompt: 's' })).body.id;
   numberId = (
     await createPhoneNumber(db.orm.em.fork(), { workspaceId: owner.workspaceId, number: '+4791111111' })
   ).id;
 });
-after(async () => {
-  await api?.close();
-  await db?.close();
-});
+after(() => closeApiAndDatabase(api, db));
 
 describe('scopes', () => {
   test('a missing scope is 403 missing_scope naming it', async () => {

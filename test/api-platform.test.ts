@@ -5,22 +5,23 @@ import { after, before, describe, test } from 'node:test';
 import { BODY_LIMIT_BYTES } from '../api/request-body.js';
 import { defineRoute } from '../api/route.js';
 import { allRoutes } from '../api/routes/index.js';
-import { createFixture, type Fixture, startApi, type TestApi } from './support/api.js';
+import {
+  closeApiAndDatabase,
+  type Fixture,
+  startApi,
+  startApiOnFreshDatabase,
+  type TestApi,
+} from './support/api.js';
 import { assertApiError } from './support/assert-api.js';
-import { freshDatabase, type TestDatabase } from './support/database.js';
+import type { TestDatabase } from './support/database.js';
 
 let db: TestDatabase;
 let api: TestApi;
 let owner: Fixture;
 before(async () => {
-  db = await freshDatabase();
-  api = await startApi({ orm: db.orm });
-  owner = await createFixture(db.orm, { requestsPerSecond: 10_000 });
+  ({ db, api, owner } = await startApiOnFreshDatabase());
 });
-after(async () => {
-  await api?.close();
-  await db?.close();
-});
+after(() => closeApiAndDatabase(api, db));
 
 const client = () => api.client(owner.secret);
 

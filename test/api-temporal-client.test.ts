@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { startApi, type TestApi } from './support/api.js';
+import { closeApiAndDatabase, startApi, type TestApi } from './support/api.js';
 import { freshDatabase, type TestDatabase } from './support/database.js';
 
 // deps.temporal in the test API: connected on first use to the shared dev server, one client
@@ -12,10 +12,7 @@ before(async () => {
   db = await freshDatabase();
   api = await startApi({ orm: db.orm });
 });
-after(async () => {
-  await api?.close();
-  await db?.close();
-});
+after(() => closeApiAndDatabase(api, db));
 
 test('deps.temporal connects once and reaches the server', async () => {
   const [a, b] = await Promise.all([api.deps.temporal(), api.deps.temporal()]);

@@ -9,6 +9,7 @@ import type { Orm } from '../../db/orm.js';
 import { createApiKey, createUser, createWorkspace, setUserRole } from '../../lib/accounts.js';
 import { SCOPES } from '../../lib/scopes.js';
 import { loadSettings, type Settings } from '../../lib/settings.js';
+import { freshDatabase, type TestDatabase } from './database.js';
 import { type SharedDevServer, sharedDevServer } from './temporal.js';
 
 // The API on a random port of 127.0.0.1 against a test database, fixtures for workspaces, people
@@ -71,6 +72,26 @@ export async function startApi(options: {
       await own?.server.close();
     },
   };
+}
+
+/**
+ * For a test file's before(): a fresh database, the API on it and an owner whose key has a rate
+ * limit high enough never to refuse. Close with closeApiAndDatabase().
+ */
+export async function startApiOnFreshDatabase(): Promise<{ db: TestDatabase; api: TestApi; owner: Fixture }> {
+  const db = await freshDatabase();
+  const api = await startApi({ orm: db.orm });
+  const owner = await createFixture(db.orm, { requestsPerSecond: 10_000 });
+  return { db, api, owner };
+}
+
+/** For a test file's after(): stops the API, then closes the database (either may be unset). */
+export async function closeApiAndDatabase(
+  api: TestApi | undefined,
+  db: TestDatabase | undefined,
+): Promise<void> {
+  await api?.close();
+  await db?.close();
 }
 
 export interface Fixture {
