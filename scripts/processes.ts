@@ -99,6 +99,11 @@ export async function stopChild(
   await waitForExit(child, 5_000);
 }
 
+/** A connection URL fit for a progress line: its password shown as ***. */
+export function redactUrl(url: string): string {
+  return url.replace(/\/\/([^:@/]+):[^@/]*@/, '//$1:***@');
+}
+
 /** Human-readable duration for progress lines: 4.2s, 3m05s. */
 export function formatDuration(ms: number): string {
   if (ms < 60_000) return `${(ms / 1000).toFixed(1)}s`;

@@ -5,7 +5,7 @@ import { Connection } from '@temporalio/client';
 import { type LocalPostgres, startLocalPostgres } from '../db/embedded-postgres.js';
 import { loadSettings } from '../lib/settings.js';
 import { runMigrations } from './migrate.js';
-import { acceptsTcp, hasExited, stopChild, waitForTcp } from './processes.js';
+import { acceptsTcp, hasExited, redactUrl, stopChild, waitForTcp } from './processes.js';
 import {
   ensureSearchAttributes,
   startTemporalDevServer,
@@ -41,10 +41,6 @@ let stopping = false;
 
 function say(line: string): void {
   process.stdout.write(`[start] ${line}\n`);
-}
-
-function redact(url: string): string {
-  return url.replace(/\/\/([^:@/]+):[^@/]*@/, '//$1:***@');
 }
 
 /** Registers a started part; one that finishes starting after Ctrl-C is stopped straight away. */
@@ -95,7 +91,7 @@ function spawnNodeProcess(name: string, entry: string, env: NodeJS.ProcessEnv): 
 
 async function startPostgres(): Promise<string> {
   if (settings.databaseUrl) {
-    say(`PostgreSQL: ${redact(settings.databaseUrl)} (DATABASE_URL)`);
+    say(`PostgreSQL: ${redactUrl(settings.databaseUrl)} (DATABASE_URL)`);
     return settings.databaseUrl;
   }
   const pg: LocalPostgres = await startLocalPostgres({
@@ -198,7 +194,7 @@ async function main(): Promise<void> {
   say(`API              http://${shownHost}:${apiPort}/v1`);
   say(`Temporal Web UI  ${temporal.uiUrl ?? `(the server at ${temporal.address} runs its own, if any)`}`);
   say(`Temporal         ${temporal.address} namespace ${settings.temporalNamespace}`);
-  say(`PostgreSQL       ${redact(databaseUrl)}`);
+  say(`PostgreSQL       ${redactUrl(databaseUrl)}`);
   say('Press Ctrl-C to stop.');
 }
 

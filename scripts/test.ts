@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { startLocalPostgres } from '../db/embedded-postgres.js';
-import { formatDuration, freePort, isAlive } from './processes.js';
+import { formatDuration, freePort, isAlive, redactUrl } from './processes.js';
 import { resolveTemporalCli, resolveTemporalTestServer } from './temporal-binaries.js';
 import { startPrivateTemporalDevServer } from './temporal-dev-server.js';
 
@@ -112,7 +112,7 @@ async function main(): Promise<number> {
       '--test-force-exit',
       ...(files.length > 0 ? files : [DEFAULT_PATTERN]),
     ];
-    progress(`PostgreSQL ${pg.url.replace(/:[^:@/]+@/, ':***@')}`);
+    progress(`PostgreSQL ${redactUrl(pg.url)}`);
     progress(`Temporal dev server ${temporal.server.address} (${temporal.cliPath})`);
     progress(`Temporal test server ${testServerPath}`);
     progress(
