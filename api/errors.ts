@@ -1,6 +1,8 @@
 // Every refusal the API gives is an ApiError; api/middleware/errors.ts renders it as the spec's
 // error body. Constructors exist for every code of the spec so the wording stays in one place.
 
+import { isStorableStatus } from './middleware/outcome.js';
+
 /** Every error `type` of the spec; the OpenAPI Error schema lists these. */
 export const ERROR_TYPES = [
   'invalid_request_error',
@@ -25,9 +27,6 @@ export interface ApiErrorOptions {
    */
   storable?: boolean;
 }
-
-/** Whether an answer with this status may be stored for idempotent replay: all but 429 and 5xx. */
-export const isStorableStatus = (status: number) => status < 500 && status !== 429;
 
 export class ApiError extends Error {
   readonly param: string | null;

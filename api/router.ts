@@ -2,17 +2,10 @@ import Router from '@koa/router';
 import type { Context, Middleware } from 'koa';
 import { grants } from '../lib/scopes.js';
 import type { ApiKeyAuthenticator } from './api-key-authenticator.js';
-import {
-  bodyEmpty,
-  isStorableStatus,
-  missingScope,
-  rateLimited,
-  roleRequired,
-  routeNotFound,
-} from './errors.js';
+import { bodyEmpty, missingScope, rateLimited, roleRequired, routeNotFound } from './errors.js';
 import { errorOutcome } from './middleware/errors.js';
 import { fingerprintOf, idempotencyKeyOf, runIdempotently } from './middleware/idempotency.js';
-import { type Outcome, sendOutcome } from './middleware/outcome.js';
+import { isStorableStatus, type Outcome, sendOutcome } from './middleware/outcome.js';
 import type { RateLimiter } from './rate-limiter.js';
 import { parseJsonObject, readRawBody } from './request-body.js';
 import type { ApiContext, ApiState, RouteDefinition } from './route.js';

@@ -11,6 +11,9 @@ export interface Outcome {
   storedText?: string;
 }
 
+/** Whether an answer with this status may be stored for idempotent replay: all but 429 and 5xx. */
+export const isStorableStatus = (status: number) => status < 500 && status !== 429;
+
 export function sendOutcome(ctx: Context, outcome: Outcome) {
   ctx.status = outcome.status;
   for (const [name, value] of Object.entries(outcome.headers)) ctx.set(name, value);
