@@ -155,6 +155,33 @@ describe('endpoints', () => {
     );
   });
 
+  test('description: 500 characters pass, 501 are parameter_invalid, on create and change', async () => {
+    const url = `${receiver.url}/described`;
+    const at500 = await owner.post('/webhooks', {
+      url,
+      events: ['call.started'],
+      description: 'å'.repeat(500),
+    });
+    assert.equal(at500.status, 201, at500.text);
+    assert.equal(at500.body.description, 'å'.repeat(500));
+    assertApiError(
+      await owner.post('/webhooks', { url, events: ['call.started'], description: 'å'.repeat(501) }),
+      400,
+      'parameter_invalid',
+      'description',
+    );
+    assertApiError(
+      await owner.patch(`/webhooks/${at500.body.id}`, { description: 'å'.repeat(501) }),
+      400,
+      'parameter_invalid',
+      'description',
+    );
+    const unchanged = await owner.get(`/webhooks/${at500.body.id}`);
+    assert.equal(unchanged.body.description, 'å'.repeat(500));
+    // Removed so that no event of later tests is delivered to it.
+    await owner.delete(`/webhooks/${at500.body.id}`);
+  });
+
   test('PATCH changes only the fields sent; active re-enables a disabled endpoint', async () => {
     const endpoint = await createEndpoint(owner, '/patched');
     const paused = await owner.patch(`/webhooks/${endpoint.id}`, { status: 'paused', description: null });
