@@ -1,3 +1,4 @@
+import { E164_PATTERN } from '../../api/schemas/call.js';
 import type { TranscriptLine } from '../calls/transcript.js';
 import { configuredOpeningLine, introduction } from './opening-line.js';
 import type { AgentTurn, ConversationContext, VoiceRuntime } from './voice-runtime.js';
@@ -14,6 +15,8 @@ const WANTS_PERSON = /\b(real person|human|someone|somebody|put me through|opera
 const SAYS_GOODBYE = /\b(bye|goodbye)\b/i;
 const ASKS_TO_SEND = /\b(send|email|e-mail|text) me\b/i;
 const THANKS = /\b(thank|thanks|perfect|great)\b/i;
+/** A number a transfer may go to: the API's E.164 rule. */
+const E164 = new RegExp(E164_PATTERN);
 
 export class ScriptedAgent implements VoiceRuntime {
   async openingLine(context: ConversationContext): Promise<string | null> {
@@ -64,6 +67,6 @@ export class ScriptedAgent implements VoiceRuntime {
 /** `metadata.transfer_to` when it is an E.164 number, else the business's own number on the call. */
 function transferTarget(context: ConversationContext): string | null {
   const requested = context.metadata.transfer_to;
-  if (requested && /^\+[1-9]\d{6,14}$/.test(requested)) return requested;
+  if (requested && E164.test(requested)) return requested;
   return context.ownNumber;
 }
