@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import type { WorkflowHandle } from '@temporalio/client';
 import proto from '@temporalio/proto';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { bundleWorkflowCode, DefaultLogger, Runtime, Worker, type WorkflowBundle } from '@temporalio/worker';
+import { DefaultLogger, Runtime, Worker, type WorkflowBundle } from '@temporalio/worker';
 import { AnalysisRejectedError, type CallAnalyzer } from '../lib/analysis/analyzer.js';
 import { TranscriptAnalyzer } from '../lib/analysis/transcript-analyzer.js';
 import { callWorkflowId, startCallWorkflow } from '../lib/calls/start-call-workflow.js';
@@ -16,7 +16,6 @@ import { AgentIdKey, CallDirectionKey, CallStatusKey, WorkspaceIdKey } from '../
 import { loadSettings, type Settings, taskQueues } from '../lib/settings.js';
 import { createCallsWorker } from '../workers/calls-worker.js';
 import { createCarrierSimulatorWorker } from '../workers/carrier-simulator-worker.js';
-import { callWorkflowsPath } from '../workers/workflow-code.js';
 import { callProgressQuery } from '../workflows/call-messages.js';
 import type { CallWorkflowResult } from '../workflows/call-workflow.js';
 import {
@@ -28,6 +27,7 @@ import {
 import { freshDatabase, type TestDatabase } from './support/database.js';
 import { registerSearchAttributes } from './support/register-search-attributes.js';
 import { createTimeSkippingEnvironment } from './support/temporal.js';
+import { bundleCallTestWorkflows } from './support/workflow-bundles.js';
 
 Runtime.install({ logger: new DefaultLogger('WARN') });
 
@@ -50,13 +50,9 @@ const settings: Settings = {
 };
 
 before(async () => {
-  [db, bundle, eventSinkBundle] = await Promise.all([
+  [db, { calls: bundle, eventSink: eventSinkBundle }] = await Promise.all([
     freshDatabase(),
-    bundleWorkflowCode({ workflowsPath: callWorkflowsPath, logger: quietLogger() }),
-    bundleWorkflowCode({
-      workflowsPath: fileURLToPath(new URL('./support/event-sink-workflows.ts', import.meta.url)),
-      logger: quietLogger(),
-    }),
+    bundleCallTestWorkflows(),
   ]);
   fixture = await createAgentFixture(db.orm, { name: 'Ada' });
 });
@@ -104,11 +100,6 @@ const HISTORIES_DIR = fileURLToPath(new URL('./fixtures/call-histories', import.
 const HistoryProto = proto.temporal.api.history.v1.History;
 /** Plain JSON for a history: 64-bit numbers as strings, enums by name, payload bytes in base64. */
 const HISTORY_JSON = { longs: String, enums: String, bytes: String };
-
-function quietLogger() {
-  const noop = () => {};
-  return { trace: noop, debug: noop, info: noop, warn: noop, error: console.error, log: noop };
-}
 
 async function workers(analyzer?: CallAnalyzer, maxCachedWorkflows?: number): Promise<Worker[]> {
   return Promise.all([

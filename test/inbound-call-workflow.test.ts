@@ -1,11 +1,10 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
-import { fileURLToPath } from 'node:url';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { WorkflowHandle } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { bundleWorkflowCode, DefaultLogger, Runtime, Worker, type WorkflowBundle } from '@temporalio/worker';
+import { DefaultLogger, Runtime, Worker, type WorkflowBundle } from '@temporalio/worker';
 import { Agent, Call, PhoneNumber } from '../db/entities/index.js';
 import { OperatorError } from '../lib/accounts.js';
 import { answerIncomingPhoneCall, startWebCall } from '../lib/calls/incoming-calls.js';
@@ -16,12 +15,12 @@ import { AgentIdKey, CallDirectionKey, CallStatusKey } from '../lib/search-attri
 import { loadSettings, type Settings, taskQueues } from '../lib/settings.js';
 import { createCallsWorker } from '../workers/calls-worker.js';
 import { createCarrierSimulatorWorker } from '../workers/carrier-simulator-worker.js';
-import { callWorkflowsPath } from '../workers/workflow-code.js';
 import type { CallWorkflowResult } from '../workflows/call-workflow.js';
 import { type AgentFixture, createAgentFixture, storedCall } from './support/call-fixtures.js';
 import { freshDatabase, type TestDatabase } from './support/database.js';
 import { registerSearchAttributes } from './support/register-search-attributes.js';
 import { createTimeSkippingEnvironment } from './support/temporal.js';
+import { bundleCallTestWorkflows } from './support/workflow-bundles.js';
 
 Runtime.install({ logger: new DefaultLogger('WARN') });
 
@@ -40,23 +39,14 @@ const settings: Settings = {
 };
 
 before(async () => {
-  [db, bundle, eventSinkBundle] = await Promise.all([
+  [db, { calls: bundle, eventSink: eventSinkBundle }] = await Promise.all([
     freshDatabase(),
-    bundleWorkflowCode({ workflowsPath: callWorkflowsPath, logger: quietLogger() }),
-    bundleWorkflowCode({
-      workflowsPath: fileURLToPath(new URL('./support/event-sink-workflows.ts', import.meta.url)),
-      logger: quietLogger(),
-    }),
+    bundleCallTestWorkflows(),
   ]);
 });
 after(async () => {
   await db?.close();
 });
-
-function quietLogger() {
-  const noop = () => {};
-  return { trace: noop, debug: noop, info: noop, warn: noop, error: console.error, log: noop };
-}
 
 /**
  * A time-skipping server per call: once an abandoned child (the event fan-out) outlives its
