@@ -2,7 +2,6 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -13,6 +12,7 @@ import { ApiKey, PhoneNumber, User, Workspace } from '../db/entities/index.js';
 import { createUser, createWorkspace } from '../lib/accounts.js';
 import { hashApiKeySecret } from '../lib/api-key-secret.js';
 import { SCOPES } from '../lib/scopes.js';
+import { freePort } from '../scripts/processes.js';
 import { startApi } from './support/api.js';
 import { freshDatabase, type TestDatabase } from './support/database.js';
 
@@ -753,14 +753,3 @@ describe('without DATABASE_URL: the embedded PostgreSQL under .data/', () => {
     }
   });
 });
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
-    });
-  });
-}

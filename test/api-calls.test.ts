@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { createServer } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import type { Client } from '@temporalio/client';
 import { lazyTemporalClient } from '../api/temporal-client.js';
 import { setLimits } from '../lib/accounts.js';
 import { callWorkflowId } from '../lib/calls/start-call-workflow.js';
 import { CallStatusKey, WorkspaceIdKey } from '../lib/search-attributes.js';
+import { freePort } from '../scripts/processes.js';
 import { callProgressQuery } from '../workflows/call-messages.js';
 import { createFixture, type Fixture, startApi, type TestApi } from './support/api.js';
 import { assertApiError } from './support/assert-api.js';
@@ -494,14 +494,3 @@ describe('GET /calls and /usage', () => {
     assertApiError(await api.client(noAnalytics.secret).get('/usage'), 403, 'missing_scope');
   });
 });
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-    server.on('error', reject);
-  });
-}

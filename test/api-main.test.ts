@@ -1,8 +1,7 @@
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { after, before, test } from 'node:test';
+import { freePort } from '../scripts/processes.js';
 import { createFixture } from './support/api.js';
 import { freshDatabase, type TestDatabase } from './support/database.js';
 
@@ -16,14 +15,6 @@ before(async () => {
 after(async () => {
   await db?.close();
 });
-
-async function freePort(): Promise<number> {
-  const server = http.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 function collectLines(child: ChildProcess) {
   const lines: Record<string, unknown>[] = [];

@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { createServer } from 'node:net';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import type { Client } from '@temporalio/client';
 import { Call } from '../db/entities/index.js';
+import { freePort } from '../scripts/processes.js';
 import { type AgentFixture, createAgentFixture, storedCall } from './support/call-fixtures.js';
 import { type CallStack, startCallStack } from './support/call-stack.js';
 import type { TestDatabase } from './support/database.js';
@@ -266,14 +266,3 @@ describe('simulate web-call', { timeout: 180_000 }, () => {
     assert.equal((await callsOf(unpublished.workspaceId)).length, 0);
   });
 });
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-    server.on('error', reject);
-  });
-}
