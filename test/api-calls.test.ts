@@ -11,7 +11,7 @@ import { callProgressQuery } from '../workflows/call-messages.js';
 import { createFixture, type Fixture, startApi, type TestApi } from './support/api.js';
 import { assertApiError } from './support/assert-api.js';
 import { type AgentFixture, createAgentFixture } from './support/call-fixtures.js';
-import { type CallStack, startCallStack } from './support/call-stack.js';
+import { type CallStack, startCallStack, waitForCallEnd } from './support/call-stack.js';
 import type { TestDatabase } from './support/database.js';
 import type { SharedDevServer } from './support/temporal.js';
 
@@ -42,14 +42,7 @@ let toSeq = 0;
 /** A callee number whose last four digits pick the simulator's scenario. */
 const callee = (ending = '5678') => `+4790${String(++toSeq).padStart(3, '0')}${ending}`;
 
-async function waitForEnd(callId: string, secret = owner.secret) {
-  for (let i = 0; i < 300; i++) {
-    const res = await api.client(secret).get(`/calls/${callId}`);
-    if (['completed', 'failed'].includes(res.body.status)) return res.body;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  assert.fail(`call ${callId} did not end`);
-}
+const waitForEnd = (callId: string, secret = owner.secret) => waitForCallEnd(api.client(secret), callId);
 
 describe('POST /calls', () => {
   test('202 queued at once, then completed with analysis and transcript', async () => {

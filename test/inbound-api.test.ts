@@ -8,7 +8,7 @@ import type { Settings } from '../lib/settings.js';
 import { verifyWebhookSignature } from '../lib/webhooks/verify-signature.js';
 import { createFixture, type Fixture, type TestApi } from './support/api.js';
 import { type AgentFixture, createAgentFixture } from './support/call-fixtures.js';
-import { type CallStack, startCallStack } from './support/call-stack.js';
+import { type CallStack, startCallStack, waitForCallEnd } from './support/call-stack.js';
 import type { TestDatabase } from './support/database.js';
 import { insertEndpoint } from './support/webhook-fixtures.js';
 import { startWebhookReceiver, type WebhookReceiver } from './support/webhook-receiver.js';
@@ -62,14 +62,7 @@ after(async () => {
 const http = () => api.client(owner.secret);
 const incomingDeps = () => ({ em: db.orm.em.fork() as EntityManager, temporal: client, settings });
 
-async function waitForEnd(callId: string) {
-  for (let i = 0; i < 300; i++) {
-    const res = await http().get(`/calls/${callId}`);
-    if (['completed', 'failed'].includes(res.body.status)) return res.body;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  assert.fail(`call ${callId} did not end`);
-}
+const waitForEnd = (callId: string) => waitForCallEnd(http(), callId);
 
 test('inbound and web calls show in lists, filters, transcripts, usage and webhooks like outbound ones', async () => {
   // Started one after the other (list order), then run side by side.

@@ -1,3 +1,4 @@
+import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { Client, Connection } from '@temporalio/client';
 import {
@@ -12,7 +13,7 @@ import { createCallsWorker } from '../../workers/calls-worker.js';
 import { createCarrierSimulatorWorker } from '../../workers/carrier-simulator-worker.js';
 import { createWebhooksWorker } from '../../workers/webhooks-worker.js';
 import { callWorkflowsPath } from '../../workers/workflow-code.js';
-import { startApi, type TestApi } from './api.js';
+import { type ApiClient, startApi, type TestApi } from './api.js';
 import { freshDatabase, type TestDatabase } from './database.js';
 import { type SharedDevServer, sharedDevServer } from './temporal.js';
 
@@ -98,4 +99,14 @@ export async function startCallStack(options: CallStackOptions): Promise<CallSta
     await close();
     throw error;
   }
+}
+
+/** Polls GET /calls/{callId} until the call is completed or failed (30 s at most) and returns it. */
+export async function waitForCallEnd(client: ApiClient, callId: string) {
+  for (let i = 0; i < 300; i++) {
+    const res = await client.get(`/calls/${callId}`);
+    if (['completed', 'failed'].includes(res.body.status)) return res.body;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  assert.fail(`call ${callId} did not end`);
 }
