@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -15,6 +14,7 @@ import { SCOPES } from '../lib/scopes.js';
 import { freePort } from '../scripts/processes.js';
 import { startApi } from './support/api.js';
 import { freshDatabase, type TestDatabase } from './support/database.js';
+import { type Run, runProcess } from './support/run-process.js';
 
 // The operator CLI as operators run it: a real subprocess on a real database, judged by its
 // stdout, stderr, exit code and the rows it leaves behind.
@@ -23,26 +23,8 @@ const root = fileURLToPath(new URL('..', import.meta.url));
 const adminTs = path.join(root, 'scripts/admin.ts');
 const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
 function run(command: string, args: string[], options: { env?: NodeJS.ProcessEnv; cwd?: string } = {}) {
-  return new Promise<Run>((resolve, reject) => {
-    const child = spawn(command, args, { cwd: options.cwd ?? root, env: options.env ?? cliEnv() });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk) => {
-      stdout += chunk;
-    });
-    child.stderr.on('data', (chunk) => {
-      stderr += chunk;
-    });
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
+  return runProcess(command, args, { cwd: options.cwd ?? root, env: options.env ?? cliEnv() });
 }
 
 let db: TestDatabase;

@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -10,6 +9,7 @@ import { freePort } from '../scripts/processes.js';
 import { type AgentFixture, createAgentFixture, storedCall } from './support/call-fixtures.js';
 import { type CallStack, startCallStack } from './support/call-stack.js';
 import type { TestDatabase } from './support/database.js';
+import { type Run, runProcess } from './support/run-process.js';
 
 // `simulate inbound` and `simulate web-call` (operations contract, section 5) as operators run
 // them: a subprocess on a fresh database and the shared Temporal dev server, with the call
@@ -37,36 +37,18 @@ after(async () => {
   await stack?.close();
 });
 
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
 function admin(args: string[], env: NodeJS.ProcessEnv = {}): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', adminTs, ...args], {
-      cwd: root,
-      env: {
-        ...process.env,
-        DATABASE_URL: db.url,
-        TEMPORAL_ADDRESS: stack.settings.temporalAddress,
-        TEMPORAL_NAMESPACE: stack.settings.temporalNamespace,
-        TASK_QUEUE_PREFIX: stack.settings.taskQueuePrefix,
-        LOG_LEVEL: 'info',
-        ...env,
-      },
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk) => {
-      stdout += chunk;
-    });
-    child.stderr.on('data', (chunk) => {
-      stderr += chunk;
-    });
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  return runProcess(process.execPath, ['--import', 'tsx', adminTs, ...args], {
+    cwd: root,
+    env: {
+      ...process.env,
+      DATABASE_URL: db.url,
+      TEMPORAL_ADDRESS: stack.settings.temporalAddress,
+      TEMPORAL_NAMESPACE: stack.settings.temporalNamespace,
+      TASK_QUEUE_PREFIX: stack.settings.taskQueuePrefix,
+      LOG_LEVEL: 'info',
+      ...env,
+    },
   });
 }
 
