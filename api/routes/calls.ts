@@ -30,6 +30,7 @@ import {
   transcriptSchema,
 } from '../schemas/call.js';
 import { uuidParams } from '../schemas/common.js';
+import { withTimeout } from '../with-timeout.js';
 import { findAgentOr404 } from '../workspace-resources.js';
 
 // POST /calls runs its checks in this order (docs/calls.md), all before anything is dialed:
@@ -140,14 +141,6 @@ async function numberToCallFrom(em: EntityManager, agent: Agent, from: string | 
   }
   if (numbers.length > 1) throw fromNumberRequired();
   return numbers[0].number;
-}
-
-function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
-  });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
 
 const list = defineRoute<Record<string, never>, PageQuery & CallListFilters>({

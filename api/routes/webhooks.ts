@@ -25,6 +25,7 @@ import {
   webhookUpdateSchema,
 } from '../schemas/webhook.js';
 import { deliveryFilterProperties, webhookDeliverySchema } from '../schemas/webhook-delivery.js';
+import { withTimeout } from '../with-timeout.js';
 
 // Webhook endpoints and their delivery log (docs/webhooks.md). Adding, changing, testing,
 // removing and rotating need a key made by an owner or admin.
@@ -275,14 +276,6 @@ const deliveries = defineRoute<WebhookParams, DeliveriesQuery>({
     return { status: 200, body: page };
   },
 });
-
-function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
-  });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
-}
 
 export const webhookRoutes: RouteDefinition[] = [
   list,
