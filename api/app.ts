@@ -22,10 +22,17 @@ export interface ApiApp {
  * The API as a Koa app. `routes` defaults to every route module; tests may add their own.
  * GET /v1/openapi.json needs no key and describes exactly the routes served.
  */
-export function createApp(deps: AppDeps, options: { routes?: RouteDefinition[] } = {}): ApiApp {
+export function createApp(
+  deps: AppDeps,
+  options: {
+    routes?: RouteDefinition[];
+    /** The rate limiter's clock (ms); tests pin it so a run of requests shares one window. */
+    rateLimitClock?: () => number;
+  } = {},
+): ApiApp {
   const routes = options.routes ?? allRoutes;
   const authenticator = new ApiKeyAuthenticator(deps.orm);
-  const rateLimiter = new RateLimiter(deps.orm, deps.logger);
+  const rateLimiter = new RateLimiter(deps.orm, deps.logger, options.rateLimitClock);
   const reads = createReadPool(deps.orm, deps.logger);
   const openApiText = JSON.stringify(openApiDocument(routes));
 

@@ -35,6 +35,8 @@ export async function startApi(options: {
   /** Default: on first use, a client of the shared dev server (test/support/temporal.ts). */
   temporal?: () => Promise<Client>;
   logLevel?: Settings['logLevel'];
+  /** The rate limiter's clock in ms (default: the wall clock). */
+  rateLimitClock?: () => number;
 }): Promise<TestApi> {
   const settings: Settings = { ...loadSettings(), host: '127.0.0.1', port: 0, ...options.settings };
   const logs: Record<string, unknown>[] = [];
@@ -57,7 +59,10 @@ export async function startApi(options: {
     temporal: options.temporal ?? connectOwnTemporal,
     logger,
   };
-  const app = createApp(deps, { routes: options.routes ?? allRoutes });
+  const app = createApp(deps, {
+    routes: options.routes ?? allRoutes,
+    rateLimitClock: options.rateLimitClock,
+  });
   const server = await listen(app, { host: '127.0.0.1', port: 0 });
   return {
     url: server.url,
