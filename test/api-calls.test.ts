@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import type { Client } from '@temporalio/client';
 import { lazyTemporalClient } from '../api/temporal-client.js';
+import { Call } from '../db/entities/index.js';
 import { setLimits } from '../lib/accounts.js';
 import { callWorkflowId } from '../lib/calls/start-call-workflow.js';
 import { CallStatusKey, WorkspaceIdKey } from '../lib/search-attributes.js';
@@ -60,6 +61,9 @@ describe('POST /calls', () => {
     assert.equal(res.body.from, agent.number);
     assert.deepEqual(res.body.metadata, { order: '42' });
     assert.equal(res.body.analysis, null);
+    // No ring_timeout_seconds sent: the call rings for the default 30 s (the workflow starts from this row).
+    const stored = await db.orm.em.fork().findOneOrFail(Call, { id: res.body.id });
+    assert.equal(stored.ringTimeoutSeconds, 30);
 
     const done = await waitForEnd(res.body.id);
     if (process.env.CALLS_DEBUG_HISTORY) {
@@ -138,6 +142,7 @@ describe('POST /calls', () => {
       metadata: Object.fromEntries(Array.from({ length: 20 }, (_, i) => [`k${i}`, 'v'])),
     });
     assert.equal(edge.status, 202, edge.text);
+    assert.equal((await db.orm.em.fork().findOneOrFail(Call, { id: edge.body.id })).ringTimeoutSeconds, 120);
     await waitForEnd(edge.body.id);
   });
 
