@@ -150,11 +150,13 @@ export function createCallActivities(deps: CallActivityDeps) {
       await recordLines(input.callId, input.lines);
     },
 
+    /** Hands the call over, then records where to: a transfer the carrier refused is never recorded. */
     async transferCall(input: { callId: string; to: string }) {
+      await loadCall(fork(), input.callId);
+      await deps.carrier.transfer(input);
       await updateCall(input.callId, (call) => {
         call.transferredTo = input.to;
       });
-      await deps.carrier.transfer(input);
     },
 
     async releaseCall(input: { callId: string; reason: 'hang_up' | 'cancel' }) {

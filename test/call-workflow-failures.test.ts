@@ -1,0 +1,371 @@
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { after, afterEach, before, beforeEach, describe, test } from 'node:test';
+import type { WorkflowHandle } from '@temporalio/client';
+import { ApplicationFailure } from '@temporalio/common';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { DefaultLogger, Runtime, Worker, type WorkflowBundle } from '@temporalio/worker';
+import { callWorkflowId, startCallWorkflow } from '../lib/calls/start-call-workflow.js';
+import type { TranscriptLine } from '../lib/calls/transcript.js';
+import type { AnswerRequest, Carrier, DialRequest } from '../lib/carrier/carrier.js';
+import { farEndWorkflowId, SimulatedCarrier } from '../lib/carrier/simulated-carrier.js';
+import { loadSettings, type Settings, taskQueues } from '../lib/settings.js';
+import { ScriptedAgent } from '../lib/voice-runtime/scripted-agent.js';
+import type {
+  AgentAction,
+  AgentTurn,
+  ConversationContext,
+  VoiceRuntime,
+} from '../lib/voice-runtime/voice-runtime.js';
+import { createCallsWorker } from '../workers/calls-worker.js';
+import { createCarrierSimulatorWorker } from '../workers/carrier-simulator-worker.js';
+import type { CallWorkflowResult } from '../workflows/call-workflow.js';
+import {
+  type AgentFixture,
+  createAgentFixture,
+  createQueuedCall,
+  storedCall,
+} from './support/call-fixtures.js';
+import { freshDatabase, type TestDatabase } from './support/database.js';
+import { registerSearchAttributes } from './support/register-search-attributes.js';
+import { createTimeSkippingEnvironment } from './support/temporal.js';
+import { bundleCallTestWorkflows } from './support/workflow-bundles.js';
+
+Runtime.install({ logger: new DefaultLogger('ERROR') });
+
+// A call is never left unfinished (issue 14): the call workflow on the time-skipping test server
+// with a voice runtime or carrier that fails, and with database outages (a trigger that makes
+// PostgreSQL refuse one call's writes a number of times). Every call ends `completed` or
+// `failed` with its one final event; outages the retry budgets cover change nothing.
+
+let db: TestDatabase;
+let env: TestWorkflowEnvironment;
+let bundle: WorkflowBundle;
+let eventSinkBundle: WorkflowBundle;
+let fixture: AgentFixture;
+const settings: Settings = {
+  ...loadSettings({}),
+  taskQueuePrefix: `cwff-${randomBytes(4).toString('hex')}-`,
+  simTimeScale: 1,
+};
+
+before(async () => {
+  [db, { calls: bundle, eventSink: eventSinkBundle }] = await Promise.all([
+    freshDatabase(),
+    bundleCallTestWorkflows(),
+  ]);
+  fixture = await createAgentFixture(db.orm, { name: 'Ada' });
+});
+after(async () => {
+  await db?.close();
+});
+
+/** A time-skipping server per test (see test/call-workflow.test.ts: abandoned children stop its clock). */
+beforeEach(async () => {
+  env = await createTimeSkippingEnvironment();
+  await registerSearchAttributes(env);
+});
+afterEach(async () => {
+  await env.teardown();
+});
+
+/** The simulated carrier, keeping every release; `transferError` makes transfers fail. */
+class ObservedCarrier implements Carrier {
+  readonly releases: { callId: string; reason: string }[] = [];
+  constructor(
+    private readonly inner: Carrier,
+    private readonly transferError?: () => Error,
+  ) {}
+  dial(request: DialRequest) {
+    return this.inner.dial(request);
+  }
+  answer(request: AnswerRequest) {
+    return this.inner.answer(request);
+  }
+  connectAgent(request: Parameters<Carrier['connectAgent']>[0]) {
+    return this.inner.connectAgent(request);
+  }
+  say(request: Parameters<Carrier['say']>[0]) {
+    return this.inner.say(request);
+  }
+  async transfer(request: Parameters<Carrier['transfer']>[0]) {
+    if (this.transferError) throw this.transferError();
+    return this.inner.transfer(request);
+  }
+  async release(request: Parameters<Carrier['release']>[0]) {
+    this.releases.push({ ...request });
+    return this.inner.release(request);
+  }
+}
+
+/** The scripted agent, except that `respond` does what the test says. */
+class FaultyAgent implements VoiceRuntime {
+  attempts = 0;
+  private readonly scripted = new ScriptedAgent();
+  constructor(private readonly respondWith: () => AgentTurn) {}
+  openingLine(context: ConversationContext) {
+    return this.scripted.openingLine(context);
+  }
+  async respond(_context: ConversationContext, _transcript: TranscriptLine[]): Promise<AgentTurn> {
+    this.attempts++;
+    return this.respondWith();
+  }
+}
+
+async function runCall(
+  to: string,
+  ports: { carrier?: Carrier; voiceRuntime?: VoiceRuntime } = {},
+  beforeStart?: (callId: string) => Promise<void>,
+) {
+  const call = await createQueuedCall(db.orm, fixture, { to });
+  await beforeStart?.(call.id);
+  const carrier =
+    ports.carrier ??
+    new SimulatedCarrier(env.client, { taskQueue: taskQueues(settings).simulator, timeScale: 1 });
+  const workers = await Promise.all([
+    createCallsWorker({
+      connection: env.nativeConnection,
+      client: env.client,
+      settings,
+      orm: db.orm,
+      workflowBundle: bundle,
+      ports: { carrier, voiceRuntime: ports.voiceRuntime },
+    }),
+    createCarrierSimulatorWorker({ connection: env.nativeConnection, settings, workflowBundle: bundle }),
+    Worker.create({
+      connection: env.nativeConnection,
+      taskQueue: taskQueues(settings).webhooks,
+      workflowBundle: eventSinkBundle,
+    }),
+  ]);
+  const run = <T>(list: Worker[], fn: () => Promise<T>): Promise<T> => {
+    const [first, ...rest] = list;
+    return first ? first.runUntil(() => run(rest, fn)) : fn();
+  };
+  const startedAt = Date.now();
+  const handle = env.client.workflow.getHandle(callWorkflowId(call.id));
+  const result = await run(workers, async () => {
+    await startCallWorkflow(env.client, settings, call);
+    const outcome = (await handle.result()) as CallWorkflowResult;
+    // The far end ends too: it hung up, or it was released.
+    await env.client.workflow.getHandle(farEndWorkflowId(call.id)).result();
+    return outcome;
+  });
+  const wallMs = Date.now() - startedAt;
+  return { result, wallMs, history: await handle.fetchHistory(), ...(await storedCall(db.orm, call.id)) };
+}
+
+type History = Awaited<ReturnType<WorkflowHandle['fetchHistory']>>;
+
+/** Workflow time from the first schedule of activity `type` to its completion, and its attempts. */
+function activitySpan(history: History, type: string): { ms: number; attempts: number } {
+  const events = history.events ?? [];
+  const time = (event: (typeof events)[number]) =>
+    Number(event.eventTime!.seconds) * 1000 + Math.round((event.eventTime!.nanos ?? 0) / 1e6);
+  const scheduled = events.find(
+    (event) => event.activityTaskScheduledEventAttributes?.activityType?.name === type,
+  );
+  assert.ok(scheduled, `activity ${type} was scheduled`);
+  const id = Number(scheduled.eventId);
+  const started = events.find(
+    (event) => Number(event.activityTaskStartedEventAttributes?.scheduledEventId) === id,
+  );
+  const completed = events.find(
+    (event) => Number(event.activityTaskCompletedEventAttributes?.scheduledEventId) === id,
+  );
+  assert.ok(started && completed, `activity ${type} completed`);
+  return {
+    ms: time(completed) - time(scheduled),
+    attempts: started.activityTaskStartedEventAttributes!.attempt ?? 0,
+  };
+}
+
+let outageSeq = 0;
+/**
+ * A database outage for one kind of write: the first `failures` rows written to `table` that
+ * match `when` (SQL over `new` and `old`) are refused by PostgreSQL itself, the way writes fail
+ * while the database restarts. A sequence counts them (it is not rolled back with the write).
+ */
+async function databaseOutage(options: {
+  table: 'calls' | 'transcript_entries' | 'events';
+  on: 'insert' | 'update';
+  when: string;
+  failures: number;
+}): Promise<void> {
+  const name = `test_outage_${process.pid}_${++outageSeq}`;
+  const connection = db.orm.em.getConnection();
+  await connection.execute(`create sequence ${name}`);
+  await connection.execute(
+    `create function ${name}() returns trigger language plpgsql as $$
+     begin
+       if (${options.when}) and nextval('${name}') <= ${options.failures} then
+         raise exception 'simulated database outage (%)', '${name}';
+       end if;
+       return new;
+     end $$`,
+  );
+  await connection.execute(
+    `create trigger ${name} before ${options.on} on ${options.table} for each row execute function ${name}()`,
+  );
+}
+
+function assertCompletedOnce(events: { type: string; body: { data: { object: { status: string } } } }[]) {
+  assert.equal(events.filter((event) => event.type === 'call.completed').length, 1, 'one call.completed');
+  assert.equal(events.filter((event) => event.type === 'call.failed').length, 0, 'no call.failed');
+  assert.equal(events.at(-1)?.type, 'call.completed');
+  assert.equal(events.at(-1)?.body.data.object.status, 'completed');
+}
+
+describe('a live step that cannot go on ends the call agent_error', { timeout: 120_000 }, () => {
+  test('agentTurn fails every attempt: completed, agent_error, analysed, released', async () => {
+    const voiceRuntime = new FaultyAgent(() => {
+      throw new Error('voice runtime unavailable');
+    });
+    const carrier = new ObservedCarrier(
+      new SimulatedCarrier(env.client, { taskQueue: taskQueues(settings).simulator, timeScale: 1 }),
+    );
+    const { result, call, events, transcript, history, wallMs } = await runCall('+4791245678', {
+      voiceRuntime,
+      carrier,
+    });
+    assert.deepEqual(result, {
+      status: 'completed',
+      endReason: 'agent_error',
+      durationSeconds: call.durationSeconds,
+    });
+    assert.equal(call.status, 'completed');
+    assert.equal(call.endReason, 'agent_error');
+    assert.ok(call.answeredAt && call.endedAt);
+    assert.ok(call.analysis, 'the analysis is stored');
+    assert.ok(call.analysis.summary);
+    assert.deepEqual(
+      events.map((event) => event.type),
+      ['call.started', 'call.completed'],
+    );
+    assertCompletedOnce(events);
+    assert.deepEqual(events[1].body.data.object.analysis, call.analysis);
+    assert.equal(events[1].body.data.object.end_reason, 'agent_error');
+    // The agent's opening line, and what the person said that it never answered.
+    assert.deepEqual(
+      transcript.map((line) => line.role),
+      ['agent', 'caller'],
+    );
+    assert.deepEqual(carrier.releases, [{ callId: call.id, reason: 'hang_up' }], 'the far end is released');
+    // The retry budget of a live step: attempts for 75 s of workflow time, skipped here.
+    assert.ok(voiceRuntime.attempts > 5, `${voiceRuntime.attempts} attempts`);
+    const turn = (history.events ?? []).find(
+      (event) => event.activityTaskScheduledEventAttributes?.activityType?.name === 'agentTurn',
+    );
+    assert.equal(
+      turn?.activityTaskScheduledEventAttributes?.scheduleToCloseTimeout?.seconds?.toString(),
+      '75',
+    );
+    assert.ok(wallMs < 60_000, `took ${wallMs} ms of wall-clock time`);
+  });
+
+  test('the carrier refuses the transfer (not retryable): completed agent_error, no call.transferred', async () => {
+    const carrier = new ObservedCarrier(
+      new SimulatedCarrier(env.client, { taskQueue: taskQueues(settings).simulator, timeScale: 1 }),
+      () => ApplicationFailure.nonRetryable('transfer refused by the carrier', 'TransferRefused'),
+    );
+    const { result, call, events } = await runCall('+4791242002', { carrier });
+    assert.equal(result.status, 'completed');
+    assert.equal(result.endReason, 'agent_error');
+    assert.equal(call.status, 'completed');
+    assert.equal(call.endReason, 'agent_error');
+    assert.equal(call.transferredTo, null, 'a transfer the carrier refused is not recorded');
+    assert.ok(call.analysis);
+    assert.deepEqual(
+      events.map((event) => event.type),
+      ['call.started', 'call.completed'],
+    );
+    assertCompletedOnce(events);
+    assert.deepEqual(carrier.releases, [{ callId: call.id, reason: 'hang_up' }]);
+  });
+});
+
+describe('database outages the retry budgets cover change nothing', { timeout: 120_000 }, () => {
+  test('connectAgent fails through a 30 s outage, then the call goes on as usual', async () => {
+    const { result, call, events, transcript, history } = await runCall('+4791255678', {}, (callId) =>
+      databaseOutage({
+        table: 'transcript_entries',
+        on: 'insert',
+        when: `new.call_id = '${callId}' and new.index = 0`,
+        failures: 9,
+      }),
+    );
+    const span = activitySpan(history, 'connectAgent');
+    assert.equal(span.attempts, 10);
+    assert.ok(span.ms >= 30_000, `connectAgent succeeded ${span.ms} ms after its first attempt`);
+    assert.equal(result.status, 'completed');
+    assert.equal(call.status, 'completed');
+    assert.equal(call.endReason, 'agent_hangup');
+    assert.equal(call.analysis?.outcome, 'resolved');
+    assert.deepEqual(
+      events.map((event) => event.type),
+      ['call.started', 'call.completed'],
+    );
+    assert.match(transcript[0].text, /this is Ada/);
+    assert.equal(transcript.at(-1)?.text, 'Thank you for your time. Goodbye!');
+  });
+
+  test('markAnswered fails through a 2-minute outage, then the call goes on as usual', async () => {
+    const { result, call, events, history } = await runCall('+4791265678', {}, (callId) =>
+      databaseOutage({
+        table: 'calls',
+        on: 'update',
+        when: `new.id = '${callId}' and new.status = 'in_progress' and old.status <> 'in_progress'`,
+        failures: 9,
+      }),
+    );
+    const span = activitySpan(history, 'markAnswered');
+    assert.equal(span.attempts, 10);
+    assert.ok(span.ms >= 120_000, `markAnswered succeeded ${span.ms} ms after its first attempt`);
+    assert.equal(result.status, 'completed');
+    assert.equal(call.status, 'completed');
+    assert.equal(call.endReason, 'agent_hangup');
+    assert.deepEqual(
+      events.map((event) => event.type),
+      ['call.started', 'call.completed'],
+    );
+  });
+
+  test('emitCallEvent fails through a 2-minute outage, then the call goes on as usual', async () => {
+    const { result, call, events, history } = await runCall('+4791275678', {}, (callId) =>
+      databaseOutage({
+        table: 'events',
+        on: 'insert',
+        when: `new.call_id = '${callId}'`,
+        failures: 9,
+      }),
+    );
+    assert.ok(activitySpan(history, 'emitCallEvent').ms >= 120_000);
+    assert.equal(result.status, 'completed');
+    assert.equal(call.endReason, 'agent_hangup');
+    assert.deepEqual(
+      events.map((event) => event.type),
+      ['call.started', 'call.completed'],
+    );
+  });
+});
+
+describe('the last-resort handler', { timeout: 120_000 }, () => {
+  test('a failure in the workflow itself (a malformed agent turn) still finishes the call once', async () => {
+    const voiceRuntime = new FaultyAgent(() => ({ say: 'Hm.', next: undefined as unknown as AgentAction }));
+    const carrier = new ObservedCarrier(
+      new SimulatedCarrier(env.client, { taskQueue: taskQueues(settings).simulator, timeScale: 1 }),
+    );
+    const { result, call, events } = await runCall('+4791285678', { voiceRuntime, carrier });
+    assert.equal(result.status, 'completed');
+    assert.equal(result.endReason, 'agent_error');
+    assert.equal(call.status, 'completed');
+    assert.equal(call.endReason, 'agent_error');
+    assert.ok(call.analysis);
+    assert.deepEqual(
+      events.map((event) => event.type),
+      ['call.started', 'call.completed'],
+    );
+    assertCompletedOnce(events);
+    assert.deepEqual(carrier.releases, [{ callId: call.id, reason: 'hang_up' }]);
+  });
+});
