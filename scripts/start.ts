@@ -16,16 +16,26 @@ import {
 //   DATABASE_URL unset     → the local PostgreSQL, data in .data/postgres
 //   TEMPORAL_ADDRESS unset → the Temporal dev server on 127.0.0.1:7233, Web UI on :8233,
 //                            workflows kept in .data/temporal/temporal.sqlite
-// then the migrations, the worker process and the API process. Ctrl-C (SIGINT, SIGTERM, SIGHUP)
-// stops what this started in reverse order: the API first, so requests in flight finish, then the
-// worker, Temporal and PostgreSQL. Every child runs in its own process group, so the terminal's
-// Ctrl-C reaches only this process and the order holds. A child that dies on its own stops the rest
-// and the exit code is 1.
+// then the migrations and three node processes: the carrier simulator (`workers/main.ts
+// carrier-simulator`, the far ends of simulated calls), the service's workers (`workers/main.ts
+// service`: calls and webhooks) and the API. The simulator runs apart because it stands in for a
+// telephone carrier, which does not go down with our workers: calls ringing while the workers
+// restart are still answered. Ctrl-C (SIGINT, SIGTERM, SIGHUP) stops what this started in reverse
+// order: the API first, so requests in flight finish, then the workers, the carrier simulator
+// (still answering the calls the workers wind down), Temporal and PostgreSQL. Every child runs in
+// its own process group, so the terminal's Ctrl-C reaches only this process and the order holds.
+// A worker process that dies on its own is started again, as a process supervisor would, unless
+// it keeps dying; anything else that dies on its own stops the rest, and the exit code is 1.
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 /** `.data/` of the clone; VOICE_AGENT_DATA_DIR moves it (the tests of this script use that). */
 const DATA_DIR = path.resolve(ROOT, process.env.VOICE_AGENT_DATA_DIR || '.data');
 const TEMPORAL_UI_PORT_OFFSET = 1000;
+/** A worker process that exits on its own is started again after this long... */
+const WORKER_RESTART_DELAY_MS = 1000;
+/** ...unless this is its third unexpected exit within a minute: then everything stops. */
+const WORKER_EXIT_LIMIT = 3;
+const WORKER_EXIT_WINDOW_MS = 60_000;
 
 interface Part {
   name: string;
@@ -69,8 +79,8 @@ function watch(name: string, exited: Promise<unknown>): void {
   });
 }
 
-function spawnNodeProcess(name: string, entry: string, env: NodeJS.ProcessEnv): ChildProcess {
-  const child = spawn(process.execPath, ['--import', 'tsx', entry], {
+function spawnNodeProcess(name: string, args: string[], env: NodeJS.ProcessEnv): ChildProcess {
+  const child = spawn(process.execPath, ['--import', 'tsx', ...args], {
     cwd: ROOT,
     env,
     stdio: ['ignore', 'inherit', 'inherit'],
@@ -80,13 +90,48 @@ function spawnNodeProcess(name: string, entry: string, env: NodeJS.ProcessEnv): 
   child.once('error', (error) => {
     if (!stopping) void shutdown(1, `${name} could not be started: ${error.message}`);
   });
-  watch(
-    name,
-    new Promise((resolve) =>
-      child.once('exit', (code, signal) => resolve(signal ? `signal ${signal}` : `exit code ${code}`)),
-    ),
-  );
   return child;
+}
+
+function exitOf(child: ChildProcess): Promise<string> {
+  return new Promise((resolve) =>
+    child.once('exit', (code, signal) => resolve(signal ? `signal ${signal}` : `exit code ${code}`)),
+  );
+}
+
+/**
+ * A `workers/main.ts` process running `workers` (task queues or named lists), kept running: when it
+ * exits on its own it is started again, and only an exit that keeps recurring stops everything.
+ */
+async function startWorkerProcess(
+  name: string,
+  workers: string[],
+  rank: number,
+  env: NodeJS.ProcessEnv,
+): Promise<void> {
+  const args = ['workers/main.ts', ...workers];
+  const exits: number[] = [];
+  let child: ChildProcess;
+  const launch = () => {
+    child = spawnNodeProcess(name, args, env);
+    say(`${name}: pid ${child.pid} (${args.join(' ')})`);
+    void exitOf(child).then((how) => {
+      if (stopping) return;
+      const now = Date.now();
+      exits.push(now);
+      while (exits[0] <= now - WORKER_EXIT_WINDOW_MS) exits.shift();
+      if (exits.length >= WORKER_EXIT_LIMIT) {
+        void shutdown(1, `${name} exited unexpectedly (${how}), ${exits.length} times within a minute`);
+        return;
+      }
+      say(`${name} exited unexpectedly (${how}); starting it again`);
+      setTimeout(() => {
+        if (!stopping) launch();
+      }, WORKER_RESTART_DELAY_MS);
+    });
+  };
+  launch();
+  await started({ name, rank, stop: () => stopChild(child, { signal: 'SIGTERM', graceMs: 30_000 }) });
 }
 
 async function startPostgres(): Promise<string> {
@@ -177,14 +222,13 @@ async function main(): Promise<void> {
     TEMPORAL_ADDRESS: temporal.address,
     TEMPORAL_NAMESPACE: settings.temporalNamespace,
   };
-  const worker = spawnNodeProcess('worker', 'workers/main.ts', env);
-  await started({
-    name: 'worker',
-    rank: 2,
-    stop: () => stopChild(worker, { signal: 'SIGTERM', graceMs: 30_000 }),
-  });
-  const api = spawnNodeProcess('API', 'api/main.ts', env);
-  await started({ name: 'API', rank: 3, stop: () => stopChild(api, { signal: 'SIGTERM', graceMs: 20_000 }) });
+  // Stopped after the service's workers (higher rank first), so the calls they finish still have
+  // a far end.
+  await startWorkerProcess('carrier simulator', ['carrier-simulator'], 2, env);
+  await startWorkerProcess('workers', ['service'], 3, env);
+  const api = spawnNodeProcess('API', ['api/main.ts'], env);
+  watch('API', exitOf(api));
+  await started({ name: 'API', rank: 4, stop: () => stopChild(api, { signal: 'SIGTERM', graceMs: 20_000 }) });
 
   if (!(await waitForTcp(shownHost, apiPort, { timeoutMs: 120_000, child: api }))) {
     if (!stopping) await shutdown(1, `the API did not come up on ${shownHost}:${apiPort}`);

@@ -1,12 +1,17 @@
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { acceptsTcp, freePort, waitForExit } from '../scripts/processes.js';
+import { Client, Connection } from '@temporalio/client';
+import { openOrm } from '../db/orm.js';
+import { acceptsTcp, freePort, isAlive, waitForExit } from '../scripts/processes.js';
+import type { simulatedCalleeWorkflow } from '../workflows/simulated-callee-workflow.js';
+import { ApiClient, createFixture } from './support/api.js';
+import { createAgentFixture } from './support/call-fixtures.js';
 import { type SharedDevServer, sharedDevServer } from './support/temporal.js';
 
 // `npm start` as a person runs it: the real script in a child process, with its own data folder,
@@ -31,11 +36,14 @@ after(async () => {
 interface Started {
   child: ChildProcess;
   output: () => string;
+  /** Only what went to stdout: start's progress lines and the children's JSON log lines. */
+  stdout: () => string;
   exited: Promise<number | null>;
 }
 
 function startService(env: Record<string, string>): Started {
   let output = '';
+  let stdout = '';
   const child = spawn(process.execPath, ['--import', 'tsx', 'scripts/start.ts'], {
     cwd: ROOT,
     env: { ...process.env, ...env },
@@ -43,12 +51,13 @@ function startService(env: Record<string, string>): Started {
   });
   child.stdout?.on('data', (chunk: Buffer) => {
     output += chunk.toString();
+    stdout += chunk.toString();
   });
   child.stderr?.on('data', (chunk: Buffer) => {
     output += chunk.toString();
   });
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  return { child, output: () => output, exited };
+  return { child, output: () => output, stdout: () => stdout, exited };
 }
 
 /** For failures mid-way: an orderly stop first, so the service's PostgreSQL does not outlive the test. */
@@ -94,7 +103,7 @@ test('npm start serves the API, stops everything on SIGINT, and a second start r
     assert.equal(await first.exited, 0, first.output());
     assert.match(
       first.output(),
-      /stopping API[\s\S]*stopping worker[\s\S]*stopping PostgreSQL[\s\S]*stopped/,
+      /stopping API[\s\S]*stopping workers[\s\S]*stopping carrier simulator[\s\S]*stopping PostgreSQL[\s\S]*stopped/,
     );
     assert.equal(await acceptsTcp('127.0.0.1', apiPort), false, 'the API is stopped');
     assert.equal(await acceptsTcp('127.0.0.1', pgPort), false, 'PostgreSQL is stopped');
@@ -110,5 +119,146 @@ test('npm start serves the API, stops everything on SIGINT, and a second start r
     assert.equal(await second.exited, 0, second.output());
   } finally {
     await stopService(second);
+  }
+});
+
+interface WorkersRunning {
+  service: string;
+  task_queues: string[];
+  pid: number;
+  time: string;
+}
+
+/** The `workers running` lines the worker processes logged so far, in order. */
+function workersRunning(started: Started): WorkersRunning[] {
+  return started
+    .stdout()
+    .split('\n')
+    .filter((line) => line.startsWith('{'))
+    .map((line) => JSON.parse(line))
+    .filter((line) => line.msg === 'workers running');
+}
+
+async function waitForWorkersRunning(started: Started, count: number): Promise<WorkersRunning[]> {
+  const deadline = Date.now() + 60_000;
+  while (workersRunning(started).length < count) {
+    if (started.child.exitCode !== null) assert.fail(`npm start exited early:\n${started.output()}`);
+    if (Date.now() > deadline) assert.fail(`not ${count} 'workers running' lines:\n${started.output()}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  return workersRunning(started);
+}
+
+/** The `workers/main.ts` children of `parent`, by their arguments (Linux: read from /proc). */
+function workerProcessesOf(parent: number): Record<string, number> {
+  const found: Record<string, number> = {};
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    let stat: string;
+    let args: string[];
+    try {
+      stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      args = readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0').filter(Boolean);
+    } catch {
+      continue; // gone meanwhile
+    }
+    // `pid (comm) state ppid ...`; comm may hold spaces and parentheses.
+    const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+    const entryAt = args.indexOf('workers/main.ts');
+    if (ppid === parent && entryAt >= 0) found[args.slice(entryAt + 1).join(' ')] = Number(entry);
+  }
+  return found;
+}
+
+test('npm start runs the carrier simulator in a process of its own, which keeps answering when the workers are killed', {
+  skip: !existsSync('/proc/self/stat') && 'reads child processes from /proc',
+}, async () => {
+  const apiPort = await freePort();
+  const pgPort = await freePort();
+  const prefix = `start-sim-${randomUUID()}-`;
+  const started = startService({
+    PORT: String(apiPort),
+    EMBEDDED_PG_PORT: String(pgPort),
+    VOICE_AGENT_DATA_DIR: path.join(dataDir, 'simulator-apart'),
+    TEMPORAL_ADDRESS: temporal.address,
+    TEMPORAL_NAMESPACE: temporal.namespace,
+    TASK_QUEUE_PREFIX: prefix,
+    SIM_TIME_SCALE: '0.05',
+    LOG_LEVEL: 'info',
+    DATABASE_URL: '',
+  });
+  const connection = await Connection.connect({ address: temporal.address });
+  try {
+    await waitForOutput(started, /Press Ctrl-C to stop/, 90_000);
+    const running = await waitForWorkersRunning(started, 2);
+    const simulator = running.find((line) => line.service === 'carrier-simulator');
+    const workers = running.find((line) => line.service === 'worker');
+    assert.ok(simulator && workers, JSON.stringify(running));
+    assert.deepEqual(simulator.task_queues, [`${prefix}carrier-simulator`]);
+    assert.deepEqual([...workers.task_queues].sort(), [`${prefix}calls`, `${prefix}webhooks`]);
+    assert.deepEqual(workerProcessesOf(started.child.pid!), {
+      'carrier-simulator': simulator.pid,
+      service: workers.pid,
+    });
+    assert.match(started.output(), new RegExp(`carrier simulator: pid ${simulator.pid} `));
+    assert.match(started.output(), new RegExp(`workers: pid ${workers.pid} `));
+
+    const orm = await openOrm(`postgres://postgres:postgres@127.0.0.1:${pgPort}/voice_agent`);
+    const owner = await createFixture(orm, { requestsPerSecond: 1000 });
+    const agent = await createAgentFixture(orm, { workspaceId: owner.workspaceId });
+    await orm.close(true);
+
+    process.kill(workers.pid, 'SIGKILL');
+    // A call placed right then, while no process serves the calls queue...
+    const api = new ApiClient(`http://127.0.0.1:${apiPort}`, owner.secret);
+    const placed = await api.post('/calls', { agent_id: agent.agentId, to: '+479012345678' });
+    assert.equal(placed.status, 202, placed.text);
+    // ...and the carrier simulator still serves its queue: a far end started now runs to its end
+    // (busy, to a call that does not exist, so it is done after its first callback).
+    const client = new Client({ connection, namespace: temporal.namespace });
+    await client.workflow.execute<typeof simulatedCalleeWorkflow>('simulatedCalleeWorkflow', {
+      taskQueue: `${prefix}carrier-simulator`,
+      workflowId: `start-test-far-end-${randomUUID()}`,
+      args: [
+        {
+          callWorkflowId: `no-such-call-${randomUUID()}`,
+          scenarioNumber: '+4790001001',
+          timeScale: 0.01,
+          connected: false,
+        },
+      ],
+      workflowExecutionTimeout: '30s',
+    });
+
+    // npm start starts the workers again; the simulator process is the same one throughout.
+    const again = (await waitForWorkersRunning(started, 3))[2];
+    assert.equal(again.service, 'worker');
+    assert.notEqual(again.pid, workers.pid);
+    assert.match(started.output(), /workers exited unexpectedly \(signal SIGKILL\); starting it again/);
+    assert.deepEqual(workerProcessesOf(started.child.pid!), {
+      'carrier-simulator': simulator.pid,
+      service: again.pid,
+    });
+
+    let call = placed.body;
+    for (const deadline = Date.now() + 60_000; !['completed', 'failed'].includes(call.status); ) {
+      if (Date.now() > deadline) assert.fail(`the call did not end: ${JSON.stringify(call)}`);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      call = (await api.get(`/calls/${placed.body.id}`)).body;
+    }
+    assert.equal(call.status, 'completed', JSON.stringify(call));
+    assert.equal(call.analysis?.outcome, 'resolved');
+
+    started.child.kill('SIGINT');
+    assert.equal(await started.exited, 0, started.output());
+    assert.match(
+      started.output(),
+      /stopping API[\s\S]*stopping workers[\s\S]*stopping carrier simulator[\s\S]*stopping PostgreSQL[\s\S]*stopped/,
+    );
+    assert.equal(isAlive(simulator.pid), false, 'the carrier simulator is stopped');
+    assert.equal(isAlive(again.pid), false, 'the workers are stopped');
+  } finally {
+    await connection.close();
+    await stopService(started);
   }
 });

@@ -5,42 +5,77 @@ import {
   NativeConnection,
   Runtime,
   type Worker,
+  type WorkflowBundle,
 } from '@temporalio/worker';
 import { createLogger } from '../api/logger.js';
 import { startLocalPostgres } from '../db/embedded-postgres.js';
-import { openOrm } from '../db/orm.js';
+import { type Orm, openOrm } from '../db/orm.js';
 import { loadSettings } from '../lib/settings.js';
 import { createCallsWorker } from './calls-worker.js';
 import { createCarrierSimulatorWorker } from './carrier-simulator-worker.js';
 import { createWebhooksWorker } from './webhooks-worker.js';
 import { callWorkflowsPath } from './workflow-code.js';
 
-// The worker process: one Worker per task queue, each concern scaling on its own. With no
-// arguments it runs them all; `node --import tsx workers/main.ts calls` runs only the named ones,
-// so more processes can be added for the busy queues.
+// A worker process: one Worker per task queue, each concern scaling on its own. The arguments name
+// the workers to run, by task queue or by one of the named lists below:
+//   (none) or `all`      every worker in one process: a one-process development run (the bench)
+//   `service`            the service's own queues, calls and webhooks
+//   `carrier-simulator`  the simulated far ends of calls, standing in for a telephone carrier
+// `npm start` runs `service` and `carrier-simulator` as two processes, so that a carrier does not go
+// down with the service's workers; `node --import tsx workers/main.ts calls` adds a process for one
+// busy queue. Only a process with a worker that uses the database opens it (the simulator does not).
 
 const settings = loadSettings();
-const logger = createLogger(settings.logLevel, { fields: { service: 'worker' } });
-Runtime.install({ logger: new DefaultLogger(settings.logLevel === 'debug' ? 'DEBUG' : 'WARN') });
 
-type WorkerDeps = Parameters<typeof createCallsWorker>[0];
+interface ProcessDeps {
+  connection: NativeConnection;
+  client: Client;
+  workflowBundle: WorkflowBundle;
+  /** Open only when a worker of this process uses the database. */
+  orm: Orm | undefined;
+}
+interface WorkerKind {
+  usesDatabase: boolean;
+  create(deps: ProcessDeps): Promise<Worker>;
+}
 /** Every concern's worker, by task queue; one line each. */
-const WORKERS: Record<string, (deps: WorkerDeps) => Promise<Worker>> = {
-  calls: createCallsWorker,
-  'carrier-simulator': createCarrierSimulatorWorker,
-  webhooks: (deps) => createWebhooksWorker({ ...deps, settings }),
+const WORKERS: Record<string, WorkerKind> = {
+  calls: { usesDatabase: true, create: (deps) => createCallsWorker({ ...deps, settings, orm: deps.orm! }) },
+  'carrier-simulator': {
+    usesDatabase: false,
+    create: (deps) => createCarrierSimulatorWorker({ ...deps, settings }),
+  },
+  webhooks: {
+    usesDatabase: true,
+    create: (deps) => createWebhooksWorker({ ...deps, settings, orm: deps.orm! }),
+  },
+};
+/** Named lists of workers. */
+const LISTS: Record<string, string[]> = {
+  all: Object.keys(WORKERS),
+  service: ['calls', 'webhooks'],
 };
 
 const wanted = process.argv.slice(2);
-const unknown = wanted.filter((name) => !(name in WORKERS));
+const unknown = wanted.filter((name) => !Object.hasOwn(WORKERS, name) && !Object.hasOwn(LISTS, name));
+const names = [
+  ...new Set(
+    (wanted.length ? wanted : ['all']).flatMap((name) => (Object.hasOwn(LISTS, name) ? LISTS[name] : [name])),
+  ),
+];
+// The simulator alone logs as itself: it stands in for someone else's system.
+const service = names.every((name) => name === 'carrier-simulator') ? 'carrier-simulator' : 'worker';
+const logger = createLogger(settings.logLevel, { fields: { service } });
+Runtime.install({ logger: new DefaultLogger(settings.logLevel === 'debug' ? 'DEBUG' : 'WARN') });
 if (unknown.length) {
-  logger.error('unknown worker', { unknown, known: Object.keys(WORKERS) });
+  logger.error('unknown worker', { unknown, known: Object.keys(WORKERS), lists: LISTS });
   process.exit(2);
 }
-const names = wanted.length ? wanted : Object.keys(WORKERS);
 
-const databaseUrl = settings.databaseUrl ?? (await startLocalPostgres()).url;
-const orm = await openOrm(databaseUrl);
+const usesDatabase = names.some((name) => WORKERS[name].usesDatabase);
+const orm = usesDatabase
+  ? await openOrm(settings.databaseUrl ?? (await startLocalPostgres()).url)
+  : undefined;
 const connection = await NativeConnection.connect({ address: settings.temporalAddress });
 const client = new Client({
   connection: await Connection.connect({ address: settings.temporalAddress }),
@@ -51,9 +86,12 @@ const workflowBundle = await bundleWorkflowCode({
   workflowsPath: callWorkflowsPath,
   logger: new DefaultLogger('WARN'),
 });
-const deps: WorkerDeps = { connection, client, settings, orm, workflowBundle };
-const workers = await Promise.all(names.map((name) => WORKERS[name](deps)));
-logger.info('workers running', { task_queues: workers.map((worker) => worker.options.taskQueue) });
+const deps: ProcessDeps = { connection, client, workflowBundle, orm };
+const workers = await Promise.all(names.map((name) => WORKERS[name].create(deps)));
+logger.info('workers running', {
+  task_queues: workers.map((worker) => worker.options.taskQueue),
+  pid: process.pid,
+});
 
 let stopping = false;
 function stop(signal: string) {
@@ -75,5 +113,5 @@ try {
 } finally {
   await client.connection.close();
   await connection.close();
-  await orm.close(true);
+  await orm?.close(true);
 }
