@@ -155,14 +155,20 @@ export const internalError = () =>
   new ApiError(500, 'api_error', 'internal_error', 'Something went wrong on our side; retry with backoff.');
 export const upstreamError = (message = 'An internal service answered with an error.') =>
   new ApiError(502, 'api_error', 'upstream_error', message);
+/** Seconds a client is told to wait after a 503 for a dependency that did not answer. */
+export const UNAVAILABLE_RETRY_AFTER_SECONDS = 2;
+const retryShortly = { headers: { 'Retry-After': String(UNAVAILABLE_RETRY_AFTER_SECONDS) } };
 export const upstreamUnavailable = (message = 'An internal service did not answer in time.') =>
-  new ApiError(503, 'api_error', 'upstream_unavailable', message);
+  new ApiError(503, 'api_error', 'upstream_unavailable', message, retryShortly);
+export const databaseUnavailable = () =>
+  upstreamUnavailable('The database did not answer; retry shortly (a POST with the same Idempotency-Key).');
 export const authUnavailable = () =>
   new ApiError(
     503,
     'api_error',
     'auth_unavailable',
     'The API key could not be checked right now; retry shortly.',
+    retryShortly,
   );
 export const callOutcomeUnknown = () =>
   new ApiError(

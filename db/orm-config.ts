@@ -15,6 +15,7 @@ import {
   Workspace,
 } from './entities/index.js';
 import { migrationsList } from './migrations/index.js';
+import { ResilientPostgreSqlDriver, SessionAwareClient } from './resilient-driver.js';
 
 export const allEntities = [
   Agent,
@@ -31,10 +32,15 @@ export const allEntities = [
   Workspace,
 ];
 
+/** How long a query waits for a free pool connection (or a new one) before it fails. */
+export const POOL_ACQUIRE_TIMEOUT_MS = 5_000;
+
 /** The one ORM configuration, used by the API, the workers, the operator CLI and the tests. */
 export function ormConfig(databaseUrl: string, options: { poolMax?: number } = {}) {
   return defineConfig({
     clientUrl: databaseUrl,
+    // Gives back connections lost in the middle of a transaction (db/resilient-driver.ts).
+    driver: ResilientPostgreSqlDriver,
     entities: allEntities,
     extensions: [Migrator],
     migrations: {
@@ -48,7 +54,14 @@ export function ormConfig(databaseUrl: string, options: { poolMax?: number } = {
       migrationsList,
       silent: true,
     },
-    pool: { min: 0, max: options.poolMax ?? 10 },
+    pool: { min: 0, max: options.poolMax ?? 10, idleTimeoutMillis: 30_000 },
+    // A database that is down or saturated fails a query within seconds instead of queueing it
+    // for ever; TCP keep-alive finds connections whose server vanished without closing them.
+    driverOptions: {
+      connectionTimeoutMillis: POOL_ACQUIRE_TIMEOUT_MS,
+      keepAlive: true,
+      Client: SessionAwareClient,
+    },
     allowGlobalContext: false,
     debug: false,
   });

@@ -1,13 +1,20 @@
 import type { Context, Next } from 'koa';
-import { ApiError, internalError } from '../errors.js';
+import { isDatabaseUnavailable } from '../../lib/database-errors.js';
+import { ApiError, databaseUnavailable, internalError } from '../errors.js';
 import type { ApiState } from '../route.js';
 import { type Outcome, sendOutcome } from './outcome.js';
 
-/** Any thrown value as the spec's error answer; unexpected errors are logged and become 500. */
+/**
+ * Any thrown value as the spec's error answer: a database that cannot be reached is 503
+ * upstream_unavailable (a retry may succeed), other unexpected errors are logged and become 500.
+ */
 export function errorOutcome(state: ApiState, error: unknown): Outcome {
   let apiError: ApiError;
   if (error instanceof ApiError) {
     apiError = error;
+  } else if (isDatabaseUnavailable(error)) {
+    state.logger.warn('database unavailable', { error });
+    apiError = databaseUnavailable();
   } else {
     state.logger.error('request failed', { error });
     apiError = internalError();

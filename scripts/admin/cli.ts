@@ -1,4 +1,5 @@
 import { OperatorError } from '../../lib/accounts.js';
+import { isDatabaseUnavailable } from '../../lib/database-errors.js';
 import { loadSettings } from '../../lib/settings.js';
 import { UsageError } from './command.js';
 import { commands } from './commands/index.js';
@@ -34,7 +35,10 @@ export async function runCli(argv: readonly string[], io: CliIo, env = process.e
 
   const debug = env.LOG_LEVEL?.toLowerCase() === 'debug';
   const report = (error: unknown, prefix: string) => {
-    io.err(`${prefix}: ${oneLine(error)}\n`);
+    const reason = oneLine(error);
+    io.err(
+      `${prefix}: ${isDatabaseUnavailable(error) ? `the database is unreachable (${reason})` : reason}\n`,
+    );
     if (debug && error instanceof Error && !(error instanceof OperatorError)) io.err(`${error.stack}\n`);
   };
   let settings: ReturnType<typeof loadSettings>;
