@@ -6,6 +6,7 @@ import type { Orm } from '../db/orm.js';
 import type { Scope } from '../lib/scopes.js';
 import type { Settings } from '../lib/settings.js';
 import type { Logger } from './logger.js';
+import type { CommittedAnswer } from './middleware/idempotency.js';
 import type { ReadPool } from './read-pool.js';
 
 /*
@@ -34,7 +35,9 @@ import type { ReadPool } from './read-pool.js';
  *   8. handler(ctx, { params, query, body }) → { status, body, headers?, storedBody? }.
  *      Throw ApiError (api/errors.ts) for every refusal; nothing else writes error bodies.
  *      `storedBody` is what an idempotent replay answers instead of `body` (secrets removed).
- *      A replay repeats status and body only; `headers` are not stored.
+ *      A replay repeats status and body only; `headers` are not stored. A handler whose work
+ *      commits to the database stores its answer in that transaction (storeAnswerWithWork in
+ *      api/middleware/idempotency.ts); one with a step after the commit also defines `resume`.
  *
  * Query values arrive as strings and are coerced to the schema's types (`limit=5` → 5);
  * query schema defaults are applied (`limit` → 20). Body schemas get no defaults: handlers
@@ -72,6 +75,8 @@ export interface ApiState {
   logger: Logger;
   /** Plain pg pool for the hottest reads (api/read-pool.ts); everything else uses `em`. */
   reads: ReadPool;
+  /** The idempotency record this request holds, when it came with an Idempotency-Key. */
+  idempotencyClaimId?: string;
 }
 
 export type ApiContext = ParameterizedContext<ApiState>;
@@ -110,6 +115,12 @@ export interface RouteDefinition<P = any, Q = any, B = any> {
   /** Takes an Idempotency-Key (creating POSTs). */
   idempotent?: boolean;
   handler(ctx: ApiContext, input: RouteInput<P, Q, B>): Promise<RouteResult>;
+  /**
+   * Finishes a request whose work committed under its Idempotency-Key (storeAnswerWithWork with
+   * `confirmed: false`) but whose process stopped before confirming the rest. Must not redo the
+   * work; throws ApiError like a handler. The committed answer is then replayed.
+   */
+  resume?(ctx: ApiContext, committed: CommittedAnswer): Promise<void>;
 }
 
 /** Identity helper that types the handler's input. */

@@ -4,7 +4,13 @@ import { grants } from '../lib/scopes.js';
 import type { ApiKeyAuthenticator } from './api-key-authenticator.js';
 import { bodyEmpty, missingScope, rateLimited, roleRequired, routeNotFound } from './errors.js';
 import { errorOutcome } from './middleware/errors.js';
-import { fingerprintOf, idempotencyKeyOf, runIdempotently } from './middleware/idempotency.js';
+import {
+  type CommittedAnswer,
+  fingerprintOf,
+  idempotencyKeyOf,
+  replay,
+  runIdempotently,
+} from './middleware/idempotency.js';
 import { isStorableStatus, type Outcome, sendOutcome } from './middleware/outcome.js';
 import type { RateLimiter } from './rate-limiter.js';
 import { parseJsonObject, readRawBody } from './request-body.js';
@@ -77,6 +83,7 @@ async function handle(
         ctx,
         { key: idempotencyKey, fingerprint: fingerprintOf({ ...ctx.query }, rawBody) },
         run,
+        (committed) => resume(ctx, route, committed),
       )
     : await run();
   sendOutcome(ctx, outcome);
@@ -92,6 +99,16 @@ function authorize(ctx: ApiContext, route: RouteDefinition) {
   if (route.roles && !route.roles.includes(auth.role as 'owner' | 'admin')) {
     throw roleRequired(`Only keys made by a workspace ${route.roles.join(' or ')} may do this.`);
   }
+}
+
+/** Finishes what an earlier request with the same key committed, then answers its stored answer. */
+async function resume(ctx: ApiContext, route: RouteDefinition, committed: CommittedAnswer): Promise<Outcome> {
+  try {
+    await route.resume?.(ctx, committed);
+  } catch (error) {
+    return errorOutcome(ctx.state, error);
+  }
+  return { ...replay(committed.status, committed.bodyText), storable: true };
 }
 
 /** Validation and the handler; every refusal comes back as an Outcome, never thrown. */

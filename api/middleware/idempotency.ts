@@ -1,20 +1,28 @@
 import { createHash, randomUUID } from 'node:crypto';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { IdempotencyState } from '../../db/entities/idempotency-record.js';
 import { idempotencyKeyReused, idempotencyRequestInProgress, parameterInvalid } from '../errors.js';
-import type { ApiContext } from '../route.js';
+import type { ApiContext, RouteResult } from '../route.js';
 import type { Outcome } from './outcome.js';
 
 // One mechanism for every creating POST that takes an Idempotency-Key. The database decides,
 // not process memory: the unique (workspace_id, key) index lets exactly one request claim a key,
 // across any number of API processes.
 //
-// - claimed: the request runs; a storable answer (2xx, 4xx other than 429, call_outcome_unknown)
-//   is saved byte for byte, anything else (429, 5xx, refusals whose reason can change) deletes the
-//   claim so a retry runs again.
+// - claimed: the request runs. A handler whose work commits to the database stores its answer in
+//   the same transaction (storeAnswerWithWork), so no failure between the commit and the answer
+//   can make a retry do the work again. Afterwards a storable answer (2xx, 4xx other than 429,
+//   call_outcome_unknown) is saved byte for byte; anything else (429, 5xx, refusals whose reason
+//   can change) deletes the claim so a retry runs again, unless work was committed.
+// - committed but not confirmed (POST /calls: the call row is in, the workflow start is not known
+//   to have happened): a retry after LOCK_MS resumes the request through the route's `resume`
+//   (start the same call's workflow again, which cannot dial twice) and answers the stored answer.
 // - same key, same endpoint and fingerprint, finished: the saved bytes again, with
 //   Idempotent-Replayed: true.
 // - same key, other endpoint or body: 409 idempotency_key_reused.
 // - same key while the first still runs: 409 idempotency_request_in_progress. A claim whose
-//   process died is taken over after LOCK_MS.
+//   process died is taken over after LOCK_MS (run again when nothing was committed, resumed when
+//   something was).
 // - keys expire 24 h after first use; an expired key runs as new.
 
 export const IDEMPOTENCY_HEADER = 'Idempotency-Key';
@@ -64,9 +72,46 @@ interface RecordRow {
   id: string;
   endpoint: string;
   fingerprint: string;
-  state: 'in_progress' | 'completed';
+  state: IdempotencyState;
   response_status: number | null;
   response_body: string | null;
+}
+
+/** What a request committed under its key, handed to the route's `resume`. */
+export interface CommittedAnswer {
+  resourceId: string | null;
+  status: number;
+  bodyText: string;
+}
+
+/**
+ * Inside the transaction that does a request's work: stores the answer with the work, so both
+ * commit or neither does. `confirmed: false` when a step after the commit is still to come (the
+ * record stays `committed` until the request finishes; a retry resumes it, never reruns it).
+ * Throws idempotency_request_in_progress, rolling the work back, when the claim was taken over.
+ */
+export async function storeAnswerWithWork(
+  em: EntityManager,
+  ctx: ApiContext,
+  result: RouteResult,
+  options: { resourceId?: string; confirmed?: boolean } = {},
+): Promise<void> {
+  const claimId = ctx.state.idempotencyClaimId;
+  if (!claimId) return;
+  const updated = await em.execute<{ affectedRows: number }>(
+    `update idempotency_records
+        set state = ?, response_status = ?, response_body = ?, resource_id = ?
+      where id = ? and state = 'in_progress'`,
+    [
+      options.confirmed === false ? 'committed' : 'completed',
+      result.status,
+      JSON.stringify(result.storedBody ?? result.body),
+      options.resourceId ?? null,
+      claimId,
+    ],
+    'run',
+  );
+  if (updated.affectedRows !== 1) throw idempotencyRequestInProgress();
 }
 
 /**
@@ -77,6 +122,7 @@ export async function runIdempotently(
   ctx: ApiContext,
   request: { key: string; fingerprint: string },
   run: () => Promise<Outcome>,
+  resume: (committed: CommittedAnswer) => Promise<Outcome>,
 ): Promise<Outcome> {
   const connection = ctx.state.deps.orm.em.getConnection();
   const workspaceId = ctx.state.auth.workspaceId;
@@ -104,7 +150,10 @@ export async function runIdempotently(
       [claimId, workspaceId, request.key, endpoint, request.fingerprint, LOCK_MS, TTL_MS],
       'all',
     );
-    if (claimed.length === 1) return finish(ctx, claimId, await run());
+    if (claimed.length === 1) {
+      ctx.state.idempotencyClaimId = claimId;
+      return finish(ctx, claimId, await run());
+    }
 
     const [existing] = await connection.execute<RecordRow[]>(
       `select id, endpoint, fingerprint, state, response_status, response_body
@@ -124,32 +173,81 @@ export async function runIdempotently(
     ) {
       return replay(existing.response_status, existing.response_body);
     }
+    if (existing.state === 'committed') {
+      // The work is in; whoever committed it has gone quiet for LOCK_MS: finish it here.
+      const [taken] = await connection.execute<(CommittedAnswerRow & { id: string })[]>(
+        `update idempotency_records set id = ?, locked_until = now() + (? * interval '1 millisecond')
+          where id = ? and state = 'committed' and locked_until <= now()
+          returning id, resource_id, response_status, response_body`,
+        [claimId, LOCK_MS, existing.id],
+        'all',
+      );
+      if (taken) {
+        ctx.state.idempotencyClaimId = claimId;
+        return finish(
+          ctx,
+          claimId,
+          await resume({
+            resourceId: taken.resource_id,
+            status: taken.response_status,
+            bodyText: taken.response_body,
+          }),
+        );
+      }
+    }
     throw idempotencyRequestInProgress();
   }
   throw idempotencyRequestInProgress();
 }
 
-async function finish(ctx: ApiContext, claimId: string, outcome: Outcome): Promise<Outcome> {
-  const connection = ctx.state.deps.orm.em.getConnection();
-  try {
-    if (outcome.storable) {
-      await connection.execute(
-        `update idempotency_records set state = 'completed', response_status = ?, response_body = ?
-          where id = ?`,
-        [outcome.status, outcome.storedText ?? outcome.bodyText, claimId],
-        'run',
-      );
-    } else {
-      await connection.execute('delete from idempotency_records where id = ?', [claimId], 'run');
-    }
-  } catch (error) {
-    // The answer goes out anyway; the claim stays in progress until LOCK_MS, then a retry runs.
-    ctx.state.logger.error('idempotency record not updated', { error });
-  }
-  return outcome;
+interface CommittedAnswerRow {
+  resource_id: string | null;
+  response_status: number;
+  response_body: string;
 }
 
-function replay(status: number, bodyText: string): Outcome {
+/** Tries to record how the request ended a few times over about a second before giving up. */
+const FINISH_ATTEMPTS = 4;
+const FINISH_BACKOFF_MS = 150;
+
+async function finish(ctx: ApiContext, claimId: string, outcome: Outcome): Promise<Outcome> {
+  const connection = ctx.state.deps.orm.em.getConnection();
+  for (let attempt = 1; ; attempt++) {
+    try {
+      if (outcome.storable) {
+        await connection.execute(
+          `update idempotency_records set state = 'completed', response_status = ?, response_body = ?
+            where id = ?`,
+          [outcome.status, outcome.storedText ?? outcome.bodyText, claimId],
+          'run',
+        );
+      } else {
+        // Nothing committed: forget the claim, a retry runs again. Work committed but its answer
+        // not final: a retry may resume it at once.
+        await connection.execute(
+          `with unlocked as (
+             update idempotency_records set locked_until = now() where id = ? and state = 'committed'
+           )
+           delete from idempotency_records where id = ? and state = 'in_progress'`,
+          [claimId, claimId],
+          'run',
+        );
+      }
+      return outcome;
+    } catch (error) {
+      if (attempt >= FINISH_ATTEMPTS) {
+        // The answer goes out anyway. The record stays as the request left it: a retry after
+        // LOCK_MS runs again when nothing was committed, or resumes what was.
+        ctx.state.logger.error('idempotency record not updated', { error });
+        return outcome;
+      }
+      await new Promise((resolve) => setTimeout(resolve, FINISH_BACKOFF_MS * 2 ** (attempt - 1)));
+    }
+  }
+}
+
+/** A stored answer as sent again: `Idempotent-Replayed: true`, and an error's first request id. */
+export function replay(status: number, bodyText: string): Outcome {
   const headers: Record<string, string> = { 'Idempotent-Replayed': 'true' };
   if (status >= 400) {
     // A replayed error carries the first request's request_id; the header must equal it.

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Agent, PhoneNumber } from '../../db/entities/index.js';
 import { DEFAULT_AGENT_LANGUAGE, VOICE_RUNTIME } from '../agent-runtime.js';
 import { agentNotReady } from '../errors.js';
+import { storeAnswerWithWork } from '../middleware/idempotency.js';
 import { listQuerySchema, listSchema, type PageQuery, paginate } from '../pagination.js';
 import { presentAgent } from '../presenters/agent.js';
 import { defineRoute, type RouteDefinition } from '../route.js';
@@ -64,25 +65,29 @@ const create = defineRoute<Record<string, never>, Record<string, never>, AgentCr
     409: { description: 'idempotency_key_reused or idempotency_request_in_progress.' },
   },
   async handler(ctx, { body }) {
-    const em = ctx.state.em;
-    const agent = em.create(Agent, {
-      id: randomUUID(),
-      workspace: ctx.state.auth.workspaceId,
-      name: body.name,
-      description: body.description ?? null,
-      status: 'draft',
-      language: body.language ?? DEFAULT_AGENT_LANGUAGE,
-      systemPrompt: body.system_prompt ?? null,
-      firstMessage: body.first_message ?? null,
-      outboundFirstMessage: body.outbound_first_message ?? null,
-      voiceProvider: VOICE_RUNTIME.voiceProvider,
-      voiceId: body.voice_id ?? null,
-      llmProvider: VOICE_RUNTIME.llmProvider,
-      llmModel: VOICE_RUNTIME.llmModel,
-      deletedAt: null,
+    // The agent and the answer under the Idempotency-Key commit together.
+    return ctx.state.em.transactional(async (em) => {
+      const agent = em.create(Agent, {
+        id: randomUUID(),
+        workspace: ctx.state.auth.workspaceId,
+        name: body.name,
+        description: body.description ?? null,
+        status: 'draft',
+        language: body.language ?? DEFAULT_AGENT_LANGUAGE,
+        systemPrompt: body.system_prompt ?? null,
+        firstMessage: body.first_message ?? null,
+        outboundFirstMessage: body.outbound_first_message ?? null,
+        voiceProvider: VOICE_RUNTIME.voiceProvider,
+        voiceId: body.voice_id ?? null,
+        llmProvider: VOICE_RUNTIME.llmProvider,
+        llmModel: VOICE_RUNTIME.llmModel,
+        deletedAt: null,
+      });
+      await em.flush();
+      const result = { status: 201, body: presentAgent(agent) };
+      await storeAnswerWithWork(em, ctx, result);
+      return result;
     });
-    await em.flush();
-    return { status: 201, body: presentAgent(agent) };
   },
 });
 

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import { type Agent, Call, PhoneNumber, TranscriptEntry, Workspace } from '../../db/entities/index.js';
 import { agentSnapshotOf } from '../../lib/calls/agent-snapshot.js';
 import { checkCallLimits, hasCallOnTheLine, lockWorkspaceCalls } from '../../lib/calls/call-limits.js';
@@ -18,9 +19,10 @@ import {
   quotaExceeded,
   resourceMissing,
 } from '../errors.js';
+import { storeAnswerWithWork } from '../middleware/idempotency.js';
 import { listQuerySchema, listSchema, type PageQuery, paginate } from '../pagination.js';
 import { presentCall } from '../presenters/call.js';
-import { defineRoute, type RouteDefinition } from '../route.js';
+import { type ApiContext, defineRoute, type RouteDefinition } from '../route.js';
 import {
   type CallCreate,
   type CallListFilters,
@@ -42,7 +44,8 @@ import { findAgentOr404 } from '../workspace-resources.js';
 //   6. workspace limits                429 call_rate_limited, call_daily_limit, quota_exceeded (Retry-After)
 //   7. trial plan: one call at a time  422 call_rejected (not stored under the Idempotency-Key)
 // Steps 2 to 7 and the insert run in one transaction under a per-workspace advisory lock, so
-// several API processes never admit more calls than the limits allow.
+// several API processes never admit more calls than the limits allow. The answer under the
+// Idempotency-Key is written in the same transaction (docs/api-platform.md, Idempotency).
 
 /** How long POST /calls waits for Temporal to confirm the start before answering 503 call_outcome_unknown. */
 const WORKFLOW_START_TIMEOUT_MS = 10_000;
@@ -71,19 +74,39 @@ const create = defineRoute<Record<string, never>, Record<string, never>, CallCre
   },
   async handler(ctx, { body }) {
     const { workspaceId } = ctx.state.auth;
-    const call = await ctx.state.em.transactional((em) => admitCall(em as EntityManager, workspaceId, body));
-    try {
-      const client = await ctx.state.deps.temporal();
-      await withTimeout(startCallWorkflow(client, ctx.state.deps.settings, call), WORKFLOW_START_TIMEOUT_MS);
-    } catch (error) {
-      // Temporal may or may not have the workflow: the answer is stored under the key, so the
-      // same key never dials again.
-      ctx.state.logger.error('call workflow start not confirmed', { error, call_id: call.id });
-      throw callOutcomeUnknown();
-    }
-    return { status: 202, body: presentCall(call) };
+    // The call and the answer under the Idempotency-Key commit together: once the call row
+    // exists, no retry with the same key can admit a second call, whatever fails next.
+    const { call, answer } = await ctx.state.em.transactional(async (em) => {
+      const call = await admitCall(em, workspaceId, body);
+      const answer = { status: 202, body: presentCall(call) };
+      await storeAnswerWithWork(em, ctx, answer, { resourceId: call.id, confirmed: false });
+      return { call, answer };
+    });
+    await confirmCallStart(ctx, call);
+    return answer;
+  },
+  async resume(ctx, committed) {
+    // The first request committed the call and stopped before Temporal confirmed its workflow.
+    const call = await ctx.state.em.findOneOrFail(Call, { id: committed.resourceId! });
+    await confirmCallStart(ctx, call);
   },
 });
+
+/**
+ * Starts the call's workflow, or finds it started: the workflow id is the call's, so however
+ * often this runs the number is dialed once. Unconfirmed, the answer is 503 call_outcome_unknown,
+ * which is stored under the key, so the same key never dials again.
+ */
+async function confirmCallStart(ctx: ApiContext, call: Call): Promise<void> {
+  try {
+    const client = await ctx.state.deps.temporal();
+    await withTimeout(startCallWorkflow(client, ctx.state.deps.settings, call), WORKFLOW_START_TIMEOUT_MS);
+  } catch (error) {
+    if (error instanceof WorkflowExecutionAlreadyStartedError) return;
+    ctx.state.logger.error('call workflow start not confirmed', { error, call_id: call.id });
+    throw callOutcomeUnknown();
+  }
+}
 
 /** The checks of steps 2 to 7 and the insert of the queued call, inside the caller's transaction. */
 async function admitCall(em: EntityManager, workspaceId: string, body: CallCreate): Promise<Call> {

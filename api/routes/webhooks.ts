@@ -9,6 +9,7 @@ import {
 } from '../../lib/webhooks/test-event.js';
 import { webhookUrlProblem } from '../../lib/webhooks/url-rules.js';
 import { parameterInvalid, resourceMissing, unprocessable, upstreamUnavailable } from '../errors.js';
+import { storeAnswerWithWork } from '../middleware/idempotency.js';
 import { listQuerySchema, listSchema, type PageQuery, paginate } from '../pagination.js';
 import { presentWebhookDelivery } from '../presenters/webhook-delivery.js';
 import { presentWebhookEndpoint, presentWebhookEndpointWithSecret } from '../presenters/webhook-endpoint.js';
@@ -96,26 +97,30 @@ const create = defineRoute<Record<string, never>, Record<string, never>, Webhook
   },
   async handler(ctx, { body }) {
     await requireAllowedUrl(ctx, body.url);
-    const em = ctx.state.em;
     const secret = generateWebhookSecret();
-    const endpoint = em.create(WebhookEndpoint, {
-      id: randomUUID(),
-      workspace: ctx.state.auth.workspaceId,
-      url: body.url,
-      events: body.events,
-      status: 'active',
-      description: body.description ?? null,
-      secret,
-      failingSince: null,
-      disabledAt: null,
+    // The endpoint and the answer under the Idempotency-Key commit together.
+    return ctx.state.em.transactional(async (em) => {
+      const endpoint = em.create(WebhookEndpoint, {
+        id: randomUUID(),
+        workspace: ctx.state.auth.workspaceId,
+        url: body.url,
+        events: body.events,
+        status: 'active',
+        description: body.description ?? null,
+        secret,
+        failingSince: null,
+        disabledAt: null,
+      });
+      await em.flush();
+      const result = {
+        status: 201,
+        body: presentWebhookEndpointWithSecret(endpoint, secret),
+        // The secret never enters the idempotency store; a replay answers secret null.
+        storedBody: presentWebhookEndpointWithSecret(endpoint, null),
+      };
+      await storeAnswerWithWork(em, ctx, result);
+      return result;
     });
-    await em.flush();
-    return {
-      status: 201,
-      body: presentWebhookEndpointWithSecret(endpoint, secret),
-      // The secret never enters the idempotency store; a replay answers secret null.
-      storedBody: presentWebhookEndpointWithSecret(endpoint, null),
-    };
   },
 });
 

@@ -1,7 +1,13 @@
 import { defineEntity, p } from '@mikro-orm/core';
 import { Workspace } from './workspace.js';
 
-export type IdempotencyState = 'in_progress' | 'completed';
+/**
+ * - in_progress: a request holds the key and nothing is committed yet;
+ * - committed: the request's work and its answer committed together, but something after the
+ *   commit (starting the call's workflow) is not confirmed yet; a retry finishes it, never redoes it;
+ * - completed: the answer is final and is replayed.
+ */
+export type IdempotencyState = 'in_progress' | 'committed' | 'completed';
 
 /**
  * The stored answer of a creating POST under an Idempotency-Key. The unique (workspace, key)
@@ -24,6 +30,8 @@ const IdempotencyRecordSchema = defineEntity({
     responseStatus: p.integer().nullable(),
     /** The exact response bytes, secrets removed. */
     responseBody: p.text().nullable(),
+    /** What the request created (the call of POST /calls), written in the same transaction. */
+    resourceId: p.uuid().nullable(),
     /** Until then an in-progress record is held by a live request; after it, a crashed one. */
     lockedUntil: p.datetime(),
     createdAt: p.datetime().onCreate(() => new Date()),
