@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import type { Client } from '@temporalio/client';
-import { Call, IdempotencyRecord } from '../db/entities/index.js';
+import { Call, Event, IdempotencyRecord } from '../db/entities/index.js';
 import { type Orm, openOrm } from '../db/orm.js';
 import { setLimits } from '../lib/accounts.js';
 import { callWorkflowId } from '../lib/calls/start-call-workflow.js';
@@ -181,9 +181,21 @@ describe('the API while PostgreSQL is down', () => {
       assert.equal(res.body.id, calls[0].id);
       if (first[i].status === 202) assert.equal(first[i].body.id, calls[0].id);
     }
+    const em = stack.db.orm.em.fork();
     for (const res of finals) {
       const ended = await waitForCallEnd(http, res.body.id);
       assert.ok(['completed', 'failed'].includes(ended.status));
+      // The final event is written just after the final status: wait for the workflow to finish.
+      await within(
+        30_000,
+        'the call workflow',
+        stack.client.workflow.getHandle(callWorkflowId(res.body.id)).result(),
+      );
+      const finalEvents = await em.count(Event, {
+        call: res.body.id,
+        type: { $in: ['call.completed', 'call.failed'] },
+      });
+      assert.equal(finalEvents, 1, `call ${res.body.id} has exactly one final event`);
     }
   });
 });
