@@ -1,8 +1,8 @@
 import { startLocalPostgres } from '../db/embedded-postgres.js';
 import { openOrm } from '../db/orm.js';
+import { createLogger } from '../lib/logger.js';
 import { loadSettings } from '../lib/settings.js';
 import { createApp } from './app.js';
-import { createLogger } from './logger.js';
 import { listen } from './server.js';
 import { lazyTemporalClient } from './temporal-client.js';
 

@@ -1,6 +1,6 @@
 import type { EntityManager, FilterQuery } from '@mikro-orm/postgresql';
+import { isUuid } from '../lib/uuid.js';
 import { parameterInvalid } from './errors.js';
-import { isUuid } from './uuid.js';
 
 // Cursor pagination for every list: newest first on a timestamp column, the id as tiebreak, so
 // the order is total and stable while rows are added. The cursor is opaque to clients: base64url

@@ -1,6 +1,6 @@
 import pg from 'pg';
 import type { Orm } from '../db/orm.js';
-import type { Logger } from './logger.js';
+import type { Logger } from '../lib/logger.js';
 
 /**
  * A small pool of plain `pg` connections beside the ORM's, for the hottest reads (GET

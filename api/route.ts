@@ -3,9 +3,9 @@ import type { Client } from '@temporalio/client';
 import type { ParameterizedContext } from 'koa';
 import type { UserRole } from '../db/entities/index.js';
 import type { Orm } from '../db/orm.js';
+import type { Logger } from '../lib/logger.js';
 import type { Scope } from '../lib/scopes.js';
 import type { Settings } from '../lib/settings.js';
-import type { Logger } from './logger.js';
 import type { CommittedAnswer } from './middleware/idempotency.js';
 import type { ReadPool } from './read-pool.js';
 

@@ -1,6 +1,6 @@
 import type { Duplex } from 'node:stream';
+import type { Logger } from '../lib/logger.js';
 import { requestInvalid } from './errors.js';
-import type { Logger } from './logger.js';
 import { newRequestId } from './request-id.js';
 
 // Requests Node's HTTP parser cannot read (malformed request line or header, headers over the

@@ -1,9 +1,9 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
+import { UUID_PATTERN } from '../lib/uuid.js';
 import { isWellFormedLanguageTag } from './bcp47.js';
 import { type ApiError, parameterInvalid, parameterMissing, parameterUnknown } from './errors.js';
 import type { JsonSchema } from './route.js';
-import { UUID_PATTERN } from './uuid.js';
 
 // ajv compiles every route's schemas once at start. Bodies are validated as sent (no coercion, no
 // defaults); query strings and path params are coerced to the schema's types and get defaults.

@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import pgClient from 'pg';
 import { createApp } from '../api/app.js';
-import { createLogger } from '../api/logger.js';
+import { createLogger } from '../lib/logger.js';
 import { allRoutes } from '../api/routes/index.js';
 import { listen } from '../api/server.js';
 import { lazyTemporalClient } from '../api/temporal-client.js';

@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { isUuid } from '../api/uuid.js';
 import {
   ApiKey,
   PhoneNumber,
@@ -12,7 +11,9 @@ import {
   type WorkspacePlan,
 } from '../db/entities/index.js';
 import { generateApiKeySecret, hashApiKeySecret } from './api-key-secret.js';
+import { isE164 } from './e164.js';
 import { isScope, SCOPES } from './scopes.js';
+import { isUuid } from './uuid.js';
 
 // Operator actions on workspaces, people, keys, numbers and limits: what the operator CLI
 // (scripts/admin.ts) does, and what tests use to set up their fixtures.
@@ -20,7 +21,6 @@ import { isScope, SCOPES } from './scopes.js';
 /** A refusal worth a one-line message to the operator (bad flag value, unknown id). */
 export class OperatorError extends Error {}
 
-const E164 = /^\+[1-9]\d{6,14}$/;
 /** PostgreSQL `integer`, the type of every limit column. */
 const MAX_LIMIT = 2_147_483_647;
 
@@ -113,7 +113,7 @@ export async function createPhoneNumber(
   input: { workspaceId: string; number: string; label?: string | null },
 ) {
   await requireWorkspace(em, input.workspaceId);
-  if (!E164.test(input.number))
+  if (!isE164(input.number))
     throw new OperatorError(`number must be E.164 (+ and 7 to 15 digits), got ${input.number}`);
   if (input.label != null) requireText('label', input.label, 200);
   if (await em.findOne(PhoneNumber, { number: input.number })) {

@@ -7,7 +7,7 @@ import {
   type Worker,
   type WorkflowBundle,
 } from '@temporalio/worker';
-import { createLogger } from '../api/logger.js';
+import { createLogger } from '../lib/logger.js';
 import { startLocalPostgres } from '../db/embedded-postgres.js';
 import { type Orm, openOrm } from '../db/orm.js';
 import { loadSettings } from '../lib/settings.js';

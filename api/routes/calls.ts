@@ -4,6 +4,7 @@ import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import { type Agent, Call, PhoneNumber, TranscriptEntry, Workspace } from '../../db/entities/index.js';
 import { agentSnapshotOf } from '../../lib/calls/agent-snapshot.js';
 import { checkCallLimits, hasCallOnTheLine, lockWorkspaceCalls } from '../../lib/calls/call-limits.js';
+import { presentCall } from '../../lib/calls/call-resource.js';
 import { isEmergencyNumber } from '../../lib/calls/emergency-numbers.js';
 import { startCallWorkflow } from '../../lib/calls/start-call-workflow.js';
 import {
@@ -21,7 +22,6 @@ import {
 } from '../errors.js';
 import { storeAnswerWithWork } from '../middleware/idempotency.js';
 import { listQuerySchema, listSchema, type PageQuery, paginate } from '../pagination.js';
-import { presentCall } from '../presenters/call.js';
 import { type ApiContext, defineRoute, type RouteDefinition } from '../route.js';
 import {
   type CallCreate,

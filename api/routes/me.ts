@@ -1,6 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { Workspace } from '../../db/entities/index.js';
-import type { Logger } from '../logger.js';
+import type { Logger } from '../../lib/logger.js';
 import { defineRoute } from '../route.js';
 import { apiKeyInfoSchema } from '../schemas/api-key.js';
 

@@ -1,9 +1,9 @@
+import { E164_PATTERN } from '../../lib/e164.js';
 import { dateTimeSchema, uuidSchema } from './common.js';
 
 // Bounds from the spec's CallCreate and Limits; the order of the checks after the schema is in
 // docs/calls.md.
 
-export const E164_PATTERN = '^\\+[1-9]\\d{6,14}$';
 const e164 = { type: 'string', pattern: E164_PATTERN };
 
 /** Metadata keys and values are short strings; at most 20 keys. */

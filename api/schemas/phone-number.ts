@@ -1,4 +1,5 @@
 import { PHONE_NUMBER_CAPABILITIES, PHONE_NUMBER_STATUSES } from '../../db/entities/index.js';
+import { E164_PATTERN } from '../../lib/e164.js';
 import { dateTimeSchema, uuidSchema } from './common.js';
 
 export const phoneNumberUpdateSchema = {
@@ -25,7 +26,7 @@ export const phoneNumberSchema = {
   properties: {
     object: { const: 'phone_number' },
     id: uuidSchema,
-    number: { type: 'string', pattern: '^\\+[1-9]\\d{6,14}$' },
+    number: { type: 'string', pattern: E164_PATTERN },
     label: { type: ['string', 'null'] },
     agent_id: { type: ['string', 'null'], format: 'uuid' },
     status: { enum: [...PHONE_NUMBER_STATUSES] },

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { presentCall } from '../../api/presenters/call.js';
 import { Call, type CallEventType } from '../../db/entities/index.js';
+import { presentCall } from './call-resource.js';
 
 /** Fields of a call event's `data` beside `object` (`reason` of call.failed, `transferred_to` of call.transferred). */
 export type CallEventExtra = { reason?: string; transferred_to?: string };

@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Client } from '@temporalio/client';
-import { isUuid } from '../../api/uuid.js';
 import { Agent, Call, PhoneNumber } from '../../db/entities/index.js';
 import { OperatorError } from '../accounts.js';
 import type { IncomingCallAnswer, IncomingPhoneCall } from '../carrier/incoming-call.js';
 import type { Settings } from '../settings.js';
+import { isUuid } from '../uuid.js';
 import { agentSnapshotOf } from './agent-snapshot.js';
 import { startCallWorkflow } from './start-call-workflow.js';
 

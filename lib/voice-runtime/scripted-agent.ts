@@ -1,5 +1,5 @@
-import { E164_PATTERN } from '../../api/schemas/call.js';
 import type { TranscriptLine } from '../calls/transcript.js';
+import { isE164 } from '../e164.js';
 import { configuredOpeningLine, introduction } from './opening-line.js';
 import type { AgentTurn, ConversationContext, VoiceRuntime } from './voice-runtime.js';
 
@@ -16,7 +16,6 @@ const SAYS_GOODBYE = /\b(bye|goodbye)\b/i;
 const ASKS_TO_SEND = /\b(send|email|e-mail|text) me\b/i;
 const THANKS = /\b(thank|thanks|perfect|great)\b/i;
 /** A number a transfer may go to: the API's E.164 rule. */
-const E164 = new RegExp(E164_PATTERN);
 
 export class ScriptedAgent implements VoiceRuntime {
   async openingLine(context: ConversationContext): Promise<string | null> {
@@ -67,6 +66,6 @@ export class ScriptedAgent implements VoiceRuntime {
 /** `metadata.transfer_to` when it is an E.164 number, else the business's own number on the call. */
 function transferTarget(context: ConversationContext): string | null {
   const requested = context.metadata.transfer_to;
-  if (requested && E164.test(requested)) return requested;
+  if (requested && isE164(requested)) return requested;
   return context.ownNumber;
 }

@@ -1,6 +1,6 @@
 import { Client, Connection } from '@temporalio/client';
 import { type ApiApp, createApp } from '../../api/app.js';
-import { createLogger, type Logger } from '../../api/logger.js';
+import { createLogger, type Logger } from '../../lib/logger.js';
 import type { AppDeps, RouteDefinition } from '../../api/route.js';
 import { allRoutes } from '../../api/routes/index.js';
 import { listen } from '../../api/server.js';

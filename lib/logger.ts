@@ -1,4 +1,4 @@
-import type { LogLevel } from '../lib/settings.js';
+import type { LogLevel } from './settings.js';
 
 // Structured JSON logs, one object per line. Callers pass ids and facts, never secrets: no
 // Authorization header, key secret or webhook secret is ever handed to a logger.
