@@ -235,6 +235,3 @@ function parseRole(role: string): UserRole {
     throw new OperatorError(`role must be one of ${USER_ROLES.join(', ')}`);
   return role as UserRole;
 }
-
-/** The API's UUID check (api/uuid.ts), re-exported for the operator-side callers. */
-export { isUuid };
