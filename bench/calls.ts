@@ -1,13 +1,13 @@
 import { spawn } from 'node:child_process';
 import pgClient from 'pg';
 import { createApp } from '../api/app.js';
-import { createLogger } from '../lib/logger.js';
 import { allRoutes } from '../api/routes/index.js';
 import { listen } from '../api/server.js';
 import { lazyTemporalClient } from '../api/temporal-client.js';
 import { startLocalPostgres } from '../db/embedded-postgres.js';
 import { migrate, openOrm } from '../db/orm.js';
 import { setLimits } from '../lib/accounts.js';
+import { createLogger } from '../lib/logger.js';
 import { loadSettings } from '../lib/settings.js';
 import { freePort, stopChild } from '../scripts/processes.js';
 import { resolveTemporalCli } from '../scripts/temporal-binaries.js';

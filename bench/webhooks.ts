@@ -8,9 +8,14 @@ import { Event } from '../db/entities/index.js';
 import { migrate, openOrm } from '../db/orm.js';
 import { createWorkspace } from '../lib/accounts.js';
 import { newEventId } from '../lib/calls/call-events.js';
-import { loadSettings, taskQueues } from '../lib/settings.js';
+import { loadSettings } from '../lib/settings.js';
+import { taskQueues } from '../lib/temporal/task-queues.js';
+import {
+  EVENT_FAN_OUT_WORKFLOW,
+  type EventFanOutWorkflow,
+  eventFanOutWorkflowId,
+} from '../lib/temporal/workflow-contracts.js';
 import { generateWebhookSecret } from '../lib/webhooks/secret.js';
-import { eventFanOutWorkflowId } from '../lib/webhooks/workflow-ids.js';
 import { freePort } from '../scripts/processes.js';
 import { resolveTemporalCli } from '../scripts/temporal-binaries.js';
 import { startPrivateTemporalDevServer } from '../scripts/temporal-dev-server.js';
@@ -119,7 +124,7 @@ try {
         });
         await fork.flush();
         createdAt.set(id, now.getTime());
-        await client.workflow.start('eventFanOutWorkflow', {
+        await client.workflow.start<EventFanOutWorkflow>(EVENT_FAN_OUT_WORKFLOW, {
           workflowId: eventFanOutWorkflowId(id),
           taskQueue: queue,
           args: [{ eventId: id }],

@@ -59,12 +59,3 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
       : undefined,
   };
 }
-
-/** Task queues, one per concern, so each kind of worker scales on its own. */
-export function taskQueues(settings: Pick<Settings, 'taskQueuePrefix'>) {
-  return {
-    calls: `${settings.taskQueuePrefix}calls`,
-    simulator: `${settings.taskQueuePrefix}carrier-simulator`,
-    webhooks: `${settings.taskQueuePrefix}webhooks`,
-  };
-}

@@ -3,7 +3,7 @@ import { closeSync, mkdirSync, openSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Connection } from '@temporalio/client';
-import { SEARCH_ATTRIBUTES } from '../lib/search-attributes.js';
+import { SEARCH_ATTRIBUTES } from '../lib/temporal/search-attributes.js';
 import { acceptsTcp, freePort, hasExited, stopChild } from './processes.js';
 import { resolveTemporalCli } from './temporal-binaries.js';
 

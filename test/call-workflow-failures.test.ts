@@ -5,11 +5,14 @@ import type { WorkflowHandle } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { DefaultLogger, Runtime, Worker, type WorkflowBundle } from '@temporalio/worker';
-import { callWorkflowId, startCallWorkflow } from '../lib/calls/start-call-workflow.js';
+import { startCallWorkflow } from '../lib/calls/start-call-workflow.js';
 import type { TranscriptLine } from '../lib/calls/transcript.js';
 import type { AnswerRequest, Carrier, DialRequest } from '../lib/carrier/carrier.js';
-import { farEndWorkflowId, SimulatedCarrier } from '../lib/carrier/simulated-carrier.js';
-import { loadSettings, type Settings, taskQueues } from '../lib/settings.js';
+import { SimulatedCarrier } from '../lib/carrier/simulated-carrier.js';
+import { loadSettings, type Settings } from '../lib/settings.js';
+import { taskQueues } from '../lib/temporal/task-queues.js';
+import type { CallWorkflowResult } from '../lib/temporal/workflow-contracts.js';
+import { callWorkflowId, farEndWorkflowId } from '../lib/temporal/workflow-contracts.js';
 import { ScriptedAgent } from '../lib/voice-runtime/scripted-agent.js';
 import type {
   AgentAction,
@@ -19,7 +22,6 @@ import type {
 } from '../lib/voice-runtime/voice-runtime.js';
 import { createCallsWorker } from '../workers/calls-worker.js';
 import { createCarrierSimulatorWorker } from '../workers/carrier-simulator-worker.js';
-import type { CallWorkflowResult } from '../workflows/call-workflow.js';
 import {
   type AgentFixture,
   createAgentFixture,

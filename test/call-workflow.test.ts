@@ -10,14 +10,20 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { DefaultLogger, Runtime, Worker, type WorkflowBundle } from '@temporalio/worker';
 import { AnalysisRejectedError, type CallAnalyzer } from '../lib/analysis/analyzer.js';
 import { TranscriptAnalyzer } from '../lib/analysis/transcript-analyzer.js';
-import { callWorkflowId, startCallWorkflow } from '../lib/calls/start-call-workflow.js';
-import { farEndWorkflowId } from '../lib/carrier/simulated-carrier.js';
-import { AgentIdKey, CallDirectionKey, CallStatusKey, WorkspaceIdKey } from '../lib/search-attributes.js';
-import { loadSettings, type Settings, taskQueues } from '../lib/settings.js';
+import { startCallWorkflow } from '../lib/calls/start-call-workflow.js';
+import { loadSettings, type Settings } from '../lib/settings.js';
+import { callProgressQuery } from '../lib/temporal/call-messages.js';
+import {
+  AgentIdKey,
+  CallDirectionKey,
+  CallStatusKey,
+  WorkspaceIdKey,
+} from '../lib/temporal/search-attributes.js';
+import { taskQueues } from '../lib/temporal/task-queues.js';
+import type { CallWorkflowResult } from '../lib/temporal/workflow-contracts.js';
+import { callWorkflowId, farEndWorkflowId } from '../lib/temporal/workflow-contracts.js';
 import { createCallsWorker } from '../workers/calls-worker.js';
 import { createCarrierSimulatorWorker } from '../workers/carrier-simulator-worker.js';
-import { callProgressQuery } from '../workflows/call-messages.js';
-import type { CallWorkflowResult } from '../workflows/call-workflow.js';
 import {
   type AgentFixture,
   createAgentFixture,

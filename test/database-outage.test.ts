@@ -5,7 +5,7 @@ import type { Client } from '@temporalio/client';
 import { Call, Event, IdempotencyRecord } from '../db/entities/index.js';
 import { type Orm, openOrm } from '../db/orm.js';
 import { setLimits } from '../lib/accounts.js';
-import { callWorkflowId } from '../lib/calls/start-call-workflow.js';
+import { callWorkflowId } from '../lib/temporal/workflow-contracts.js';
 import { createFixture, type Fixture, startApi, type TestApi } from './support/api.js';
 import { assertApiError } from './support/assert-api.js';
 import { type AgentFixture, createAgentFixture } from './support/call-fixtures.js';

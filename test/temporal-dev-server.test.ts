@@ -6,7 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { Connection } from '@temporalio/client';
-import { SEARCH_ATTRIBUTES } from '../lib/search-attributes.js';
+import { SEARCH_ATTRIBUTES } from '../lib/temporal/search-attributes.js';
 import { freePort, stopChild, waitForTcp } from '../scripts/processes.js';
 import { resolveTemporalCli } from '../scripts/temporal-binaries.js';
 import { startTemporalDevServer } from '../scripts/temporal-dev-server.js';

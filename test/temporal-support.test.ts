@@ -12,7 +12,7 @@ import {
   Worker,
   type WorkflowBundle,
 } from '@temporalio/worker';
-import { SEARCH_ATTRIBUTES } from '../lib/search-attributes.js';
+import { SEARCH_ATTRIBUTES } from '../lib/temporal/search-attributes.js';
 import { createTimeSkippingEnvironment, type SharedDevServer, sharedDevServer } from './support/temporal.js';
 import { longSleepWorkflow, taggedWorkflow } from './support/test-workflows.js';
 

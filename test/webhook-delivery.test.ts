@@ -11,10 +11,15 @@ import {
 } from '@temporalio/worker';
 import { Event, WebhookDelivery, WebhookEndpoint } from '../db/entities/index.js';
 import { createWorkspace } from '../lib/accounts.js';
-import { taskQueues } from '../lib/settings.js';
+import { taskQueues } from '../lib/temporal/task-queues.js';
+import {
+  EVENT_FAN_OUT_WORKFLOW,
+  type EventFanOutWorkflow,
+  eventFanOutWorkflowId,
+  webhookDeliveryWorkflowId,
+} from '../lib/temporal/workflow-contracts.js';
 import { recordPendingDeliveries, subscribedEndpointIds } from '../lib/webhooks/deliveries.js';
 import { verifyWebhookSignature } from '../lib/webhooks/verify-signature.js';
-import { webhookDeliveryWorkflowId } from '../lib/webhooks/workflow-ids.js';
 import { createWebhooksWorker, workflowsPath } from '../workers/webhooks-worker.js';
 import type { eventFanOutWorkflow } from '../workflows/event-fan-out.js';
 import type { webhookDeliveryWorkflow } from '../workflows/webhook-delivery.js';
@@ -270,8 +275,8 @@ test('a paused endpoint receives nothing; events while paused are skipped; after
 
   await withWorker(async () => {
     // The first attempt fails; the endpoint is paused before the retry is due.
-    await env.client.workflow.start('eventFanOutWorkflow', {
-      workflowId: `event-fanout-${first.id}`,
+    await env.client.workflow.start<EventFanOutWorkflow>(EVENT_FAN_OUT_WORKFLOW, {
+      workflowId: eventFanOutWorkflowId(first.id),
       taskQueue: queue,
       args: [{ eventId: first.id }],
     });
@@ -383,8 +388,8 @@ test('a pending delivery stops when its endpoint is disabled before the retry', 
   });
   const event = await insertEvent(em, { workspaceId: ws.id, type: 'call.started' });
   await withWorker(async () => {
-    await env.client.workflow.start('eventFanOutWorkflow', {
-      workflowId: `event-fanout-${event.id}`,
+    await env.client.workflow.start<EventFanOutWorkflow>(EVENT_FAN_OUT_WORKFLOW, {
+      workflowId: eventFanOutWorkflowId(event.id),
       taskQueue: queue,
       args: [{ eventId: event.id }],
     });

@@ -1,5 +1,6 @@
 import { type NativeConnection, Worker, type WorkflowBundle } from '@temporalio/worker';
-import { type Settings, taskQueues } from '../lib/settings.js';
+import type { Settings } from '../lib/settings.js';
+import { taskQueues } from '../lib/temporal/task-queues.js';
 import { callWorkflowsPath } from './workflow-code.js';
 
 export interface CarrierSimulatorWorkerDeps {

@@ -7,9 +7,9 @@ import {
   type Worker,
   type WorkflowBundle,
 } from '@temporalio/worker';
-import { createLogger } from '../lib/logger.js';
 import { startLocalPostgres } from '../db/embedded-postgres.js';
 import { type Orm, openOrm } from '../db/orm.js';
+import { createLogger } from '../lib/logger.js';
 import { loadSettings } from '../lib/settings.js';
 import { createCallsWorker } from './calls-worker.js';
 import { createCarrierSimulatorWorker } from './carrier-simulator-worker.js';

@@ -1,7 +1,8 @@
 import { type NativeConnection, Worker, type WorkflowBundle } from '@temporalio/worker';
 import { createWebhookActivities } from '../activities/webhooks.js';
 import type { Orm } from '../db/orm.js';
-import { type Settings, taskQueues } from '../lib/settings.js';
+import type { Settings } from '../lib/settings.js';
+import { taskQueues } from '../lib/temporal/task-queues.js';
 import { EndpointLimiter } from '../lib/webhooks/endpoint-limiter.js';
 import { callWorkflowsPath } from './workflow-code.js';
 

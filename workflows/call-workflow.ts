@@ -15,7 +15,6 @@ import type { CallActivities } from '../activities/calls.js';
 import type { CallChannel, CallDirection, CallEventType, CallStatus } from '../db/entities/index.js';
 import type { CallEventExtra } from '../lib/calls/call-events.js';
 import type { TranscriptLine } from '../lib/calls/transcript.js';
-import { CallStatusKey } from '../lib/search-attributes.js';
 import {
   type CallerSpeech,
   type CallProgress,
@@ -24,7 +23,15 @@ import {
   callerSpeechSignal,
   callProgressQuery,
   carrierCallbackSignal,
-} from './call-messages.js';
+} from '../lib/temporal/call-messages.js';
+import { CallStatusKey } from '../lib/temporal/search-attributes.js';
+import {
+  type CallWorkflowInput,
+  type CallWorkflowResult,
+  EVENT_FAN_OUT_WORKFLOW,
+  type EventFanOutWorkflow,
+  eventFanOutWorkflowId,
+} from '../lib/temporal/workflow-contracts.js';
 import { speakingSeconds } from './speech-timing.js';
 
 // One workflow per call, both directions: workflow id `call-<callId>`, task queue `calls`.
@@ -38,27 +45,6 @@ import { speakingSeconds } from './speech-timing.js';
 // A call is never left unfinished: a live step that fails past its retry budget ends an answered
 // call `agent_error` (still analysed and completed), and a last-resort handler around the whole
 // call finishes it whatever else fails (docs/calls.md, "Retry budgets").
-
-export interface CallWorkflowInput {
-  callId: string;
-  workspaceId: string;
-  agentId: string | null;
-  direction: CallDirection;
-  channel: CallChannel;
-  from: string | null;
-  to: string | null;
-  ringTimeoutSeconds: number;
-  /** True for a call that reaches us already answered: there is nothing to dial. */
-  answered: boolean;
-  /** Task queue of event delivery (`taskQueues().webhooks`). */
-  eventsTaskQueue: string;
-}
-
-export interface CallWorkflowResult {
-  status: CallStatus;
-  endReason: string;
-  durationSeconds: number | null;
-}
 
 /** Failure types the call activities throw that no retry can fix (activities/calls.ts). */
 const NON_RETRYABLE = ['CallNotFound', 'AnalysisRejectedError'];
@@ -201,9 +187,9 @@ export async function callWorkflow(input: CallWorkflowInput): Promise<CallWorkfl
     const { eventId } = await records.emitCallEvent({ callId, type, occurredAt: now(), extra });
     try {
       // Delivery runs on its own: the call never waits for webhooks.
-      await startChild('eventFanOutWorkflow', {
+      await startChild<EventFanOutWorkflow>(EVENT_FAN_OUT_WORKFLOW, {
         args: [{ eventId }],
-        workflowId: `event-fanout-${eventId}`,
+        workflowId: eventFanOutWorkflowId(eventId),
         taskQueue: input.eventsTaskQueue,
         parentClosePolicy: ParentClosePolicy.ABANDON,
         workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,

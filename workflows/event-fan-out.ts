@@ -1,7 +1,7 @@
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import { ParentClosePolicy, proxyActivities, startChild, WorkflowIdReusePolicy } from '@temporalio/workflow';
 import type { createWebhookActivities } from '../activities/webhooks.js';
-import { webhookDeliveryWorkflowId } from '../lib/webhooks/workflow-ids.js';
+import { type EventFanOutInput, webhookDeliveryWorkflowId } from '../lib/temporal/workflow-contracts.js';
 import { webhookDeliveryWorkflow } from './webhook-delivery.js';
 
 // Started by the call workflow for every event it writes (id `event-fanout-<eventId>`):
@@ -14,11 +14,7 @@ const { recordEventDeliveries } = proxyActivities<ReturnType<typeof createWebhoo
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
 });
 
-export interface EventFanOutInput {
-  eventId: string;
-}
-
-export async function eventFanOutWorkflow(input: EventFanOutInput) {
+export async function eventFanOutWorkflow(input: EventFanOutInput): Promise<{ deliveries: number }> {
   const { deliveryIds } = await recordEventDeliveries({ eventId: input.eventId });
   await Promise.all(deliveryIds.map(startDelivery));
   return { deliveries: deliveryIds.length };

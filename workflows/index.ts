@@ -1,5 +1,22 @@
-// Every workflow the workers run (the bundle's entry point). A plain list of re-exports.
-export { callWorkflow } from './call-workflow.js';
-export { eventFanOutWorkflow } from './event-fan-out.js';
-export { simulatedCalleeWorkflow } from './simulated-callee-workflow.js';
-export { webhookDeliveryWorkflow } from './webhook-delivery.js';
+import type {
+  CallWorkflow,
+  EventFanOutWorkflow,
+  SimulatedCalleeWorkflow,
+  WebhookDeliveryWorkflow,
+} from '../lib/temporal/workflow-contracts.js';
+import { callWorkflow } from './call-workflow.js';
+import { eventFanOutWorkflow } from './event-fan-out.js';
+import { simulatedCalleeWorkflow } from './simulated-callee-workflow.js';
+import { webhookDeliveryWorkflow } from './webhook-delivery.js';
+
+// Every workflow the workers run (the bundle's entry point).
+export { callWorkflow, eventFanOutWorkflow, simulatedCalleeWorkflow, webhookDeliveryWorkflow };
+
+/** Compiles only while each workflow has the signature its contract declares (lib/temporal/workflow-contracts.ts). */
+type Implements<Contract, Workflow extends Contract> = Workflow;
+export type WorkflowContractsHold = [
+  Implements<CallWorkflow, typeof callWorkflow>,
+  Implements<EventFanOutWorkflow, typeof eventFanOutWorkflow>,
+  Implements<SimulatedCalleeWorkflow, typeof simulatedCalleeWorkflow>,
+  Implements<WebhookDeliveryWorkflow, typeof webhookDeliveryWorkflow>,
+];

@@ -7,7 +7,8 @@ import {
   callerSpeechSignal,
   carrierCallbackSignal,
   farEndReleasedSignal,
-} from './call-messages.js';
+} from '../lib/temporal/call-messages.js';
+import type { SimulatedCalleeInput } from '../lib/temporal/workflow-contracts.js';
 import { calleeScript, callerScript } from './callee-scripts.js';
 import { speakingSeconds } from './speech-timing.js';
 
@@ -15,17 +16,6 @@ import { speakingSeconds } from './speech-timing.js';
 // carrier-simulator task queue and talks to the call workflow only through asynchronous
 // callbacks (signals), as a real carrier's status and media callbacks would. Its waits are
 // durable timers of simulated seconds times `timeScale`, so time-skipping tests skip them.
-
-export interface SimulatedCalleeInput {
-  /** The call workflow that gets the callbacks. */
-  callWorkflowId: string;
-  /** Picks the scenario by its last four digits (the `to` of an outbound call, the caller of an inbound one). */
-  scenarioNumber: string;
-  /** SIM_TIME_SCALE: wall-clock seconds per simulated second. */
-  timeScale: number;
-  /** The call is already connected (it came in answered): no ringing. */
-  connected: boolean;
-}
 
 /** Seconds the person pauses before answering what they heard. */
 const THINKING_SECONDS = 1;

@@ -1,5 +1,6 @@
 import { proxyActivities, sleep } from '@temporalio/workflow';
 import type { createWebhookActivities } from '../activities/webhooks.js';
+import type { WebhookDeliveryInput, WebhookDeliveryResult } from '../lib/temporal/workflow-contracts.js';
 import { busyPauseMs, MAX_DELIVERY_ATTEMPTS, retryDelayAfter } from '../lib/webhooks/retry-schedule.js';
 
 // One event to one endpoint: up to MAX_DELIVERY_ATTEMPTS attempts on the schedule of
@@ -18,11 +19,7 @@ const { attemptWebhookDelivery } = proxyActivities<ReturnType<typeof createWebho
   },
 });
 
-export interface WebhookDeliveryInput {
-  deliveryId: string;
-}
-
-export async function webhookDeliveryWorkflow(input: WebhookDeliveryInput) {
+export async function webhookDeliveryWorkflow(input: WebhookDeliveryInput): Promise<WebhookDeliveryResult> {
   let attempt = 1;
   let timesBusy = 0;
   while (attempt <= MAX_DELIVERY_ATTEMPTS) {

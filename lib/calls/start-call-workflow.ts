@@ -1,14 +1,20 @@
 import type { Client } from '@temporalio/client';
 import { WorkflowIdReusePolicy } from '@temporalio/common';
 import type { Call } from '../../db/entities/index.js';
-import type { CallWorkflowInput } from '../../workflows/call-workflow.js';
-import { AgentIdKey, CallDirectionKey, CallStatusKey, WorkspaceIdKey } from '../search-attributes.js';
-import { type Settings, taskQueues } from '../settings.js';
-
-/** The call workflow's id: one per call, so the same call can never be dialed twice. */
-export function callWorkflowId(callId: string): string {
-  return `call-${callId}`;
-}
+import type { Settings } from '../settings.js';
+import {
+  AgentIdKey,
+  CallDirectionKey,
+  CallStatusKey,
+  WorkspaceIdKey,
+} from '../temporal/search-attributes.js';
+import { taskQueues } from '../temporal/task-queues.js';
+import {
+  CALL_WORKFLOW,
+  type CallWorkflow,
+  type CallWorkflowInput,
+  callWorkflowId,
+} from '../temporal/workflow-contracts.js';
 
 /**
  * Starts the call's workflow, tagged with the search attributes operators filter on in the
@@ -33,7 +39,7 @@ export async function startCallWorkflow(
     answered: options.answered ?? false,
     eventsTaskQueue: queues.webhooks,
   };
-  await client.workflow.start('callWorkflow', {
+  await client.workflow.start<CallWorkflow>(CALL_WORKFLOW, {
     workflowId: callWorkflowId(call.id),
     taskQueue: queues.calls,
     args: [input],

@@ -1,16 +1,17 @@
 import { type Client, WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError } from '@temporalio/client';
 import { WorkflowIdReusePolicy } from '@temporalio/common';
-import { agentJoinedSignal, agentSpeechSignal, farEndReleasedSignal } from '../../workflows/call-messages.js';
-import type { SimulatedCalleeInput } from '../../workflows/simulated-callee-workflow.js';
+import { agentJoinedSignal, agentSpeechSignal, farEndReleasedSignal } from '../temporal/call-messages.js';
+import {
+  farEndWorkflowId,
+  SIMULATED_CALLEE_WORKFLOW,
+  type SimulatedCalleeInput,
+  type SimulatedCalleeWorkflow,
+} from '../temporal/workflow-contracts.js';
 import type { AnswerRequest, Carrier, DialRequest } from './carrier.js';
 
 // The default carrier: every dial starts a simulated far end, itself a workflow on the
 // carrier-simulator task queue (workflows/simulated-callee-workflow.ts), which calls back into
 // the call workflow with signals. Requests here are signals to that far end.
-
-export function farEndWorkflowId(callId: string): string {
-  return `carrier-sim-${callId}`;
-}
 
 export class SimulatedCarrier implements Carrier {
   constructor(
@@ -66,7 +67,7 @@ export class SimulatedCarrier implements Carrier {
 
   private async startFarEnd(callId: string, input: SimulatedCalleeInput): Promise<void> {
     try {
-      await this.client.workflow.start('simulatedCalleeWorkflow', {
+      await this.client.workflow.start<SimulatedCalleeWorkflow>(SIMULATED_CALLEE_WORKFLOW, {
         workflowId: farEndWorkflowId(callId),
         taskQueue: this.options.taskQueue,
         args: [input],

@@ -2,9 +2,14 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Client } from '@temporalio/client';
 import { Event, type WebhookEndpoint } from '../../db/entities/index.js';
 import { newEventId } from '../calls/call-events.js';
-import { type Settings, taskQueues } from '../settings.js';
+import type { Settings } from '../settings.js';
+import { taskQueues } from '../temporal/task-queues.js';
+import {
+  WEBHOOK_DELIVERY_WORKFLOW,
+  type WebhookDeliveryWorkflow,
+  webhookDeliveryWorkflowId,
+} from '../temporal/workflow-contracts.js';
 import { recordPendingDeliveries } from './deliveries.js';
-import { webhookDeliveryWorkflowId } from './workflow-ids.js';
 
 // POST /webhooks/{id}/test: a webhook.test event (no call) delivered to that one endpoint only,
 // by the same delivery workflow as every other event.
@@ -48,7 +53,7 @@ export async function startWebhookDelivery(
   settings: Pick<Settings, 'taskQueuePrefix'>,
   deliveryId: string,
 ): Promise<void> {
-  await client.workflow.start('webhookDeliveryWorkflow', {
+  await client.workflow.start<WebhookDeliveryWorkflow>(WEBHOOK_DELIVERY_WORKFLOW, {
     workflowId: webhookDeliveryWorkflowId(deliveryId),
     taskQueue: taskQueues(settings).webhooks,
     args: [{ deliveryId }],

@@ -1,12 +1,12 @@
 import { Client, Connection } from '@temporalio/client';
 import { type ApiApp, createApp } from '../../api/app.js';
-import { createLogger, type Logger } from '../../lib/logger.js';
 import type { AppDeps, RouteDefinition } from '../../api/route.js';
 import { allRoutes } from '../../api/routes/index.js';
 import { listen } from '../../api/server.js';
 import type { UserRole } from '../../db/entities/index.js';
 import type { Orm } from '../../db/orm.js';
 import { createApiKey, createUser, createWorkspace, setUserRole } from '../../lib/accounts.js';
+import { createLogger, type Logger } from '../../lib/logger.js';
 import { SCOPES } from '../../lib/scopes.js';
 import { loadSettings, type Settings } from '../../lib/settings.js';
 import { freshDatabase, type TestDatabase } from './database.js';

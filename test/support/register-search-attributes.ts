@@ -1,5 +1,5 @@
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { SEARCH_ATTRIBUTES } from '../../lib/search-attributes.js';
+import { SEARCH_ATTRIBUTES } from '../../lib/temporal/search-attributes.js';
 
 /** The time-skipping server starts without custom search attributes; call workflows need ours. */
 export async function registerSearchAttributes(env: TestWorkflowEnvironment): Promise<void> {

@@ -1,5 +1,5 @@
 import { sleep, upsertSearchAttributes } from '@temporalio/workflow';
-import { WorkspaceIdKey } from '../../lib/search-attributes.js';
+import { WorkspaceIdKey } from '../../lib/temporal/search-attributes.js';
 
 // Workflows that exist only to exercise the Temporal test support (test/temporal-support.test.ts).
 

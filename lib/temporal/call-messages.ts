@@ -1,5 +1,5 @@
 import { defineQuery, defineSignal } from '@temporalio/workflow';
-import type { CallStatus } from '../db/entities/index.js';
+import type { CallStatus } from '../../db/entities/index.js';
 
 // Signals and queries of the call workflow and of the simulated far end, declared once so the
 // workflows, the carrier adapter and the tests share the same typed definitions.

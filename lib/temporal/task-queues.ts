@@ -1,0 +1,12 @@
+import type { Settings } from '../settings.js';
+
+// The task queues, one per concern so each scales on its own. TASK_QUEUE_PREFIX keeps parallel
+// test files (and several deployments on one Temporal namespace) apart.
+
+export function taskQueues(settings: Pick<Settings, 'taskQueuePrefix'>) {
+  return {
+    calls: `${settings.taskQueuePrefix}calls`,
+    simulator: `${settings.taskQueuePrefix}carrier-simulator`,
+    webhooks: `${settings.taskQueuePrefix}webhooks`,
+  };
+}

@@ -1,0 +1,92 @@
+import type { CallChannel, CallDirection, CallStatus } from '../../db/entities/index.js';
+
+// Every workflow's contract in one place: its type name, its id, what it takes and what it
+// returns. The API, the workers, the carrier adapter and the bench start workflows through these
+// types (`client.workflow.start<CallWorkflow>(CALL_WORKFLOW, …)`, `startChild<…>`), and each
+// workflow in workflows/ takes its signature from here, so arguments are checked by the compiler
+// on both sides. Ids are fixed by docs/development.md: operators find workflows by them.
+
+// ── Calls (task queue `calls`) ───────────────────────────────────────────────────────────────
+
+export const CALL_WORKFLOW = 'callWorkflow';
+
+export interface CallWorkflowInput {
+  callId: string;
+  workspaceId: string;
+  agentId: string | null;
+  direction: CallDirection;
+  channel: CallChannel;
+  from: string | null;
+  to: string | null;
+  ringTimeoutSeconds: number;
+  /** True for a call that reaches us already answered: there is nothing to dial. */
+  answered: boolean;
+  /** Task queue of event delivery (`taskQueues().webhooks`). */
+  eventsTaskQueue: string;
+}
+
+export interface CallWorkflowResult {
+  status: CallStatus;
+  endReason: string;
+  durationSeconds: number | null;
+}
+
+export type CallWorkflow = (input: CallWorkflowInput) => Promise<CallWorkflowResult>;
+
+/** One workflow per call, so the same call can never be dialed twice. */
+export function callWorkflowId(callId: string): string {
+  return `call-${callId}`;
+}
+
+// ── The simulated far end (task queue `carrier-simulator`) ───────────────────────────────────
+
+export const SIMULATED_CALLEE_WORKFLOW = 'simulatedCalleeWorkflow';
+
+export interface SimulatedCalleeInput {
+  /** The call workflow that gets the callbacks. */
+  callWorkflowId: string;
+  /** Picks the scenario by its last four digits (the `to` of an outbound call, the caller of an inbound one). */
+  scenarioNumber: string;
+  /** SIM_TIME_SCALE: wall-clock seconds per simulated second. */
+  timeScale: number;
+  /** The call is already connected (it came in answered): no ringing. */
+  connected: boolean;
+}
+
+export type SimulatedCalleeWorkflow = (input: SimulatedCalleeInput) => Promise<void>;
+
+export function farEndWorkflowId(callId: string): string {
+  return `carrier-sim-${callId}`;
+}
+
+// ── Webhooks (task queue `webhooks`) ─────────────────────────────────────────────────────────
+
+export const EVENT_FAN_OUT_WORKFLOW = 'eventFanOutWorkflow';
+
+export interface EventFanOutInput {
+  eventId: string;
+}
+
+export type EventFanOutWorkflow = (input: EventFanOutInput) => Promise<{ deliveries: number }>;
+
+export function eventFanOutWorkflowId(eventId: string): string {
+  return `event-fanout-${eventId}`;
+}
+
+export const WEBHOOK_DELIVERY_WORKFLOW = 'webhookDeliveryWorkflow';
+
+export interface WebhookDeliveryInput {
+  deliveryId: string;
+}
+
+export interface WebhookDeliveryResult {
+  /** `stopped`: the endpoint was deleted, paused or disabled, so nothing more was sent. */
+  outcome: 'delivered' | 'failed' | 'stopped';
+  attempts: number;
+}
+
+export type WebhookDeliveryWorkflow = (input: WebhookDeliveryInput) => Promise<WebhookDeliveryResult>;
+
+export function webhookDeliveryWorkflowId(deliveryId: string): string {
+  return `webhook-delivery-${deliveryId}`;
+}
