@@ -7,7 +7,7 @@ import { startLocalPostgres } from '../db/embedded-postgres.js';
 import { Event } from '../db/entities/index.js';
 import { migrate, openOrm } from '../db/orm.js';
 import { createWorkspace } from '../lib/accounts.js';
-import { newEventId } from '../lib/calls/call-events.js';
+import { buildEventEnvelope } from '../lib/events/event-envelope.js';
 import { loadSettings } from '../lib/settings.js';
 import { taskQueues } from '../lib/temporal/task-queues.js';
 import {
@@ -102,14 +102,10 @@ try {
     Array.from({ length: START_CONCURRENCY }, async () => {
       while (next < EVENTS) {
         next++;
-        const id = newEventId();
         const now = new Date();
-        const body = JSON.stringify({
-          id,
-          object: 'event',
+        const { id, body } = buildEventEnvelope({
           type: 'call.completed',
-          api_version: 'v1',
-          created_at: now.toISOString(),
+          occurredAt: now,
           data: { object: { object: 'call', id: randomUUID() } },
         });
         const fork = orm.em.fork();

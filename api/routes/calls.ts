@@ -1,13 +1,11 @@
-import { randomUUID } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
-import { type Agent, Call, PhoneNumber, TranscriptEntry, Workspace } from '../../db/entities/index.js';
-import { agentSnapshotOf } from '../../lib/calls/agent-snapshot.js';
-import { checkCallLimits, hasCallOnTheLine, lockWorkspaceCalls } from '../../lib/calls/call-limits.js';
+import { Call, TranscriptEntry } from '../../db/entities/index.js';
+import { type AdmissionRefusal, admitOutboundCall } from '../../lib/calls/admit-outbound-call.js';
 import { presentCall } from '../../lib/calls/call-resource.js';
-import { isEmergencyNumber } from '../../lib/calls/emergency-numbers.js';
 import { startCallWorkflow } from '../../lib/calls/start-call-workflow.js';
 import {
+  type ApiError,
   agentHasNoNumber,
   agentNotPublished,
   callDailyLimit,
@@ -33,19 +31,15 @@ import {
 } from '../schemas/call.js';
 import { uuidParams } from '../schemas/common.js';
 import { withTimeout } from '../with-timeout.js';
-import { findAgentOr404 } from '../workspace-resources.js';
 
-// POST /calls runs its checks in this order (docs/calls.md), all before anything is dialed:
-//   1. body schema (router)            400
-//   2. agent exists in the workspace   404 resource_missing (agent_id)
-//   3. agent published                 422 agent_not_published
-//   4. number to call from             422 agent_has_no_number, from_number_not_assigned, from_number_required
-//   5. emergency number                422 emergency_number (to)
-//   6. workspace limits                429 call_rate_limited, call_daily_limit, quota_exceeded (Retry-After)
-//   7. trial plan: one call at a time  422 call_rejected (not stored under the Idempotency-Key)
-// Steps 2 to 7 and the insert run in one transaction under a per-workspace advisory lock, so
-// several API processes never admit more calls than the limits allow. The answer under the
-// Idempotency-Key is written in the same transaction (docs/api-platform.md, Idempotency).
+// POST /calls: the body schema (400) is checked by the router; then admitOutboundCall
+// (lib/calls/admit-outbound-call.ts) runs every other check in its documented order inside one
+// transaction, and this route maps its refusals to the spec's errors:
+//   agent_missing 404 resource_missing (agent_id); agent_not_published, agent_has_no_number,
+//   from_number_not_assigned, from_number_required, emergency_number 422; call_rate_limited,
+//   call_daily_limit, quota_exceeded 429 with Retry-After; trial_line_busy 422 call_rejected (not
+//   stored under the Idempotency-Key). The answer under the key is written in the same
+//   transaction (docs/api-platform.md, Idempotency).
 
 /** How long POST /calls waits for Temporal to confirm the start before answering 503 call_outcome_unknown. */
 const WORKFLOW_START_TIMEOUT_MS = 10_000;
@@ -77,7 +71,16 @@ const create = defineRoute<Record<string, never>, Record<string, never>, CallCre
     // The call and the answer under the Idempotency-Key commit together: once the call row
     // exists, no retry with the same key can admit a second call, whatever fails next.
     const { call, answer } = await ctx.state.em.transactional(async (em) => {
-      const call = await admitCall(em, workspaceId, body);
+      const admission = await admitOutboundCall(em, workspaceId, {
+        agentId: body.agent_id,
+        to: body.to,
+        from: body.from,
+        metadata: body.metadata,
+        ringTimeoutSeconds: body.ring_timeout_seconds,
+        firstMessage: body.first_message,
+      });
+      if (!admission.admitted) throw refusalError(admission.refusal);
+      const { call } = admission;
       const answer = { status: 202, body: presentCall(call) };
       await storeAnswerWithWork(em, ctx, answer, { resourceId: call.id, confirmed: false });
       return { call, answer };
@@ -108,62 +111,30 @@ async function confirmCallStart(ctx: ApiContext, call: Call): Promise<void> {
   }
 }
 
-/** The checks of steps 2 to 7 and the insert of the queued call, inside the caller's transaction. */
-async function admitCall(em: EntityManager, workspaceId: string, body: CallCreate): Promise<Call> {
-  await lockWorkspaceCalls(em, workspaceId);
-  const agent = await findAgentOr404(em, workspaceId, body.agent_id);
-  if (agent.status !== 'published') throw agentNotPublished();
-  const from = await numberToCallFrom(em, agent, body.from);
-  if (isEmergencyNumber(body.to)) throw emergencyNumber();
-
-  const now = new Date();
-  const workspace = await em.findOneOrFail(Workspace, { id: workspaceId });
-  const refusal = await checkCallLimits(em, workspace, now);
-  if (refusal?.code === 'call_rate_limited') throw callRateLimited(refusal.retryAfterSeconds);
-  if (refusal?.code === 'call_daily_limit') throw callDailyLimit(refusal.retryAfterSeconds);
-  if (refusal?.code === 'quota_exceeded') throw quotaExceeded(refusal.retryAfterSeconds);
-  if (workspace.plan === 'trial' && (await hasCallOnTheLine(em, workspaceId, now))) {
-    throw callRejected('The free trial allows one call at a time; retry when the current call has ended.');
+/** The spec's error for each refusal of admitOutboundCall. */
+function refusalError(refusal: AdmissionRefusal): ApiError {
+  switch (refusal.code) {
+    case 'agent_missing':
+      return resourceMissing('agent', 'agent_id');
+    case 'agent_not_published':
+      return agentNotPublished();
+    case 'agent_has_no_number':
+      return agentHasNoNumber();
+    case 'from_number_not_assigned':
+      return fromNumberNotAssigned();
+    case 'from_number_required':
+      return fromNumberRequired();
+    case 'emergency_number':
+      return emergencyNumber();
+    case 'call_rate_limited':
+      return callRateLimited(refusal.retryAfterSeconds);
+    case 'call_daily_limit':
+      return callDailyLimit(refusal.retryAfterSeconds);
+    case 'quota_exceeded':
+      return quotaExceeded(refusal.retryAfterSeconds);
+    case 'trial_line_busy':
+      return callRejected('The free trial allows one call at a time; retry when the current call has ended.');
   }
-
-  const call = em.create(Call, {
-    id: randomUUID(),
-    workspace: workspaceId,
-    agent: agent.id,
-    direction: 'outbound',
-    channel: 'phone',
-    status: 'queued',
-    fromNumber: from,
-    toNumber: body.to,
-    startedAt: now,
-    metadata: body.metadata ?? {},
-    hasRecording: false,
-    ringTimeoutSeconds: body.ring_timeout_seconds ?? 30,
-    firstMessage: body.first_message ?? null,
-    // The agent as it is now: a PATCH during the call applies from the next one.
-    agentSnapshot: agentSnapshotOf(agent),
-  });
-  await em.flush();
-  return call;
-}
-
-/**
- * The caller id: `from` when it is one of the agent's numbers, else the agent's only number.
- * An agent without numbers cannot call at all, whatever `from` says.
- */
-async function numberToCallFrom(em: EntityManager, agent: Agent, from: string | undefined): Promise<string> {
-  const numbers = await em.find(
-    PhoneNumber,
-    { workspace: agent.workspace, agent: agent.id, status: 'active' },
-    { orderBy: { createdAt: 'asc' } },
-  );
-  if (numbers.length === 0) throw agentHasNoNumber();
-  if (from !== undefined) {
-    if (!numbers.some((number) => number.number === from)) throw fromNumberNotAssigned();
-    return from;
-  }
-  if (numbers.length > 1) throw fromNumberRequired();
-  return numbers[0].number;
 }
 
 const list = defineRoute<Record<string, never>, PageQuery & CallListFilters>({

@@ -1,14 +1,10 @@
-import { randomBytes } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { Call, type CallEventType } from '../../db/entities/index.js';
+import { buildEventEnvelope } from '../events/event-envelope.js';
 import { presentCall } from './call-resource.js';
 
 /** Fields of a call event's `data` beside `object` (`reason` of call.failed, `transferred_to` of call.transferred). */
 export type CallEventExtra = { reason?: string; transferred_to?: string };
-
-export function newEventId(): string {
-  return `evt_${randomBytes(16).toString('hex')}`;
-}
 
 /**
  * Writes a call's event of `type` once: the envelope's JSON bytes are stored as they will be sent,
@@ -20,13 +16,9 @@ export async function writeCallEventOnce(
   input: { callId: string; type: CallEventType; occurredAt: Date; extra?: CallEventExtra },
 ): Promise<string> {
   const call = await em.findOneOrFail(Call, { id: input.callId });
-  const id = newEventId();
-  const body = JSON.stringify({
-    id,
-    object: 'event',
+  const { id, body } = buildEventEnvelope({
     type: input.type,
-    api_version: 'v1',
-    created_at: input.occurredAt.toISOString(),
+    occurredAt: input.occurredAt,
     data: { object: presentCall(call), ...input.extra },
   });
   const connection = em.getConnection();

@@ -1,7 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Client } from '@temporalio/client';
 import { Event, type WebhookEndpoint } from '../../db/entities/index.js';
-import { newEventId } from '../calls/call-events.js';
+import { buildEventEnvelope } from '../events/event-envelope.js';
 import type { Settings } from '../settings.js';
 import { taskQueues } from '../temporal/task-queues.js';
 import {
@@ -22,14 +22,10 @@ export async function recordTestEvent(
   message: string,
 ): Promise<{ event: Event; deliveryId: string }> {
   return em.transactional(async (tx) => {
-    const id = newEventId();
     const createdAt = new Date();
-    const body = JSON.stringify({
-      id,
-      object: 'event',
+    const { id, body } = buildEventEnvelope({
       type: 'webhook.test',
-      api_version: 'v1',
-      created_at: createdAt.toISOString(),
+      occurredAt: createdAt,
       data: { message },
     });
     const event = tx.create(Event, {

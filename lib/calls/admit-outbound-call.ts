@@ -1,0 +1,111 @@
+import { randomUUID } from 'node:crypto';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { Agent, Call, PhoneNumber, Workspace } from '../../db/entities/index.js';
+import { agentSnapshotOf } from './agent-snapshot.js';
+import { checkCallLimits, hasCallOnTheLine, type LimitRefusal, lockWorkspaceCalls } from './call-limits.js';
+import { isEmergencyNumber } from './emergency-numbers.js';
+
+// Admission of an outbound call: every check that runs before anything is dialed, then the queued
+// call row. One function for every way a call is placed (POST /calls today; campaigns and the
+// dashboard next), so they all admit exactly alike. It runs inside the caller's transaction under
+// a per-workspace advisory lock, so API processes side by side never admit more calls than the
+// limits allow. Checks run in this order (docs/calls.md), the first refusal wins:
+//   1. the agent exists in the workspace          agent_missing
+//   2. the agent is published                     agent_not_published
+//   3. a number to call from                      agent_has_no_number, from_number_not_assigned,
+//                                                 from_number_required
+//   4. not an emergency number                    emergency_number
+//   5. the workspace's limits                     call_rate_limited, call_daily_limit, quota_exceeded
+//   6. trial plan: one call at a time             trial_line_busy
+
+export interface OutboundCallRequest {
+  agentId: string;
+  to: string;
+  /** One of the agent's numbers; optional when it has exactly one. */
+  from?: string;
+  metadata?: Record<string, string>;
+  ringTimeoutSeconds?: number;
+  /** Replaces the agent's greeting for this call; '' makes the agent wait for the person. */
+  firstMessage?: string;
+}
+
+export type AdmissionRefusal =
+  | { code: 'agent_missing' }
+  | { code: 'agent_not_published' }
+  | { code: 'agent_has_no_number' }
+  | { code: 'from_number_not_assigned' }
+  | { code: 'from_number_required' }
+  | { code: 'emergency_number' }
+  | LimitRefusal
+  | { code: 'trial_line_busy' };
+
+export type Admission = { admitted: true; call: Call } | { admitted: false; refusal: AdmissionRefusal };
+
+export const DEFAULT_RING_TIMEOUT_SECONDS = 30;
+
+const refused = (refusal: AdmissionRefusal): Admission => ({ admitted: false, refusal });
+
+/** The checks, then the queued call (flushed), inside the caller's transaction. */
+export async function admitOutboundCall(
+  em: EntityManager,
+  workspaceId: string,
+  request: OutboundCallRequest,
+  now = new Date(),
+): Promise<Admission> {
+  await lockWorkspaceCalls(em, workspaceId);
+  const agent = await em.findOne(Agent, { id: request.agentId, workspace: workspaceId, deletedAt: null });
+  if (!agent) return refused({ code: 'agent_missing' });
+  if (agent.status !== 'published') return refused({ code: 'agent_not_published' });
+  const from = await numberToCallFrom(em, agent, request.from);
+  if (typeof from !== 'string') return refused(from);
+  if (isEmergencyNumber(request.to)) return refused({ code: 'emergency_number' });
+
+  const workspace = await em.findOneOrFail(Workspace, { id: workspaceId });
+  const limit = await checkCallLimits(em, workspace, now);
+  if (limit) return refused(limit);
+  if (workspace.plan === 'trial' && (await hasCallOnTheLine(em, workspaceId, now))) {
+    return refused({ code: 'trial_line_busy' });
+  }
+
+  const call = em.create(Call, {
+    id: randomUUID(),
+    workspace: workspaceId,
+    agent: agent.id,
+    direction: 'outbound',
+    channel: 'phone',
+    status: 'queued',
+    fromNumber: from,
+    toNumber: request.to,
+    startedAt: now,
+    metadata: request.metadata ?? {},
+    hasRecording: false,
+    ringTimeoutSeconds: request.ringTimeoutSeconds ?? DEFAULT_RING_TIMEOUT_SECONDS,
+    firstMessage: request.firstMessage ?? null,
+    // The agent as it is now: a change during the call applies from the next one.
+    agentSnapshot: agentSnapshotOf(agent),
+  });
+  await em.flush();
+  return { admitted: true, call };
+}
+
+/**
+ * The caller id: `from` when it is one of the agent's numbers, else the agent's only number.
+ * An agent without numbers cannot call at all, whatever `from` says.
+ */
+async function numberToCallFrom(
+  em: EntityManager,
+  agent: Agent,
+  from: string | undefined,
+): Promise<string | AdmissionRefusal> {
+  const numbers = await em.find(
+    PhoneNumber,
+    { workspace: agent.workspace, agent: agent.id, status: 'active' },
+    { orderBy: { createdAt: 'asc' } },
+  );
+  if (numbers.length === 0) return { code: 'agent_has_no_number' };
+  if (from !== undefined) {
+    return numbers.some((number) => number.number === from) ? from : { code: 'from_number_not_assigned' };
+  }
+  if (numbers.length > 1) return { code: 'from_number_required' };
+  return numbers[0].number;
+}
