@@ -1,16 +1,12 @@
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
 import { after, afterEach, before, beforeEach, describe, test } from 'node:test';
 import type { WorkflowHandle } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { DefaultLogger, Runtime, Worker, type WorkflowBundle } from '@temporalio/worker';
 import { startCallWorkflow } from '../lib/calls/start-call-workflow.js';
 import type { TranscriptLine } from '../lib/calls/transcript.js';
 import type { AnswerRequest, Carrier, DialRequest } from '../lib/carrier/carrier.js';
-import { SimulatedCarrier } from '../lib/carrier/simulated-carrier.js';
-import { loadSettings, type Settings } from '../lib/settings.js';
-import { taskQueues } from '../lib/temporal/task-queues.js';
+import type { Settings } from '../lib/settings.js';
 import type { CallWorkflowResult } from '../lib/temporal/workflow-contracts.js';
 import { callWorkflowId, farEndWorkflowId } from '../lib/temporal/workflow-contracts.js';
 import { ScriptedAgent } from '../lib/voice-runtime/scripted-agent.js';
@@ -20,52 +16,43 @@ import type {
   ConversationContext,
   VoiceRuntime,
 } from '../lib/voice-runtime/voice-runtime.js';
-import { createCallsWorker } from '../workers/calls-worker.js';
-import { createCarrierSimulatorWorker } from '../workers/carrier-simulator-worker.js';
 import {
   type AgentFixture,
   createAgentFixture,
   createQueuedCall,
   storedCall,
 } from './support/call-fixtures.js';
-import { freshDatabase, type TestDatabase } from './support/database.js';
-import { registerSearchAttributes } from './support/register-search-attributes.js';
-import { createTimeSkippingEnvironment } from './support/temporal.js';
-import { bundleCallTestWorkflows } from './support/workflow-bundles.js';
-
-Runtime.install({ logger: new DefaultLogger('ERROR') });
+import type { TestDatabase } from './support/database.js';
+import {
+  runWorkers,
+  startTimeSkippingCallStack,
+  type TimeSkippingCallStack,
+} from './support/time-skipping-call-stack.js';
 
 // A call is never left unfinished (issue 14): the call workflow on the time-skipping test server
 // with a voice runtime or carrier that fails, and with database outages (a trigger that makes
 // PostgreSQL refuse one call's writes a number of times). Every call ends `completed` or
 // `failed` with its one final event; outages the retry budgets cover change nothing.
 
+let stack: TimeSkippingCallStack;
 let db: TestDatabase;
+let settings: Settings;
 let env: TestWorkflowEnvironment;
-let bundle: WorkflowBundle;
-let eventSinkBundle: WorkflowBundle;
 let fixture: AgentFixture;
-const settings: Settings = {
-  ...loadSettings({}),
-  taskQueuePrefix: `cwff-${randomBytes(4).toString('hex')}-`,
-  simTimeScale: 1,
-};
 
 before(async () => {
-  [db, { calls: bundle, eventSink: eventSinkBundle }] = await Promise.all([
-    freshDatabase(),
-    bundleCallTestWorkflows(),
-  ]);
+  // Errors only: these calls fail on purpose, and every failed attempt would log a warning.
+  stack = await startTimeSkippingCallStack({ prefix: 'cwff', logLevel: 'ERROR' });
+  ({ db, settings } = stack);
   fixture = await createAgentFixture(db.orm, { name: 'Ada' });
 });
 after(async () => {
-  await db?.close();
+  await stack?.close();
 });
 
-/** A time-skipping server per test (see test/call-workflow.test.ts: abandoned children stop its clock). */
+/** A time-skipping server per test (see stack.newEnvironment(): abandoned children stop its clock). */
 beforeEach(async () => {
-  env = await createTimeSkippingEnvironment();
-  await registerSearchAttributes(env);
+  env = await stack.newEnvironment();
 });
 afterEach(async () => {
   await env.teardown();
@@ -121,32 +108,11 @@ async function runCall(
 ) {
   const call = await createQueuedCall(db.orm, fixture, { to });
   await beforeStart?.(call.id);
-  const carrier =
-    ports.carrier ??
-    new SimulatedCarrier(env.client, { taskQueue: taskQueues(settings).simulator, timeScale: 1 });
-  const workers = await Promise.all([
-    createCallsWorker({
-      connection: env.nativeConnection,
-      client: env.client,
-      settings,
-      orm: db.orm,
-      workflowBundle: bundle,
-      ports: { carrier, voiceRuntime: ports.voiceRuntime },
-    }),
-    createCarrierSimulatorWorker({ connection: env.nativeConnection, settings, workflowBundle: bundle }),
-    Worker.create({
-      connection: env.nativeConnection,
-      taskQueue: taskQueues(settings).webhooks,
-      workflowBundle: eventSinkBundle,
-    }),
-  ]);
-  const run = <T>(list: Worker[], fn: () => Promise<T>): Promise<T> => {
-    const [first, ...rest] = list;
-    return first ? first.runUntil(() => run(rest, fn)) : fn();
-  };
+  // Without a carrier of the test's own, the simulated one the calls worker builds by default.
+  const workers = await stack.workers(env, { ports });
   const startedAt = Date.now();
   const handle = env.client.workflow.getHandle(callWorkflowId(call.id));
-  const result = await run(workers, async () => {
+  const result = await runWorkers(workers, async () => {
     await startCallWorkflow(env.client, settings, call);
     const outcome = (await handle.result()) as CallWorkflowResult;
     // The far end ends too: it hung up, or it was released.
@@ -223,9 +189,7 @@ describe('a live step that cannot go on ends the call agent_error', { timeout: 1
     const voiceRuntime = new FaultyAgent(() => {
       throw new Error('voice runtime unavailable');
     });
-    const carrier = new ObservedCarrier(
-      new SimulatedCarrier(env.client, { taskQueue: taskQueues(settings).simulator, timeScale: 1 }),
-    );
+    const carrier = new ObservedCarrier(stack.simulatedCarrier(env));
     const { result, call, events, transcript, history, wallMs } = await runCall('+4791245678', {
       voiceRuntime,
       carrier,
@@ -266,9 +230,8 @@ describe('a live step that cannot go on ends the call agent_error', { timeout: 1
   });
 
   test('the carrier refuses the transfer (not retryable): completed agent_error, no call.transferred', async () => {
-    const carrier = new ObservedCarrier(
-      new SimulatedCarrier(env.client, { taskQueue: taskQueues(settings).simulator, timeScale: 1 }),
-      () => ApplicationFailure.nonRetryable('transfer refused by the carrier', 'TransferRefused'),
+    const carrier = new ObservedCarrier(stack.simulatedCarrier(env), () =>
+      ApplicationFailure.nonRetryable('transfer refused by the carrier', 'TransferRefused'),
     );
     const { result, call, events } = await runCall('+4791242002', { carrier });
     assert.equal(result.status, 'completed');
@@ -354,9 +317,7 @@ describe('database outages the retry budgets cover change nothing', { timeout: 1
 describe('the last-resort handler', { timeout: 120_000 }, () => {
   test('a failure in the workflow itself (a malformed agent turn) still finishes the call once', async () => {
     const voiceRuntime = new FaultyAgent(() => ({ say: 'Hm.', next: undefined as unknown as AgentAction }));
-    const carrier = new ObservedCarrier(
-      new SimulatedCarrier(env.client, { taskQueue: taskQueues(settings).simulator, timeScale: 1 }),
-    );
+    const carrier = new ObservedCarrier(stack.simulatedCarrier(env));
     const { result, call, events } = await runCall('+4791285678', { voiceRuntime, carrier });
     assert.equal(result.status, 'completed');
     assert.equal(result.endReason, 'agent_error');

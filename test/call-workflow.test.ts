@@ -1,17 +1,15 @@
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, afterEach, before, beforeEach, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import type { WorkflowHandle } from '@temporalio/client';
+import type { HistoryAndWorkflowId } from '@temporalio/client';
 import proto from '@temporalio/proto';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { DefaultLogger, Runtime, Worker, type WorkflowBundle } from '@temporalio/worker';
 import { AnalysisRejectedError, type CallAnalyzer } from '../lib/analysis/analyzer.js';
 import { TranscriptAnalyzer } from '../lib/analysis/transcript-analyzer.js';
 import { startCallWorkflow } from '../lib/calls/start-call-workflow.js';
-import { loadSettings, type Settings } from '../lib/settings.js';
+import type { Settings } from '../lib/settings.js';
 import { callProgressQuery } from '../lib/temporal/call-messages.js';
 import {
   AgentIdKey,
@@ -19,61 +17,46 @@ import {
   CallStatusKey,
   WorkspaceIdKey,
 } from '../lib/temporal/search-attributes.js';
-import { taskQueues } from '../lib/temporal/task-queues.js';
 import type { CallWorkflowResult } from '../lib/temporal/workflow-contracts.js';
-import { callWorkflowId, farEndWorkflowId } from '../lib/temporal/workflow-contracts.js';
-import { createCallsWorker } from '../workers/calls-worker.js';
-import { createCarrierSimulatorWorker } from '../workers/carrier-simulator-worker.js';
+import { callWorkflowId } from '../lib/temporal/workflow-contracts.js';
 import {
   type AgentFixture,
   createAgentFixture,
   createQueuedCall,
   storedCall,
 } from './support/call-fixtures.js';
-import { freshDatabase, type TestDatabase } from './support/database.js';
-import { registerSearchAttributes } from './support/register-search-attributes.js';
-import { createTimeSkippingEnvironment } from './support/temporal.js';
-import { bundleCallTestWorkflows } from './support/workflow-bundles.js';
-
-Runtime.install({ logger: new DefaultLogger('WARN') });
+import type { TestDatabase } from './support/database.js';
+import {
+  type CallWorkerOptions,
+  runWorkers,
+  startTimeSkippingCallStack,
+  type TimeSkippingCallStack,
+} from './support/time-skipping-call-stack.js';
 
 // The call workflow and the simulated far end in the time-skipping environment: every scenario
 // of the operations contract (section 4), ring timeouts, analysis retries, a worker restart in
 // the middle of a call, and replay of the recorded histories.
 
+let stack: TimeSkippingCallStack;
 let db: TestDatabase;
-/** The environment of the running test: one per test, see newEnvironment(). */
+let settings: Settings;
+/** The environment of the running test: one per test (see stack.newEnvironment()). */
 let env: TestWorkflowEnvironment;
-let bundle: WorkflowBundle;
-let eventSinkBundle: WorkflowBundle;
 let fixture: AgentFixture;
 /** The history of every workflow run here, replayed at the end to prove the code is deterministic. */
-const recorded: { workflowId: string; history: Awaited<ReturnType<WorkflowHandle['fetchHistory']>> }[] = [];
-const settings: Settings = {
-  ...loadSettings({}),
-  taskQueuePrefix: `cwf-${randomBytes(4).toString('hex')}-`,
-  simTimeScale: 1,
-};
+const recorded: HistoryAndWorkflowId[] = [];
 
 before(async () => {
-  [db, { calls: bundle, eventSink: eventSinkBundle }] = await Promise.all([
-    freshDatabase(),
-    bundleCallTestWorkflows(),
-  ]);
+  stack = await startTimeSkippingCallStack({ prefix: 'cwf' });
+  ({ db, settings } = stack);
   fixture = await createAgentFixture(db.orm, { name: 'Ada' });
 });
 after(async () => {
-  await db?.close();
+  await stack?.close();
 });
 
-/**
- * A time-skipping test server per test: once an abandoned child workflow (the event fan-out)
- * has outlived its parent, the test server stops skipping time for good, so no two calls share
- * one. Starting one takes well under a second.
- */
 beforeEach(async () => {
-  env = await createTimeSkippingEnvironment();
-  await registerSearchAttributes(env);
+  env = await stack.newEnvironment();
 });
 afterEach(async () => {
   await env.teardown();
@@ -85,11 +68,7 @@ afterEach(async () => {
  * files every later run replays: a change that breaks running calls fails there.
  */
 async function record(callId: string, label?: string): Promise<void> {
-  for (const [kind, workflowId] of [
-    ['call', callWorkflowId(callId)],
-    ['far-end', farEndWorkflowId(callId)],
-  ]) {
-    const history = await env.client.workflow.getHandle(workflowId).fetchHistory();
+  for (const { kind, workflowId, history } of await stack.callHistories(env, callId)) {
     recorded.push({ workflowId, history });
     const file = path.join(HISTORIES_DIR, `${label}-${kind}.json`);
     if (label && process.env.RECORD_CALL_HISTORIES === '1' && !existsSync(file)) {
@@ -107,52 +86,8 @@ const HistoryProto = proto.temporal.api.history.v1.History;
 /** Plain JSON for a history: 64-bit numbers as strings, enums by name, payload bytes in base64. */
 const HISTORY_JSON = { longs: String, enums: String, bytes: String };
 
-async function workers(analyzer?: CallAnalyzer, maxCachedWorkflows?: number): Promise<Worker[]> {
-  return Promise.all([
-    createCallsWorker({
-      connection: env.nativeConnection,
-      client: env.client,
-      settings,
-      orm: db.orm,
-      workflowBundle: bundle,
-      ports: analyzer ? { analyzer } : undefined,
-      maxCachedWorkflows,
-    }),
-    createCarrierSimulatorWorker({
-      connection: env.nativeConnection,
-      settings,
-      workflowBundle: bundle,
-      maxCachedWorkflows,
-    }),
-    Worker.create({
-      connection: env.nativeConnection,
-      taskQueue: taskQueues(settings).webhooks,
-      workflowBundle: eventSinkBundle,
-      maxCachedWorkflows,
-    }),
-  ]);
-}
-
-/** Runs `fn` while every worker polls, then shuts them all down. */
-async function runWorkers<T>(list: Worker[], fn: () => Promise<T>): Promise<T> {
-  const [first, ...rest] = list;
-  if (!first) return fn();
-  return first.runUntil(() => runWorkers(rest, fn));
-}
-
-/**
- * Waits for the far end to finish, and checks that every event of the call was handed to
- * delivery: a fan-out workflow `event-fanout-<eventId>` on the webhooks queue.
- */
-async function settle(callId: string): Promise<void> {
-  await env.client.workflow.getHandle(farEndWorkflowId(callId)).result();
-  const { events } = await storedCall(db.orm, callId);
-  for (const event of events) {
-    const fanOut = await env.client.workflow.getHandle(`event-fanout-${event.id}`).describe();
-    assert.equal(fanOut.type, 'eventFanOutWorkflow');
-    assert.equal(fanOut.taskQueue, taskQueues(settings).webhooks);
-  }
-}
+/** The workers of the running test's environment. */
+const workers = (options?: CallWorkerOptions) => stack.workers(env, options);
 
 async function runCall(
   to: string,
@@ -167,14 +102,15 @@ async function runCall(
   const call = await createQueuedCall(db.orm, fixture, { to, ...options });
   // Wall-clock time of the call itself, from its start to its result: worker start-up excluded.
   let wallMs = 0;
-  const result = await runWorkers(await workers(options.analyzer), async () => {
+  const ports = options.analyzer ? { analyzer: options.analyzer } : undefined;
+  const result = await runWorkers(await workers({ ports }), async () => {
     const startedAt = Date.now();
     await startCallWorkflow(env.client, settings, call);
     const outcome = (await env.client.workflow
       .getHandle(callWorkflowId(call.id))
       .result()) as CallWorkflowResult;
     wallMs = Date.now() - startedAt;
-    await settle(call.id);
+    await stack.settle(env, call.id);
     return outcome;
   });
   await record(call.id, options.label);
@@ -399,7 +335,7 @@ describe('durability', { timeout: 60_000 }, () => {
     const handle = env.client.workflow.getHandle(callWorkflowId(call.id));
     // Without a workflow cache: the test server never moves tasks off a stopped worker's sticky
     // queue (a real server does after 5 s), and every task of the first worker is a replay.
-    await runWorkers(await workers(undefined, 0), async () => {
+    await runWorkers(await workers({ maxCachedWorkflows: 0 }), async () => {
       await startCallWorkflow(env.client, settings, call);
       for (let i = 0; i < 200; i++) {
         const progress = await handle.query(callProgressQuery);
@@ -411,7 +347,7 @@ describe('durability', { timeout: 60_000 }, () => {
     assert.equal((await storedCall(db.orm, call.id)).call.status, 'in_progress');
     const result = (await runWorkers(await workers(), async () => {
       const outcome = await handle.result();
-      await settle(call.id);
+      await stack.settle(env, call.id);
       return outcome;
     })) as CallWorkflowResult;
     assert.equal(result.status, 'completed');
@@ -451,16 +387,6 @@ describe('durability', { timeout: 60_000 }, () => {
           }))
       : [];
     assert.ok(committed.length >= 18, `recorded histories in ${HISTORIES_DIR}`);
-    const histories = [...recorded, ...committed];
-    const results = Worker.runReplayHistories(
-      { workflowBundle: bundle, replayName: 'call-workflows' },
-      histories,
-    );
-    let replayed = 0;
-    for await (const result of results) {
-      assert.equal(result.error, undefined, `${result.workflowId}: ${result.error}`);
-      replayed++;
-    }
-    assert.equal(replayed, histories.length);
+    await stack.assertReplays('call-workflows', [...recorded, ...committed]);
   });
 });

@@ -1,89 +1,44 @@
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { WorkflowHandle } from '@temporalio/client';
+import type { HistoryAndWorkflowId } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { DefaultLogger, Runtime, Worker, type WorkflowBundle } from '@temporalio/worker';
 import { Agent, Call, PhoneNumber } from '../db/entities/index.js';
 import { OperatorError } from '../lib/accounts.js';
 import { answerIncomingPhoneCall, startWebCall } from '../lib/calls/incoming-calls.js';
 import type { IncomingCallAnswer } from '../lib/carrier/incoming-call.js';
-import { loadSettings, type Settings } from '../lib/settings.js';
+import type { Settings } from '../lib/settings.js';
 import { AgentIdKey, CallDirectionKey, CallStatusKey } from '../lib/temporal/search-attributes.js';
-import { taskQueues } from '../lib/temporal/task-queues.js';
 import type { CallWorkflowResult } from '../lib/temporal/workflow-contracts.js';
-import { callWorkflowId, farEndWorkflowId } from '../lib/temporal/workflow-contracts.js';
-import { createCallsWorker } from '../workers/calls-worker.js';
-import { createCarrierSimulatorWorker } from '../workers/carrier-simulator-worker.js';
+import { callWorkflowId } from '../lib/temporal/workflow-contracts.js';
 import { type AgentFixture, createAgentFixture, storedCall } from './support/call-fixtures.js';
-import { freshDatabase, type TestDatabase } from './support/database.js';
-import { registerSearchAttributes } from './support/register-search-attributes.js';
-import { createTimeSkippingEnvironment } from './support/temporal.js';
-import { bundleCallTestWorkflows } from './support/workflow-bundles.js';
-
-Runtime.install({ logger: new DefaultLogger('WARN') });
+import type { TestDatabase } from './support/database.js';
+import {
+  runWorkers,
+  startTimeSkippingCallStack,
+  type TimeSkippingCallStack,
+} from './support/time-skipping-call-stack.js';
 
 // Calls that come in (operations contract, section 5) on the time-skipping test server: the
 // number's agent looked up when the call arrives, calls not taken, every caller scenario, the
 // agent's settings kept for a call already taken, web calls, and replay of the histories.
 
+let stack: TimeSkippingCallStack;
 let db: TestDatabase;
-let bundle: WorkflowBundle;
-let eventSinkBundle: WorkflowBundle;
-const recorded: { workflowId: string; history: Awaited<ReturnType<WorkflowHandle['fetchHistory']>> }[] = [];
-const settings: Settings = {
-  ...loadSettings({}),
-  taskQueuePrefix: `inwf-${randomBytes(4).toString('hex')}-`,
-  simTimeScale: 1,
-};
+let settings: Settings;
+const recorded: HistoryAndWorkflowId[] = [];
 
 before(async () => {
-  [db, { calls: bundle, eventSink: eventSinkBundle }] = await Promise.all([
-    freshDatabase(),
-    bundleCallTestWorkflows(),
-  ]);
+  stack = await startTimeSkippingCallStack({ prefix: 'inwf' });
+  ({ db, settings } = stack);
 });
 after(async () => {
-  await db?.close();
+  await stack?.close();
 });
 
-/**
- * A time-skipping server per call: once an abandoned child (the event fan-out) outlives its
- * parent, the test server stops skipping time, so no two calls share one.
- */
-async function withEnvironment<T>(fn: (env: TestWorkflowEnvironment) => Promise<T>): Promise<T> {
-  const env = await createTimeSkippingEnvironment();
-  try {
-    await registerSearchAttributes(env);
-    return await fn(env);
-  } finally {
-    await env.teardown();
-  }
-}
-
-async function runWorkers<T>(env: TestWorkflowEnvironment, fn: () => Promise<T>): Promise<T> {
-  const workers = await Promise.all([
-    createCallsWorker({
-      connection: env.nativeConnection,
-      client: env.client,
-      settings,
-      orm: db.orm,
-      workflowBundle: bundle,
-    }),
-    createCarrierSimulatorWorker({ connection: env.nativeConnection, settings, workflowBundle: bundle }),
-    Worker.create({
-      connection: env.nativeConnection,
-      taskQueue: taskQueues(settings).webhooks,
-      workflowBundle: eventSinkBundle,
-    }),
-  ]);
-  const run = (list: Worker[]): Promise<T> => {
-    const [first, ...rest] = list;
-    return first ? first.runUntil(() => run(rest)) : fn();
-  };
-  return run(workers);
-}
+/** Runs `fn` while the call's workers poll on `env`. */
+const withWorkers = async <T>(env: TestWorkflowEnvironment, fn: () => Promise<T>) =>
+  runWorkers(await stack.workers(env), fn);
 
 const deps = (env: TestWorkflowEnvironment) => ({
   em: db.orm.em.fork() as EntityManager,
@@ -94,25 +49,18 @@ const deps = (env: TestWorkflowEnvironment) => ({
 /** Waits until the call's workflow and its far end have finished; keeps both histories for replay. */
 async function finish(env: TestWorkflowEnvironment, callId: string) {
   const result = (await env.client.workflow.getHandle(callWorkflowId(callId)).result()) as CallWorkflowResult;
-  await env.client.workflow.getHandle(farEndWorkflowId(callId)).result();
-  const { events } = await storedCall(db.orm, callId);
-  for (const event of events) {
-    const fanOut = await env.client.workflow.getHandle(`event-fanout-${event.id}`).describe();
-    assert.equal(fanOut.type, 'eventFanOutWorkflow', 'every event is handed to delivery');
-  }
-  for (const workflowId of [callWorkflowId(callId), farEndWorkflowId(callId)]) {
-    recorded.push({ workflowId, history: await env.client.workflow.getHandle(workflowId).fetchHistory() });
-  }
+  await stack.settle(env, callId);
+  recorded.push(...(await stack.callHistories(env, callId)));
   return { result, ...(await storedCall(db.orm, callId)) };
 }
 
 /** A person calls `to` from `from`; the call is taken and runs to its end. */
 async function callIn(to: string, from: string, beforeWorkersRun?: () => Promise<void>) {
-  return withEnvironment(async (env) => {
+  return stack.withEnvironment(async (env) => {
     const answer = await answerIncomingPhoneCall(deps(env), { to, from });
     await beforeWorkersRun?.();
     assert.ok(answer.answered, `the call is taken, not ${JSON.stringify(answer)}`);
-    const finished = await runWorkers(env, () => finish(env, answer.callId));
+    const finished = await withWorkers(env, () => finish(env, answer.callId));
     const description = await env.client.workflow.getHandle(callWorkflowId(answer.callId)).describe();
     return { answer, ...finished, searchAttributes: description.typedSearchAttributes };
   });
@@ -277,7 +225,7 @@ describe('inbound phone calls that are taken', { timeout: 180_000 }, () => {
 
 describe('inbound phone calls that are not taken: no Call is recorded', { timeout: 60_000 }, () => {
   const notTaken = async (to: string): Promise<IncomingCallAnswer> =>
-    withEnvironment(async (env) => answerIncomingPhoneCall(deps(env), { to, from: caller() }));
+    stack.withEnvironment(async (env) => answerIncomingPhoneCall(deps(env), { to, from: caller() }));
 
   test('a number without an agent: no_agent', async () => {
     const fixture = await createAgentFixture(db.orm);
@@ -356,9 +304,9 @@ describe('web calls', { timeout: 180_000 }, () => {
       firstMessage: 'Hi, Dana here. What can I do for you?',
       numbers: 0,
     });
-    const { call, transcript, events } = await withEnvironment(async (env) => {
+    const { call, transcript, events } = await stack.withEnvironment(async (env) => {
       const { callId } = await startWebCall(deps(env), { agentId: draft.agentId, fromLabel: 'Test panel' });
-      return runWorkers(env, () => finish(env, callId));
+      return withWorkers(env, () => finish(env, callId));
     });
     assert.equal(call.direction, 'inbound');
     assert.equal(call.channel, 'web');
@@ -378,9 +326,9 @@ describe('web calls', { timeout: 180_000 }, () => {
 
   test('a label ending in 2004 plays that scenario', async () => {
     const agent = await createAgentFixture(db.orm, { numbers: 0, firstMessage: 'Hello!' });
-    const { call } = await withEnvironment(async (env) => {
+    const { call } = await stack.withEnvironment(async (env) => {
       const { callId } = await startWebCall(deps(env), { agentId: agent.agentId, fromLabel: 'widget 2004' });
-      return runWorkers(env, () => finish(env, callId));
+      return withWorkers(env, () => finish(env, callId));
     });
     assert.equal(call.endReason, 'caller_hangup');
     assert.equal(call.analysis?.outcome, 'abandoned');
@@ -394,7 +342,7 @@ describe('web calls', { timeout: 180_000 }, () => {
     (await em.findOneOrFail(Agent, { id: deleted.agentId })).deletedAt = new Date();
     await em.flush();
     const published = await createAgentFixture(db.orm, { numbers: 0 });
-    await withEnvironment(async (env) => {
+    await stack.withEnvironment(async (env) => {
       const refused = async (agentId: string, message: RegExp, fromLabel?: string) => {
         await assert.rejects(startWebCall(deps(env), { agentId, fromLabel }), (error: Error) => {
           assert.ok(error instanceof OperatorError);
@@ -416,13 +364,5 @@ describe('web calls', { timeout: 180_000 }, () => {
 
 test('recorded histories replay without nondeterminism', async () => {
   assert.ok(recorded.length >= 16, `recorded ${recorded.length}`);
-  let replayed = 0;
-  for await (const result of Worker.runReplayHistories(
-    { workflowBundle: bundle, replayName: 'inbound-calls' },
-    recorded,
-  )) {
-    assert.equal(result.error, undefined, `${result.workflowId}: ${result.error}`);
-    replayed++;
-  }
-  assert.equal(replayed, recorded.length);
+  await stack.assertReplays('inbound-calls', recorded);
 });

@@ -4,29 +4,21 @@ import { after, before, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { Client, Connection } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import {
-  bundleWorkflowCode,
-  DefaultLogger,
-  NativeConnection,
-  Runtime,
-  Worker,
-  type WorkflowBundle,
-} from '@temporalio/worker';
+import { NativeConnection, Worker, type WorkflowBundle } from '@temporalio/worker';
 import { SEARCH_ATTRIBUTES } from '../lib/temporal/search-attributes.js';
+import { installQuietRuntime } from './support/quiet-logger.js';
 import { createTimeSkippingEnvironment, type SharedDevServer, sharedDevServer } from './support/temporal.js';
 import { longSleepWorkflow, taggedWorkflow } from './support/test-workflows.js';
+import { bundleWorkflows } from './support/workflow-bundles.js';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 const KEYWORD = 2; // temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD
 
-Runtime.install({ logger: new DefaultLogger('ERROR') });
+installQuietRuntime('ERROR');
 
 let bundle: WorkflowBundle;
 before(async () => {
-  bundle = await bundleWorkflowCode({
-    workflowsPath: fileURLToPath(new URL('./support/test-workflows.ts', import.meta.url)),
-    logger: { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error() {} },
-  });
+  bundle = await bundleWorkflows(fileURLToPath(new URL('./support/test-workflows.ts', import.meta.url)));
 });
 
 test('the time-skipping environment runs a 30-day sleep without waiting for it', async () => {

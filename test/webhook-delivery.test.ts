@@ -2,13 +2,7 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, afterEach, before, beforeEach, test } from 'node:test';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import {
-  bundleWorkflowCode,
-  DefaultLogger,
-  Runtime,
-  type Worker,
-  type WorkflowBundle,
-} from '@temporalio/worker';
+import type { Worker, WorkflowBundle } from '@temporalio/worker';
 import { Event, WebhookDelivery, WebhookEndpoint } from '../db/entities/index.js';
 import { createWorkspace } from '../lib/accounts.js';
 import { taskQueues } from '../lib/temporal/task-queues.js';
@@ -20,15 +14,17 @@ import {
 } from '../lib/temporal/workflow-contracts.js';
 import { recordPendingDeliveries, subscribedEndpointIds } from '../lib/webhooks/deliveries.js';
 import { verifyWebhookSignature } from '../lib/webhooks/verify-signature.js';
-import { createWebhooksWorker, workflowsPath } from '../workers/webhooks-worker.js';
+import { createWebhooksWorker } from '../workers/webhooks-worker.js';
 import type { eventFanOutWorkflow } from '../workflows/event-fan-out.js';
 import type { webhookDeliveryWorkflow } from '../workflows/webhook-delivery.js';
 import { freshDatabase, type TestDatabase } from './support/database.js';
+import { installQuietRuntime } from './support/quiet-logger.js';
 import { createTimeSkippingEnvironment } from './support/temporal.js';
 import { insertEndpoint, insertEvent } from './support/webhook-fixtures.js';
 import { startWebhookReceiver, type WebhookReceiver } from './support/webhook-receiver.js';
+import { bundleWorkflows } from './support/workflow-bundles.js';
 
-Runtime.install({ logger: new DefaultLogger('WARN') });
+installQuietRuntime();
 
 // The delivery workflows on the time-skipping test server: the retry schedule, pause, resume
 // and disable, against a real local receiver and a real database.
@@ -45,21 +41,9 @@ const settings = {
   webhooksAllowPrivateTargets: true,
 };
 const queue = taskQueues(settings).webhooks;
-const quietLogger = {
-  log() {},
-  trace() {},
-  debug() {},
-  info() {},
-  warn() {},
-  error: console.error,
-};
 
 before(async () => {
-  [db, bundle, receiver] = await Promise.all([
-    freshDatabase(),
-    bundleWorkflowCode({ workflowsPath, logger: quietLogger }),
-    startWebhookReceiver(),
-  ]);
+  [db, bundle, receiver] = await Promise.all([freshDatabase(), bundleWorkflows(), startWebhookReceiver()]);
   // The skipped time at which each request arrives, to check the wait between attempts.
   receiver.onRequest = () => env.currentTimeMs();
 });

@@ -1,15 +1,13 @@
-import { type NativeConnection, Worker, type WorkflowBundle } from '@temporalio/worker';
-import type { Settings } from '../lib/settings.js';
+import { Worker } from '@temporalio/worker';
 import { taskQueues } from '../lib/temporal/task-queues.js';
+import type { WorkerNeeds } from './worker-deps.js';
 import { callWorkflowsPath } from './workflow-code.js';
 
-export interface CarrierSimulatorWorkerDeps {
-  connection: NativeConnection;
-  settings: Pick<Settings, 'temporalNamespace' | 'taskQueuePrefix'>;
-  workflowBundle?: WorkflowBundle;
-  /** Workflows kept in memory between tasks; 0 turns sticky execution off (every task replays). */
-  maxCachedWorkflows?: number;
-}
+/** What the carrier-simulator worker takes of WorkerDeps: no database, no client. */
+export type CarrierSimulatorWorkerDeps = WorkerNeeds<
+  'connection' | 'workflowBundle' | 'maxCachedWorkflows',
+  'temporalNamespace' | 'taskQueuePrefix'
+>;
 
 /** The worker of the `carrier-simulator` task queue: the simulated far ends (no activities). */
 export function createCarrierSimulatorWorker(deps: CarrierSimulatorWorkerDeps): Promise<Worker> {

@@ -5,7 +5,6 @@ import {
   NativeConnection,
   Runtime,
   type Worker,
-  type WorkflowBundle,
 } from '@temporalio/worker';
 import { startLocalPostgres } from '../db/embedded-postgres.js';
 import { type Orm, openOrm } from '../db/orm.js';
@@ -14,6 +13,7 @@ import { loadSettings } from '../lib/settings.js';
 import { createCallsWorker } from './calls-worker.js';
 import { createCarrierSimulatorWorker } from './carrier-simulator-worker.js';
 import { createWebhooksWorker } from './webhooks-worker.js';
+import type { WorkerDeps } from './worker-deps.js';
 import { callWorkflowsPath } from './workflow-code.js';
 
 // A worker process: one Worker per task queue, each concern scaling on its own. The arguments name
@@ -27,28 +27,17 @@ import { callWorkflowsPath } from './workflow-code.js';
 
 const settings = loadSettings();
 
-interface ProcessDeps {
-  connection: NativeConnection;
-  client: Client;
-  workflowBundle: WorkflowBundle;
-  /** Open only when a worker of this process uses the database. */
-  orm: Orm | undefined;
-}
+/** The deps of this process's workers; the database is open only when one of them uses it. */
+type ProcessDeps = Omit<WorkerDeps, 'orm'> & { orm: Orm | undefined };
 interface WorkerKind {
   usesDatabase: boolean;
   create(deps: ProcessDeps): Promise<Worker>;
 }
 /** Every concern's worker, by task queue; one line each. */
 const WORKERS: Record<string, WorkerKind> = {
-  calls: { usesDatabase: true, create: (deps) => createCallsWorker({ ...deps, settings, orm: deps.orm! }) },
-  'carrier-simulator': {
-    usesDatabase: false,
-    create: (deps) => createCarrierSimulatorWorker({ ...deps, settings }),
-  },
-  webhooks: {
-    usesDatabase: true,
-    create: (deps) => createWebhooksWorker({ ...deps, settings, orm: deps.orm! }),
-  },
+  calls: { usesDatabase: true, create: (deps) => createCallsWorker({ ...deps, orm: deps.orm! }) },
+  'carrier-simulator': { usesDatabase: false, create: createCarrierSimulatorWorker },
+  webhooks: { usesDatabase: true, create: (deps) => createWebhooksWorker({ ...deps, orm: deps.orm! }) },
 };
 /** Named lists of workers. */
 const LISTS: Record<string, string[]> = {
@@ -86,7 +75,7 @@ const workflowBundle = await bundleWorkflowCode({
   workflowsPath: callWorkflowsPath,
   logger: new DefaultLogger('WARN'),
 });
-const deps: ProcessDeps = { connection, client, workflowBundle, orm };
+const deps: ProcessDeps = { connection, client, settings, workflowBundle, orm };
 const workers = await Promise.all(names.map((name) => WORKERS[name].create(deps)));
 logger.info('workers running', {
   task_queues: workers.map((worker) => worker.options.taskQueue),

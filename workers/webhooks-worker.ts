@@ -1,21 +1,15 @@
-import { type NativeConnection, Worker, type WorkflowBundle } from '@temporalio/worker';
+import { Worker } from '@temporalio/worker';
 import { createWebhookActivities } from '../activities/webhooks.js';
-import type { Orm } from '../db/orm.js';
-import type { Settings } from '../lib/settings.js';
 import { taskQueues } from '../lib/temporal/task-queues.js';
 import { EndpointLimiter } from '../lib/webhooks/endpoint-limiter.js';
+import type { WorkerNeeds } from './worker-deps.js';
 import { callWorkflowsPath } from './workflow-code.js';
 
-/** The bundle entry (workflows/index.ts), under the name the webhook tests import. */
-export const workflowsPath = callWorkflowsPath;
-
-export interface WebhooksWorkerDeps {
-  connection: NativeConnection;
-  settings: Pick<Settings, 'temporalNamespace' | 'taskQueuePrefix' | 'webhooksAllowPrivateTargets'>;
-  orm: Orm;
-  /** A prebuilt bundle of workflows/index.ts (tests share one); built from source when absent. */
-  workflowBundle?: WorkflowBundle;
-}
+/** What the webhooks worker takes of WorkerDeps. */
+export type WebhooksWorkerDeps = WorkerNeeds<
+  'connection' | 'orm' | 'workflowBundle',
+  'temporalNamespace' | 'taskQueuePrefix' | 'webhooksAllowPrivateTargets'
+>;
 
 /** The worker of the `webhooks` task queue: event fan-out and webhook delivery. */
 export function createWebhooksWorker(deps: WebhooksWorkerDeps): Promise<Worker> {
@@ -23,7 +17,7 @@ export function createWebhooksWorker(deps: WebhooksWorkerDeps): Promise<Worker> 
     connection: deps.connection,
     namespace: deps.settings.temporalNamespace,
     taskQueue: taskQueues(deps.settings).webhooks,
-    ...(deps.workflowBundle ? { workflowBundle: deps.workflowBundle } : { workflowsPath }),
+    ...(deps.workflowBundle ? { workflowBundle: deps.workflowBundle } : { workflowsPath: callWorkflowsPath }),
     activities: createWebhookActivities({
       orm: deps.orm,
       settings: deps.settings,

@@ -1,28 +1,24 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { Client, Connection } from '@temporalio/client';
-import {
-  bundleWorkflowCode,
-  DefaultLogger,
-  NativeConnection,
-  Runtime,
-  type Worker,
-} from '@temporalio/worker';
+import { NativeConnection, type Worker } from '@temporalio/worker';
 import { loadSettings, type Settings } from '../../lib/settings.js';
 import { createCallsWorker } from '../../workers/calls-worker.js';
 import { createCarrierSimulatorWorker } from '../../workers/carrier-simulator-worker.js';
 import { createWebhooksWorker } from '../../workers/webhooks-worker.js';
-import { callWorkflowsPath } from '../../workers/workflow-code.js';
+import type { WorkerDeps } from '../../workers/worker-deps.js';
 import { type ApiClient, startApi, type TestApi } from './api.js';
 import { freshDatabase, type TestDatabase } from './database.js';
+import { installQuietRuntime } from './quiet-logger.js';
 import { type SharedDevServer, sharedDevServer } from './temporal.js';
+import { bundleWorkflows } from './workflow-bundles.js';
 
 // The whole call stack for end-to-end tests: a fresh database, the shared Temporal dev server, the
 // call and carrier-simulator workers (and optionally the webhooks worker) on task queues of their
 // own, and the API on a random port, all pointed at the same settings.
 
 // Worker logs at WARN keep test output readable; the runtime can be installed once per process.
-Runtime.install({ logger: new DefaultLogger('WARN') });
+installQuietRuntime();
 
 export interface CallStackOptions {
   /** Start of the task queue prefix, e.g. 'api-calls'; a random part keeps parallel runs apart. */
@@ -76,11 +72,13 @@ export async function startCallStack(options: CallStackOptions): Promise<CallSta
       namespace: temporal.namespace,
     });
     closers.push(() => client.connection.close());
-    const workflowBundle = await bundleWorkflowCode({
-      workflowsPath: callWorkflowsPath,
-      logger: new DefaultLogger('WARN'),
-    });
-    const deps = { connection, client, settings, orm: db.orm, workflowBundle };
+    const deps: WorkerDeps = {
+      connection,
+      client,
+      settings,
+      orm: db.orm,
+      workflowBundle: await bundleWorkflows(),
+    };
     const workers = await Promise.all([
       createCallsWorker(deps),
       createCarrierSimulatorWorker(deps),
