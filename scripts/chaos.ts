@@ -1,0 +1,136 @@
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { markdownTable, notesMarkdown, summaryJson, writeDoc } from './chaos/report.js';
+import { abortChaos, type ChaosOptions, type ChaosReport, DEFAULT_OPTIONS, runChaos } from './chaos/run.js';
+import { DEFAULT_SCENARIOS, SCENARIOS } from './chaos/scenarios.js';
+import { ROOT } from './chaos/stack.js';
+
+// `npm run chaos [-- options]`: fault scenarios against the service's parts run as separate
+// processes (issue 14's proof; docs/reliability.md). Prints a markdown table and, last, one JSON
+// line; exits 1 when any scenario misses a target, 2 on a wrong command line or the time limit.
+
+export { type ChaosOptions, type ChaosReport, runChaos };
+
+const USAGE = `usage: npm run chaos -- [options]
+  --scenarios a,b          scenarios to run, in order (default ${DEFAULT_SCENARIOS.join(',')})
+                           known: ${SCENARIOS.map((s) => s.name).join(', ')}
+  --calls N                calls per scenario (default ${DEFAULT_OPTIONS.calls})
+  --sim-time-scale X       SIM_TIME_SCALE of the run (default ${DEFAULT_OPTIONS.simTimeScale})
+  --deadline-seconds S     a call not final this long after the fault and the last POST is stuck (default ${DEFAULT_OPTIONS.deadlineSeconds})
+  --settle-seconds S       longest wait for webhook deliveries to settle (default ${DEFAULT_OPTIONS.settleSeconds})
+  --resend-after-seconds S late-resend waits this long after a key's last try (default ${DEFAULT_OPTIONS.resendAfterSeconds})
+  --max-minutes M          stop everything after this long, exit 2 (default 90)
+  --write-doc              put the table into docs/reliability.md
+  --keep-data              keep the run folder (logs, databases) instead of removing it`;
+
+function parseArgs(argv: string[]): {
+  options: Omit<ChaosOptions, 'log'>;
+  writeDoc: boolean;
+  maxMinutes: number;
+} {
+  const options: Omit<ChaosOptions, 'log'> = { ...DEFAULT_OPTIONS, scenarios: [...DEFAULT_SCENARIOS] };
+  let write = false;
+  let maxMinutes = 90;
+  const number = (name: string, value: string | undefined, min: number): number => {
+    const n = Number(value);
+    if (value === undefined || !Number.isFinite(n) || n < min)
+      throw new Error(`${name} needs a number ≥ ${min}`);
+    return n;
+  };
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i];
+    const [flag, inline] = arg.includes('=') ? arg.split('=', 2) : [arg, undefined];
+    const value = () => inline ?? argv[++i];
+    switch (flag) {
+      case '--scenarios':
+        options.scenarios = (value() ?? '').split(',').filter(Boolean);
+        break;
+      case '--calls':
+        options.calls = Math.floor(number(flag, value(), 1));
+        break;
+      case '--sim-time-scale':
+        options.simTimeScale = number(flag, value(), 0.001);
+        break;
+      case '--deadline-seconds':
+        options.deadlineSeconds = number(flag, value(), 1);
+        break;
+      case '--settle-seconds':
+        options.settleSeconds = number(flag, value(), 0);
+        break;
+      case '--resend-after-seconds':
+        options.resendAfterSeconds = number(flag, value(), 0);
+        break;
+      case '--max-minutes':
+        maxMinutes = number(flag, value(), 1);
+        break;
+      case '--write-doc':
+        write = true;
+        break;
+      case '--keep-data':
+        options.keepData = true;
+        break;
+      case '--help':
+      case '-h':
+        process.stdout.write(`${USAGE}\n`);
+        process.exit(0);
+        break;
+      default:
+        throw new Error(`unknown option ${arg}`);
+    }
+  }
+  const unknown = options.scenarios.filter((name) => !SCENARIOS.some((s) => s.name === name));
+  if (unknown.length) throw new Error(`unknown scenario ${unknown.join(', ')}`);
+  if (options.scenarios.length === 0) throw new Error('--scenarios names none');
+  return { options, writeDoc: write, maxMinutes };
+}
+
+async function main(): Promise<number> {
+  let parsed: ReturnType<typeof parseArgs>;
+  try {
+    parsed = parseArgs(process.argv.slice(2));
+  } catch (error) {
+    process.stderr.write(`${(error as Error).message}\n${USAGE}\n`);
+    return 2;
+  }
+  const log = (line: string) =>
+    process.stdout.write(`[chaos ${new Date().toISOString().slice(11, 19)}] ${line}\n`);
+  let stopping = false;
+  const stop = (code: number, why: string) => {
+    if (stopping) return;
+    stopping = true;
+    log(`${why}; stopping every process and removing the run folder`);
+    void abortChaos().finally(() => process.exit(code));
+  };
+  process.on('SIGINT', () => stop(130, 'SIGINT received'));
+  process.on('SIGTERM', () => stop(143, 'SIGTERM received'));
+  process.on('SIGHUP', () => stop(129, 'SIGHUP received'));
+  const limit = setTimeout(
+    () => stop(2, `time limit of ${parsed.maxMinutes} minutes reached`),
+    parsed.maxMinutes * 60_000,
+  );
+  limit.unref();
+
+  const report = await runChaos({ ...parsed.options, log });
+  clearTimeout(limit);
+  process.stdout.write(`\n${markdownTable(report)}\n\n${notesMarkdown(report)}\n\n`);
+  if (parsed.writeDoc) {
+    const doc = path.join(ROOT, 'docs', 'reliability.md');
+    const args = process.argv.slice(2).filter((arg) => arg !== '--write-doc');
+    writeDoc(doc, report, args.length ? `npm run chaos -- ${args.join(' ')}` : 'npm run chaos');
+    log(`results written to ${doc}`);
+  }
+  process.stdout.write(`${summaryJson(report)}\n`);
+  return report.ok ? 0 : 1;
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(path.resolve(process.argv[1])).href) {
+  main().then(
+    (code) => process.exit(code),
+    (error: unknown) => {
+      process.stderr.write(
+        `chaos failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+      );
+      void abortChaos().finally(() => process.exit(1));
+    },
+  );
+}
