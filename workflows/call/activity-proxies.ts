@@ -1,0 +1,99 @@
+import { proxyActivities } from '@temporalio/workflow';
+import type { CallActivities } from '../../activities/calls.js';
+
+// The call workflow's activities, one proxy per retry budget (docs/calls.md, "Retry budgets").
+// Each proxy exposes only the activities that belong to its budget, so calling a step with the
+// wrong timeouts does not compile. Changing an option here changes running calls: keep them as
+// they are unless the budget itself changes.
+//
+// The database writes are idempotent (unique keys, conditional updates), so they are retried
+// until the database is back, however long it takes. A PostgreSQL restart (about 30 s) must never
+// end a call early: every step that touches the database survives at least that.
+
+/** Failure types the call activities throw that no retry can fix (activities/calls.ts). */
+const NON_RETRYABLE = ['CallNotFound', 'AnalysisRejectedError'];
+
+/** The built-in transcript analysis only: `analyzeCall` with `fallback: true`. */
+interface FallbackAnalysis {
+  analyzeCall(
+    input: Parameters<CallActivities['analyzeCall']>[0] & { fallback: true },
+  ): ReturnType<CallActivities['analyzeCall']>;
+}
+
+/**
+ * Database writes: quick, retried until the database is back (no attempt limit). The fallback
+ * analysis runs here too: it only reads the transcript.
+ */
+export const records = proxyActivities<
+  Pick<
+    CallActivities,
+    | 'markRinging'
+    | 'markAnswered'
+    | 'markEnded'
+    | 'markFailed'
+    | 'recordCallerLines'
+    | 'completeCall'
+    | 'emitCallEvent'
+  > &
+    FallbackAnalysis
+>({
+  startToCloseTimeout: '10 seconds',
+  heartbeatTimeout: '5 seconds',
+  retry: {
+    initialInterval: '1 second',
+    backoffCoefficient: 2,
+    maximumInterval: '30 seconds',
+    nonRetryableErrorTypes: NON_RETRYABLE,
+  },
+});
+
+/** Requests to the carrier only (dial, release) during a live call: a caller will not wait long. */
+export const carrier = proxyActivities<Pick<CallActivities, 'dial' | 'releaseCall'>>({
+  startToCloseTimeout: '15 seconds',
+  heartbeatTimeout: '5 seconds',
+  retry: {
+    initialInterval: '500 milliseconds',
+    backoffCoefficient: 2,
+    maximumInterval: '5 seconds',
+    maximumAttempts: 5,
+    nonRetryableErrorTypes: NON_RETRYABLE,
+  },
+});
+
+/**
+ * Live-call steps that also read or write the database (answerIncoming, connectAgent, agentTurn,
+ * transferCall): attempts every 5 s at most, without an attempt limit, for up to 75 s in all. That
+ * outlasts a 30 s database outage even when the attempt running as it ends hangs for its whole
+ * 15 s (30 + 15 + 5 = 50 s), yet still ends a call whose agent truly cannot go on within about a
+ * minute and a quarter (the call then ends `agent_error`, or `not_connected` before the answer).
+ */
+export const liveWithDatabase = proxyActivities<
+  Pick<CallActivities, 'answerIncoming' | 'connectAgent' | 'agentTurn' | 'transferCall'>
+>({
+  startToCloseTimeout: '15 seconds',
+  scheduleToCloseTimeout: '75 seconds',
+  heartbeatTimeout: '5 seconds',
+  retry: {
+    initialInterval: '500 milliseconds',
+    backoffCoefficient: 2,
+    maximumInterval: '5 seconds',
+    nonRetryableErrorTypes: NON_RETRYABLE,
+  },
+});
+
+/**
+ * The analysis may call a language model: longer attempts that heartbeat, retried with backoff
+ * (about 62 s of waits over 6 attempts, so a 30 s database outage does not exhaust it either).
+ * When it gives up, the built-in transcript rules answer on `records` (they only read the database).
+ */
+export const analysis = proxyActivities<Pick<CallActivities, 'analyzeCall'>>({
+  startToCloseTimeout: '2 minutes',
+  heartbeatTimeout: '20 seconds',
+  retry: {
+    initialInterval: '2 seconds',
+    backoffCoefficient: 2,
+    maximumInterval: '1 minute',
+    maximumAttempts: 6,
+    nonRetryableErrorTypes: NON_RETRYABLE,
+  },
+});

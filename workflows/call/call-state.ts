@@ -1,0 +1,115 @@
+import { setHandler, upsertSearchAttributes } from '@temporalio/workflow';
+import type { CallStatus } from '../../db/entities/index.js';
+import type { TranscriptLine } from '../../lib/calls/transcript.js';
+import {
+  type CallerSpeech,
+  type CallProgress,
+  type CallStep,
+  type CarrierCallback,
+  callerSpeechSignal,
+  callProgressQuery,
+  carrierCallbackSignal,
+} from '../../lib/temporal/call-messages.js';
+import { CallStatusKey } from '../../lib/temporal/search-attributes.js';
+import type { CallWorkflowInput } from '../../lib/temporal/workflow-contracts.js';
+import { speakingSeconds } from '../speech-timing.js';
+
+/**
+ * `end_reason` of an answered call whose agent could not go on: its runtime, the carrier's media
+ * or the service's own storage failed past the retry budget of a live step (or something failed
+ * unexpectedly). The call is still completed, with an analysis and `call.completed`.
+ */
+export const AGENT_ERROR = 'agent_error';
+
+export type FailReason = 'busy' | 'no_answer' | 'not_connected';
+
+/** How an answered call ended: what `markEnded` stores. */
+export interface Ending {
+  endReason: string;
+  durationSeconds: number;
+}
+
+/**
+ * One call as its workflow sees it: what the carrier and the person sent (filled in by the
+ * signal handlers), how far the call got (for the endings and the last-resort handler), and the
+ * progress the `callProgress` query shows.
+ */
+export class CallState {
+  readonly callId: string;
+  readonly progress: CallProgress;
+  /** Carrier callbacks not yet handled, oldest first (`hung_up` is kept apart in `hungUp`). */
+  readonly callbacks: CarrierCallback[] = [];
+  /** What the person said that the agent has not answered yet, oldest first. */
+  readonly heard: CallerSpeech[] = [];
+  hungUp: { atSeconds: number } | null = null;
+  /** End of the last thing the person said, in simulated seconds since the answer. */
+  heardUntil = 0;
+
+  /** The far end was reached: a dial placed, or a call that came in picked up. */
+  farEndReached = false;
+  /** The carrier reported the far end connected (or the call came in connected). */
+  connected = false;
+  /** `markAnswered` is stored: from here on the call ends `completed`. */
+  answered = false;
+  failedWith: FailReason | null = null;
+  /** What `markEnded` stored, once it has. */
+  ended: Ending | null = null;
+  lastAgentLine: TranscriptLine | null = null;
+  /** Index of the next transcript line. */
+  nextIndex = 0;
+
+  constructor(readonly input: CallWorkflowInput) {
+    this.callId = input.callId;
+    this.progress = {
+      step: input.answered ? 'connecting_agent' : 'dialing',
+      status: 'queued',
+      transcriptLines: 0,
+      lastCarrierCallback: null,
+      endReason: null,
+    };
+  }
+
+  step(next: CallStep): void {
+    this.progress.step = next;
+  }
+
+  /** A status change, also kept in the `CallStatus` search attribute. */
+  setStatus(status: CallStatus): void {
+    this.progress.status = status;
+    upsertSearchAttributes([{ key: CallStatusKey, value: status }]);
+  }
+
+  /** Simulated seconds since the answer until the last line anyone said. */
+  spokenSoFar(): number {
+    return Math.max(agentFinishedAt(this.lastAgentLine), this.heardUntil, this.hungUp?.atSeconds ?? 0);
+  }
+}
+
+/** The call's state, with the query and the signals that feed it registered. */
+export function openCall(input: CallWorkflowInput): CallState {
+  const call = new CallState(input);
+  const utterancesSeen = new Set<number>();
+  setHandler(callProgressQuery, () => call.progress);
+  setHandler(carrierCallbackSignal, (callback) => {
+    call.progress.lastCarrierCallback = callback.type;
+    if (callback.type === 'hung_up') call.hungUp ??= { atSeconds: callback.atSeconds };
+    else call.callbacks.push(callback);
+  });
+  setHandler(callerSpeechSignal, (speech) => {
+    if (utterancesSeen.has(speech.utterance)) return;
+    utterancesSeen.add(speech.utterance);
+    call.heard.push(speech);
+    call.heardUntil = Math.max(call.heardUntil, speech.endedAtSeconds);
+  });
+  return call;
+}
+
+/** The person's utterance as transcript line `index`. */
+export function lineOf(speech: CallerSpeech, index: number): TranscriptLine {
+  return { index, role: 'caller', text: speech.text, offsetSeconds: speech.startedAtSeconds };
+}
+
+/** When the agent's last line ends, in simulated seconds since the answer. */
+export function agentFinishedAt(line: TranscriptLine | null): number {
+  return line ? line.offsetSeconds + speakingSeconds(line.text) : 0;
+}

@@ -1,0 +1,95 @@
+import { condition } from '@temporalio/workflow';
+import type { CallActivities } from '../../activities/calls.js';
+import type { CallerSpeech } from '../../lib/temporal/call-messages.js';
+import { liveWithDatabase, records } from './activity-proxies.js';
+import { AGENT_ERROR, agentFinishedAt, type CallState, type Ending, lineOf } from './call-state.js';
+import { emit, failedForGood, now, release } from './steps.js';
+
+/** Longest the agent waits for the other person to say something before it ends the call. */
+const SILENCE_TIMEOUT = '10 minutes';
+
+/**
+ * Converse: the call is answered, the agent joins with its opening line (or listens first), then
+ * answers the person turn by turn until someone hangs up, the agent transfers the call, the line
+ * stays silent or the agent cannot go on. Returns how the call ended, for `finish`.
+ */
+export async function converse(call: CallState): Promise<Ending> {
+  await records.markAnswered({ callId: call.callId, answeredAt: now() });
+  call.answered = true;
+  call.setStatus('in_progress');
+  await emit(call, 'call.started');
+  call.step('connecting_agent');
+  try {
+    call.lastAgentLine = await liveWithDatabase.connectAgent({ callId: call.callId });
+  } catch (error) {
+    if (!failedForGood(error)) throw error;
+    return agentFailed(call, call.heard.splice(0));
+  }
+  call.nextIndex = call.lastAgentLine ? 1 : 0;
+  call.progress.transcriptLines = call.nextIndex;
+  call.step('in_conversation');
+  for (;;) {
+    const ending = await nextTurn(call);
+    if (ending) return ending;
+  }
+}
+
+/** Waits for the person (or the silence timeout) and lets the agent answer; the ending once the call is over. */
+async function nextTurn(call: CallState): Promise<Ending | null> {
+  const { callId, heard } = call;
+  const someoneSpoke = await condition(() => heard.length > 0 || call.hungUp !== null, SILENCE_TIMEOUT);
+  if (!someoneSpoke) {
+    await release(call, 'hang_up');
+    return { endReason: 'silence_timeout', durationSeconds: agentFinishedAt(call.lastAgentLine) };
+  }
+  if (call.hungUp !== null) {
+    const unanswered = heard.splice(0).map((speech) => lineOf(speech, call.nextIndex++));
+    await records.recordCallerLines({ callId, lines: unanswered });
+    call.progress.transcriptLines = call.nextIndex;
+    return { endReason: 'caller_hangup', durationSeconds: call.hungUp.atSeconds };
+  }
+  const speech = heard.shift()!;
+  let turn: Awaited<ReturnType<CallActivities['agentTurn']>>;
+  try {
+    turn = await liveWithDatabase.agentTurn({
+      callId,
+      heard: lineOf(speech, call.nextIndex),
+      answerAtSeconds: speech.endedAtSeconds,
+    });
+  } catch (error) {
+    if (!failedForGood(error)) throw error;
+    return agentFailed(call, [speech, ...heard.splice(0)]);
+  }
+  call.lastAgentLine = turn.line;
+  call.nextIndex = turn.line.index + 1;
+  call.progress.transcriptLines = call.nextIndex;
+  if (turn.next.kind === 'hang_up') {
+    await release(call, 'hang_up');
+    return { endReason: 'agent_hangup', durationSeconds: agentFinishedAt(call.lastAgentLine) };
+  }
+  if (turn.next.kind === 'transfer') {
+    try {
+      await liveWithDatabase.transferCall({ callId, to: turn.next.to });
+    } catch (error) {
+      if (!failedForGood(error)) throw error;
+      return agentFailed(call, heard.splice(0));
+    }
+    await emit(call, 'call.transferred', { transferred_to: turn.next.to });
+    return { endReason: 'transferred', durationSeconds: agentFinishedAt(call.lastAgentLine) };
+  }
+  return null;
+}
+
+/**
+ * A live step failed past its retry budget: the agent cannot go on. The far end is released and
+ * what the person said that the agent never answered is kept; the call then completes `agent_error`.
+ */
+async function agentFailed(call: CallState, unanswered: CallerSpeech[]): Promise<Ending> {
+  await release(call, 'hang_up');
+  if (unanswered.length > 0) {
+    const lines = unanswered.map((speech) => lineOf(speech, call.nextIndex++));
+    await records.recordCallerLines({ callId: call.callId, lines });
+    call.progress.transcriptLines = call.nextIndex;
+  }
+  return { endReason: AGENT_ERROR, durationSeconds: call.spokenSoFar() };
+}

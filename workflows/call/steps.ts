@@ -1,0 +1,55 @@
+import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
+import {
+  ActivityFailure,
+  isCancellation,
+  ParentClosePolicy,
+  startChild,
+  WorkflowIdReusePolicy,
+} from '@temporalio/workflow';
+import type { CallEventType } from '../../db/entities/index.js';
+import type { CallEventExtra } from '../../lib/calls/call-events.js';
+import {
+  EVENT_FAN_OUT_WORKFLOW,
+  type EventFanOutWorkflow,
+  eventFanOutWorkflowId,
+} from '../../lib/temporal/workflow-contracts.js';
+import { carrier, records } from './activity-proxies.js';
+import type { CallState } from './call-state.js';
+
+// Steps more than one phase of the call takes.
+
+/** A step failed for good (its retries ran out or it cannot be retried); not a cancellation. */
+export function failedForGood(error: unknown): error is ActivityFailure {
+  return error instanceof ActivityFailure && !isCancellation(error);
+}
+
+/** Workflow time as an ISO timestamp, for the rows the activities write. */
+export function now(): string {
+  return new Date().toISOString();
+}
+
+/** Writes the event (once per call and type), then hands it to its fan-out child. */
+export async function emit(call: CallState, type: CallEventType, extra?: CallEventExtra): Promise<void> {
+  const { eventId } = await records.emitCallEvent({ callId: call.callId, type, occurredAt: now(), extra });
+  try {
+    // Delivery runs on its own: the call never waits for webhooks.
+    await startChild<EventFanOutWorkflow>(EVENT_FAN_OUT_WORKFLOW, {
+      args: [{ eventId }],
+      workflowId: eventFanOutWorkflowId(eventId),
+      taskQueue: call.input.eventsTaskQueue,
+      parentClosePolicy: ParentClosePolicy.ABANDON,
+      workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
+    });
+  } catch (error) {
+    if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
+  }
+}
+
+/** Ends the far end from our side, best effort: a carrier that cannot be reached does not stop the call from ending. */
+export async function release(call: CallState, reason: 'hang_up' | 'cancel'): Promise<void> {
+  try {
+    await carrier.releaseCall({ callId: call.callId, reason });
+  } catch (error) {
+    if (!failedForGood(error)) throw error;
+  }
+}
