@@ -31,17 +31,22 @@ export function createWebhookActivities(deps: WebhookActivityDeps) {
   // Every step heartbeats while it runs (activities/heartbeat.ts); the workflows set the timeouts.
   return heartbeating({
     /** Fan-out: a pending delivery per subscribed active endpoint; returns their ids. */
-    async recordEventDeliveries(input: { eventId: string }): Promise<{ deliveryIds: string[] }> {
+    async recordEventDeliveries(input: {
+      eventId: string;
+    }): Promise<{ deliveryIds: string[]; eventType?: string }> {
       const em = deps.orm.em.fork() as EntityManager;
       const event = await em.findOne(Event, { id: input.eventId });
       if (!event) return { deliveryIds: [] };
       const endpointIds = await subscribedEndpointIds(em, event);
-      return { deliveryIds: await recordPendingDeliveries(em, event, endpointIds) };
+      // The type names the deliveries in the Temporal Web UI (lib/temporal/workflow-metadata.ts).
+      return { deliveryIds: await recordPendingDeliveries(em, event, endpointIds), eventType: event.type };
     },
 
     /** Attempt number `attempt` of one delivery: send it, and log the result on the delivery. */
     async attemptWebhookDelivery(input: { deliveryId: string; attempt: number }): Promise<{
       outcome: AttemptOutcome;
+      /** Where it went, for the delivery workflow's current details in the Web UI. */
+      endpointUrl?: string;
     }> {
       const now = serverClock();
       const em = deps.orm.em.fork() as EntityManager;
@@ -102,7 +107,10 @@ export function createWebhookActivities(deps: WebhookActivityDeps) {
       }
       await em.flush();
       await updateEndpointHealth(em, endpoint.id, result.delivered, attemptedAt);
-      return { outcome: result.delivered ? 'delivered' : retryIn === null ? 'failed' : 'retry' };
+      return {
+        outcome: result.delivered ? 'delivered' : retryIn === null ? 'failed' : 'retry',
+        endpointUrl: endpoint.url,
+      };
     },
   });
 }

@@ -2,6 +2,7 @@ import { startLocalPostgres } from '../db/embedded-postgres.js';
 import { openOrm } from '../db/orm.js';
 import { createLogger } from '../lib/logger.js';
 import { loadSettings } from '../lib/settings.js';
+import { temporalConnectionOptions } from '../lib/temporal-connection.js';
 import { createApp } from './app.js';
 import { listen } from './server.js';
 import { lazyTemporalClient } from './temporal-client.js';
@@ -22,11 +23,17 @@ if (settings.webhooksAllowPrivateTargets) {
 const databaseUrl = settings.databaseUrl ?? (await startLocalPostgres()).url;
 const orm = await openOrm(databaseUrl);
 const temporal = lazyTemporalClient({
-  address: settings.temporalAddress,
+  ...temporalConnectionOptions(settings),
   namespace: settings.temporalNamespace,
 });
 const app = createApp({ settings, orm, temporal: () => temporal.get(), logger });
-const server = await listen(app, { host: settings.host, port: settings.port });
+// `npm run start:cluster` runs several API processes on one port (SO_REUSEPORT: the kernel spreads
+// the connections over them); it sets API_REUSE_PORT=true in their environment.
+const server = await listen(app, {
+  host: settings.host,
+  port: settings.port,
+  reusePort: process.env.API_REUSE_PORT === 'true',
+});
 logger.info('API listening', { url: `${server.url}/v1` });
 
 let stopping = false;

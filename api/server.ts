@@ -12,7 +12,10 @@ export interface RunningServer {
 /** After this long, connections still busy at shutdown are cut. */
 export const SHUTDOWN_GRACE_MS = 10_000;
 
-export async function listen(app: ApiApp, options: { host: string; port: number }): Promise<RunningServer> {
+export async function listen(
+  app: ApiApp,
+  options: { host: string; port: number; reusePort?: boolean },
+): Promise<RunningServer> {
   const server = http.createServer(app.koa.callback());
   server.keepAliveTimeout = 5_000;
   server.on('clientError', app.onClientError);
@@ -23,7 +26,9 @@ export async function listen(app: ApiApp, options: { host: string; port: number 
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(options.port, options.host, () => {
+    // reusePort (SO_REUSEPORT, Linux): several processes listen on the same port and the kernel
+    // spreads new connections over them; one that exits leaves the others serving.
+    server.listen({ port: options.port, host: options.host, reusePort: options.reusePort ?? false }, () => {
       server.off('error', reject);
       resolve();
     });

@@ -1,4 +1,5 @@
 import { Client, Connection } from '@temporalio/client';
+import type { TemporalConnectionOptions } from '../lib/temporal-connection.js';
 
 export interface LazyTemporalClient {
   /** Connects on first use; a failed connect is retried by the next call. */
@@ -7,12 +8,15 @@ export interface LazyTemporalClient {
 }
 
 /** The API needs Temporal only for some routes, so it starts without it and connects on demand. */
-export function lazyTemporalClient(options: { address: string; namespace: string }): LazyTemporalClient {
+export function lazyTemporalClient(
+  options: TemporalConnectionOptions & { namespace: string },
+): LazyTemporalClient {
+  const { namespace, ...connectionOptions } = options;
   let pending: Promise<Client> | undefined;
   return {
     get() {
-      pending ??= Connection.connect({ address: options.address })
-        .then((connection) => new Client({ connection, namespace: options.namespace }))
+      pending ??= Connection.connect(connectionOptions)
+        .then((connection) => new Client({ connection, namespace }))
         .catch((error) => {
           pending = undefined;
           throw error;

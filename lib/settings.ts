@@ -12,6 +12,14 @@ export interface Settings {
   temporalAddress: string;
   temporalAddressIsDefault: boolean;
   temporalNamespace: string;
+  /**
+   * mTLS client certificate and key (PEM file paths) for a Temporal that asks for one, such as a
+   * Temporal Cloud namespace with certificate auth: TEMPORAL_TLS_CERT and TEMPORAL_TLS_KEY, both or
+   * neither.
+   */
+  temporalTls: { certPath: string; keyPath: string } | undefined;
+  /** TEMPORAL_API_KEY: a Temporal Cloud API key; the connection then uses TLS. */
+  temporalApiKey: string | undefined;
   /** Prefix of every task queue name, so parallel test files never share workers. */
   taskQueuePrefix: string;
   webhooksAllowPrivateTargets: boolean;
@@ -33,6 +41,16 @@ function positiveNumber(name: string, value: string | undefined, fallback: numbe
   return n;
 }
 
+function temporalTls(env: NodeJS.ProcessEnv): Settings['temporalTls'] {
+  const certPath = env.TEMPORAL_TLS_CERT || undefined;
+  const keyPath = env.TEMPORAL_TLS_KEY || undefined;
+  if (!certPath && !keyPath) return undefined;
+  if (!certPath || !keyPath) {
+    throw new Error('TEMPORAL_TLS_CERT and TEMPORAL_TLS_KEY go together: set both (PEM files) or neither');
+  }
+  return { certPath, keyPath };
+}
+
 export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
   const logLevel = (env.LOG_LEVEL ?? 'info').toLowerCase();
   if (!['debug', 'info', 'warn', 'error'].includes(logLevel)) {
@@ -45,6 +63,8 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
     temporalAddress: env.TEMPORAL_ADDRESS || '127.0.0.1:7233',
     temporalAddressIsDefault: !env.TEMPORAL_ADDRESS,
     temporalNamespace: env.TEMPORAL_NAMESPACE || 'default',
+    temporalTls: temporalTls(env),
+    temporalApiKey: env.TEMPORAL_API_KEY || undefined,
     taskQueuePrefix: env.TASK_QUEUE_PREFIX || '',
     webhooksAllowPrivateTargets: bool(env.WEBHOOKS_ALLOW_PRIVATE_TARGETS, false),
     simTimeScale: positiveNumber('SIM_TIME_SCALE', env.SIM_TIME_SCALE, 1),

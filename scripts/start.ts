@@ -4,6 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { Connection } from '@temporalio/client';
 import { type LocalPostgres, startLocalPostgres } from '../db/embedded-postgres.js';
 import { loadSettings } from '../lib/settings.js';
+import { temporalConnectionOptions } from '../lib/temporal-connection.js';
 import { runMigrations } from './migrate.js';
 import { acceptsTcp, hasExited, redactUrl, stopChild, waitForTcp } from './processes.js';
 import {
@@ -183,7 +184,10 @@ async function startTemporal(): Promise<{ address: string; uiUrl: string | undef
 /** Best effort on a server we do not run: Temporal Cloud, for one, refuses the operator API. */
 async function registerSearchAttributes(address: string): Promise<void> {
   try {
-    const connection = await Connection.connect({ address, connectTimeout: 10_000 });
+    const connection = await Connection.connect({
+      ...temporalConnectionOptions({ ...settings, temporalAddress: address }),
+      connectTimeout: 10_000,
+    });
     try {
       await ensureSearchAttributes(connection, settings.temporalNamespace);
     } finally {

@@ -311,7 +311,7 @@ exec java -XX:TieredStopAtLevel=1 -XX:+UseSerialGC -Xshare:auto -cp '${path.join
  * Runs a provisioning command, passing its output through as progress (or, with `summarise`, a line
  * count) plus a heartbeat every 15 s so a long silent build never looks stuck.
  */
-async function run(
+export async function run(
   command: string,
   args: string[],
   options: { env?: NodeJS.ProcessEnv; log: Log; summarise?: boolean },
@@ -365,7 +365,7 @@ function findOnPath(program: string): string | undefined {
   return undefined;
 }
 
-function isExecutable(file: string): boolean {
+export function isExecutable(file: string): boolean {
   try {
     accessSync(file, constants.X_OK);
     return statSync(file).isFile();
@@ -406,7 +406,7 @@ async function works(kind: TemporalBinaryKind, binary: string, log?: Log): Promi
 
 // ---- one provisioning at a time per cache ----
 
-async function takeLock(lockFile: string, title: string, log: Log): Promise<() => void> {
+export async function takeLock(lockFile: string, title: string, log: Log): Promise<() => void> {
   let lastNotice = 0;
   for (;;) {
     try {

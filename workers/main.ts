@@ -10,6 +10,7 @@ import { startLocalPostgres } from '../db/embedded-postgres.js';
 import { type Orm, openOrm } from '../db/orm.js';
 import { createLogger } from '../lib/logger.js';
 import { loadSettings } from '../lib/settings.js';
+import { temporalConnectionOptions } from '../lib/temporal-connection.js';
 import { createCallsWorker } from './calls-worker.js';
 import { createCarrierSimulatorWorker } from './carrier-simulator-worker.js';
 import { createWebhooksWorker } from './webhooks-worker.js';
@@ -65,9 +66,9 @@ const usesDatabase = names.some((name) => WORKERS[name].usesDatabase);
 const orm = usesDatabase
   ? await openOrm(settings.databaseUrl ?? (await startLocalPostgres()).url)
   : undefined;
-const connection = await NativeConnection.connect({ address: settings.temporalAddress });
+const connection = await NativeConnection.connect(temporalConnectionOptions(settings));
 const client = new Client({
-  connection: await Connection.connect({ address: settings.temporalAddress }),
+  connection: await Connection.connect(temporalConnectionOptions(settings)),
   namespace: settings.temporalNamespace,
 });
 // One bundle of the workflow code, shared by every worker of this process.

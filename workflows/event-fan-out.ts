@@ -2,6 +2,7 @@ import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import { ParentClosePolicy, proxyActivities, startChild, WorkflowIdReusePolicy } from '@temporalio/workflow';
 import type { createWebhookActivities } from '../activities/webhooks.js';
 import { type EventFanOutInput, webhookDeliveryWorkflowId } from '../lib/temporal/workflow-contracts.js';
+import { webhookDeliveryMetadata } from '../lib/temporal/workflow-metadata.js';
 import { webhookDeliveryWorkflow } from './webhook-delivery.js';
 
 // Started by the call workflow for every event it writes (id `event-fanout-<eventId>`):
@@ -15,15 +16,20 @@ const { recordEventDeliveries } = proxyActivities<ReturnType<typeof createWebhoo
 });
 
 export async function eventFanOutWorkflow(input: EventFanOutInput): Promise<{ deliveries: number }> {
-  const { deliveryIds } = await recordEventDeliveries({ eventId: input.eventId });
-  await Promise.all(deliveryIds.map(startDelivery));
+  const { deliveryIds, eventType } = await recordEventDeliveries({ eventId: input.eventId });
+  await Promise.all(deliveryIds.map((deliveryId) => startDelivery(deliveryId, input.eventId, eventType)));
   return { deliveries: deliveryIds.length };
 }
 
 /** Starts `webhook-delivery-<deliveryId>` unless it ran already. */
-async function startDelivery(deliveryId: string): Promise<void> {
+async function startDelivery(
+  deliveryId: string,
+  eventId: string,
+  eventType: string | undefined,
+): Promise<void> {
   try {
     await startChild(webhookDeliveryWorkflow, {
+      ...webhookDeliveryMetadata({ deliveryId, eventId, eventType }),
       workflowId: webhookDeliveryWorkflowId(deliveryId),
       args: [{ deliveryId }],
       parentClosePolicy: ParentClosePolicy.ABANDON,

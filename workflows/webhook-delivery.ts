@@ -1,4 +1,4 @@
-import { proxyActivities, sleep } from '@temporalio/workflow';
+import { proxyActivities, setCurrentDetails, sleep } from '@temporalio/workflow';
 import type { createWebhookActivities } from '../activities/webhooks.js';
 import type { WebhookDeliveryInput, WebhookDeliveryResult } from '../lib/temporal/workflow-contracts.js';
 import { busyPauseMs, MAX_DELIVERY_ATTEMPTS, retryDelayAfter } from '../lib/webhooks/retry-schedule.js';
@@ -23,7 +23,10 @@ export async function webhookDeliveryWorkflow(input: WebhookDeliveryInput): Prom
   let attempt = 1;
   let timesBusy = 0;
   while (attempt <= MAX_DELIVERY_ATTEMPTS) {
-    const { outcome } = await attemptWebhookDelivery({ deliveryId: input.deliveryId, attempt });
+    const { outcome, endpointUrl } = await attemptWebhookDelivery({ deliveryId: input.deliveryId, attempt });
+    // Shown on the workflow's page in the Web UI: the last attempt, where to, and how it went.
+    if (endpointUrl)
+      setCurrentDetails(`attempt ${attempt} of ${MAX_DELIVERY_ATTEMPTS} to ${endpointUrl}: ${outcome}`);
     if (outcome === 'busy') {
       await sleep(busyPauseMs(++timesBusy));
       continue;

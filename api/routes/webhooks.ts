@@ -242,7 +242,10 @@ const sendTest = defineRoute<WebhookParams, Record<string, never>, WebhookTest>(
     try {
       const client = await ctx.state.deps.temporal();
       await withTimeout(
-        startWebhookDelivery(client, ctx.state.deps.settings, deliveryId),
+        startWebhookDelivery(client, ctx.state.deps.settings, deliveryId, {
+          eventId: event.id,
+          endpointUrl: endpoint.url,
+        }),
         WORKFLOW_START_TIMEOUT_MS,
       );
     } catch (error) {

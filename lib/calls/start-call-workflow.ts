@@ -15,6 +15,7 @@ import {
   type CallWorkflowInput,
   callWorkflowId,
 } from '../temporal/workflow-contracts.js';
+import { callWorkflowMetadata } from '../temporal/workflow-metadata.js';
 
 /**
  * Starts the call's workflow, tagged with the search attributes operators filter on in the
@@ -44,6 +45,8 @@ export async function startCallWorkflow(
     taskQueue: queues.calls,
     args: [input],
     workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
+    // Who is called by which agent, in the Web UI's lists (Temporal user metadata).
+    ...callWorkflowMetadata(input),
     typedSearchAttributes: [
       { key: WorkspaceIdKey, value: call.workspace },
       { key: AgentIdKey, value: call.agent ?? '' },

@@ -7,6 +7,7 @@ import {
   type SimulatedCalleeInput,
   type SimulatedCalleeWorkflow,
 } from '../temporal/workflow-contracts.js';
+import { farEndMetadata } from '../temporal/workflow-metadata.js';
 import type { AnswerRequest, Carrier, DialRequest } from './carrier.js';
 
 // The default carrier: every dial starts a simulated far end, itself a workflow on the
@@ -72,6 +73,7 @@ export class SimulatedCarrier implements Carrier {
         taskQueue: this.options.taskQueue,
         args: [input],
         workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
+        ...farEndMetadata(callId, input),
       });
     } catch (error) {
       // A retried dial: the far end was reached the first time.

@@ -9,6 +9,7 @@ import {
   type WebhookDeliveryWorkflow,
   webhookDeliveryWorkflowId,
 } from '../temporal/workflow-contracts.js';
+import { webhookDeliveryMetadata } from '../temporal/workflow-metadata.js';
 import { recordPendingDeliveries } from './deliveries.js';
 
 // POST /webhooks/{id}/test: a webhook.test event (no call) delivered to that one endpoint only,
@@ -48,10 +49,13 @@ export async function startWebhookDelivery(
   client: Client,
   settings: Pick<Settings, 'taskQueuePrefix'>,
   deliveryId: string,
+  /** What the Web UI shows for it: the test event and the endpoint it goes to. */
+  about?: { eventId: string; endpointUrl: string },
 ): Promise<void> {
   await client.workflow.start<WebhookDeliveryWorkflow>(WEBHOOK_DELIVERY_WORKFLOW, {
     workflowId: webhookDeliveryWorkflowId(deliveryId),
     taskQueue: taskQueues(settings).webhooks,
     args: [{ deliveryId }],
+    ...(about && webhookDeliveryMetadata({ deliveryId, eventType: 'webhook.test', ...about })),
   });
 }

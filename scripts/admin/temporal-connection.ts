@@ -1,5 +1,6 @@
 import { Client, Connection } from '@temporalio/client';
 import { OperatorError } from '../../lib/accounts.js';
+import { temporalConnectionOptions } from '../../lib/temporal-connection.js';
 import type { CommandContext } from './command.js';
 
 /** How long a command waits for the Temporal frontend before it gives up. */
@@ -14,7 +15,10 @@ export async function connectTemporal(context: CommandContext): Promise<Client> 
   const { temporalAddress, temporalAddressIsDefault, temporalNamespace } = context.settings;
   let connection: Connection;
   try {
-    connection = await Connection.connect({ address: temporalAddress, connectTimeout: CONNECT_TIMEOUT_MS });
+    connection = await Connection.connect({
+      ...temporalConnectionOptions(context.settings),
+      connectTimeout: CONNECT_TIMEOUT_MS,
+    });
   } catch (error) {
     const hint = temporalAddressIsDefault
       ? 'start the service with `npm start` (it runs the local dev server) or set TEMPORAL_ADDRESS'

