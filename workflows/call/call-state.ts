@@ -1,4 +1,4 @@
-import { setHandler, upsertSearchAttributes } from '@temporalio/workflow';
+import { setCurrentDetails, setHandler, upsertSearchAttributes } from '@temporalio/workflow';
 import type { CallStatus } from '../../db/entities/index.js';
 import type { TranscriptLine } from '../../lib/calls/transcript.js';
 import {
@@ -71,12 +71,14 @@ export class CallState {
 
   step(next: CallStep): void {
     this.progress.step = next;
+    setCurrentDetails(`${this.progress.status}, step ${next}`); // the Web UI's current details
   }
 
   /** A status change, also kept in the `CallStatus` search attribute. */
   setStatus(status: CallStatus): void {
     this.progress.status = status;
     upsertSearchAttributes([{ key: CallStatusKey, value: status }]);
+    setCurrentDetails(`${status}, step ${this.progress.step}`);
   }
 
   /** Simulated seconds since the answer until the last line anyone said. */

@@ -13,6 +13,7 @@ import {
   type EventFanOutWorkflow,
   eventFanOutWorkflowId,
 } from '../../lib/temporal/workflow-contracts.js';
+import { eventFanOutMetadata } from '../../lib/temporal/workflow-metadata.js';
 import { carrier, records } from './activity-proxies.js';
 import type { CallState } from './call-state.js';
 
@@ -37,6 +38,7 @@ export async function emit(call: CallState, type: CallEventType, extra?: CallEve
       args: [{ eventId }],
       workflowId: eventFanOutWorkflowId(eventId),
       taskQueue: call.input.eventsTaskQueue,
+      ...eventFanOutMetadata({ eventId, type, callId: call.callId }),
       parentClosePolicy: ParentClosePolicy.ABANDON,
       workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
     });
