@@ -2,10 +2,14 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import type { Client } from '@temporalio/client';
+import { WorkflowNotFoundError } from '@temporalio/client';
 import { Call, Event, IdempotencyRecord } from '../db/entities/index.js';
 import { type Orm, openOrm } from '../db/orm.js';
 import { setLimits } from '../lib/accounts.js';
-import { callWorkflowId } from '../lib/temporal/workflow-contracts.js';
+import { STALE_QUEUED_SECONDS } from '../lib/calls/call-limits.js';
+import { expireStaleQueuedCalls } from '../lib/calls/expire-queued-calls.js';
+import { createLogger } from '../lib/logger.js';
+import { callWorkflowId, farEndWorkflowId } from '../lib/temporal/workflow-contracts.js';
 import { createFixture, type Fixture, startApi, type TestApi } from './support/api.js';
 import { assertApiError } from './support/assert-api.js';
 import { type AgentFixture, createAgentFixture } from './support/call-fixtures.js';
@@ -279,6 +283,50 @@ describe('an Idempotency-Key never dials twice, whenever the database drops', ()
       await outage.end();
       await api.close();
     }
+  });
+
+  test('no retry ever comes: the sweep ends the never-dialed call not_connected, once; a later retry replays', async () => {
+    const api = await apiThatLosesTheDatabaseAtStart({ startFails: true });
+    const key = randomUUID();
+    const body = { agent_id: agent.agentId, to: callee(), metadata: { key } };
+    try {
+      const res = await api.client(owner.secret).post('/calls', body, { 'Idempotency-Key': key });
+      assertApiError(res, 503, 'call_outcome_unknown');
+    } finally {
+      await outage.end();
+      await api.close();
+    }
+    const [call] = await callsWithKey(key);
+    assert.equal(call.status, 'queued');
+    const logger = createLogger('error', { write: () => {} });
+    const em = () => stack.db.orm.em.fork();
+    // Not yet: a queued call younger than STALE_QUEUED_SECONDS may still get its workflow.
+    assert.deepEqual(await expireStaleQueuedCalls(em(), stack.client, stack.settings, logger), []);
+    const later = new Date(Date.now() + (STALE_QUEUED_SECONDS + 1) * 1000);
+    const expired = await expireStaleQueuedCalls(em(), stack.client, stack.settings, logger, later);
+    assert.ok(expired.includes(call.id));
+    const result = await stack.client.workflow.getHandle(callWorkflowId(call.id)).result();
+    assert.deepEqual(result, { status: 'failed', endReason: 'not_connected', durationSeconds: null });
+    const ended = await em().findOneOrFail(Call, { id: call.id });
+    assert.equal(ended.status, 'failed');
+    assert.equal(ended.endReason, 'not_connected');
+    assert.equal(await em().count(Event, { call: call.id, type: 'call.failed' }), 1);
+    assert.equal(await em().count(Event, { call: call.id, type: { $ne: 'call.failed' } }), 0);
+    await assert.rejects(
+      stack.client.workflow.getHandle(farEndWorkflowId(call.id)).describe(),
+      WorkflowNotFoundError,
+      'nobody was dialed',
+    );
+    // A second sweep, or a sweep of a call whose workflow runs, changes nothing.
+    assert.ok(
+      !(await expireStaleQueuedCalls(em(), stack.client, stack.settings, logger, later)).includes(call.id),
+    );
+
+    // The client comes back with its key after all: the stored answer, and still one call.
+    await expireIdempotencyLocks(stack.db.orm);
+    const retry = await stack.api.client(owner.secret).post('/calls', body, { 'Idempotency-Key': key });
+    assert.equal(retry.headers.get('idempotent-replayed'), 'true');
+    assert.equal((await callsWithKey(key)).length, 1);
   });
 
   test('POST /agents and POST /webhooks: the database drops right after the commit; the retry replays, nothing is created twice', async () => {

@@ -12,6 +12,7 @@ import { createLogger } from '../lib/logger.js';
 import { loadSettings } from '../lib/settings.js';
 import { temporalConnectionOptions } from '../lib/temporal-connection.js';
 import { createCallsWorker } from './calls-worker.js';
+import { startQueuedCallSweeper } from './queued-call-sweeper.js';
 import { createCarrierSimulatorWorker } from './carrier-simulator-worker.js';
 import { createWebhooksWorker } from './webhooks-worker.js';
 import type { WorkerDeps } from './worker-deps.js';
@@ -78,6 +79,10 @@ const workflowBundle = await bundleWorkflowCode({
 });
 const deps: ProcessDeps = { connection, client, settings, workflowBundle, orm };
 const workers = await Promise.all(names.map((name) => WORKERS[name].create(deps)));
+// Calls whose workflow never started (the API died between commit and start) are ended here.
+const sweeper = names.includes('calls')
+  ? startQueuedCallSweeper({ orm: orm!, client, settings, logger })
+  : undefined;
 logger.info('workers running', {
   task_queues: workers.map((worker) => worker.options.taskQueue),
   pid: process.pid,
@@ -101,6 +106,7 @@ try {
   process.exitCode = 1;
   for (const worker of workers) if (worker.getState() === 'RUNNING') worker.shutdown();
 } finally {
+  await sweeper?.stop();
   await client.connection.close();
   await connection.close();
   await orm?.close(true);

@@ -26,6 +26,8 @@ import { complete, fail, finishAfterFailure } from './call/finish.js';
 export async function callWorkflow(input: CallWorkflowInput): Promise<CallWorkflowResult> {
   const call = openCall(input);
   try {
+    // Queued too long without its workflow (lib/calls/expire-queued-calls.ts): never dialed.
+    if (input.expired) return await fail(call, 'not_connected');
     const connection = await connect(call);
     if (connection !== 'connected') return await fail(call, connection);
     const ending = await converse(call);

@@ -19,13 +19,14 @@ import { callWorkflowMetadata } from '../temporal/workflow-metadata.js';
 
 /**
  * Starts the call's workflow, tagged with the search attributes operators filter on in the
- * Temporal Web UI. `answered` is true for calls that arrive connected (nothing to dial).
+ * Temporal Web UI. `answered` is true for calls that arrive connected (nothing to dial);
+ * `expired` ends a call that waited queued too long without dialing it.
  */
 export async function startCallWorkflow(
   client: Client,
   settings: Pick<Settings, 'taskQueuePrefix'>,
   call: Call,
-  options: { answered?: boolean } = {},
+  options: { answered?: boolean; expired?: boolean } = {},
 ): Promise<void> {
   const queues = taskQueues(settings);
   const input: CallWorkflowInput = {
@@ -38,6 +39,7 @@ export async function startCallWorkflow(
     to: call.toNumber ?? null,
     ringTimeoutSeconds: call.ringTimeoutSeconds ?? 30,
     answered: options.answered ?? false,
+    ...(options.expired ? { expired: true } : {}),
     eventsTaskQueue: queues.webhooks,
   };
   await client.workflow.start<CallWorkflow>(CALL_WORKFLOW, {

@@ -21,6 +21,11 @@ export interface CallWorkflowInput {
   ringTimeoutSeconds: number;
   /** True for a call that reaches us already answered: there is nothing to dial. */
   answered: boolean;
+  /**
+   * The call waited `queued` past its admission deadline without a workflow (lib/calls/
+   * expire-queued-calls.ts): end it failed/not_connected without dialing.
+   */
+  expired?: boolean;
   /** Task queue of event delivery (`taskQueues().webhooks`). */
   eventsTaskQueue: string;
 }
