@@ -2,10 +2,8 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Connection } from '@temporalio/client';
 import { type LocalPostgres, startLocalPostgres } from '../db/embedded-postgres.js';
 import { loadSettings } from '../lib/settings.js';
-import { temporalConnectionOptions } from '../lib/temporal-connection.js';
 import { loadClusterSettings, type WorkerGroup } from './cluster/settings.js';
 import { type Running, Supervised, spawnedChildren, spawnPart } from './cluster/supervisor.js';
 import { allTemporalPorts, type PostgresTarget, temporalServerConfig } from './cluster/temporal-config.js';
@@ -19,7 +17,7 @@ import {
 import { runMigrations } from './migrate.js';
 import { acceptsTcp, redactUrl, waitForTcp } from './processes.js';
 import { resolveTemporalCli } from './temporal-binaries.js';
-import { ensureSearchAttributes } from './temporal-dev-server.js';
+import { registerSearchAttributes } from './temporal-dev-server.js';
 import { resolveServerBinary } from './temporal-server-binaries.js';
 
 // `npm run start:cluster`: the shape production runs, on this machine and without Docker
@@ -159,7 +157,7 @@ async function startTemporal(
 ): Promise<{ address: string; uiUrl: string | undefined }> {
   if (!settings.temporalAddressIsDefault) {
     say(`Temporal: ${settings.temporalAddress} (TEMPORAL_ADDRESS), namespace ${settings.temporalNamespace}`);
-    await registerSearchAttributes(settings.temporalAddress);
+    await registerSearchAttributes(settings, say);
     return { address: settings.temporalAddress, uiUrl: undefined };
   }
   const address = `127.0.0.1:${cluster.temporalPort}`;
@@ -251,23 +249,6 @@ async function startTemporal(
   }
   say(`Temporal Web UI: pid ${uiProcess.pid}, log ${path.join(TEMPORAL_DIR, 'ui.log')}`);
   return { address, uiUrl: `http://127.0.0.1:${cluster.uiPort}` };
-}
-
-/** Best effort on a server we do not run: Temporal Cloud, for one, refuses the operator API. */
-async function registerSearchAttributes(address: string): Promise<void> {
-  try {
-    const connection = await Connection.connect({
-      ...temporalConnectionOptions({ ...settings, temporalAddress: address }),
-      connectTimeout: 10_000,
-    });
-    try {
-      await ensureSearchAttributes(connection, settings.temporalNamespace);
-    } finally {
-      await connection.close();
-    }
-  } catch (error) {
-    say(`Temporal: could not check the search attributes on ${address}: ${String(error)}`);
-  }
 }
 
 // ---- the service's processes ----

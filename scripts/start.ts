@@ -1,14 +1,12 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Connection } from '@temporalio/client';
 import { type LocalPostgres, startLocalPostgres } from '../db/embedded-postgres.js';
 import { loadSettings } from '../lib/settings.js';
-import { temporalConnectionOptions } from '../lib/temporal-connection.js';
 import { runMigrations } from './migrate.js';
 import { acceptsTcp, hasExited, redactUrl, stopChild, waitForTcp } from './processes.js';
 import {
-  ensureSearchAttributes,
+  registerSearchAttributes,
   startTemporalDevServer,
   type TemporalDevServer,
 } from './temporal-dev-server.js';
@@ -157,7 +155,7 @@ async function startPostgres(): Promise<string> {
 async function startTemporal(): Promise<{ address: string; uiUrl: string | undefined }> {
   if (!settings.temporalAddressIsDefault) {
     say(`Temporal: ${settings.temporalAddress} (TEMPORAL_ADDRESS)`);
-    await registerSearchAttributes(settings.temporalAddress);
+    await registerSearchAttributes(settings, say);
     return { address: settings.temporalAddress, uiUrl: undefined };
   }
   const [ip, port] = splitAddress(settings.temporalAddress);
@@ -179,23 +177,6 @@ async function startTemporal(): Promise<{ address: string; uiUrl: string | undef
     );
   }
   return { address: server.address, uiUrl: server.uiUrl };
-}
-
-/** Best effort on a server we do not run: Temporal Cloud, for one, refuses the operator API. */
-async function registerSearchAttributes(address: string): Promise<void> {
-  try {
-    const connection = await Connection.connect({
-      ...temporalConnectionOptions({ ...settings, temporalAddress: address }),
-      connectTimeout: 10_000,
-    });
-    try {
-      await ensureSearchAttributes(connection, settings.temporalNamespace);
-    } finally {
-      await connection.close();
-    }
-  } catch (error) {
-    say(`Temporal: could not check the search attributes on ${address}: ${String(error)}`);
-  }
 }
 
 function splitAddress(address: string): [string, number] {

@@ -3,7 +3,9 @@ import { closeSync, mkdirSync, openSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Connection } from '@temporalio/client';
+import type { Settings } from '../lib/settings.js';
 import { SEARCH_ATTRIBUTES } from '../lib/temporal/search-attributes.js';
+import { temporalConnectionOptions } from '../lib/temporal-connection.js';
 import { acceptsTcp, freePort, hasExited, stopChild } from './processes.js';
 import { resolveTemporalCli } from './temporal-binaries.js';
 
@@ -177,6 +179,29 @@ export async function ensureSearchAttributes(connection: Connection, namespace: 
     namespace,
     searchAttributes: Object.fromEntries(missing.map(([name, type]) => [name, INDEXED_VALUE_TYPES[type]])),
   });
+}
+
+/**
+ * ensureSearchAttributes on the server the settings name, best effort: a server we do not run
+ * (Temporal Cloud, for one) may refuse the operator API, and that is said, not fatal.
+ */
+export async function registerSearchAttributes(
+  settings: Pick<Settings, 'temporalAddress' | 'temporalNamespace' | 'temporalTls' | 'temporalApiKey'>,
+  say: (line: string) => void,
+): Promise<void> {
+  try {
+    const connection = await Connection.connect({
+      ...temporalConnectionOptions(settings),
+      connectTimeout: 10_000,
+    });
+    try {
+      await ensureSearchAttributes(connection, settings.temporalNamespace);
+    } finally {
+      await connection.close();
+    }
+  } catch (error) {
+    say(`Temporal: could not check the search attributes on ${settings.temporalAddress}: ${String(error)}`);
+  }
 }
 
 async function connectOnce(address: string): Promise<Connection> {
