@@ -10,7 +10,14 @@ import { type CallEventExtra, writeCallEventOnce } from '../lib/calls/call-event
 import { conversationContextOf } from '../lib/calls/conversation-context.js';
 import type { TranscriptLine } from '../lib/calls/transcript.js';
 import type { Carrier } from '../lib/carrier/carrier.js';
-import type { AgentAction, VoiceRuntime } from '../lib/voice-runtime/voice-runtime.js';
+import type { Logger } from '../lib/logger.js';
+import type { AgentTurnLatency } from '../lib/temporal/call-messages.js';
+import { apologyLine } from '../lib/voice-runtime/apology.js';
+import {
+  type AgentAction,
+  type VoiceRuntime,
+  VoiceRuntimeError,
+} from '../lib/voice-runtime/voice-runtime.js';
 import { heartbeating } from './heartbeat.js';
 
 // The call workflow's steps that touch the world: the database, the carrier, the voice runtime
@@ -22,6 +29,27 @@ export interface CallActivityDeps {
   carrier: Carrier;
   voiceRuntime: VoiceRuntime;
   analyzer: CallAnalyzer;
+  /** The service's log, for each agent turn's latency (`agent turn`); none: not logged. */
+  logger?: Logger;
+}
+
+/** Failure types of the voice runtime (activities/calls.ts), as the workflow history shows them. */
+export const VOICE_RUNTIME_UNAVAILABLE = 'VoiceRuntimeUnavailable';
+export const VOICE_RUNTIME_REJECTED = 'VoiceRuntimeRejected';
+
+/**
+ * A runtime failure as Temporal should treat it: a passing trouble (429, 5xx, a timeout) is retried
+ * by the activity's retry policy, after the `Retry-After` the endpoint asked for when it did; a
+ * refusal (400, 401, 404) is not retried at all, so the call ends `agent_error` at once.
+ */
+function asActivityFailure(error: unknown): unknown {
+  if (!(error instanceof VoiceRuntimeError)) return error;
+  if (!error.retryable) return ApplicationFailure.nonRetryable(error.message, VOICE_RUNTIME_REJECTED);
+  return ApplicationFailure.create({
+    message: error.message,
+    type: VOICE_RUNTIME_UNAVAILABLE,
+    ...(error.retryAfterMs !== undefined ? { nextRetryDelay: error.retryAfterMs } : {}),
+  });
 }
 
 export function createCallActivities(deps: CallActivityDeps) {
@@ -108,7 +136,11 @@ export function createCallActivities(deps: CallActivityDeps) {
     /** The agent's first line (per the opening-line precedence) is written and played; null when it listens first. */
     async connectAgent(input: { callId: string }): Promise<TranscriptLine | null> {
       const call = await loadCall(fork(), input.callId);
-      const text = await deps.voiceRuntime.openingLine(conversationContextOf(call));
+      const text = await deps.voiceRuntime
+        .openingLine(conversationContextOf(call), { signal: Context.current().cancellationSignal })
+        .catch((error) => {
+          throw asActivityFailure(error);
+        });
       const line: TranscriptLine | null = text ? { index: 0, role: 'agent', text, offsetSeconds: 0 } : null;
       if (line) await recordLines(input.callId, [line]);
       await deps.carrier.connectAgent({
@@ -118,31 +150,85 @@ export function createCallActivities(deps: CallActivityDeps) {
       return line;
     },
 
-    /** Writes what the person said, asks the voice runtime for the agent's answer, writes and plays it. */
+    /**
+     * Writes what the person said, asks the voice runtime for the agent's answer, writes and plays
+     * it. `line` is null when the agent only acted (a tool call without words). `latency` is the
+     * turn's timing (also logged as `agent turn`).
+     */
     async agentTurn(input: {
       callId: string;
       heard: TranscriptLine;
       /** When the agent starts answering: the end of what it heard, in simulated seconds. */
       answerAtSeconds: number;
-    }): Promise<{ line: TranscriptLine; next: AgentAction }> {
+    }): Promise<{ line: TranscriptLine | null; next: AgentAction; latency?: AgentTurnLatency }> {
       const em = fork();
       const call = await loadCall(em, input.callId);
       await recordLines(input.callId, [input.heard]);
       const transcript = await loadTranscript(em, input.callId, input.heard.index + 1);
-      const turn = await deps.voiceRuntime.respond(conversationContextOf(call), transcript);
-      const line: TranscriptLine = {
-        index: input.heard.index + 1,
-        role: 'agent',
-        text: turn.say,
-        offsetSeconds: input.answerAtSeconds,
+      const index = input.heard.index + 1;
+      const started = performance.now();
+      const elapsed = () => Math.round(performance.now() - started);
+      let firstSentenceMs: number | null = null;
+      // Sentences come as soon as each is complete. The carrier port takes whole lines (the
+      // simulated far end hears the line at once), so here the first one only marks the time a
+      // streaming voice side could have started speaking; the line is played once it is whole and
+      // stored, so a retried turn never plays two versions of it.
+      const turn = await deps.voiceRuntime
+        .respond(conversationContextOf(call), transcript, {
+          signal: Context.current().cancellationSignal,
+          onSentence: () => {
+            firstSentenceMs ??= elapsed();
+          },
+        })
+        .catch((error) => {
+          throw asActivityFailure(error);
+        });
+      // One clock for the three: from the moment the runtime was asked (the runtime's own first
+      // token time starts a moment later, so it never comes out after the whole answer).
+      const answerMs = elapsed();
+      const latency: AgentTurnLatency = {
+        index,
+        firstTokenMs: turn.timing ? turn.timing.firstTokenMs : answerMs,
+        firstSentenceMs: firstSentenceMs ?? (turn.timing ? null : answerMs),
+        answerMs,
       };
-      // A retry after the line was written plays the stored line, so the far end hears one version.
+      if (turn.say) {
+        // A retry after the line was written plays the stored line, so the far end hears one version.
+        await recordLines(input.callId, [
+          { index, role: 'agent', text: turn.say, offsetSeconds: input.answerAtSeconds },
+        ]);
+      }
+      const stored = await em.fork().findOne(TranscriptEntry, { call: input.callId, index, role: 'agent' });
+      if (stored) await deps.carrier.say({ callId: input.callId, index: stored.index, text: stored.text });
+      deps.logger?.info('agent turn', {
+        callId: input.callId,
+        ...latency,
+        next: turn.next.kind,
+        attempt: Context.current().info.attempt,
+      });
+      return { line: stored ? transcriptLineOf(stored) : null, next: turn.next, latency };
+    },
+
+    /**
+     * The agent cannot go on (a live step failed past its budget): it says a short apology in its
+     * language before the call is released. Written after every line already stored; a retry
+     * finds the apology it wrote and plays that.
+     */
+    async apologize(input: {
+      callId: string;
+      index: number;
+      offsetSeconds: number;
+    }): Promise<TranscriptLine> {
+      const em = fork();
+      const call = await loadCall(em, input.callId);
+      const text = apologyLine(call.agentSnapshot.language);
+      const last = await em.findOne(TranscriptEntry, { call: input.callId }, { orderBy: { index: 'desc' } });
+      const alreadySaid = last && last.role === 'agent' && last.text === text && last.index >= input.index;
+      const index = alreadySaid ? last.index : Math.max(input.index, (last?.index ?? -1) + 1);
+      const line: TranscriptLine = { index, role: 'agent', text, offsetSeconds: input.offsetSeconds };
       await recordLines(input.callId, [line]);
-      const stored = await em
-        .fork()
-        .findOneOrFail(TranscriptEntry, { call: input.callId, index: line.index });
-      await deps.carrier.say({ callId: input.callId, index: stored.index, text: stored.text });
-      return { line: transcriptLineOf(stored), next: turn.next };
+      await deps.carrier.say({ callId: input.callId, index, text });
+      return alreadySaid ? transcriptLineOf(last) : line;
     },
 
     /** Lines heard after the last agent turn (the person spoke, then hung up). */

@@ -27,6 +27,11 @@ export interface Settings {
   logLevel: LogLevel;
   /** OpenAI-compatible chat-completions analysis; off unless ANALYSIS_LLM_URL is set. */
   analysisLlm: { url: string; apiKey: string | undefined; model: string; timeoutMs: number } | undefined;
+  /**
+   * The voice runtime's language model, an OpenAI-compatible chat-completions endpoint (operations
+   * contract section 7); off (the built-in scripted agent) unless VOICE_LLM_URL is set.
+   */
+  voiceLlm: { url: string; apiKey: string | undefined; model: string; timeoutMs: number } | undefined;
 }
 
 function bool(value: string | undefined, fallback: boolean): boolean {
@@ -75,6 +80,14 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
           apiKey: env.ANALYSIS_LLM_API_KEY || undefined,
           model: env.ANALYSIS_LLM_MODEL || 'gpt-4o-mini',
           timeoutMs: positiveNumber('ANALYSIS_LLM_TIMEOUT_MS', env.ANALYSIS_LLM_TIMEOUT_MS, 30_000),
+        }
+      : undefined,
+    voiceLlm: env.VOICE_LLM_URL
+      ? {
+          url: env.VOICE_LLM_URL,
+          apiKey: env.VOICE_LLM_API_KEY || undefined,
+          model: env.VOICE_LLM_MODEL || 'gpt-4o-mini',
+          timeoutMs: positiveNumber('VOICE_LLM_TIMEOUT_MS', env.VOICE_LLM_TIMEOUT_MS, 10_000),
         }
       : undefined,
   };

@@ -9,6 +9,7 @@ import type { AnswerRequest, Carrier, DialRequest } from '../lib/carrier/carrier
 import type { Settings } from '../lib/settings.js';
 import type { CallWorkflowResult } from '../lib/temporal/workflow-contracts.js';
 import { callWorkflowId, farEndWorkflowId } from '../lib/temporal/workflow-contracts.js';
+import { apologyLine } from '../lib/voice-runtime/apology.js';
 import { ScriptedAgent } from '../lib/voice-runtime/scripted-agent.js';
 import type {
   AgentAction,
@@ -211,11 +212,12 @@ describe('a live step that cannot go on ends the call agent_error', { timeout: 1
     assertCompletedOnce(events);
     assert.deepEqual(events[1].body.data.object.analysis, call.analysis);
     assert.equal(events[1].body.data.object.end_reason, 'agent_error');
-    // The agent's opening line, and what the person said that it never answered.
+    // The agent's opening line, what the person said that it never answered, and its apology.
     assert.deepEqual(
       transcript.map((line) => line.role),
-      ['agent', 'caller'],
+      ['agent', 'caller', 'agent'],
     );
+    assert.equal(transcript[2].text, apologyLine('en-US'));
     assert.deepEqual(carrier.releases, [{ callId: call.id, reason: 'hang_up' }], 'the far end is released');
     // The retry budget of a live step: attempts for 75 s of workflow time, skipped here.
     assert.ok(voiceRuntime.attempts > 5, `${voiceRuntime.attempts} attempts`);

@@ -2,15 +2,16 @@ import { Worker } from '@temporalio/worker';
 import { createCallActivities } from '../activities/calls.js';
 import { analyzerFromSettings } from '../lib/analysis/index.js';
 import { SimulatedCarrier } from '../lib/carrier/simulated-carrier.js';
+import { createLogger } from '../lib/logger.js';
 import { taskQueues } from '../lib/temporal/task-queues.js';
-import { ScriptedAgent } from '../lib/voice-runtime/scripted-agent.js';
+import { voiceRuntimeFromSettings } from '../lib/voice-runtime/from-settings.js';
 import type { WorkerNeeds } from './worker-deps.js';
 import { callWorkflowsPath } from './workflow-code.js';
 
 /** What the calls worker takes of WorkerDeps. */
 export type CallsWorkerDeps = WorkerNeeds<
-  'connection' | 'client' | 'orm' | 'ports' | 'workflowBundle' | 'maxCachedWorkflows',
-  'temporalNamespace' | 'taskQueuePrefix' | 'simTimeScale' | 'analysisLlm'
+  'connection' | 'client' | 'orm' | 'ports' | 'workflowBundle' | 'maxCachedWorkflows' | 'logger',
+  'temporalNamespace' | 'taskQueuePrefix' | 'simTimeScale' | 'analysisLlm' | 'voiceLlm' | 'logLevel'
 >;
 
 /** The worker of the `calls` task queue: call workflows and their activities. */
@@ -27,8 +28,11 @@ export function createCallsWorker(deps: CallsWorkerDeps): Promise<Worker> {
     activities: createCallActivities({
       orm: deps.orm,
       carrier,
-      voiceRuntime: deps.ports?.voiceRuntime ?? new ScriptedAgent(),
+      // The language model when VOICE_LLM_URL is set, else the scripted agent; every call (outbound,
+      // inbound phone, web) runs its turns through this one runtime.
+      voiceRuntime: deps.ports?.voiceRuntime ?? voiceRuntimeFromSettings(deps.settings),
       analyzer: deps.ports?.analyzer ?? analyzerFromSettings(deps.settings),
+      logger: deps.logger ?? createLogger(deps.settings.logLevel, { fields: { worker: 'calls' } }),
     }),
     // Calls spend most of their life waiting on callbacks, so many fit in one worker.
     maxConcurrentWorkflowTaskExecutions: 100,

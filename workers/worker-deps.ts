@@ -3,6 +3,7 @@ import type { NativeConnection, WorkflowBundle } from '@temporalio/worker';
 import type { Orm } from '../db/orm.js';
 import type { CallAnalyzer } from '../lib/analysis/analyzer.js';
 import type { Carrier } from '../lib/carrier/carrier.js';
+import type { Logger } from '../lib/logger.js';
 import type { Settings } from '../lib/settings.js';
 import type { VoiceRuntime } from '../lib/voice-runtime/voice-runtime.js';
 
@@ -31,6 +32,8 @@ export interface WorkerDeps {
   /** Workflows kept in memory between tasks; 0 turns sticky execution off (every task replays). */
   maxCachedWorkflows?: number;
   ports?: WorkerPorts;
+  /** The service's structured log for what the workers' activities report (each agent turn's latency); default JSON lines on stdout at LOG_LEVEL. */
+  logger?: Logger;
 }
 
 /** The part of WorkerDeps a worker takes: the deps named in `K`, and of the settings those in `S`. */

@@ -1,4 +1,5 @@
 import type { Agent } from '../../db/entities/index.js';
+import type { VoiceRuntimeInfo } from '../agent-runtime.js';
 
 /** What the Agent object is made of: an entity, or a row read without the ORM (the hot read). */
 export type AgentFields = Pick<
@@ -19,8 +20,14 @@ export type AgentFields = Pick<
   | 'updatedAt'
 >;
 
-/** The spec's Agent object. */
-export function presentAgent(agent: AgentFields) {
+/**
+ * The spec's Agent object. `llm` is the deployment's language model (`runtime`, api/agent-runtime.ts),
+ * what the agent's calls run with; without a runtime, what the agent recorded at creation.
+ */
+export function presentAgent(
+  agent: AgentFields,
+  runtime?: Pick<VoiceRuntimeInfo, 'llmProvider' | 'llmModel'>,
+) {
   return {
     object: 'agent',
     id: agent.id,
@@ -32,7 +39,9 @@ export function presentAgent(agent: AgentFields) {
     first_message: agent.firstMessage ?? null,
     outbound_first_message: agent.outboundFirstMessage ?? null,
     voice: { provider: agent.voiceProvider ?? null, voice_id: agent.voiceId ?? null },
-    llm: { provider: agent.llmProvider ?? null, model: agent.llmModel ?? null },
+    llm: runtime
+      ? { provider: runtime.llmProvider, model: runtime.llmModel }
+      : { provider: agent.llmProvider ?? null, model: agent.llmModel ?? null },
     created_at: agent.createdAt.toISOString(),
     updated_at: agent.updatedAt.toISOString(),
   };

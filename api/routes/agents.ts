@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Agent, PhoneNumber } from '../../db/entities/index.js';
-import { DEFAULT_AGENT_LANGUAGE, VOICE_RUNTIME } from '../agent-runtime.js';
+import type { Settings } from '../../lib/settings.js';
+import { agentRuntime, DEFAULT_AGENT_LANGUAGE } from '../agent-runtime.js';
 import { agentNotReady } from '../errors.js';
 import { storeAnswerWithWork } from '../middleware/idempotency.js';
 import { listQuerySchema, listSchema, type PageQuery, paginate } from '../pagination.js';
@@ -30,6 +31,10 @@ const agentParams = uuidParams('agent_id');
 const agentResponse = { description: 'Agent', schema: agentSchema };
 const missing = { description: 'resource_missing: no such agent in the workspace.' };
 
+/** The deployment's voice runtime, as the Agent shows it (`llm`). */
+const runtimeOf = (ctx: { state: { deps: { settings: Pick<Settings, 'voiceLlm'> } } }) =>
+  agentRuntime(ctx.state.deps.settings);
+
 const isBlank = (text: string | null | undefined) => !text || text.trim() === '';
 
 const list = defineRoute<Record<string, never>, PageQuery>({
@@ -46,7 +51,7 @@ const list = defineRoute<Record<string, never>, PageQuery>({
       Agent,
       { workspace: ctx.state.auth.workspaceId, deletedAt: null },
       query,
-      { orderBy: 'createdAt', present: presentAgent },
+      { orderBy: 'createdAt', present: (agent) => presentAgent(agent, runtimeOf(ctx)) },
     );
     return { status: 200, body: page };
   },
@@ -77,14 +82,14 @@ const create = defineRoute<Record<string, never>, Record<string, never>, AgentCr
         systemPrompt: body.system_prompt ?? null,
         firstMessage: body.first_message ?? null,
         outboundFirstMessage: body.outbound_first_message ?? null,
-        voiceProvider: VOICE_RUNTIME.voiceProvider,
+        voiceProvider: runtimeOf(ctx).voiceProvider,
         voiceId: body.voice_id ?? null,
-        llmProvider: VOICE_RUNTIME.llmProvider,
-        llmModel: VOICE_RUNTIME.llmModel,
+        llmProvider: runtimeOf(ctx).llmProvider,
+        llmModel: runtimeOf(ctx).llmModel,
         deletedAt: null,
       });
       await em.flush();
-      const result = { status: 201, body: presentAgent(agent) };
+      const result = { status: 201, body: presentAgent(agent, runtimeOf(ctx)) };
       await storeAnswerWithWork(em, ctx, result);
       return result;
     });
@@ -101,7 +106,7 @@ const get = defineRoute<AgentParams>({
   responses: { 200: agentResponse, 404: missing },
   async handler(ctx, { params }) {
     const agent = await readAgentOr404(ctx.state.reads, ctx.state.auth.workspaceId, params.agent_id);
-    return { status: 200, body: presentAgent(agent) };
+    return { status: 200, body: presentAgent(agent, runtimeOf(ctx)) };
   },
 });
 
@@ -134,7 +139,7 @@ const update = defineRoute<AgentParams, Record<string, never>, AgentUpdate>({
     if (body.voice_id !== undefined) agent.voiceId = body.voice_id;
     agent.updatedAt = new Date();
     await em.flush();
-    return { status: 200, body: presentAgent(agent) };
+    return { status: 200, body: presentAgent(agent, runtimeOf(ctx)) };
   },
 });
 
@@ -183,7 +188,7 @@ const publish = defineRoute<AgentParams>({
       agent.updatedAt = new Date();
       await em.flush();
     }
-    return { status: 200, body: presentAgent(agent) };
+    return { status: 200, body: presentAgent(agent, runtimeOf(ctx)) };
   },
 });
 
@@ -206,7 +211,7 @@ const unpublish = defineRoute<AgentParams>({
       agent.updatedAt = new Date();
       await em.flush();
     }
-    return { status: 200, body: presentAgent(agent) };
+    return { status: 200, body: presentAgent(agent, runtimeOf(ctx)) };
   },
 });
 

@@ -1,4 +1,7 @@
+import type OpenAI from 'openai';
+import type { ChatCompletion } from 'openai/resources/chat/completions';
 import type { TranscriptLine } from '../calls/transcript.js';
+import { chatCompletionsUrl, classifyRequestFailure, openAiCompatibleClient } from '../llm/openai-client.js';
 import {
   AnalysisRejectedError,
   CALL_OUTCOMES,
@@ -9,6 +12,8 @@ import {
 // Analysis by a language model behind an OpenAI-compatible chat-completions endpoint, asked for
 // a JSON-schema response of the same shape the default analyzer gives. Enabled by
 // ANALYSIS_LLM_URL (base URL, e.g. https://host/v1), ANALYSIS_LLM_API_KEY, ANALYSIS_LLM_MODEL.
+// It talks through the same client as the voice runtime (lib/llm/openai-client.ts): the official
+// `openai` package, its retries off (the analyzeCall activity is retried by Temporal).
 
 export interface LlmAnalyzerOptions {
   url: string;
@@ -41,52 +46,59 @@ const INSTRUCTIONS = [
   'action_items: follow-ups promised or requested, each a short imperative sentence.',
 ].join(' ');
 
-/** Where the chat-completions call goes: the URL as given when it names the route, else <base>/chat/completions. */
-export function chatCompletionsUrl(url: string): string {
-  const trimmed = url.replace(/\/+$/, '');
-  return trimmed.endsWith('/chat/completions') ? trimmed : `${trimmed}/chat/completions`;
-}
+export { chatCompletionsUrl };
 
 export class LlmAnalyzer implements CallAnalyzer {
-  constructor(private readonly options: LlmAnalyzerOptions) {}
+  private readonly client: OpenAI;
+
+  constructor(private readonly options: LlmAnalyzerOptions) {
+    this.client = openAiCompatibleClient(options);
+  }
 
   async analyze(transcript: TranscriptLine[]): Promise<CallAnalysisResult> {
-    const response = await fetch(chatCompletionsUrl(this.options.url), {
-      method: 'POST',
-      headers: {
-        'content-type': 'application/json',
-        ...(this.options.apiKey ? { authorization: `Bearer ${this.options.apiKey}` } : {}),
-      },
-      body: JSON.stringify({
-        model: this.options.model,
-        temperature: 0,
-        messages: [
-          { role: 'system', content: INSTRUCTIONS },
-          { role: 'user', content: transcript.map((line) => `${line.role}: ${line.text}`).join('\n') },
-        ],
-        response_format: {
-          type: 'json_schema',
-          json_schema: { name: 'call_analysis', strict: true, schema: RESPONSE_SCHEMA },
+    const { timeoutMs, apiKey } = this.options;
+    const deadline = AbortSignal.timeout(timeoutMs);
+    let body: unknown;
+    try {
+      body = await this.client.chat.completions.create(
+        {
+          model: this.options.model,
+          temperature: 0,
+          messages: [
+            { role: 'system', content: INSTRUCTIONS },
+            { role: 'user', content: transcript.map((line) => `${line.role}: ${line.text}`).join('\n') },
+          ],
+          response_format: {
+            type: 'json_schema',
+            json_schema: { name: 'call_analysis', strict: true, schema: RESPONSE_SCHEMA },
+          },
         },
-      }),
-      signal: AbortSignal.timeout(this.options.timeoutMs),
-    });
-    const text = await response.text();
-    // 408, 429 and 5xx are passing troubles (retried); any other refusal is configuration.
-    if (!response.ok) {
-      const message = `analysis endpoint answered ${response.status}: ${text.slice(0, 200)}`;
-      if (response.status === 408 || response.status === 429 || response.status >= 500)
-        throw new Error(message);
-      throw new AnalysisRejectedError(message);
+        { signal: deadline, timeout: timeoutMs, maxRetries: 0 },
+      );
+    } catch (error) {
+      const failure = classifyRequestFailure(error, {
+        apiKey,
+        timedOut: deadline.aborted,
+        what: 'analysis endpoint',
+        timeoutMs,
+      });
+      // 408, 429 and 5xx (and no answer at all) are passing troubles (retried); any other
+      // refusal is configuration. A garbled answer is not retried either.
+      if (failure.kind === 'bad_answer' || (failure.kind === 'status' && !failure.retryable)) {
+        throw new AnalysisRejectedError(failure.message);
+      }
+      throw new Error(failure.message);
     }
-    return parseAnswer(text);
+    return parseAnswer(body);
   }
 }
 
-function parseAnswer(body: string): CallAnalysisResult {
+function parseAnswer(body: unknown): CallAnalysisResult {
   let content: unknown;
   try {
-    content = JSON.parse(JSON.parse(body).choices[0].message.content);
+    // A server that answers without a JSON content type gives text: parse it the same way.
+    const completion = (typeof body === 'string' ? JSON.parse(body) : body) as ChatCompletion;
+    content = JSON.parse(completion.choices[0].message.content ?? '');
   } catch {
     throw new AnalysisRejectedError('analysis endpoint did not answer with a JSON message');
   }

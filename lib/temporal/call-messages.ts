@@ -36,6 +36,22 @@ export type CallStep =
   | 'completed'
   | 'failed';
 
+/**
+ * How long the voice runtime took for one agent turn, in milliseconds from the moment it was asked
+ * (wall-clock time of the activity's last attempt). The scripted agent answers at once, so all three
+ * are its (near-zero) answer time.
+ */
+export interface AgentTurnLatency {
+  /** Transcript index of the agent's line (the turn's place even when it said nothing). */
+  index: number;
+  /** Until the first token of the model's answer; null when nothing came before the answer was whole. */
+  firstTokenMs: number | null;
+  /** Until the first complete sentence, which a streaming voice side can start speaking; null without words. */
+  firstSentenceMs: number | null;
+  /** Until the whole answer was in. */
+  answerMs: number;
+}
+
 /** What an operator sees when querying a running call (`temporal workflow query --type callProgress`). */
 export interface CallProgress {
   step: CallStep;
@@ -44,6 +60,8 @@ export interface CallProgress {
   /** The last carrier callback received, e.g. `ringing`. */
   lastCarrierCallback: CarrierCallback['type'] | null;
   endReason: string | null;
+  /** Each agent turn's latency so far, oldest first (at most the last 50). */
+  agentTurns: AgentTurnLatency[];
 }
 
 export const callProgressQuery = defineQuery<CallProgress>('callProgress');

@@ -1,3 +1,4 @@
+import { fillVariables } from './dynamic-variables.js';
 import type { ConversationContext } from './voice-runtime.js';
 
 /**
@@ -5,10 +6,14 @@ import type { ConversationContext } from './voice-runtime.js';
  * agent's `outbound_first_message`, else its `first_message`. Inbound and web calls: the agent's
  * `first_message`, and without one the agent listens (the caller rang, so they speak first).
  * An empty string means the other person speaks first (null here); undefined means nothing is
- * configured on an outbound call and the agent introduces itself.
+ * configured on an outbound call and the agent introduces itself. Dynamic variables (`{{name}}`
+ * from the call's metadata, lib/voice-runtime/dynamic-variables.ts) are filled in; a line that
+ * is empty once filled in is not said either.
  */
 export function configuredOpeningLine(context: ConversationContext): string | null | undefined {
-  if (context.direction === 'inbound') return context.agent.firstMessage || null;
+  const fill = (line: string) => fillVariables(line, context.metadata) || null;
+  if (context.direction === 'inbound')
+    return context.agent.firstMessage ? fill(context.agent.firstMessage) : null;
   const candidates = [
     context.callFirstMessage,
     context.agent.outboundFirstMessage,
@@ -16,7 +21,7 @@ export function configuredOpeningLine(context: ConversationContext): string | nu
   ];
   for (const candidate of candidates) {
     if (candidate === null || candidate === undefined) continue;
-    return candidate === '' ? null : candidate;
+    return candidate === '' ? null : fill(candidate);
   }
   return undefined;
 }

@@ -16,9 +16,49 @@ export interface ConversationContext {
 /** What the agent does after the other person spoke. */
 export type AgentAction = { kind: 'continue' } | { kind: 'hang_up' } | { kind: 'transfer'; to: string };
 
+/** How long the runtime took for one turn, in milliseconds from the moment it was asked. */
+export interface TurnTiming {
+  /** Until the first token of the answer (text or a tool call); null when nothing streamed. */
+  firstTokenMs: number | null;
+  /** Until the whole answer was in. */
+  answerMs: number;
+}
+
 export interface AgentTurn {
+  /** What the agent says; '' when it only acts (a tool call without words). */
   say: string;
   next: AgentAction;
+  /** Set by runtimes that call out (a language model); the scripted agent answers at once. */
+  timing?: TurnTiming;
+}
+
+/** How the caller of `respond` takes the answer while it is being made. */
+export interface RespondOptions {
+  /**
+   * Each complete sentence of what the agent says, as soon as the runtime has it (before the whole
+   * answer is in), so the voice side can start speaking the first one while the rest is made.
+   * Together, in order, the sentences are the turn's `say`.
+   */
+  onSentence?: (sentence: string) => void;
+  /** Aborts the turn (the activity was cancelled or timed out). */
+  signal?: AbortSignal;
+}
+
+/**
+ * A failure of the runtime. `retryable`: a passing trouble (rate limit, server error, timeout)
+ * worth another attempt, after `retryAfterMs` when the runtime was told how long to wait;
+ * otherwise a refusal no retry can fix (bad key, unknown model, malformed request).
+ * The message never carries a secret.
+ */
+export class VoiceRuntimeError extends Error {
+  override name = 'VoiceRuntimeError';
+  constructor(
+    message: string,
+    readonly retryable: boolean,
+    readonly retryAfterMs?: number,
+  ) {
+    super(message);
+  }
 }
 
 /**
@@ -28,7 +68,11 @@ export interface AgentTurn {
  */
 export interface VoiceRuntime {
   /** The agent's first words once the call is connected, or null when the other person speaks first. */
-  openingLine(context: ConversationContext): Promise<string | null>;
+  openingLine(context: ConversationContext, options?: RespondOptions): Promise<string | null>;
   /** The agent's next line after the other person spoke (the transcript ends with their line). */
-  respond(context: ConversationContext, transcript: TranscriptLine[]): Promise<AgentTurn>;
+  respond(
+    context: ConversationContext,
+    transcript: TranscriptLine[],
+    options?: RespondOptions,
+  ): Promise<AgentTurn>;
 }

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection, type Worker } from '@temporalio/worker';
+import { createLogger, type Logger } from '../../lib/logger.js';
 import { loadSettings, type Settings } from '../../lib/settings.js';
 import { createCallsWorker } from '../../workers/calls-worker.js';
 import { createCarrierSimulatorWorker } from '../../workers/carrier-simulator-worker.js';
@@ -29,6 +30,8 @@ export interface CallStackOptions {
   webhooks?: boolean;
   /** Overrides on top of the stack's settings. */
   settings?: Partial<Settings>;
+  /** The workers' service log (default: warnings and errors on stdout). */
+  logger?: Logger;
 }
 
 export interface CallStack {
@@ -78,6 +81,7 @@ export async function startCallStack(options: CallStackOptions): Promise<CallSta
       settings,
       orm: db.orm,
       workflowBundle: await bundleWorkflows(),
+      logger: options.logger ?? createLogger('warn'),
     };
     const workers = await Promise.all([
       createCallsWorker(deps),

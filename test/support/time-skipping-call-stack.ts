@@ -4,6 +4,7 @@ import type { HistoryAndWorkflowId, WorkflowHandle } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker, type WorkflowBundle } from '@temporalio/worker';
 import { SimulatedCarrier } from '../../lib/carrier/simulated-carrier.js';
+import { createLogger, type Logger } from '../../lib/logger.js';
 import { loadSettings, type Settings } from '../../lib/settings.js';
 import { taskQueues } from '../../lib/temporal/task-queues.js';
 import {
@@ -41,6 +42,8 @@ export interface CallWorkerOptions {
   ports?: WorkerPorts;
   /** Every worker's workflow cache; 0 turns sticky execution off (every task replays). */
   maxCachedWorkflows?: number;
+  /** The calls worker's service log (default: warnings and errors on stdout). */
+  logger?: Logger;
 }
 
 /** A workflow's history kept for replay, and which workflow of the call it is. */
@@ -116,7 +119,7 @@ export async function startTimeSkippingCallStack(
         await env.teardown();
       }
     },
-    workers(env, { ports, maxCachedWorkflows } = {}) {
+    workers(env, { ports, maxCachedWorkflows, logger } = {}) {
       const deps: WorkerDeps = {
         connection: env.nativeConnection,
         client: env.client,
@@ -125,6 +128,7 @@ export async function startTimeSkippingCallStack(
         workflowBundle: bundles.calls,
         ports,
         maxCachedWorkflows,
+        logger: logger ?? createLogger('warn'),
       };
       return Promise.all([
         createCallsWorker(deps),

@@ -82,6 +82,22 @@ export const liveWithDatabase = proxyActivities<
 });
 
 /**
+ * The agent's apology before it hangs up on a call it cannot go on with (`apologize`): best effort,
+ * a few seconds at most, as whatever stopped the agent may stop this too.
+ */
+export const lastWords = proxyActivities<Pick<CallActivities, 'apologize'>>({
+  startToCloseTimeout: '10 seconds',
+  heartbeatTimeout: '5 seconds',
+  retry: {
+    initialInterval: '500 milliseconds',
+    backoffCoefficient: 2,
+    maximumInterval: '2 seconds',
+    maximumAttempts: 3,
+    nonRetryableErrorTypes: NON_RETRYABLE,
+  },
+});
+
+/**
  * The analysis may call a language model: longer attempts that heartbeat, retried with backoff
  * (about 62 s of waits over 6 attempts, so a 30 s database outage does not exhaust it either).
  * When it gives up, the built-in transcript rules answer on `records` (they only read the database).

@@ -66,6 +66,7 @@ export class CallState {
       transcriptLines: 0,
       lastCarrierCallback: null,
       endReason: null,
+      agentTurns: [],
     };
   }
 

@@ -1,12 +1,14 @@
-import { condition } from '@temporalio/workflow';
+import { condition, patched } from '@temporalio/workflow';
 import type { CallActivities } from '../../activities/calls.js';
 import type { CallerSpeech } from '../../lib/temporal/call-messages.js';
-import { liveWithDatabase, records } from './activity-proxies.js';
+import { lastWords, liveWithDatabase, records } from './activity-proxies.js';
 import { AGENT_ERROR, agentFinishedAt, type CallState, type Ending, lineOf } from './call-state.js';
 import { emit, failedForGood, now, release } from './steps.js';
 
 /** Longest the agent waits for the other person to say something before it ends the call. */
 const SILENCE_TIMEOUT = '10 minutes';
+/** Agent turns whose latency the `callProgress` query keeps (the most recent ones). */
+const MAX_TURN_LATENCIES = 50;
 
 /**
  * Converse: the call is answered, the agent joins with its opening line (or listens first), then
@@ -60,12 +62,19 @@ async function nextTurn(call: CallState): Promise<Ending | null> {
     if (!failedForGood(error)) throw error;
     return agentFailed(call, [speech, ...heard.splice(0)]);
   }
-  call.lastAgentLine = turn.line;
-  call.nextIndex = turn.line.index + 1;
+  // A turn may act without a line (a language model's tool call without words): the person's
+  // line is then the last one, and the next line takes the agent's unused index.
+  if (turn.line) call.lastAgentLine = turn.line;
+  call.nextIndex = turn.line ? turn.line.index + 1 : call.nextIndex + 1;
   call.progress.transcriptLines = call.nextIndex;
+  if (turn.latency) {
+    call.progress.agentTurns.push(turn.latency);
+    if (call.progress.agentTurns.length > MAX_TURN_LATENCIES) call.progress.agentTurns.shift();
+  }
+  const spokenUntil = turn.line ? agentFinishedAt(call.lastAgentLine) : call.spokenSoFar();
   if (turn.next.kind === 'hang_up') {
     await release(call, 'hang_up');
-    return { endReason: 'agent_hangup', durationSeconds: agentFinishedAt(call.lastAgentLine) };
+    return { endReason: 'agent_hangup', durationSeconds: spokenUntil };
   }
   if (turn.next.kind === 'transfer') {
     try {
@@ -75,21 +84,51 @@ async function nextTurn(call: CallState): Promise<Ending | null> {
       return agentFailed(call, heard.splice(0));
     }
     await emit(call, 'call.transferred', { transferred_to: turn.next.to });
-    return { endReason: 'transferred', durationSeconds: agentFinishedAt(call.lastAgentLine) };
+    return { endReason: 'transferred', durationSeconds: spokenUntil };
   }
   return null;
 }
 
 /**
- * A live step failed past its retry budget: the agent cannot go on. The far end is released and
- * what the person said that the agent never answered is kept; the call then completes `agent_error`.
+ * A live step failed past its retry budget: the agent cannot go on. What the person said that the
+ * agent never answered is kept, the agent apologises (best effort) and the far end is released;
+ * the call then completes `agent_error`.
  */
 async function agentFailed(call: CallState, unanswered: CallerSpeech[]): Promise<Ending> {
-  await release(call, 'hang_up');
-  if (unanswered.length > 0) {
-    const lines = unanswered.map((speech) => lineOf(speech, call.nextIndex++));
-    await records.recordCallerLines({ callId: call.callId, lines });
-    call.progress.transcriptLines = call.nextIndex;
+  // Calls that reached this point before the apology existed replay the old order: release first.
+  if (!patched(AGENT_ERROR_APOLOGY)) {
+    await release(call, 'hang_up');
+    await recordUnanswered(call, unanswered);
+    return { endReason: AGENT_ERROR, durationSeconds: call.spokenSoFar() };
   }
+  await recordUnanswered(call, unanswered);
+  if (call.hungUp === null) await apologize(call);
+  await release(call, 'hang_up');
   return { endReason: AGENT_ERROR, durationSeconds: call.spokenSoFar() };
+}
+
+/** Patch id of the apology on the agent_error path (workflow versioning: older histories replay without it). */
+const AGENT_ERROR_APOLOGY = 'agent-error-apology';
+
+async function recordUnanswered(call: CallState, unanswered: CallerSpeech[]): Promise<void> {
+  if (unanswered.length === 0) return;
+  const lines = unanswered.map((speech) => lineOf(speech, call.nextIndex++));
+  await records.recordCallerLines({ callId: call.callId, lines });
+  call.progress.transcriptLines = call.nextIndex;
+}
+
+/** The agent's short apology, stored and played; a failure to say it does not stop the call from ending. */
+async function apologize(call: CallState): Promise<void> {
+  try {
+    const line = await lastWords.apologize({
+      callId: call.callId,
+      index: call.nextIndex,
+      offsetSeconds: call.spokenSoFar(),
+    });
+    call.lastAgentLine = line;
+    call.nextIndex = Math.max(call.nextIndex, line.index + 1);
+    call.progress.transcriptLines = call.nextIndex;
+  } catch (error) {
+    if (!failedForGood(error)) throw error;
+  }
 }

@@ -1,0 +1,115 @@
+import type { ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
+import type { TranscriptLine } from '../calls/transcript.js';
+import { isE164 } from '../e164.js';
+import { fillVariables } from './dynamic-variables.js';
+import type { ConversationContext } from './voice-runtime.js';
+
+// What the language-model runtime sends for one agent turn (operations contract, section 7):
+// one `system` message, the agent's `system_prompt` (dynamic variables filled in) followed by the
+// service's own instructions; then the conversation so far, agent lines as `assistant` and the
+// person's as `user`; and the two tools `end_call` and `transfer_call`.
+
+export const END_CALL = 'end_call';
+export const TRANSFER_CALL = 'transfer_call';
+
+export const AGENT_TOOLS: ChatCompletionTool[] = [
+  {
+    type: 'function',
+    function: {
+      name: END_CALL,
+      description:
+        'Hang up the call. Use it once the conversation is over; say goodbye in the same answer, before calling it.',
+      parameters: { type: 'object', properties: {}, additionalProperties: false },
+    },
+  },
+  {
+    type: 'function',
+    function: {
+      name: TRANSFER_CALL,
+      description:
+        'Transfer the call to a person at a phone number. Tell the caller first, in the same answer, that you are transferring them.',
+      parameters: {
+        type: 'object',
+        properties: {
+          number: {
+            type: 'string',
+            description: 'The phone number to transfer to, in E.164 form, e.g. +4722334455.',
+          },
+        },
+        required: ['number'],
+        additionalProperties: false,
+      },
+    },
+  },
+];
+
+/** The whole `messages` array of one request. */
+export function chatMessages(
+  context: ConversationContext,
+  transcript: readonly TranscriptLine[],
+): ChatCompletionMessageParam[] {
+  return [
+    { role: 'system', content: systemMessage(context) },
+    ...transcript.map(
+      (line): ChatCompletionMessageParam =>
+        line.role === 'agent'
+          ? { role: 'assistant', content: line.text }
+          : { role: 'user', content: line.text },
+    ),
+  ];
+}
+
+/** The agent's `system_prompt` with its variables filled in, then the service's instructions. */
+export function systemMessage(context: ConversationContext): string {
+  const prompt = fillVariables(context.agent.systemPrompt ?? '', context.metadata).trim();
+  const instructions = serviceInstructions(context);
+  return prompt ? `${prompt}\n\n${instructions}` : instructions;
+}
+
+/** The service's own instructions: the setting, the language, the call's direction, the tools. */
+export function serviceInstructions(context: ConversationContext): string {
+  const name = context.agent.name;
+  const lines: string[] = [];
+  const medium = context.channel === 'web' ? 'a voice call in a web browser' : 'a live phone call';
+  lines.push(
+    `You are ${name}, an AI voice agent on ${medium}. Everything you write is spoken aloud to the person: answer in short, natural spoken sentences, without lists, markdown, emoji or stage directions.`,
+  );
+  lines.push(languageInstruction(context.agent.language));
+  if (context.direction === 'outbound') {
+    const purpose = context.metadata.purpose?.trim();
+    lines.push(
+      `You placed this call: the person did not call you. When the call starts, say who you are (${name}) and why you are calling${purpose ? ` (${purpose})` : ''}.`,
+    );
+  } else if (context.channel === 'web') {
+    lines.push('The person started this call to you from a web page.');
+  } else {
+    lines.push('The person called you.');
+  }
+  const transferTo = transferNumber(context);
+  lines.push(
+    `When the conversation is over, say goodbye and call ${END_CALL}. When the person asks for a human${transferTo ? '' : ' and you know a number to reach one'}, tell them you are transferring them and call ${TRANSFER_CALL}${transferTo ? ` with ${transferTo}` : ''}.`,
+  );
+  return lines.join('\n');
+}
+
+/** Where a transfer goes unless the prompt says otherwise: `metadata.transfer_to` (E.164), else the business's number. */
+function transferNumber(context: ConversationContext): string | null {
+  const requested = context.metadata.transfer_to;
+  if (requested && isE164(requested)) return requested;
+  return context.ownNumber;
+}
+
+const languageNames = new Intl.DisplayNames(['en'], { type: 'language' });
+
+function languageInstruction(language: string | null): string {
+  if (!language) return 'Speak the language the person speaks.';
+  let name: string | undefined;
+  try {
+    name = languageNames.of(language);
+  } catch {
+    name = undefined;
+  }
+  return name && name !== language
+    ? `Speak ${name} (${language}), unless the person asks for another language.`
+    : `Speak the language ${language}, unless the person asks for another language.`;
+}

@@ -1,0 +1,178 @@
+import type OpenAI from 'openai';
+import { Stream } from 'openai/core/streaming';
+import type {
+  ChatCompletion,
+  ChatCompletionChunk,
+  ChatCompletionMessageParam,
+} from 'openai/resources/chat/completions';
+import type { TranscriptLine } from '../calls/transcript.js';
+import { isE164 } from '../e164.js';
+import { classifyRequestFailure, openAiCompatibleClient } from '../llm/openai-client.js';
+import { AGENT_TOOLS, chatMessages, END_CALL, TRANSFER_CALL } from './llm-prompt.js';
+import { configuredOpeningLine, introduction } from './opening-line.js';
+import { SentenceSplitter } from './sentences.js';
+import {
+  type AgentAction,
+  type AgentTurn,
+  type ConversationContext,
+  type RespondOptions,
+  type VoiceRuntime,
+  VoiceRuntimeError,
+} from './voice-runtime.js';
+
+// The voice runtime that follows the agent's prompt: each turn is one request to an
+// OpenAI-compatible chat-completions endpoint (VOICE_LLM_URL, operations contract section 7),
+// `stream: true`, read as server-sent events as they arrive (a plain JSON answer is accepted
+// too). Text goes to the voice side sentence by sentence; tool calls, assembled from their
+// streamed pieces, decide what happens next: `end_call` hangs up, `transfer_call` transfers.
+// Without a tool call the conversation goes on: this runtime never hangs up or transfers by rules.
+
+export interface OpenAiCompatibleRuntimeOptions {
+  url: string;
+  apiKey: string | undefined;
+  model: string;
+  /** One attempt of one turn, from the request until the last byte of the answer. */
+  timeoutMs: number;
+}
+
+/** The provider name the Agent's `llm` shows while this runtime is on. */
+export const OPENAI_COMPATIBLE_PROVIDER = 'openai-compatible';
+
+interface Completion {
+  text: string;
+  toolCalls: { name: string; arguments: string }[];
+  firstTokenMs: number | null;
+  answerMs: number;
+}
+
+export class OpenAiCompatibleRuntime implements VoiceRuntime {
+  private readonly client: OpenAI;
+
+  constructor(private readonly options: OpenAiCompatibleRuntimeOptions) {
+    this.client = openAiCompatibleClient(options);
+  }
+
+  /**
+   * The configured opening line (dynamic variables filled in); on an outbound call with none
+   * configured the model opens (it knows from its instructions that it placed the call).
+   */
+  async openingLine(context: ConversationContext, options: RespondOptions = {}): Promise<string | null> {
+    const configured = configuredOpeningLine(context);
+    if (configured !== undefined) return configured;
+    const completion = await this.complete(chatMessages(context, []), options);
+    return completion.text || introduction(context);
+  }
+
+  async respond(
+    context: ConversationContext,
+    transcript: TranscriptLine[],
+    options: RespondOptions = {},
+  ): Promise<AgentTurn> {
+    const completion = await this.complete(chatMessages(context, transcript), options);
+    const next = actionOf(completion.toolCalls);
+    if (!completion.text && next.kind === 'continue') {
+      throw new VoiceRuntimeError('the language model answered with neither words nor a tool call', true);
+    }
+    return {
+      say: completion.text,
+      next,
+      timing: { firstTokenMs: completion.firstTokenMs, answerMs: completion.answerMs },
+    };
+  }
+
+  /** One request: the answer's text (sentences handed over as they complete) and its tool calls. */
+  private async complete(
+    messages: ChatCompletionMessageParam[],
+    options: RespondOptions,
+  ): Promise<Completion> {
+    const { timeoutMs, apiKey } = this.options;
+    const started = performance.now();
+    const elapsed = () => Math.round(performance.now() - started);
+    const deadline = AbortSignal.timeout(timeoutMs);
+    const request = new AbortController();
+    const signal = AbortSignal.any([deadline, request.signal, ...(options.signal ? [options.signal] : [])]);
+    let firstTokenMs: number | null = null;
+    let text = '';
+    const tools = new Map<number, { name: string; arguments: string }>();
+    const splitter = new SentenceSplitter((sentence) => options.onSentence?.(sentence));
+    const addText = (piece: string | null | undefined) => {
+      if (!piece) return;
+      firstTokenMs ??= elapsed();
+      text += piece;
+      splitter.push(piece);
+    };
+    try {
+      const response = await this.client.chat.completions
+        .create(
+          { model: this.options.model, messages, tools: AGENT_TOOLS, stream: true },
+          { signal, timeout: timeoutMs, maxRetries: 0 },
+        )
+        .asResponse();
+      const contentType = response.headers.get('content-type') ?? '';
+      if (contentType.includes('text/event-stream')) {
+        const stream = Stream.fromSSEResponse<ChatCompletionChunk>(response, request, this.client);
+        for await (const chunk of stream) {
+          const delta = chunk.choices?.[0]?.delta;
+          if (!delta) continue;
+          addText(delta.content);
+          for (const [position, call] of (delta.tool_calls ?? []).entries()) {
+            firstTokenMs ??= elapsed();
+            const index = call.index ?? position;
+            const tool = tools.get(index) ?? { name: '', arguments: '' };
+            tool.name += call.function?.name ?? '';
+            tool.arguments += call.function?.arguments ?? '';
+            tools.set(index, tool);
+          }
+        }
+        // The stream ends quietly when the request is aborted: a deadline that passed is a timeout.
+        if (signal.aborted) throw signal.reason;
+      } else {
+        // A server that does not stream answers with the whole completion at once.
+        const body = JSON.parse(await response.text()) as ChatCompletion;
+        const message = body.choices?.[0]?.message;
+        if (!message) throw new SyntaxError('the answer has no message');
+        addText(message.content);
+        for (const [index, call] of (message.tool_calls ?? []).entries()) {
+          if (call.type !== 'function') continue;
+          firstTokenMs ??= elapsed();
+          tools.set(index, { name: call.function.name, arguments: call.function.arguments ?? '' });
+        }
+      }
+    } catch (error) {
+      request.abort();
+      const failure = classifyRequestFailure(error, {
+        apiKey,
+        timedOut: deadline.aborted,
+        what: 'the voice language model',
+        timeoutMs,
+      });
+      throw new VoiceRuntimeError(failure.message, failure.retryable, failure.retryAfterMs);
+    }
+    splitter.end();
+    const toolCalls = [...tools.entries()].sort(([a], [b]) => a - b).map(([, tool]) => tool);
+    return { text: text.trim(), toolCalls, firstTokenMs, answerMs: elapsed() };
+  }
+}
+
+/** The first tool call that means something: `end_call`, or `transfer_call` to an E.164 number. */
+function actionOf(toolCalls: { name: string; arguments: string }[]): AgentAction {
+  for (const call of toolCalls) {
+    if (call.name === END_CALL) return { kind: 'hang_up' };
+    if (call.name === TRANSFER_CALL) {
+      const number = transferNumberOf(call.arguments);
+      if (number) return { kind: 'transfer', to: number };
+    }
+  }
+  return { kind: 'continue' };
+}
+
+function transferNumberOf(json: string): string | null {
+  try {
+    const number = (JSON.parse(json) as { number?: unknown })?.number;
+    if (typeof number !== 'string') return null;
+    const compact = number.replace(/[\s().-]/g, '');
+    return isE164(compact) ? compact : null;
+  } catch {
+    return null;
+  }
+}

@@ -1,0 +1,410 @@
+import assert from 'node:assert/strict';
+import { after, afterEach, before, beforeEach, describe, test } from 'node:test';
+import type { HistoryAndWorkflowId, WorkflowHandle } from '@temporalio/client';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { Agent } from '../db/entities/index.js';
+import { startCallWorkflow } from '../lib/calls/start-call-workflow.js';
+import type { AnswerRequest, Carrier, DialRequest } from '../lib/carrier/carrier.js';
+import { createLogger } from '../lib/logger.js';
+import type { Settings } from '../lib/settings.js';
+import { type CallProgress, callProgressQuery } from '../lib/temporal/call-messages.js';
+import {
+  type CallWorkflowResult,
+  callWorkflowId,
+  farEndWorkflowId,
+} from '../lib/temporal/workflow-contracts.js';
+import { apologyLine } from '../lib/voice-runtime/apology.js';
+import { OpenAiCompatibleRuntime } from '../lib/voice-runtime/openai-compatible-runtime.js';
+import {
+  type AgentFixture,
+  createAgentFixture,
+  createQueuedCall,
+  storedCall,
+} from './support/call-fixtures.js';
+import {
+  type ChatStandIn,
+  endCall,
+  type SeenRequest,
+  type StandInReply,
+  startChatStandIn,
+  streamed,
+  transferCall,
+} from './support/chat-completions-stand-in.js';
+import type { TestDatabase } from './support/database.js';
+import {
+  runWorkers,
+  startTimeSkippingCallStack,
+  type TimeSkippingCallStack,
+} from './support/time-skipping-call-stack.js';
+
+// Calls whose agent is the language-model runtime (VOICE_LLM_*, operations contract section 7),
+// on the time-skipping test server against a local OpenAI-compatible stand-in (real HTTP, real
+// server-sent events): what the model says is what the person hears and what the transcript
+// keeps; its tool calls hang up and transfer; 429 (Retry-After), 500, a malformed chunk and a hang
+// are retried within the turn's budget; a refusal or a budget run out ends the call `agent_error`
+// after a spoken apology, analysed and completed. The API key appears in no history and no log.
+
+const API_KEY = 'sk-voice-test-9f8e7d6c5b4a-never-logged';
+const TRANSFER_TO = '+4722334455';
+
+let stack: TimeSkippingCallStack;
+let db: TestDatabase;
+let settings: Settings;
+let env: TestWorkflowEnvironment;
+let fixture: AgentFixture;
+let standIn: ChatStandIn;
+/** Everything the service logged (the calls worker's log) and everything this process printed. */
+const logged: string[] = [];
+const printed: string[] = [];
+/** Every history of every call of this file, checked for the key at the end. */
+const histories: HistoryAndWorkflowId[] = [];
+
+before(async () => {
+  for (const stream of [process.stdout, process.stderr]) {
+    const write = stream.write.bind(stream) as (...args: unknown[]) => boolean;
+    stream.write = ((chunk: unknown, ...rest: unknown[]) => {
+      printed.push(String(chunk));
+      return write(chunk, ...rest);
+    }) as typeof stream.write;
+  }
+  // Errors only: some of these calls fail on purpose, and every failed attempt would log a warning.
+  [stack, standIn] = await Promise.all([
+    startTimeSkippingCallStack({ prefix: 'cwllm', logLevel: 'ERROR' }),
+    startChatStandIn(),
+  ]);
+  ({ db, settings } = stack);
+  fixture = await createAgentFixture(db.orm, { name: 'Ada' });
+  await db.orm.em
+    .fork()
+    .nativeUpdate(
+      Agent,
+      { id: fixture.agentId },
+      { systemPrompt: 'You are Ada from Acme Dental. You call {{first_name}} about {{appointment}}.' },
+    );
+});
+after(async () => {
+  await standIn?.close();
+  await stack?.close();
+});
+beforeEach(async () => {
+  env = await stack.newEnvironment();
+  standIn.requests.length = 0;
+});
+afterEach(async () => {
+  await env.teardown();
+});
+
+/** The simulated carrier, keeping every line the far end was played and every release. */
+class ObservedCarrier implements Carrier {
+  readonly said: string[] = [];
+  readonly releases: string[] = [];
+  constructor(private readonly inner: Carrier) {}
+  dial(request: DialRequest) {
+    return this.inner.dial(request);
+  }
+  answer(request: AnswerRequest) {
+    return this.inner.answer(request);
+  }
+  connectAgent(request: Parameters<Carrier['connectAgent']>[0]) {
+    if (request.opening) this.said.push(request.opening.text);
+    return this.inner.connectAgent(request);
+  }
+  say(request: Parameters<Carrier['say']>[0]) {
+    this.said.push(request.text);
+    return this.inner.say(request);
+  }
+  transfer(request: Parameters<Carrier['transfer']>[0]) {
+    return this.inner.transfer(request);
+  }
+  release(request: Parameters<Carrier['release']>[0]) {
+    this.releases.push(request.reason);
+    return this.inner.release(request);
+  }
+}
+
+/** The model's side of the friendly callee's conversation (`…5678`), by how many times the person spoke. */
+const AGENT_WORDS = [
+  'Hi Kari, this is Ada from Acme Dental. I am calling about your cleaning on Tuesday at 10.',
+  'Wonderful. Shall I confirm Tuesday at 10 for you?',
+  'Of course. I will email you a confirmation right away.',
+  "You're welcome, Kari! Is there anything else?",
+  'Goodbye, Kari, and have a lovely day.',
+];
+
+const userTurns = (request: SeenRequest) =>
+  request.body.messages.filter((message: { role: string }) => message.role === 'user').length;
+
+/** A model that follows the friendly script, hangs up after the person's goodbye and transfers on request. */
+function scriptedModel(request: SeenRequest): StandInReply {
+  const last = request.body.messages.at(-1);
+  if (last.role === 'user' && /real person/.test(last.content)) {
+    return streamed("Of course. I'm transferring you to a colleague now.", [transferCall(TRANSFER_TO)]);
+  }
+  if (last.role === 'user' && /\bBye\b/.test(last.content)) return streamed(AGENT_WORDS[4], [endCall()]);
+  return streamed(AGENT_WORDS[Math.min(userTurns(request), 3)]);
+}
+
+async function runCall(options: {
+  to: string;
+  firstMessage?: string;
+  timeoutMs?: number;
+  metadata?: Record<string, string>;
+}) {
+  const call = await createQueuedCall(db.orm, fixture, {
+    to: options.to,
+    firstMessage: options.firstMessage ?? null,
+    metadata: options.metadata ?? { first_name: 'Kari', appointment: 'your cleaning on Tuesday at 10' },
+  });
+  const carrier = new ObservedCarrier(stack.simulatedCarrier(env));
+  const voiceRuntime = new OpenAiCompatibleRuntime({
+    url: standIn.url,
+    apiKey: API_KEY,
+    model: 'stand-in-model',
+    timeoutMs: options.timeoutMs ?? 5_000,
+  });
+  const logger = createLogger('debug', { write: (line) => logged.push(line) });
+  const workers = await stack.workers(env, { ports: { voiceRuntime, carrier }, logger });
+  const handle = env.client.workflow.getHandle(callWorkflowId(call.id));
+  const startedAt = Date.now();
+  const { result, progress } = await runWorkers(workers, async () => {
+    await startCallWorkflow(env.client, settings, call);
+    const outcome = (await handle.result()) as CallWorkflowResult;
+    await env.client.workflow.getHandle(farEndWorkflowId(call.id)).result();
+    return { result: outcome, progress: (await handle.query(callProgressQuery)) as CallProgress };
+  });
+  const wallMs = Date.now() - startedAt;
+  const history = await handle.fetchHistory();
+  histories.push(
+    { workflowId: callWorkflowId(call.id), history },
+    {
+      workflowId: farEndWorkflowId(call.id),
+      history: await env.client.workflow.getHandle(farEndWorkflowId(call.id)).fetchHistory(),
+    },
+  );
+  return { result, progress, carrier, history, wallMs, ...(await storedCall(db.orm, call.id)) };
+}
+
+type History = Awaited<ReturnType<WorkflowHandle['fetchHistory']>>;
+
+/** Workflow time from the first schedule of `type` to its end, the attempt that ended it, and the failure type. */
+function firstActivity(history: History, type: string) {
+  const events = history.events ?? [];
+  const time = (event: (typeof events)[number]) =>
+    Number(event.eventTime!.seconds) * 1000 + Math.round((event.eventTime!.nanos ?? 0) / 1e6);
+  const scheduled = events.find(
+    (event) => event.activityTaskScheduledEventAttributes?.activityType?.name === type,
+  );
+  assert.ok(scheduled, `activity ${type} was scheduled`);
+  const id = Number(scheduled.eventId);
+  const started = events.find(
+    (event) => Number(event.activityTaskStartedEventAttributes?.scheduledEventId) === id,
+  );
+  const ended = events.find(
+    (event) =>
+      Number(event.activityTaskCompletedEventAttributes?.scheduledEventId) === id ||
+      Number(event.activityTaskFailedEventAttributes?.scheduledEventId) === id ||
+      Number(event.activityTaskTimedOutEventAttributes?.scheduledEventId) === id,
+  );
+  assert.ok(started && ended, `activity ${type} ended`);
+  return {
+    ms: time(ended) - time(scheduled),
+    attempts: started.activityTaskStartedEventAttributes!.attempt ?? 0,
+    failure:
+      ended.activityTaskFailedEventAttributes?.failure ?? ended.activityTaskTimedOutEventAttributes?.failure,
+  };
+}
+
+describe('the model speaks, and its tool calls end and transfer calls', { timeout: 120_000 }, () => {
+  test('an outbound call says what the model says, from the prompt with its variables; end_call hangs up', async () => {
+    standIn.reply = scriptedModel;
+    const { result, call, transcript, events, carrier, progress } = await runCall({ to: '+4791245678' });
+    assert.equal(result.status, 'completed');
+    assert.equal(call.endReason, 'agent_hangup');
+    assert.deepEqual(
+      transcript.filter((line) => line.role === 'agent').map((line) => line.text),
+      AGENT_WORDS,
+    );
+    assert.deepEqual(
+      transcript.map((line) => line.role),
+      ['agent', 'caller', 'agent', 'caller', 'agent', 'caller', 'agent', 'caller', 'agent'],
+    );
+    assert.deepEqual(carrier.said, AGENT_WORDS, 'the far end heard the model, line by line');
+    assert.deepEqual(carrier.releases, ['hang_up']);
+    assert.deepEqual(
+      events.map((event) => event.type),
+      ['call.started', 'call.completed'],
+    );
+    assert.ok(call.analysis?.summary);
+
+    // The opening (nothing configured on an outbound call: the model opens) and four turns.
+    assert.equal(standIn.requests.length, 5);
+    const [opening, , , , lastTurn] = standIn.requests;
+    const system: string = opening.body.messages[0].content;
+    assert.ok(
+      system.startsWith(
+        'You are Ada from Acme Dental. You call Kari about your cleaning on Tuesday at 10.\n\n',
+      ),
+      system,
+    );
+    assert.match(system, /You placed this call/);
+    assert.deepEqual(
+      lastTurn.body.messages.map((message: { role: string }) => message.role),
+      ['system', 'assistant', 'user', 'assistant', 'user', 'assistant', 'user', 'assistant', 'user'],
+    );
+    assert.deepEqual(
+      lastTurn.body.messages.slice(1).map((message: { content: string }) => message.content),
+      transcript.slice(0, 8).map((line) => line.text),
+    );
+    for (const request of standIn.requests) {
+      assert.equal(request.headers.authorization, `Bearer ${API_KEY}`);
+      assert.equal(request.body.stream, true);
+    }
+
+    // Each turn's latency, in the progress query and in the service's log.
+    assert.deepEqual(
+      progress.agentTurns.map((turn) => turn.index),
+      [2, 4, 6, 8],
+    );
+    for (const turn of progress.agentTurns) {
+      assert.ok(turn.firstTokenMs !== null && turn.firstTokenMs <= turn.answerMs, JSON.stringify(turn));
+      assert.ok(turn.firstSentenceMs !== null && turn.firstSentenceMs <= turn.answerMs, JSON.stringify(turn));
+    }
+    const turnLogs = logged
+      .map((line) => JSON.parse(line))
+      .filter((line) => line.msg === 'agent turn' && line.callId === call.id);
+    assert.deepEqual(
+      turnLogs.map((line) => [line.index, line.next, typeof line.firstTokenMs, typeof line.answerMs]),
+      [
+        [2, 'continue', 'number', 'number'],
+        [4, 'continue', 'number', 'number'],
+        [6, 'continue', 'number', 'number'],
+        [8, 'hang_up', 'number', 'number'],
+      ],
+    );
+  });
+
+  test('transfer_call transfers to the number the model gives: call.transferred, end transferred', async () => {
+    standIn.reply = scriptedModel;
+    const { call, events, transcript } = await runCall({
+      to: '+4791242002',
+      firstMessage: 'Hi {{first_name}}, Ada from Acme Dental here. \\{{not_a_variable}}',
+    });
+    assert.equal(call.status, 'completed');
+    assert.equal(call.endReason, 'transferred');
+    assert.equal(call.transferredTo, TRANSFER_TO);
+    assert.equal(
+      transcript[0].text,
+      'Hi Kari, Ada from Acme Dental here. {{not_a_variable}}',
+      "the call's first_message with its variables filled in, the escaped one kept literal",
+    );
+    assert.equal(transcript.at(-1)?.text, "Of course. I'm transferring you to a colleague now.");
+    assert.deepEqual(
+      events.map((event) => event.type),
+      ['call.started', 'call.transferred', 'call.completed'],
+    );
+    assert.equal(events[1].body.data.transferred_to, TRANSFER_TO);
+    assert.equal(call.analysis?.outcome, 'transferred');
+  });
+});
+
+describe('retries within the turn, and the agent_error ending', { timeout: 120_000 }, () => {
+  test('429 with Retry-After, a 500 and a malformed chunk are retried; the turn then succeeds', async () => {
+    let turnRequests = 0;
+    standIn.reply = (request) => {
+      // The first turn's first three attempts fail, each its own way.
+      if (userTurns(request) === 1 && ++turnRequests <= 3) {
+        return [
+          { kind: 'status', status: 429, headers: { 'retry-after': '4' } } as const,
+          { kind: 'status', status: 500 } as const,
+          { kind: 'malformed' } as const,
+        ][turnRequests - 1];
+      }
+      return scriptedModel(request);
+    };
+    const { call, history, transcript } = await runCall({
+      to: '+4791245678',
+      firstMessage: 'Hi {{first_name}}.',
+    });
+    assert.equal(call.endReason, 'agent_hangup');
+    assert.equal(transcript[0].text, 'Hi Kari.');
+    assert.equal(transcript[2].text, AGENT_WORDS[1]);
+    const turn = firstActivity(history, 'agentTurn');
+    assert.equal(turn.attempts, 4);
+    // Retry-After: 4 s before the second attempt (workflow time, skipped), then the backoff.
+    assert.ok(turn.ms >= 4_000, `${turn.ms} ms`);
+    const firstTurn = standIn.requests.filter((request) => userTurns(request) === 1);
+    assert.equal(firstTurn.length, 4);
+    for (const request of firstTurn) assert.deepEqual(request.body.messages, firstTurn[0].body.messages);
+  });
+
+  test('a refusal (401) is not retried: the agent apologises and hangs up, agent_error, analysed', async () => {
+    standIn.reply = (request) =>
+      userTurns(request) === 0
+        ? scriptedModel(request)
+        : {
+            kind: 'status',
+            status: 401,
+            body: { error: { message: `Incorrect API key provided: ${request.headers.authorization}` } },
+          };
+    const { result, call, events, transcript, carrier, history } = await runCall({ to: '+4791245678' });
+    assert.equal(result.status, 'completed');
+    assert.equal(call.endReason, 'agent_error');
+    assert.deepEqual(
+      transcript.map((line) => [line.role, line.text]),
+      [
+        ['agent', AGENT_WORDS[0]],
+        ['caller', 'Oh, hi. Yes, I have a minute. Go ahead.'],
+        ['agent', apologyLine('en-US')],
+      ],
+    );
+    assert.deepEqual(carrier.said, [AGENT_WORDS[0], apologyLine('en-US')], 'the far end hears the apology');
+    assert.deepEqual(carrier.releases, ['hang_up']);
+    assert.ok(call.analysis?.summary);
+    assert.deepEqual(
+      events.map((event) => event.type),
+      ['call.started', 'call.completed'],
+    );
+    assert.equal(events[1].body.data.object.end_reason, 'agent_error');
+    const turn = firstActivity(history, 'agentTurn');
+    assert.equal(turn.attempts, 1, 'not retried');
+    assert.equal(turn.failure?.applicationFailureInfo?.type, 'VoiceRuntimeRejected');
+    assert.equal(turn.failure?.applicationFailureInfo?.nonRetryable, true);
+    assert.match(turn.failure?.message ?? '', /401 Incorrect API key provided: Bearer \[redacted\]/);
+    assert.equal(standIn.requests.length, 2, 'the opening, and one attempt of the turn');
+  });
+
+  test('a model that hangs past the timeout every time: retried until the budget, then the apology', async () => {
+    standIn.reply = (request) => (userTurns(request) === 0 ? scriptedModel(request) : { kind: 'hang' });
+    const { call, transcript, history, wallMs, carrier } = await runCall({
+      to: '+4791245678',
+      timeoutMs: 250,
+    });
+    assert.equal(call.status, 'completed');
+    assert.equal(call.endReason, 'agent_error');
+    assert.equal(transcript.at(-1)?.text, apologyLine('en-US'));
+    assert.equal(carrier.said.at(-1), apologyLine('en-US'));
+    assert.ok(call.durationSeconds && call.durationSeconds > 0);
+    const turn = firstActivity(history, 'agentTurn');
+    assert.ok(turn.attempts > 5, `${turn.attempts} attempts`);
+    assert.match(
+      turn.failure?.message ?? turn.failure?.cause?.message ?? '',
+      /did not answer within 250 ms|timed out/i,
+    );
+    assert.ok(wallMs < 60_000, `took ${wallMs} ms of wall-clock time`);
+  });
+});
+
+describe('the key stays secret; the histories replay', { timeout: 120_000 }, () => {
+  test('the API key is in no workflow history and in no log line', () => {
+    assert.ok(histories.length >= 8, `${histories.length} histories`);
+    for (const { workflowId, history } of histories) {
+      assert.ok(!JSON.stringify(history).includes(API_KEY), `${workflowId}'s history carries the key`);
+    }
+    assert.ok(logged.length > 0 && printed.length > 0);
+    for (const line of [...logged, ...printed]) assert.ok(!line.includes(API_KEY), `logged: ${line}`);
+  });
+
+  test('every call of this file replays with the current workflow code', async () => {
+    await stack.assertReplays('llm-calls', histories);
+  });
+});
