@@ -58,7 +58,8 @@ function createClient(baseURL: string, apiKey: string | undefined): OpenAI {
     // Authorization header at all: the placeholder key is never sent (the header is removed below).
     apiKey: apiKey ?? 'no-key',
     ...(apiKey ? {} : { defaultHeaders: { Authorization: null } }),
-    // Nothing from OPENAI_* environment variables: these settings are the service's own.
+    // Not the package's OPENAI_* environment variables: these settings are the service's own
+    // (only OPENAI_CUSTOM_HEADERS is read by the package whatever the options say).
     adminAPIKey: null,
     organization: null,
     project: null,
