@@ -37,7 +37,7 @@ export interface ChaosOptions {
 export const DEFAULT_OPTIONS: Omit<ChaosOptions, 'scenarios' | 'log'> = {
   calls: 100,
   simTimeScale: 0.03,
-  deadlineSeconds: 300,
+  deadlineSeconds: 600,
   settleSeconds: 420,
   resendAfterSeconds: 65,
   postBudgetSeconds: 240,
@@ -304,6 +304,7 @@ async function runCallScenario(
   const notes: string[] = [];
   let inFlightAtFault: number | null = null;
   const stopLoad = sampleLoad();
+  let stuckAtDeadline: CallRow[] = [];
 
   try {
     if (definition.name === 'burst') {
@@ -345,12 +346,22 @@ async function runCallScenario(
       await posting;
     }
     log('every POST answered; waiting for every call to end');
-    await waitUntil(
+    const allFinal = await waitUntil(
       async () => (await db.notFinal(fixture.workspaceId)) === 0,
       options.deadlineSeconds * 1000,
       async () => `${await db.notFinal(fixture.workspaceId)} calls not final yet`,
       log,
     );
+    if (!allFinal) {
+      // Stuck is judged here, at the deadline; what they were doing is asked of Temporal now.
+      stuckAtDeadline = (await db.calls(fixture.workspaceId)).filter(
+        (c) => !FINAL_STATUSES.includes(c.status),
+      );
+      notes.push(
+        `${stuckAtDeadline.length} calls not final ${options.deadlineSeconds} s after the fault and the last POST`,
+        ...(await describeStuck(stack.temporalAddress, stuckAtDeadline.slice(0, 10))),
+      );
+    }
     log('waiting for the webhook deliveries to settle');
     await waitUntil(
       async () => webhooksSettled(db, receiver, fixture),
@@ -406,8 +417,12 @@ async function runCallScenario(
   }
 
   const finalCalls = calls.filter((c) => FINAL_STATUSES.includes(c.status));
-  const stuckCalls = calls.filter((c) => !FINAL_STATUSES.includes(c.status));
-  if (stuckCalls.length) notes.push(...(await describeStuck(stack.temporalAddress, stuckCalls.slice(0, 10))));
+  const notFinalNow = calls.filter((c) => !FINAL_STATUSES.includes(c.status));
+  if (stuckAtDeadline.length) {
+    notes.push(
+      `of the ${stuckAtDeadline.length} calls stuck at the deadline, ${stuckAtDeadline.length - notFinalNow.length} were final when the results were read, after the webhook wait`,
+    );
+  }
 
   // Events: one of each type a call's course calls for, never two.
   const events = await db.events(fixture.workspaceId);
@@ -473,16 +488,17 @@ async function runCallScenario(
     lostDetails.push(`call ${g.call_id}: transcript has ${g.lines} lines up to index ${g.last_index}`);
 
   // How the calls ended compared with what the callee's script makes of them (informative).
-  const mismatched = new Map<string, number>();
+  const mismatched = new Map<string, string[]>();
   for (const call of finalCalls) {
     const callee = calleeCaseOf(call.to_number);
     if (!callee || (callee.status === call.status && callee.endReason === call.end_reason)) continue;
     const label = `${callee.label} ended ${call.status}/${call.end_reason}`;
-    mismatched.set(label, (mismatched.get(label) ?? 0) + 1);
+    mismatched.set(label, [...(mismatched.get(label) ?? []), call.id]);
   }
   if (mismatched.size) {
+    const sorted = [...mismatched].sort((a, b) => b[1].length - a[1].length);
     notes.push(
-      `ended otherwise than the callee's script: ${[...mismatched].map(([l, n]) => `${n} ${l}`).join(', ')}`,
+      `ended otherwise than the callee's script: ${sorted.map(([l, ids]) => `${ids.length} ${l} (e.g. ${ids[0]})`).join(', ')}`,
     );
   }
 
@@ -492,7 +508,7 @@ async function runCallScenario(
     posted: keys.length,
     inFlightAtFault,
     finalCalls,
-    stuck: stuckCalls.length,
+    stuck: stuckAtDeadline.length,
     several: several.length,
     lostDetails,
     eventsDoubled,
