@@ -1,9 +1,10 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { Context } from '@temporalio/activity';
-import { Event, WebhookDelivery, WebhookEndpoint } from '../db/entities/index.js';
+import { Event, WebhookDelivery, type WebhookDeliveryOrigin, WebhookEndpoint } from '../db/entities/index.js';
 import type { Orm } from '../db/orm.js';
 import { recordPendingDeliveries, subscribedEndpointIds } from '../lib/webhooks/deliveries.js';
 import { EndpointLimiter } from '../lib/webhooks/endpoint-limiter.js';
+import { completeRecovery, type RecoveryStep, takeNextRecoveryEvents } from '../lib/webhooks/recovery.js';
 import { DISABLE_AFTER_FAILING_MS, retryDelayAfter } from '../lib/webhooks/retry-schedule.js';
 import { type SendRequest, type SendResult, sendWebhook } from '../lib/webhooks/sender.js';
 import { deliveryHeaders } from '../lib/webhooks/sign.js';
@@ -58,7 +59,8 @@ export function createWebhookActivities(deps: WebhookActivityDeps) {
       }
       const endpoint = await em.findOne(WebhookEndpoint, { id: delivery.endpoint });
       if (!endpoint) return { outcome: 'stopped' };
-      if (endpoint.status !== 'active') {
+      // Test events and resends are explicit requests: they reach paused and disabled endpoints too.
+      if (endpoint.status !== 'active' && !MANUAL_ORIGINS.has(delivery.origin)) {
         // Paused or disabled: the rest of this delivery is dropped, not held back.
         delivery.status = 'failed';
         delivery.error = `not sent: endpoint ${endpoint.status}`;
@@ -112,8 +114,29 @@ export function createWebhookActivities(deps: WebhookActivityDeps) {
         endpointUrl: endpoint.url,
       };
     },
+
+    /**
+     * Recovery: the next events after `position` get their new delivery (none when the endpoint
+     * is no longer active, which stops the recovery); the workflow starts their delivery workflows.
+     */
+    async takeRecoveryEvents(input: {
+      recoveryId: string;
+      position: number;
+      limit: number;
+    }): Promise<RecoveryStep> {
+      const em = deps.orm.em.fork() as EntityManager;
+      return takeNextRecoveryEvents(em, { ...input, now: new Date() });
+    },
+
+    /** Recovery: every event has been handed to delivery. */
+    async completeRecovery(input: { recoveryId: string }): Promise<void> {
+      await completeRecovery(deps.orm.em.fork() as EntityManager, input.recoveryId, new Date());
+    },
   });
 }
+
+/** Deliveries made on request, which go to paused and disabled endpoints too. */
+const MANUAL_ORIGINS: ReadonlySet<WebhookDeliveryOrigin> = new Set(['test', 'resend']);
 
 /**
  * Any success clears the endpoint's failing run; a failure starts one if none is open, and

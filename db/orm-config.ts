@@ -12,6 +12,8 @@ import {
   User,
   WebhookDelivery,
   WebhookEndpoint,
+  WebhookRecovery,
+  WebhookRecoveryItem,
   Workspace,
 } from './entities/index.js';
 import { migrationsList } from './migrations/index.js';
@@ -29,6 +31,8 @@ export const allEntities = [
   User,
   WebhookDelivery,
   WebhookEndpoint,
+  WebhookRecovery,
+  WebhookRecoveryItem,
   Workspace,
 ];
 

@@ -3,7 +3,14 @@ import { randomBytes } from 'node:crypto';
 import { after, afterEach, before, beforeEach, test } from 'node:test';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { Worker, WorkflowBundle } from '@temporalio/worker';
-import { Event, WebhookDelivery, WebhookEndpoint } from '../db/entities/index.js';
+import { deliveryTrigger } from '../api/presenters/webhook-delivery.js';
+import {
+  Event,
+  type EventType,
+  WebhookDelivery,
+  WebhookEndpoint,
+  WebhookRecovery,
+} from '../db/entities/index.js';
 import { createWorkspace } from '../lib/accounts.js';
 import { taskQueues } from '../lib/temporal/task-queues.js';
 import {
@@ -11,12 +18,15 @@ import {
   type EventFanOutWorkflow,
   eventFanOutWorkflowId,
   webhookDeliveryWorkflowId,
+  webhookRecoveryWorkflowId,
 } from '../lib/temporal/workflow-contracts.js';
-import { recordPendingDeliveries, subscribedEndpointIds } from '../lib/webhooks/deliveries.js';
+import { recordPendingDeliveries, recordResend, subscribedEndpointIds } from '../lib/webhooks/deliveries.js';
+import { createRecovery } from '../lib/webhooks/recovery.js';
 import { verifyWebhookSignature } from '../lib/webhooks/verify-signature.js';
 import { createWebhooksWorker } from '../workers/webhooks-worker.js';
 import type { eventFanOutWorkflow } from '../workflows/event-fan-out.js';
 import type { webhookDeliveryWorkflow } from '../workflows/webhook-delivery.js';
+import type { webhookRecoveryWorkflow } from '../workflows/webhook-recovery.js';
 import { freshDatabase, type TestDatabase } from './support/database.js';
 import { installQuietRuntime } from './support/quiet-logger.js';
 import { createTimeSkippingEnvironment } from './support/temporal.js';
@@ -386,4 +396,261 @@ test('a pending delivery stops when its endpoint is disabled before the retry', 
   assert.equal(delivery!.status, 'failed');
   assert.equal(delivery!.error, 'not sent: endpoint disabled');
   assert.equal(requestsTo(path).length, 1);
+});
+
+// ── Resend and recover (POST …/resend, POST …/recover; the API end to end is in
+// test/webhooks-recovery.test.ts) ─────────────────────────────────────────────────────────────
+
+/** The event's own delivery to the endpoint, logged as the retry schedule would leave it. */
+async function loggedDelivery(
+  endpointId: string,
+  event: Event,
+  status: 'failed' | 'delivered' | 'pending',
+): Promise<WebhookDelivery> {
+  const em = db.orm.em.fork();
+  const [id] = await recordPendingDeliveries(em, event, [endpointId]);
+  await em.nativeUpdate(
+    WebhookDelivery,
+    { id },
+    status === 'pending'
+      ? {}
+      : { status, attempts: 5, error: status === 'failed' ? 'HTTP 503: down' : null, responseStatus: 503 },
+  );
+  return db.orm.em.fork().findOneOrFail(WebhookDelivery, { id });
+}
+
+/** Polls until `check` answers (a value other than undefined). */
+async function until<T>(what: string, check: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+/** An event that happened at `at` (recover sends in the order of this time). */
+async function eventAt(workspaceId: string, at: Date, type: EventType = 'call.completed') {
+  const em = db.orm.em.fork();
+  const event = await insertEvent(em, { workspaceId, type });
+  await em.nativeUpdate(Event, { id: event.id }, { createdAt: at });
+  return db.orm.em.fork().findOneOrFail(Event, { id: event.id });
+}
+
+test('a resend reaches a paused endpoint and keeps the retry schedule; the log tells resend from retry', async () => {
+  const ws = await newWorkspace();
+  const em = db.orm.em.fork();
+  const path = '/resend-while-paused';
+  // Down for the 5 attempts of the event and the first attempt of the resend, then back.
+  receiver.answer = (n, p) => (p === path && n <= 6 ? { status: 503 } : { status: 200 });
+  const endpoint = await insertEndpoint(em, {
+    workspaceId: ws.id,
+    url: receiver.url + path,
+    events: ['call.completed'],
+  });
+  const event = await insertEvent(em, { workspaceId: ws.id, type: 'call.completed' });
+  const [original] = await deliverDirectly(event.id);
+  assert.equal(original!.status, 'failed');
+  assert.equal(deliveryTrigger(original!), 'retry');
+  await db.orm.em.fork().nativeUpdate(WebhookEndpoint, { id: endpoint.id }, { status: 'paused' });
+
+  const resent = await recordResend(db.orm.em.fork(), original!);
+  assert.equal(deliveryTrigger(resent), 'resend', 'pending, before its first attempt');
+  assert.ok(resent.createdAt > original!.createdAt);
+  const result = await env.client.workflow.execute<typeof webhookDeliveryWorkflow>(
+    'webhookDeliveryWorkflow',
+    {
+      workflowId: webhookDeliveryWorkflowId(resent.id),
+      taskQueue: queue,
+      args: [{ deliveryId: resent.id }],
+    },
+  );
+
+  assert.deepEqual(result, { outcome: 'delivered', attempts: 2 });
+  const got = requestsTo(path);
+  assert.equal(got.length, 7);
+  const gap = ((got[6]!.note as number) - (got[5]!.note as number)) / 1000;
+  assert.ok(gap >= 30 && gap < 35, `the resend's retry came after ${gap} s`);
+  for (const r of got.slice(5)) {
+    assert.equal(r.headers['service-event-id'], event.id);
+    assert.ok(r.rawBody.equals(Buffer.from(event.body, 'utf8')), 'the same bytes as the event');
+  }
+  const row = await db.orm.em.fork().findOneOrFail(WebhookDelivery, { id: resent.id });
+  assert.deepEqual(
+    [row.status, row.attempts, row.origin, row.resentFrom, deliveryTrigger(row)],
+    ['delivered', 2, 'resend', original!.id, 'retry'],
+  );
+  const after = await db.orm.em.fork().findOneOrFail(WebhookEndpoint, { id: endpoint.id });
+  assert.equal(after.status, 'paused', 'a resend changes no status');
+});
+
+test('a recovery sends again, oldest first and 10 per second, exactly the events whose last delivery failed', async () => {
+  const ws = await newWorkspace();
+  const em = db.orm.em.fork();
+  const path = '/recovering';
+  receiver.answer = () => ({ status: 200 });
+  const endpoint = await insertEndpoint(em, {
+    workspaceId: ws.id,
+    url: receiver.url + path,
+    events: ['call.completed', 'call.failed'],
+  });
+  const other = await insertEndpoint(em, {
+    workspaceId: ws.id,
+    url: `${receiver.url}/other-endpoint`,
+    events: ['call.completed'],
+  });
+  const base = Date.now() - 3600_000;
+  const at = (minute: number) => new Date(base + minute * 60_000);
+
+  const expected: Event[] = [];
+  for (let i = 0; i < 23; i++) {
+    // Written newest first, so the order sent is the events' time, not the rows' order.
+    const event = await eventAt(ws.id, at(40 - i), i % 3 ? 'call.completed' : 'call.failed');
+    await loggedDelivery(endpoint.id, event, 'failed');
+    expected.unshift(event);
+  }
+  // Last delivery failed after an earlier success: sent again.
+  const resentAndFailed = await eventAt(ws.id, at(30.5));
+  const delivered = await loggedDelivery(endpoint.id, resentAndFailed, 'delivered');
+  const failedResend = await recordResend(db.orm.em.fork(), delivered);
+  await db.orm.em
+    .fork()
+    .nativeUpdate(WebhookDelivery, { id: failedResend.id }, { status: 'failed', attempts: 5 });
+  expected.splice(
+    expected.findIndex((e) => e.createdAt > resentAndFailed.createdAt),
+    0,
+    resentAndFailed,
+  );
+  // Not sent again: delivered; failed and then resent with success; still pending; a test event;
+  // before `since`; failed to another endpoint.
+  await loggedDelivery(endpoint.id, await eventAt(ws.id, at(20.5)), 'delivered');
+  const recovered = await eventAt(ws.id, at(21.5));
+  const failedFirst = await loggedDelivery(endpoint.id, recovered, 'failed');
+  const goodResend = await recordResend(db.orm.em.fork(), failedFirst);
+  await db.orm.em.fork().nativeUpdate(WebhookDelivery, { id: goodResend.id }, { status: 'delivered' });
+  await loggedDelivery(endpoint.id, await eventAt(ws.id, at(22.5)), 'pending');
+  await loggedDelivery(endpoint.id, await eventAt(ws.id, at(23.5), 'webhook.test'), 'failed');
+  await loggedDelivery(endpoint.id, await eventAt(ws.id, at(-5)), 'failed');
+  await loggedDelivery(other.id, await eventAt(ws.id, at(24.5)), 'failed');
+
+  const recovery = await db.orm.em
+    .fork()
+    .transactional((tx) => createRecovery(tx, { endpoint, since: at(0), until: null, now: new Date() }));
+  assert.equal(recovery.eventsTotal, expected.length);
+
+  // One batch per run: the workflow continues as new twice (10 + 10 + 4 events). It is followed in
+  // the database: awaiting its result would let the server skip time while the deliveries it
+  // started are on the wire, timing their attempts out (so they would be tried again).
+  const handle = await env.client.workflow.start<typeof webhookRecoveryWorkflow>('webhookRecoveryWorkflow', {
+    workflowId: webhookRecoveryWorkflowId(recovery.id),
+    taskQueue: queue,
+    args: [{ recoveryId: recovery.id, batchesPerRun: 1 }],
+  });
+  const row = await until('the recovery ends', async () => {
+    const r = await db.orm.em.fork().findOneOrFail(WebhookRecovery, { id: recovery.id });
+    return r.status === 'running' ? undefined : r;
+  });
+  assert.deepEqual([row.status, row.eventsSent, row.eventsTotal], ['completed', 24, 24]);
+  assert.ok(row.completedAt);
+  await until('every recovered event delivered', async () =>
+    (await db.orm.em.fork().count(WebhookDelivery, { recovery: recovery.id, status: 'delivered' })) === 24
+      ? true
+      : undefined,
+  );
+  assert.deepEqual(await handle.result(), { status: 'completed', eventsSent: 4 }, 'the last of three runs');
+  // Started oldest first, one every 100 ms (the receiver may see neighbours swap when one
+  // request is slower than the next).
+  const logged = await db.orm.em.fork().find(WebhookDelivery, { recovery: recovery.id });
+  const eventOf = new Map(logged.map((d) => [d.id, d.event]));
+  const starts = await Promise.all(
+    logged.map(async (d) => ({
+      event: eventOf.get(d.id)!,
+      at: (
+        await env.client.workflow.getHandle(webhookDeliveryWorkflowId(d.id)).describe()
+      ).startTime.getTime(),
+    })),
+  );
+  starts.sort((a, b) => a.at - b.at);
+  assert.deepEqual(
+    starts.map((s) => s.event),
+    expected.map((e) => e.id),
+    'each event once, oldest first',
+  );
+  for (let i = 1; i < starts.length; i++) {
+    const gap = starts[i]!.at - starts[i - 1]!.at;
+    assert.ok(gap >= 95, `event ${i + 1} started ${gap} ms after the one before`);
+  }
+  const got = requestsTo(path);
+  assert.deepEqual(
+    got.map((r) => r.headers['service-event-id']).sort(),
+    expected.map((e) => e.id).sort(),
+    'each event received once',
+  );
+  for (const r of got) {
+    const event = expected.find((e) => e.id === r.headers['service-event-id'])!;
+    assert.ok(r.rawBody.equals(Buffer.from(event.body, 'utf8')));
+  }
+  assert.equal(requestsTo('/other-endpoint').length, 0);
+  assert.equal(logged.length, 24);
+  for (const d of logged) {
+    assert.deepEqual([d.origin, d.status, deliveryTrigger(d)], ['recover', 'delivered', 'recover']);
+    const failed = await db.orm.em.fork().findOneOrFail(WebhookDelivery, { id: d.resentFrom! });
+    assert.deepEqual([failed.event, failed.status], [d.event, 'failed'], 'linked to the failed delivery');
+  }
+});
+
+test('a recovery stops when its endpoint is paused; what it had handed over is not sent either', async () => {
+  const ws = await newWorkspace();
+  const em = db.orm.em.fork();
+  const path = '/paused-while-recovering';
+  receiver.answer = () => ({ status: 200 });
+  const endpoint = await insertEndpoint(em, {
+    workspaceId: ws.id,
+    url: receiver.url + path,
+    events: ['call.completed'],
+  });
+  const base = Date.now() - 3600_000;
+  for (let i = 0; i < 25; i++) {
+    await loggedDelivery(endpoint.id, await eventAt(ws.id, new Date(base + i * 1000)), 'failed');
+  }
+  const recovery = await db.orm.em
+    .fork()
+    .transactional((tx) =>
+      createRecovery(tx, { endpoint, since: new Date(base - 1000), until: null, now: new Date() }),
+    );
+  const handle = await env.client.workflow.start<typeof webhookRecoveryWorkflow>('webhookRecoveryWorkflow', {
+    workflowId: webhookRecoveryWorkflowId(recovery.id),
+    taskQueue: queue,
+    args: [{ recoveryId: recovery.id }],
+  });
+  // Nobody awaits the workflow yet, so its 100 ms pauses run on the wall clock: the first batch of
+  // ten takes about a second, and the endpoint is paused while it goes out.
+  const sentOf = async () =>
+    (await db.orm.em.fork().findOneOrFail(WebhookRecovery, { id: recovery.id })).eventsSent;
+  while ((await sentOf()) === 0) await new Promise((r) => setTimeout(r, 10));
+  await receiver.waitForRequests(receiver.requests.length + 1);
+  await db.orm.em.fork().nativeUpdate(WebhookEndpoint, { id: endpoint.id }, { status: 'paused' });
+
+  // Followed in the database (see the test above), the workflow's result only once all is done.
+  const row = await until('the recovery stops', async () => {
+    const r = await db.orm.em.fork().findOneOrFail(WebhookRecovery, { id: recovery.id });
+    return r.status === 'running' ? undefined : r;
+  });
+  assert.deepEqual(
+    [row.status, row.stopReason, row.eventsSent, row.eventsTotal],
+    ['stopped', 'endpoint_paused', 10, 25],
+  );
+  const made = await db.orm.em.fork().find(WebhookDelivery, { recovery: recovery.id });
+  assert.equal(made.length, 10, 'the second batch was never taken');
+  const after = await until('the handed-over deliveries end', async () => {
+    const rows = await db.orm.em.fork().find(WebhookDelivery, { recovery: recovery.id });
+    return rows.every((d) => d.status !== 'pending') ? rows : undefined;
+  });
+  const sent = after.filter((d) => d.status === 'delivered').length;
+  const stopped = after.filter((d) => d.error === 'not sent: endpoint paused').length;
+  assert.ok(sent >= 1 && sent < 10, `${sent} of the first batch went out before the pause`);
+  assert.equal(sent + stopped, 10);
+  assert.equal(requestsTo(path).length, sent);
+  assert.deepEqual(await handle.result(), { status: 'stopped', eventsSent: 10 });
 });

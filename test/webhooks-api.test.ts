@@ -415,16 +415,39 @@ describe('delivery', () => {
     );
   });
 
-  test('a paused endpoint refuses test events; delete removes the endpoint, its secret and log', async () => {
+  test('paused and disabled endpoints still get test events; delete removes the endpoint, its secret and log', async () => {
     const endpoint = await createEndpoint(owner, '/deleted', ['call.failed']);
     await owner.patch(`/webhooks/${endpoint.id}`, { status: 'paused' });
-    assertApiError(
-      await owner.post(`/webhooks/${endpoint.id}/test`),
-      422,
-      'endpoint_not_active',
-      'webhook_id',
+    const whilePaused = await owner.post(`/webhooks/${endpoint.id}/test`, { message: 'while paused' });
+    assert.equal(whilePaused.status, 202, whilePaused.text);
+    assert.equal(whilePaused.body.trigger, 'test');
+    await waitFor('the test event while paused', async () =>
+      requestsTo('/deleted').length === 1 ? true : undefined,
     );
-    await owner.patch(`/webhooks/${endpoint.id}`, { status: 'active' });
+    await db.orm.em
+      .fork()
+      .nativeUpdate(WebhookEndpoint, { id: endpoint.id }, { status: 'disabled', disabledAt: new Date() });
+    assert.equal(
+      (await owner.post(`/webhooks/${endpoint.id}/test`, { message: 'while disabled' })).status,
+      202,
+    );
+    const [, second] = await waitFor('the test event while disabled', async () =>
+      requestsTo('/deleted').length === 2 ? requestsTo('/deleted') : undefined,
+    );
+    assert.equal(JSON.parse(second!.rawBody.toString('utf8')).data.message, 'while disabled');
+    const log = await waitFor('both logged delivered', async () => {
+      const page = await owner.get(`/webhooks/${endpoint.id}/deliveries?status=delivered&trigger=test`);
+      return page.body.data.length === 2 ? page.body.data : undefined;
+    });
+    assert.deepEqual(
+      log.map((d: { trigger: string; resent_from: null }) => [d.trigger, d.resent_from]),
+      [
+        ['test', null],
+        ['test', null],
+      ],
+    );
+    const row = await db.orm.em.fork().findOneOrFail(WebhookEndpoint, { id: endpoint.id });
+    assert.equal(row.status, 'disabled', 'a test event changes no status');
 
     const deleted = await owner.delete(`/webhooks/${endpoint.id}`);
     assert.equal(deleted.status, 200);
@@ -438,7 +461,7 @@ describe('delivery', () => {
       await db.orm.em.fork().count(WebhookDelivery, { event: event.id, endpoint: endpoint.id }),
       0,
     );
-    assert.equal(requestsTo('/deleted').length, 0);
+    assert.equal(requestsTo('/deleted').length, 2, 'only the two test events, nothing after the delete');
   });
 
   test('a slow receiver does not hold up another endpoint', async () => {

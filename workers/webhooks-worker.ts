@@ -11,7 +11,7 @@ export type WebhooksWorkerDeps = WorkerNeeds<
   'temporalNamespace' | 'taskQueuePrefix' | 'webhooksAllowPrivateTargets'
 >;
 
-/** The worker of the `webhooks` task queue: event fan-out and webhook delivery. */
+/** The worker of the `webhooks` task queue: event fan-out, webhook delivery and recovery. */
 export function createWebhooksWorker(deps: WebhooksWorkerDeps): Promise<Worker> {
   return Worker.create({
     connection: deps.connection,

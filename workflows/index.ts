@@ -3,14 +3,22 @@ import type {
   EventFanOutWorkflow,
   SimulatedCalleeWorkflow,
   WebhookDeliveryWorkflow,
+  WebhookRecoveryWorkflow,
 } from '../lib/temporal/workflow-contracts.js';
 import { callWorkflow } from './call-workflow.js';
 import { eventFanOutWorkflow } from './event-fan-out.js';
 import { simulatedCalleeWorkflow } from './simulated-callee-workflow.js';
 import { webhookDeliveryWorkflow } from './webhook-delivery.js';
+import { webhookRecoveryWorkflow } from './webhook-recovery.js';
 
 // Every workflow the workers run (the bundle's entry point).
-export { callWorkflow, eventFanOutWorkflow, simulatedCalleeWorkflow, webhookDeliveryWorkflow };
+export {
+  callWorkflow,
+  eventFanOutWorkflow,
+  simulatedCalleeWorkflow,
+  webhookDeliveryWorkflow,
+  webhookRecoveryWorkflow,
+};
 
 /** Compiles only while each workflow has the signature its contract declares (lib/temporal/workflow-contracts.ts). */
 type Implements<Contract, Workflow extends Contract> = Workflow;
@@ -19,4 +27,5 @@ export type WorkflowContractsHold = [
   Implements<EventFanOutWorkflow, typeof eventFanOutWorkflow>,
   Implements<SimulatedCalleeWorkflow, typeof simulatedCalleeWorkflow>,
   Implements<WebhookDeliveryWorkflow, typeof webhookDeliveryWorkflow>,
+  Implements<WebhookRecoveryWorkflow, typeof webhookRecoveryWorkflow>,
 ];

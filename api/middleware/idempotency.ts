@@ -115,6 +115,23 @@ export async function storeAnswerWithWork(
 }
 
 /**
+ * Undoes storeAnswerWithWork(…, { confirmed: false }) inside the transaction that undoes the
+ * work (the step after the commit failed, so the work is removed again): the record goes back to
+ * `in_progress`, so the request's refusal (not stored) releases the key and a retry runs anew.
+ */
+export async function withdrawAnswerWithWork(em: EntityManager, ctx: ApiContext): Promise<void> {
+  const claimId = ctx.state.idempotencyClaimId;
+  if (!claimId) return;
+  await em.execute(
+    `update idempotency_records
+        set state = 'in_progress', response_status = null, response_body = null, resource_id = null
+      where id = ? and state = 'committed'`,
+    [claimId],
+    'run',
+  );
+}
+
+/**
  * Runs `run` at most once per (workspace, key) within 24 h, or answers from the stored record.
  * `run` must turn every failure into an Outcome (it never throws for refusals).
  */

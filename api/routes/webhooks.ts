@@ -1,6 +1,17 @@
 import { randomUUID } from 'node:crypto';
+import { type FilterQuery, UniqueConstraintViolationException } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { Event, WebhookDelivery, WebhookEndpoint } from '../../db/entities/index.js';
+import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
+import { Event, WebhookDelivery, WebhookEndpoint, WebhookRecovery } from '../../db/entities/index.js';
+import { recordResend } from '../../lib/webhooks/deliveries.js';
+import {
+  createRecovery,
+  endUnstartedRecovery,
+  RECOVERY_WINDOW_DAYS,
+  RECOVERY_WINDOW_MS,
+  startWebhookRecovery,
+} from '../../lib/webhooks/recovery.js';
+import { RECOVERY_EVENTS_PER_SECOND } from '../../lib/webhooks/retry-schedule.js';
 import { generateWebhookSecret } from '../../lib/webhooks/secret.js';
 import {
   DEFAULT_TEST_MESSAGE,
@@ -8,11 +19,18 @@ import {
   startWebhookDelivery,
 } from '../../lib/webhooks/test-event.js';
 import { webhookUrlProblem } from '../../lib/webhooks/url-rules.js';
-import { parameterInvalid, resourceMissing, unprocessable, upstreamUnavailable } from '../errors.js';
-import { storeAnswerWithWork } from '../middleware/idempotency.js';
+import {
+  ApiError,
+  parameterInvalid,
+  resourceMissing,
+  unprocessable,
+  upstreamUnavailable,
+} from '../errors.js';
+import { storeAnswerWithWork, withdrawAnswerWithWork } from '../middleware/idempotency.js';
 import { listQuerySchema, listSchema, type PageQuery, paginate } from '../pagination.js';
 import { presentWebhookDelivery } from '../presenters/webhook-delivery.js';
 import { presentWebhookEndpoint, presentWebhookEndpointWithSecret } from '../presenters/webhook-endpoint.js';
+import { presentWebhookRecovery } from '../presenters/webhook-recovery.js';
 import { type ApiContext, defineRoute, type RouteDefinition } from '../route.js';
 import { deletedSchema, uuidParams } from '../schemas/common.js';
 import {
@@ -25,14 +43,25 @@ import {
   webhookTestSchema,
   webhookUpdateSchema,
 } from '../schemas/webhook.js';
-import { deliveryFilterProperties, webhookDeliverySchema } from '../schemas/webhook-delivery.js';
+import {
+  deliveryFilterProperties,
+  type WebhookDeliveryTrigger,
+  webhookDeliverySchema,
+} from '../schemas/webhook-delivery.js';
+import {
+  type WebhookRecover,
+  webhookRecoverSchema,
+  webhookRecoverySchema,
+} from '../schemas/webhook-recovery.js';
 import { withTimeout } from '../with-timeout.js';
 
 // Webhook endpoints and their delivery log (docs/webhooks.md). Adding, changing, testing,
-// removing and rotating need a key made by an owner or admin.
+// removing, rotating, resending and recovering need a key made by an owner or admin.
 
 type WebhookParams = { webhook_id: string };
-type DeliveriesQuery = PageQuery & { status?: string; event_type?: string };
+type DeliveryParams = WebhookParams & { delivery_id: string };
+type RecoveryParams = WebhookParams & { recovery_id: string };
+type DeliveriesQuery = PageQuery & { status?: string; event_type?: string; trigger?: WebhookDeliveryTrigger };
 const webhookParams = uuidParams('webhook_id');
 const ownerOrAdmin: ('owner' | 'admin')[] = ['owner', 'admin'];
 const missing = { description: 'resource_missing: no such webhook endpoint in the workspace.' };
@@ -215,7 +244,7 @@ const sendTest = defineRoute<WebhookParams, Record<string, never>, WebhookTest>(
   path: '/webhooks/:webhook_id/test',
   operationId: 'testWebhook',
   summary:
-    'Send one signed webhook.test event to this endpoint (no subscription needed). Answers 202 with its delivery, pending.',
+    'Send one signed webhook.test event to this endpoint (no subscription needed), paused and disabled ones included. Answers 202 with its delivery, pending.',
   scope: 'webhooks:write',
   roles: ownerOrAdmin,
   params: webhookParams,
@@ -223,19 +252,12 @@ const sendTest = defineRoute<WebhookParams, Record<string, never>, WebhookTest>(
   responses: {
     202: { description: 'The delivery of the test event, in status pending.', schema: webhookDeliverySchema },
     404: missing,
-    422: { description: 'endpoint_not_active: a paused or disabled endpoint receives nothing.' },
     503: { description: 'upstream_unavailable: the delivery could not be started; nothing was sent.' },
   },
   async handler(ctx, { params, body }) {
     const em = ctx.state.em;
+    // An explicit request: paused and disabled endpoints get it too (a developer checking a receiver).
     const endpoint = await findEndpointOr404(em, ctx.state.auth.workspaceId, params.webhook_id);
-    if (endpoint.status !== 'active') {
-      throw unprocessable(
-        'endpoint_not_active',
-        `The endpoint is ${endpoint.status}; set its status to active to send a test event.`,
-        { param: 'webhook_id', storable: false },
-      );
-    }
     const { event, deliveryId } = await recordTestEvent(em, endpoint, body.message ?? DEFAULT_TEST_MESSAGE);
     // Read before the workflow starts, so the answer is always the pending delivery.
     const delivery = await em.findOneOrFail(WebhookDelivery, { id: deliveryId });
@@ -261,7 +283,8 @@ const deliveries = defineRoute<WebhookParams, DeliveriesQuery>({
   method: 'GET',
   path: '/webhooks/:webhook_id/deliveries',
   operationId: 'listWebhookDeliveries',
-  summary: 'The delivery log of an endpoint, newest first: one entry per event, updated on every attempt.',
+  summary:
+    'The delivery log of an endpoint, newest first: one entry per delivery (an event, a test, a resend or a recovered event), updated on every attempt.',
   scope: 'webhooks:read',
   params: webhookParams,
   query: listQuerySchema(deliveryFilterProperties),
@@ -272,16 +295,251 @@ const deliveries = defineRoute<WebhookParams, DeliveriesQuery>({
   async handler(ctx, { params, query }) {
     const em = ctx.state.em;
     const endpoint = await findEndpointOr404(em, ctx.state.auth.workspaceId, params.webhook_id);
-    const where = {
+    const where: FilterQuery<WebhookDelivery> = {
       endpoint: endpoint.id,
       ...(query.status ? { status: query.status as WebhookDelivery['status'] } : {}),
       ...(query.event_type ? { eventType: query.event_type } : {}),
+      // trigger is derived (deliveryTrigger): retry = a later attempt, else the origin's first.
+      ...(query.trigger === 'retry'
+        ? { attempts: { $gte: 2 } }
+        : query.trigger
+          ? { origin: query.trigger, attempts: { $lte: 1 } }
+          : {}),
     };
     const page = await paginate(em, WebhookDelivery, where, query, {
       orderBy: 'createdAt',
       present: presentWebhookDelivery,
     });
     return { status: 200, body: page };
+  },
+});
+
+const resend = defineRoute<DeliveryParams>({
+  method: 'POST',
+  path: '/webhooks/:webhook_id/deliveries/:delivery_id/resend',
+  operationId: 'resendWebhookDelivery',
+  summary:
+    "Send that delivery's event again (same event id and bytes, signed with the current secret) as a new delivery linked to it by resent_from. Any status; paused and disabled endpoints included.",
+  scope: 'webhooks:write',
+  roles: ownerOrAdmin,
+  params: uuidParams('webhook_id', 'delivery_id'),
+  idempotent: true,
+  responses: {
+    202: {
+      description: 'The new delivery, in status pending, trigger resend.',
+      schema: webhookDeliverySchema,
+    },
+    404: {
+      description:
+        'resource_missing: no such endpoint (param webhook_id) or no such delivery of it (param delivery_id).',
+    },
+    409: { description: 'idempotency_key_reused or idempotency_request_in_progress.' },
+    503: {
+      description: 'upstream_unavailable: the delivery could not be started; nothing was recorded or sent.',
+    },
+  },
+  async handler(ctx, { params }) {
+    const em = ctx.state.em;
+    const endpoint = await findEndpointOr404(em, ctx.state.auth.workspaceId, params.webhook_id);
+    const original = await em.findOne(WebhookDelivery, { id: params.delivery_id, endpoint: endpoint.id });
+    if (!original) throw resourceMissing('delivery of this webhook endpoint', 'delivery_id');
+    // The delivery and the answer under the Idempotency-Key commit together; the start follows.
+    const { delivery, answer } = await em.transactional(async (tx) => {
+      const delivery = await recordResend(tx, original);
+      const answer = { status: 202, body: presentWebhookDelivery(delivery) };
+      await storeAnswerWithWork(tx, ctx, answer, { resourceId: delivery.id, confirmed: false });
+      return { delivery, answer };
+    });
+    try {
+      await startDelivery(ctx, delivery, endpoint.url);
+    } catch (error) {
+      ctx.state.logger.error('webhook resend not started', { error, webhook_id: endpoint.id });
+      await em.transactional(async (tx) => {
+        await tx.nativeDelete(WebhookDelivery, { id: delivery.id });
+        await withdrawAnswerWithWork(tx, ctx);
+      });
+      throw upstreamUnavailable(
+        'The event could not be queued again; nothing was recorded or sent. Try again.',
+      );
+    }
+    return answer;
+  },
+  async resume(ctx, committed) {
+    // The first request recorded the delivery and stopped before its workflow was confirmed.
+    const delivery = await ctx.state.em.findOneOrFail(WebhookDelivery, { id: committed.resourceId! });
+    const endpoint = await ctx.state.em.findOneOrFail(WebhookEndpoint, { id: delivery.endpoint });
+    await startDelivery(ctx, delivery, endpoint.url).catch((error) => {
+      ctx.state.logger.error('webhook resend not started', { error, delivery_id: committed.resourceId });
+      throw upstreamUnavailable('The resend could not be queued yet; retry with the same Idempotency-Key.');
+    });
+  },
+});
+
+/** Starts a delivery's workflow, or finds it started (its id is the delivery's). */
+async function startDelivery(ctx: ApiContext, delivery: WebhookDelivery, endpointUrl: string): Promise<void> {
+  try {
+    const client = await ctx.state.deps.temporal();
+    const about = { eventId: delivery.event, eventType: delivery.eventType, endpointUrl };
+    await withTimeout(
+      startWebhookDelivery(client, ctx.state.deps.settings, delivery.id, about),
+      WORKFLOW_START_TIMEOUT_MS,
+    );
+  } catch (error) {
+    if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
+  }
+}
+
+/** 409 recovery_in_progress: the endpoint has a recovery running (a refusal whose reason passes). */
+const recoveryInProgress = () =>
+  new ApiError(
+    409,
+    'idempotency_error',
+    'recovery_in_progress',
+    'A recovery of this endpoint is running; follow it with GET /webhooks/{webhook_id}/recoveries/{recovery_id} and try again when it has ended.',
+    { param: 'webhook_id', storable: false },
+  );
+
+const recover = defineRoute<WebhookParams, Record<string, never>, WebhookRecover>({
+  method: 'POST',
+  path: '/webhooks/:webhook_id/recover',
+  operationId: 'recoverWebhookDeliveries',
+  summary: `Send again, oldest first and at most ${RECOVERY_EVENTS_PER_SECOND} per second, every event of [since, until] whose last delivery to this endpoint failed. since is at most ${RECOVERY_WINDOW_DAYS} days back. Answers 202 with the recovery to follow.`,
+  scope: 'webhooks:write',
+  roles: ownerOrAdmin,
+  params: webhookParams,
+  body: webhookRecoverSchema,
+  idempotent: true,
+  responses: {
+    202: { description: 'The recovery, in status running.', schema: webhookRecoverySchema },
+    400: {
+      description: `parameter_invalid: since more than ${RECOVERY_WINDOW_DAYS} days back or in the future (param since), until before since (param until).`,
+    },
+    404: missing,
+    409: {
+      description:
+        'recovery_in_progress: a recovery of this endpoint is running; idempotency_key_reused or idempotency_request_in_progress.',
+    },
+    422: { description: 'endpoint_not_active: the endpoint is paused or disabled; set it active first.' },
+    503: {
+      description: 'upstream_unavailable: the recovery could not be started; nothing was recorded or sent.',
+    },
+  },
+  async handler(ctx, { params, body }) {
+    const em = ctx.state.em;
+    const now = new Date();
+    const since = instant('since', body.since);
+    const until = body.until === undefined ? null : instant('until', body.until);
+    if (since.getTime() < now.getTime() - RECOVERY_WINDOW_MS) {
+      throw parameterInvalid('since', `since must be at most ${RECOVERY_WINDOW_DAYS} days back.`);
+    }
+    if (since > now) throw parameterInvalid('since', 'since must not be in the future.');
+    if (until && until < since) throw parameterInvalid('until', 'until must not be before since.');
+    const endpoint = await findEndpointOr404(em, ctx.state.auth.workspaceId, params.webhook_id);
+    if (endpoint.status !== 'active') {
+      throw unprocessable(
+        'endpoint_not_active',
+        `The endpoint is ${endpoint.status}; set its status to active to recover its deliveries.`,
+        { param: 'webhook_id', storable: false },
+      );
+    }
+    const record = () =>
+      em.transactional(async (tx) => {
+        const recovery = await createRecovery(tx, { endpoint, since, until, now });
+        const answer = { status: 202, body: presentWebhookRecovery(recovery) };
+        await storeAnswerWithWork(tx, ctx, answer, { resourceId: recovery.id, confirmed: false });
+        return { recovery, answer };
+      });
+    let created: Awaited<ReturnType<typeof record>>;
+    try {
+      created = await record();
+    } catch (error) {
+      if (!(error instanceof UniqueConstraintViolationException)) throw error;
+      // Another recovery runs, unless it is one whose API process stopped before starting it.
+      const client = await ctx.state.deps.temporal().catch(() => null);
+      if (!client || !(await endUnstartedRecovery(em, client, endpoint.id, new Date()))) {
+        throw recoveryInProgress();
+      }
+      try {
+        created = await record();
+      } catch (again) {
+        if (again instanceof UniqueConstraintViolationException) throw recoveryInProgress();
+        throw again;
+      }
+    }
+    const { recovery, answer } = created;
+    try {
+      await startRecovery(ctx, recovery, endpoint.url);
+    } catch (error) {
+      ctx.state.logger.error('webhook recovery not started', { error, webhook_id: endpoint.id });
+      await em.transactional(async (tx) => {
+        await tx.nativeDelete(WebhookRecovery, { id: recovery.id }); // its items go with it
+        await withdrawAnswerWithWork(tx, ctx);
+      });
+      throw upstreamUnavailable(
+        'The recovery could not be started; nothing was recorded or sent. Try again.',
+      );
+    }
+    return answer;
+  },
+  async resume(ctx, committed) {
+    // The first request recorded the recovery and stopped before its workflow was confirmed.
+    const recovery = await ctx.state.em.findOneOrFail(WebhookRecovery, { id: committed.resourceId! });
+    const endpoint = await ctx.state.em.findOneOrFail(WebhookEndpoint, { id: recovery.endpoint });
+    await startRecovery(ctx, recovery, endpoint.url).catch((error) => {
+      ctx.state.logger.error('webhook recovery not started', { error, recovery_id: committed.resourceId });
+      throw upstreamUnavailable(
+        'The recovery could not be started yet; retry with the same Idempotency-Key.',
+      );
+    });
+  },
+});
+
+/** A date-time the schema accepted, as a Date (a spelling JavaScript cannot read is refused). */
+function instant(param: string, value: string): Date {
+  const date = new Date(value.toUpperCase());
+  if (Number.isNaN(date.getTime())) throw parameterInvalid(param, `${param} must be a date-time (RFC 3339).`);
+  return date;
+}
+
+/** Starts a recovery's workflow, or finds it started (its id is the recovery's). */
+async function startRecovery(ctx: ApiContext, recovery: WebhookRecovery, endpointUrl: string): Promise<void> {
+  try {
+    const client = await ctx.state.deps.temporal();
+    const about = {
+      endpointUrl,
+      eventsTotal: recovery.eventsTotal,
+      since: recovery.since,
+      until: recovery.until ?? null,
+    };
+    await withTimeout(
+      startWebhookRecovery(client, ctx.state.deps.settings, recovery.id, about),
+      WORKFLOW_START_TIMEOUT_MS,
+    );
+  } catch (error) {
+    if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
+  }
+}
+
+const getRecovery = defineRoute<RecoveryParams>({
+  method: 'GET',
+  path: '/webhooks/:webhook_id/recoveries/:recovery_id',
+  operationId: 'getWebhookRecovery',
+  summary: 'Follow a recovery: its status and how many of its events were sent again.',
+  scope: 'webhooks:read',
+  params: uuidParams('webhook_id', 'recovery_id'),
+  responses: {
+    200: { description: 'The recovery.', schema: webhookRecoverySchema },
+    404: {
+      description:
+        'resource_missing: no such endpoint (param webhook_id) or no such recovery of it (param recovery_id).',
+    },
+  },
+  async handler(ctx, { params }) {
+    const em = ctx.state.em;
+    const endpoint = await findEndpointOr404(em, ctx.state.auth.workspaceId, params.webhook_id);
+    const recovery = await em.findOne(WebhookRecovery, { id: params.recovery_id, endpoint: endpoint.id });
+    if (!recovery) throw resourceMissing('recovery of this webhook endpoint', 'recovery_id');
+    return { status: 200, body: presentWebhookRecovery(recovery) };
   },
 });
 
@@ -294,4 +552,7 @@ export const webhookRoutes: RouteDefinition[] = [
   rotateSecret,
   sendTest,
   deliveries,
+  resend,
+  recover,
+  getRecovery,
 ];

@@ -9,4 +9,5 @@ export * from './transcript-entry.js';
 export * from './user.js';
 export * from './webhook-delivery.js';
 export * from './webhook-endpoint.js';
+export * from './webhook-recovery.js';
 export * from './workspace.js';

@@ -95,3 +95,27 @@ export type WebhookDeliveryWorkflow = (input: WebhookDeliveryInput) => Promise<W
 export function webhookDeliveryWorkflowId(deliveryId: string): string {
   return `webhook-delivery-${deliveryId}`;
 }
+
+export const WEBHOOK_RECOVERY_WORKFLOW = 'webhookRecoveryWorkflow';
+
+export interface WebhookRecoveryInput {
+  recoveryId: string;
+  /** Position of the last event already sent again (a run that continued as new); 0 at the start. */
+  position?: number;
+  /** Batches per run before continuing as new; default RECOVERY_BATCHES_PER_RUN (tests set it lower). */
+  batchesPerRun?: number;
+}
+
+export interface WebhookRecoveryResult {
+  /** `stopped`: the endpoint was paused, disabled or deleted before every event was sent again. */
+  status: 'completed' | 'stopped';
+  /** Events sent again by this run of the workflow. */
+  eventsSent: number;
+}
+
+export type WebhookRecoveryWorkflow = (input: WebhookRecoveryInput) => Promise<WebhookRecoveryResult>;
+
+/** One workflow per recovery (POST /webhooks/{id}/recover). */
+export function webhookRecoveryWorkflowId(recoveryId: string): string {
+  return `webhook-recovery-${recoveryId}`;
+}

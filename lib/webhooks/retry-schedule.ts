@@ -22,3 +22,15 @@ export function busyPauseMs(timesBusy: number): number {
 export function retryDelayAfter(attempt: number): number | null {
   return attempt < MAX_DELIVERY_ATTEMPTS ? (RETRY_DELAYS_MS[attempt - 1] ?? null) : null;
 }
+
+/**
+ * The pace of a recovery (POST /webhooks/{id}/recover): one event every RECOVERY_SEND_INTERVAL_MS,
+ * i.e. 10 per second (36,000 an hour), oldest first, so a receiver that has just come back is not
+ * flooded with days of backlog at once. Events are read RECOVERY_BATCH_SIZE at a time.
+ */
+export const RECOVERY_SEND_INTERVAL_MS = 100;
+export const RECOVERY_EVENTS_PER_SECOND = 1_000 / RECOVERY_SEND_INTERVAL_MS;
+export const RECOVERY_BATCH_SIZE = 10;
+
+/** Batches one run of the recovery workflow sends before it continues as new (bounds its history). */
+export const RECOVERY_BATCHES_PER_RUN = 100;

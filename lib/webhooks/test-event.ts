@@ -49,8 +49,8 @@ export async function startWebhookDelivery(
   client: Client,
   settings: Pick<Settings, 'taskQueuePrefix'>,
   deliveryId: string,
-  /** What the Web UI shows for it: the test event and the endpoint it goes to. */
-  about?: { eventId: string; endpointUrl: string },
+  /** What the Web UI shows for it: the event (a test event unless `eventType` says otherwise) and the endpoint. */
+  about?: { eventId: string; endpointUrl: string; eventType?: string },
 ): Promise<void> {
   await client.workflow.start<WebhookDeliveryWorkflow>(WEBHOOK_DELIVERY_WORKFLOW, {
     workflowId: webhookDeliveryWorkflowId(deliveryId),

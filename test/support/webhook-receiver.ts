@@ -31,6 +31,10 @@ export interface WebhookReceiver {
   answer: (n: number, path: string) => ReceiverAnswer;
   onRequest?: () => Promise<unknown>;
   waitForRequests(count: number, timeoutMs?: number): Promise<ReceivedRequest[]>;
+  /** Stops listening, as a receiver that is down: connections to `url` are refused. */
+  down(): Promise<void>;
+  /** Listens again on the same port (nothing to do when it listens). */
+  up(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -50,8 +54,15 @@ export async function startWebhookReceiver(): Promise<WebhookReceiver> {
       }
       return receiver.requests;
     },
+    down: () => receiver.close(),
+    up: () =>
+      new Promise<void>((resolve) => {
+        if (server.listening) return resolve();
+        server.listen(port, '127.0.0.1', resolve);
+      }),
     close: () =>
       new Promise((resolve) => {
+        if (!server.listening) return resolve();
         server.closeAllConnections();
         server.close(() => resolve());
       }),
@@ -80,6 +91,7 @@ export async function startWebhookReceiver(): Promise<WebhookReceiver> {
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  receiver.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const port = (server.address() as AddressInfo).port;
+  receiver.url = `http://127.0.0.1:${port}`;
   return receiver;
 }
