@@ -37,7 +37,7 @@ export const allEntities = [
 ];
 
 /** How long a query waits for a free pool connection (or a new one) before it fails. */
-export const POOL_ACQUIRE_TIMEOUT_MS = 5_000;
+export const POOL_ACQUIRE_TIMEOUT_MS = 10_000;
 
 /** The one ORM configuration, used by the API, the workers, the operator CLI and the tests. */
 export function ormConfig(databaseUrl: string, options: { poolMax?: number } = {}) {

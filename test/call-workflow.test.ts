@@ -187,7 +187,7 @@ const SCENARIOS: [string, string, Expected][] = [
   ],
 ];
 
-describe('simulator scenarios (operations contract, section 4)', { timeout: 60_000 }, () => {
+describe('simulator scenarios (operations contract, section 4)', { timeout: 300_000 }, () => {
   for (const [ending, what, expected] of SCENARIOS) {
     test(`to ending ${ending}: ${what}`, async () => {
       const { result, call, transcript, events } = await runCall(`+47912${ending}`, {
@@ -256,7 +256,7 @@ describe('simulator scenarios (operations contract, section 4)', { timeout: 60_0
   }
 });
 
-describe('ring timeout', { timeout: 60_000 }, () => {
+describe('ring timeout', { timeout: 180_000 }, () => {
   for (const seconds of [10, 120]) {
     test(`${seconds} s of ringing costs no wall-clock time`, async () => {
       const before = await env.currentTimeMs();
@@ -278,7 +278,7 @@ describe('ring timeout', { timeout: 60_000 }, () => {
   });
 });
 
-describe('opening line', { timeout: 60_000 }, () => {
+describe('opening line', { timeout: 180_000 }, () => {
   test("the call's first_message is the agent's first line", async () => {
     const { transcript } = await runCall('+4791235555', { firstMessage: 'Hello from the call request!' });
     assert.deepEqual(transcript[0], { role: 'agent', text: 'Hello from the call request!', index: 0 });
@@ -310,7 +310,7 @@ class FlakyAnalyzer implements CallAnalyzer {
   }
 }
 
-describe('analysis', { timeout: 60_000 }, () => {
+describe('analysis', { timeout: 180_000 }, () => {
   test('is retried after transient failures, then stored', async () => {
     const analyzer = new FlakyAnalyzer(3);
     const { call, events } = await runCall('+4791236666', { analyzer });
@@ -329,7 +329,7 @@ describe('analysis', { timeout: 60_000 }, () => {
   });
 });
 
-describe('durability', { timeout: 60_000 }, () => {
+describe('durability', { timeout: 180_000 }, () => {
   test('a worker restart in the middle of a call: the call completes, no event twice', async () => {
     const call = await createQueuedCall(db.orm, fixture, { to: '+4791237777' });
     const handle = env.client.workflow.getHandle(callWorkflowId(call.id));
