@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { Context } from '@temporalio/activity';
-import { ApplicationFailure } from '@temporalio/common';
+import { type Client, WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
+import { ApplicationFailure, WorkflowIdReusePolicy } from '@temporalio/common';
 import { Call, type CallEventType, type CallStatus, TranscriptEntry } from '../db/entities/index.js';
 import type { Orm } from '../db/orm.js';
 import type { CallAnalysisResult, CallAnalyzer } from '../lib/analysis/analyzer.js';
@@ -12,6 +13,12 @@ import type { TranscriptLine } from '../lib/calls/transcript.js';
 import type { Carrier } from '../lib/carrier/carrier.js';
 import type { Logger } from '../lib/logger.js';
 import type { AgentTurnLatency } from '../lib/temporal/call-messages.js';
+import {
+  EVENT_FAN_OUT_WORKFLOW,
+  type EventFanOutWorkflow,
+  eventFanOutWorkflowId,
+} from '../lib/temporal/workflow-contracts.js';
+import { eventFanOutMetadata } from '../lib/temporal/workflow-metadata.js';
 import { apologyLine } from '../lib/voice-runtime/apology.js';
 import {
   type AgentAction,
@@ -286,17 +293,49 @@ export function createCallActivities(deps: CallActivityDeps) {
       });
     },
 
-    /** Writes the event once per (call, type) and returns its id for the hand-off to delivery. */
+    /**
+     * Writes the event once per (call, type) and returns its id for the hand-off to delivery. With
+     * `fanOutTaskQueue` it also starts the event's fan-out workflow there (`event-fanout-<eventId>`,
+     * once: a retry finds it started); without, the call workflow starts it as its child.
+     */
     async emitCallEvent(input: {
       callId: string;
       type: CallEventType;
       occurredAt: string;
       extra?: CallEventExtra;
+      fanOutTaskQueue?: string;
     }): Promise<{ eventId: string }> {
-      const eventId = await writeCallEventOnce(fork(), { ...input, occurredAt: new Date(input.occurredAt) });
+      const { fanOutTaskQueue, ...event } = input;
+      const eventId = await writeCallEventOnce(fork(), { ...event, occurredAt: new Date(event.occurredAt) });
+      if (fanOutTaskQueue !== undefined) {
+        await startEventFanOut(Context.current().client, {
+          eventId,
+          type: input.type,
+          callId: input.callId,
+          taskQueue: fanOutTaskQueue,
+        });
+      }
       return { eventId };
     },
   });
+}
+
+/** Hands an event to delivery: its fan-out workflow, started once (delivery never holds up the call). */
+async function startEventFanOut(
+  client: Client,
+  event: { eventId: string; type: CallEventType; callId: string; taskQueue: string },
+): Promise<void> {
+  try {
+    await client.workflow.start<EventFanOutWorkflow>(EVENT_FAN_OUT_WORKFLOW, {
+      args: [{ eventId: event.eventId }],
+      workflowId: eventFanOutWorkflowId(event.eventId),
+      taskQueue: event.taskQueue,
+      ...eventFanOutMetadata(event),
+      workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
+    });
+  } catch (error) {
+    if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
+  }
 }
 
 function transcriptLineOf(row: TranscriptEntry): TranscriptLine {

@@ -1,4 +1,11 @@
-import { condition, getExternalWorkflowHandle, setHandler } from '@temporalio/workflow';
+import {
+  condition,
+  getExternalWorkflowHandle,
+  patched,
+  proxyLocalActivities,
+  setHandler,
+} from '@temporalio/workflow';
+import type { CarrierSimulatorActivities } from '../activities/carrier-simulator.js';
 import {
   agentJoinedSignal,
   agentSpeechSignal,
@@ -24,7 +31,22 @@ const SILENCE_BEFORE_SPEAKING_FIRST = 1.5;
 /** Simulated seconds between a dial and the first ring. */
 const CONNECT_SECONDS = 0.5;
 
+/**
+ * Callbacks into the call as local activities (far ends started since patch `lean-far-end-1`): a
+ * marker each instead of a signal command and the workflow task its completion wakes. A call that
+ * cannot be reached after these attempts is taken as gone, as a refused signal was before.
+ */
+const { callBack } = proxyLocalActivities<CarrierSimulatorActivities>({
+  startToCloseTimeout: '10 seconds',
+  localRetryThreshold: '1 second',
+  retry: { initialInterval: '200 milliseconds', backoffCoefficient: 2, maximumAttempts: 5 },
+});
+
+/** Patch id of the callbacks as local activities (older histories replay their signal commands). */
+const LEAN_FAR_END = 'lean-far-end-1';
+
 export async function simulatedCalleeWorkflow(input: SimulatedCalleeInput): Promise<void> {
+  const lean = patched(LEAN_FAR_END);
   // A connected far end is someone who called in; otherwise the person the call rings.
   const script = input.connected ? callerScript(input.scenarioNumber) : calleeScript(input.scenarioNumber);
   const callWorkflow = getExternalWorkflowHandle(input.callWorkflowId);
@@ -59,9 +81,15 @@ export async function simulatedCalleeWorkflow(input: SimulatedCalleeInput): Prom
   };
   // A call that already ended refuses signals: the far end then has nothing left to do.
   const notify = async (callback: CarrierCallback) => {
-    await callWorkflow.signal(carrierCallbackSignal, callback).catch(() => {
-      released = true;
-    });
+    const delivered = lean
+      ? await callBack({ callWorkflowId: input.callWorkflowId, kind: 'callback', callback }).catch(
+          () => false,
+        )
+      : await callWorkflow.signal(carrierCallbackSignal, callback).then(
+          () => true,
+          () => false,
+        );
+    if (!delivered) released = true;
   };
 
   if (!input.connected) {
@@ -91,9 +119,13 @@ export async function simulatedCalleeWorkflow(input: SimulatedCalleeInput): Prom
     const startedAtSeconds = clock + pauseSeconds;
     if (!(await pass(pauseSeconds + speakingSeconds(text)))) return false;
     const speech: CallerSpeech = { utterance: utterance++, text, startedAtSeconds, endedAtSeconds: clock };
-    await callWorkflow.signal(callerSpeechSignal, speech).catch(() => {
-      released = true;
-    });
+    const delivered = lean
+      ? await callBack({ callWorkflowId: input.callWorkflowId, kind: 'speech', speech }).catch(() => false)
+      : await callWorkflow.signal(callerSpeechSignal, speech).then(
+          () => true,
+          () => false,
+        );
+    if (!delivered) released = true;
     return !released;
   };
   if (!released && !joined?.opening) {

@@ -1,4 +1,4 @@
-import { proxyActivities } from '@temporalio/workflow';
+import { proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
 import type { CallActivities } from '../../activities/calls.js';
 
 // The call workflow's activities, one proxy per retry budget (docs/calls.md, "Retry budgets").
@@ -47,10 +47,52 @@ export const records = proxyActivities<
   },
 });
 
+/**
+ * The same database writes as local activities (calls started since patch `lean-call-1`,
+ * workflows/call/steps.ts): each is one marker in the history instead of three events and a
+ * workflow task of its own. The retry policy is the same, without an attempt limit, so they too
+ * outlast a database outage; a backoff over `localRetryThreshold` waits on a durable timer.
+ */
+export const recordsLocal = proxyLocalActivities<
+  Pick<
+    CallActivities,
+    | 'markRinging'
+    | 'markAnswered'
+    | 'markEnded'
+    | 'markFailed'
+    | 'recordCallerLines'
+    | 'completeCall'
+    | 'emitCallEvent'
+  > &
+    FallbackAnalysis
+>({
+  startToCloseTimeout: '10 seconds',
+  localRetryThreshold: '1 second',
+  retry: {
+    initialInterval: '1 second',
+    backoffCoefficient: 2,
+    maximumInterval: '30 seconds',
+    nonRetryableErrorTypes: NON_RETRYABLE,
+  },
+});
+
 /** Requests to the carrier only (dial, release) during a live call: a caller will not wait long. */
 export const carrier = proxyActivities<Pick<CallActivities, 'dial' | 'releaseCall'>>({
   startToCloseTimeout: '15 seconds',
   heartbeatTimeout: '5 seconds',
+  retry: {
+    initialInterval: '500 milliseconds',
+    backoffCoefficient: 2,
+    maximumInterval: '5 seconds',
+    maximumAttempts: 5,
+    nonRetryableErrorTypes: NON_RETRYABLE,
+  },
+});
+
+/** The carrier requests as local activities (patch `lean-call-1`): same budget, one marker each. */
+export const carrierLocal = proxyLocalActivities<Pick<CallActivities, 'dial' | 'releaseCall'>>({
+  startToCloseTimeout: '15 seconds',
+  localRetryThreshold: '1 second',
   retry: {
     initialInterval: '500 milliseconds',
     backoffCoefficient: 2,

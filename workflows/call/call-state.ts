@@ -1,4 +1,4 @@
-import { setCurrentDetails, setHandler, upsertSearchAttributes } from '@temporalio/workflow';
+import { patched, setCurrentDetails, setHandler, upsertSearchAttributes } from '@temporalio/workflow';
 import type { CallStatus } from '../../db/entities/index.js';
 import type { TranscriptLine } from '../../lib/calls/transcript.js';
 import {
@@ -21,6 +21,14 @@ import { speakingSeconds } from '../speech-timing.js';
  */
 export const AGENT_ERROR = 'agent_error';
 
+/**
+ * Patch id of the leaner call (workflow versioning: histories without it replay the old commands).
+ * From it on, the database writes and the carrier requests are local activities
+ * (workflows/call/steps.ts), the activity that writes an event starts its fan-out workflow, and the
+ * ring and silence timeouts are one timer each (workflows/call/deadline.ts).
+ */
+export const LEAN_CALL = 'lean-call-1';
+
 export type FailReason = 'busy' | 'no_answer' | 'not_connected';
 
 /** How an answered call ended: what `markEnded` stores. */
@@ -36,6 +44,8 @@ export interface Ending {
  */
 export class CallState {
   readonly callId: string;
+  /** Started since patch `lean-call-1` (LEAN_CALL): the leaner commands. */
+  readonly lean = patched(LEAN_CALL);
   readonly progress: CallProgress;
   /** Carrier callbacks not yet handled, oldest first (`hung_up` is kept apart in `hungUp`). */
   readonly callbacks: CarrierCallback[] = [];

@@ -1,8 +1,9 @@
 import { condition } from '@temporalio/workflow';
 import type { CarrierCallback } from '../../lib/temporal/call-messages.js';
-import { carrier, liveWithDatabase, records } from './activity-proxies.js';
+import { liveWithDatabase } from './activity-proxies.js';
 import type { CallState, FailReason } from './call-state.js';
-import { failedForGood, release } from './steps.js';
+import { Deadline } from './deadline.js';
+import { carrierOf, db, failedForGood, release } from './steps.js';
 
 /**
  * Connect: dial and wait for the answer (outbound), or pick up a call that came in. Returns
@@ -18,7 +19,7 @@ export async function connect(call: CallState): Promise<'connected' | FailReason
 async function dial(call: CallState): Promise<'connected' | FailReason> {
   const { callId, input } = call;
   try {
-    await carrier.dial({
+    await carrierOf(call).dial({
       callId,
       to: input.to!,
       from: input.from,
@@ -46,6 +47,7 @@ async function firstAnswer(
   call: CallState,
   ringTimeoutLeft: () => number,
 ): Promise<CarrierCallback['type'] | 'ring_timeout'> {
+  if (call.lean) return firstAnswerBeforeDeadline(call, ringTimeoutLeft());
   let ringing = false;
   for (;;) {
     if (!(await condition(() => call.callbacks.length > 0, ringTimeoutLeft()))) return 'ring_timeout';
@@ -54,9 +56,35 @@ async function firstAnswer(
     if (!ringing) {
       ringing = true;
       call.step('ringing');
-      await records.markRinging({ callId: call.callId });
+      await db(call).markRinging({ callId: call.callId });
       call.setStatus('ringing');
     }
+  }
+}
+
+/** The same, with one timer for the ring timeout (patch `lean-call-1`). */
+async function firstAnswerBeforeDeadline(
+  call: CallState,
+  ringTimeoutMs: number,
+): Promise<CarrierCallback['type'] | 'ring_timeout'> {
+  const ringTimeout = new Deadline(ringTimeoutMs);
+  ringTimeout.restart();
+  try {
+    let ringing = false;
+    for (;;) {
+      await condition(() => call.callbacks.length > 0 || ringTimeout.expired);
+      const callback = call.callbacks.shift();
+      if (!callback) return 'ring_timeout';
+      if (callback.type !== 'ringing') return callback.type;
+      if (!ringing) {
+        ringing = true;
+        call.step('ringing');
+        await db(call).markRinging({ callId: call.callId });
+        call.setStatus('ringing');
+      }
+    }
+  } finally {
+    ringTimeout.stop();
   }
 }
 

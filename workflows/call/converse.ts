@@ -1,12 +1,14 @@
 import { condition, patched } from '@temporalio/workflow';
 import type { CallActivities } from '../../activities/calls.js';
 import type { CallerSpeech } from '../../lib/temporal/call-messages.js';
-import { lastWords, liveWithDatabase, records } from './activity-proxies.js';
+import { lastWords, liveWithDatabase } from './activity-proxies.js';
 import { AGENT_ERROR, agentFinishedAt, type CallState, type Ending, lineOf } from './call-state.js';
-import { emit, failedForGood, now, release } from './steps.js';
+import { Deadline } from './deadline.js';
+import { db, emit, failedForGood, now, release } from './steps.js';
 
 /** Longest the agent waits for the other person to say something before it ends the call. */
 const SILENCE_TIMEOUT = '10 minutes';
+const SILENCE_TIMEOUT_MS = 10 * 60_000;
 /** Agent turns whose latency the `callProgress` query keeps (the most recent ones). */
 const MAX_TURN_LATENCIES = 50;
 
@@ -16,7 +18,7 @@ const MAX_TURN_LATENCIES = 50;
  * stays silent or the agent cannot go on. Returns how the call ended, for `finish`.
  */
 export async function converse(call: CallState): Promise<Ending> {
-  await records.markAnswered({ callId: call.callId, answeredAt: now() });
+  await db(call).markAnswered({ callId: call.callId, answeredAt: now() });
   call.answered = true;
   call.setStatus('in_progress');
   await emit(call, 'call.started');
@@ -30,23 +32,42 @@ export async function converse(call: CallState): Promise<Ending> {
   call.nextIndex = call.lastAgentLine ? 1 : 0;
   call.progress.transcriptLines = call.nextIndex;
   call.step('in_conversation');
-  for (;;) {
-    const ending = await nextTurn(call);
-    if (ending) return ending;
+  if (!call.lean) {
+    for (;;) {
+      const ending = await nextTurn(call);
+      if (ending) return ending;
+    }
+  }
+  const silence = new Deadline(SILENCE_TIMEOUT_MS);
+  try {
+    for (;;) {
+      const ending = await nextTurn(call, silence);
+      if (ending) return ending;
+    }
+  } finally {
+    silence.stop();
   }
 }
 
+/** Someone speaks, or the call ends: before `lean-call-1` with a timer per wait, since then with one `Deadline`. */
+async function someoneSpoke(call: CallState, silence: Deadline | null): Promise<boolean> {
+  const spoke = () => call.heard.length > 0 || call.hungUp !== null;
+  if (!silence) return condition(spoke, SILENCE_TIMEOUT);
+  silence.restart();
+  await condition(() => spoke() || silence.expired);
+  return spoke();
+}
+
 /** Waits for the person (or the silence timeout) and lets the agent answer; the ending once the call is over. */
-async function nextTurn(call: CallState): Promise<Ending | null> {
+async function nextTurn(call: CallState, silence: Deadline | null = null): Promise<Ending | null> {
   const { callId, heard } = call;
-  const someoneSpoke = await condition(() => heard.length > 0 || call.hungUp !== null, SILENCE_TIMEOUT);
-  if (!someoneSpoke) {
+  if (!(await someoneSpoke(call, silence))) {
     await release(call, 'hang_up');
     return { endReason: 'silence_timeout', durationSeconds: agentFinishedAt(call.lastAgentLine) };
   }
   if (call.hungUp !== null) {
     const unanswered = heard.splice(0).map((speech) => lineOf(speech, call.nextIndex++));
-    await records.recordCallerLines({ callId, lines: unanswered });
+    await db(call).recordCallerLines({ callId, lines: unanswered });
     call.progress.transcriptLines = call.nextIndex;
     return { endReason: 'caller_hangup', durationSeconds: call.hungUp.atSeconds };
   }
@@ -113,7 +134,7 @@ const AGENT_ERROR_APOLOGY = 'agent-error-apology';
 async function recordUnanswered(call: CallState, unanswered: CallerSpeech[]): Promise<void> {
   if (unanswered.length === 0) return;
   const lines = unanswered.map((speech) => lineOf(speech, call.nextIndex++));
-  await records.recordCallerLines({ callId: call.callId, lines });
+  await db(call).recordCallerLines({ callId: call.callId, lines });
   call.progress.transcriptLines = call.nextIndex;
 }
 

@@ -1,15 +1,15 @@
 import { log } from '@temporalio/workflow';
 import type { CallActivities } from '../../activities/calls.js';
 import type { CallWorkflowResult } from '../../lib/temporal/workflow-contracts.js';
-import { analysis, records } from './activity-proxies.js';
+import { analysis } from './activity-proxies.js';
 import { AGENT_ERROR, type CallState, type Ending, type FailReason } from './call-state.js';
-import { emit, failedForGood, now, release } from './steps.js';
+import { db, emit, failedForGood, now, release } from './steps.js';
 
 /** Finish a call never answered: it ends `failed`, with `call.failed`. */
 export async function fail(call: CallState, reason: FailReason): Promise<CallWorkflowResult> {
   call.failedWith = reason;
   call.progress.endReason = reason;
-  await records.markFailed({ callId: call.callId, reason, endedAt: now() });
+  await db(call).markFailed({ callId: call.callId, reason, endedAt: now() });
   call.setStatus('failed');
   call.step('failed');
   await emit(call, 'call.failed', { reason });
@@ -25,7 +25,7 @@ export async function complete(call: CallState, ending: Ending): Promise<CallWor
     const durationSeconds = Math.round(ending.durationSeconds);
     call.step('hanging_up');
     call.progress.endReason = ending.endReason;
-    await records.markEnded({
+    await db(call).markEnded({
       callId: call.callId,
       endedAt: now(),
       durationSeconds,
@@ -36,7 +36,7 @@ export async function complete(call: CallState, ending: Ending): Promise<CallWor
   const how = call.ended;
   call.step('analyzing');
   const result = await analyze(call);
-  await records.completeCall({ callId: call.callId, analysis: result, analyzedAt: now() });
+  await db(call).completeCall({ callId: call.callId, analysis: result, analyzedAt: now() });
   call.setStatus('completed');
   await emit(call, 'call.completed');
   call.step('completed');
@@ -50,7 +50,7 @@ async function analyze(call: CallState): ReturnType<CallActivities['analyzeCall'
   } catch (error) {
     if (!failedForGood(error)) throw error;
     // They only read the transcript, so they are retried like a database write.
-    return await records.analyzeCall({ callId: call.callId, fallback: true });
+    return await db(call).analyzeCall({ callId: call.callId, fallback: true });
   }
 }
 

@@ -1,0 +1,32 @@
+import { Context } from '@temporalio/activity';
+import { WorkflowNotFoundError } from '@temporalio/client';
+import type { CallerSpeech, CarrierCallback } from '../lib/temporal/call-messages.js';
+import { callerSpeechSignal, carrierCallbackSignal } from '../lib/temporal/call-messages.js';
+
+// The simulated far end's one step that touches the world: its callbacks into the call workflow.
+// Run as a local activity (workflows/simulated-callee-workflow.ts, patch `lean-far-end-1`), a
+// callback is one marker in the far end's history instead of a signal command, its completion
+// event and the workflow task that completion wakes.
+
+export function createCarrierSimulatorActivities() {
+  return {
+    /** Signals the call; false when the call is gone (it already ended), as a real carrier's 404. */
+    async callBack(
+      input:
+        | { callWorkflowId: string; kind: 'callback'; callback: CarrierCallback }
+        | { callWorkflowId: string; kind: 'speech'; speech: CallerSpeech },
+    ): Promise<boolean> {
+      const handle = Context.current().client.workflow.getHandle(input.callWorkflowId);
+      try {
+        if (input.kind === 'callback') await handle.signal(carrierCallbackSignal, input.callback);
+        else await handle.signal(callerSpeechSignal, input.speech);
+        return true;
+      } catch (error) {
+        if (error instanceof WorkflowNotFoundError) return false;
+        throw error;
+      }
+    },
+  };
+}
+
+export type CarrierSimulatorActivities = ReturnType<typeof createCarrierSimulatorActivities>;

@@ -1,0 +1,141 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import proto from '@temporalio/proto';
+import { startCallWorkflow } from '../lib/calls/start-call-workflow.js';
+import { callWorkflowId } from '../lib/temporal/workflow-contracts.js';
+import { createAgentFixture, createQueuedCall } from '../test/support/call-fixtures.js';
+import { runWorkers, startTimeSkippingCallStack } from '../test/support/time-skipping-call-stack.js';
+
+// What one call costs in Temporal, per simulator scenario: the call workflow and its simulated far
+// end run on the SDK's time-skipping test server (the workflow tests' stack, real PostgreSQL), and
+// their histories are counted: workflow tasks, activities, local activities (markers), timers,
+// signals received and sent, child workflows, history events. The counts are deterministic: they
+// depend on the workflow code, not on the machine.
+//
+//   npm run bench -- call-cost        (BENCH_COST_FIXTURES=1 also counts test/fixtures/call-histories)
+
+type History = proto.temporal.api.history.v1.IHistory;
+const HistoryProto = proto.temporal.api.history.v1.History;
+const EventType = proto.temporal.api.enums.v1.EventType;
+
+export interface Cost {
+  workflowTasks: number;
+  activities: number;
+  localActivities: number;
+  timers: number;
+  signalsIn: number;
+  signalsOut: number;
+  children: number;
+  events: number;
+}
+
+/** Counts one workflow's history. */
+export function costOf(history: History): Cost {
+  const cost: Cost = {
+    workflowTasks: 0,
+    activities: 0,
+    localActivities: 0,
+    timers: 0,
+    signalsIn: 0,
+    signalsOut: 0,
+    children: 0,
+    events: 0,
+  };
+  for (const event of history.events ?? []) {
+    cost.events++;
+    switch (event.eventType) {
+      case EventType.EVENT_TYPE_WORKFLOW_TASK_SCHEDULED:
+        cost.workflowTasks++;
+        break;
+      case EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
+        cost.activities++;
+        break;
+      case EventType.EVENT_TYPE_MARKER_RECORDED:
+        if (event.markerRecordedEventAttributes?.markerName === 'core_local_activity') cost.localActivities++;
+        break;
+      case EventType.EVENT_TYPE_TIMER_STARTED:
+        cost.timers++;
+        break;
+      case EventType.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED:
+        cost.signalsIn++;
+        break;
+      case EventType.EVENT_TYPE_SIGNAL_EXTERNAL_WORKFLOW_EXECUTION_INITIATED:
+        cost.signalsOut++;
+        break;
+      case EventType.EVENT_TYPE_START_CHILD_WORKFLOW_EXECUTION_INITIATED:
+        cost.children++;
+        break;
+    }
+  }
+  return cost;
+}
+
+function add(a: Cost, b: Cost): Cost {
+  return Object.fromEntries(
+    Object.entries(a).map(([k, v]) => [k, v + b[k as keyof Cost]]),
+  ) as unknown as Cost;
+}
+
+const COLUMNS: [keyof Cost, string][] = [
+  ['workflowTasks', 'workflow tasks'],
+  ['activities', 'activities'],
+  ['localActivities', 'local activities'],
+  ['timers', 'timers'],
+  ['signalsIn', 'signals in'],
+  ['signalsOut', 'signals sent'],
+  ['children', 'child workflows'],
+  ['events', 'history events'],
+];
+
+function table(rows: [string, Cost][]): string {
+  const head = `| scenario | ${COLUMNS.map(([, label]) => label).join(' | ')} |`;
+  const rule = `|---|${COLUMNS.map(() => '---:').join('|')}|`;
+  const body = rows.map(([name, cost]) => `| ${name} | ${COLUMNS.map(([key]) => cost[key]).join(' | ')} |`);
+  return [head, rule, ...body].join('\n');
+}
+
+const SCENARIOS: [string, string][] = [
+  ['5678', 'answered conversation (5678)'],
+  ['2002', 'transfer (2002)'],
+  ['1001', 'busy (1001)'],
+  ['1002', 'no answer, ring timeout (1002)'],
+];
+
+const stack = await startTimeSkippingCallStack({ prefix: 'cost' });
+const rows: [string, Cost][] = [];
+const summary: Record<string, Cost> = {};
+try {
+  const fixture = await createAgentFixture(stack.db.orm, { name: 'Ada' });
+  for (const [to, name] of SCENARIOS) {
+    await stack.withEnvironment(async (env) => {
+      const call = await createQueuedCall(stack.db.orm, fixture, { to });
+      await runWorkers(await stack.workers(env), async () => {
+        await startCallWorkflow(env.client, stack.settings, call);
+        await env.client.workflow.getHandle(callWorkflowId(call.id)).result();
+        await stack.settle(env, call.id);
+      });
+      const histories = await stack.callHistories(env, call.id);
+      const [callCost, farEndCost] = histories.map(({ history }) => costOf(history));
+      rows.push([`${name}: call`, callCost!], [`${name}: far end`, farEndCost!]);
+      rows.push([`${name}: **both**`, add(callCost!, farEndCost!)]);
+      summary[to] = add(callCost!, farEndCost!);
+    });
+  }
+} finally {
+  await stack.close();
+}
+console.log(table(rows));
+
+if (process.env.BENCH_COST_FIXTURES === '1') {
+  const dir = fileURLToPath(new URL('../test/fixtures/call-histories', import.meta.url));
+  const fixtures = readdirSync(dir)
+    .filter((file) => file.endsWith('.json'))
+    .sort()
+    .map((file): [string, Cost] => [
+      file,
+      costOf(HistoryProto.fromObject(JSON.parse(readFileSync(path.join(dir, file), 'utf8')))),
+    ]);
+  console.log(`\ncommitted histories (${dir}):\n${table(fixtures)}`);
+}
+console.log(JSON.stringify({ bench: 'call-cost', server: 'time-skipping', per_call: summary }));
