@@ -14,6 +14,7 @@ import { resolveTemporalCli } from '../scripts/temporal-binaries.js';
 import { startPrivateTemporalDevServer } from '../scripts/temporal-dev-server.js';
 import { createFixture } from '../test/support/api.js';
 import { createAgentFixture } from '../test/support/call-fixtures.js';
+import { closingLine, runReference } from './reference/reference.js';
 
 // Outbound calls end to end: BENCH_CALLS (500) calls placed at once through POST /v1/calls,
 // each a simulated default-scenario conversation with SIM_TIME_SCALE=0.01, on a Temporal dev
@@ -21,11 +22,19 @@ import { createAgentFixture } from '../test/support/call-fixtures.js';
 // Figures: calls placed per second (POST answers), POST latency, and the time from POST to
 // status completed (analysis stored), p50 and p99.
 //
-//   npm run bench -- calls     BENCH_CALLS=500 BENCH_SIM_TIME_SCALE=0.01
+// Before the burst, BENCH_SINGLE_CALLS (5) calls one at a time on the idle server: POST → completed
+// beside the call's simulated length. Before those, the one-activity reference workflow
+// (bench/reference/) on the same server; the closing JSON line sets calls completed per second
+// (burst: calls / time to the last completed) against it.
+//
+//   npm run bench -- calls     BENCH_CALLS=500 BENCH_SIM_TIME_SCALE=0.01 BENCH_SINGLE_CALLS=5
 
 const CALLS = Number(process.env.BENCH_CALLS || 500);
 const SCALE = Number(process.env.BENCH_SIM_TIME_SCALE || 0.01);
+const SINGLE_CALLS = Number(process.env.BENCH_SINGLE_CALLS ?? 5);
 const DEADLINE_MS = 10 * 60_000;
+/** Simulated seconds before the conversation: the far end's connect (0.5 s) and ring (1 to 3 s, 2 on average). */
+const SIMULATED_DIAL_SECONDS = 2.5;
 
 const pgPort = await freePort();
 const pg = await startLocalPostgres({
@@ -83,6 +92,42 @@ try {
   await placeCall(0);
   await waitUntil(async () => (await endedCount(fixture.workspaceId)) >= 1);
 
+  const reference = await runReference({
+    client: await temporalClient.get(),
+    address: temporal.address,
+    namespace: temporal.namespace,
+  });
+  console.log(
+    `reference: ${reference.workflows} one-activity workflows in ${reference.seconds.toFixed(1)} s = ${reference.perSecond.toFixed(1)}/s`,
+  );
+
+  // One call at a time on the idle server: what a call costs beyond its simulated length.
+  const overheads: number[] = [];
+  const singles: number[] = [];
+  for (let i = 0; i < SINGLE_CALLS; i++) {
+    const sentAtEpoch = Date.now();
+    const placed = await placeCall(900_000 + i);
+    await waitUntil(() => isOver(placed.id));
+    // From the row's last update (the status change), not from when the poll saw it.
+    const [row] = await orm.em
+      .fork()
+      .getConnection()
+      .execute<{ duration_seconds: number; done_ms: number }[]>(
+        `select duration_seconds, (extract(epoch from updated_at) * 1000)::float8 as done_ms from calls where id = ?`,
+        [placed.id],
+      );
+    const wallMs = row!.done_ms - sentAtEpoch;
+    const simulatedMs = (SIMULATED_DIAL_SECONDS + Number(row!.duration_seconds ?? 0)) * SCALE * 1000;
+    singles.push(wallMs);
+    overheads.push(wallMs - simulatedMs);
+  }
+  if (SINGLE_CALLS > 0) {
+    console.log(
+      `single calls (${SINGLE_CALLS}, one at a time): POST → completed p50 ${pct(singles, 50)} ms, beyond the simulated time p50 ${pct(overheads, 50)} ms`,
+    );
+  }
+  const doneBefore = await endedCount(fixture.workspaceId);
+
   const sent = new Map<string, number>();
   const postLatencies: number[] = [];
   const start = performance.now();
@@ -93,7 +138,7 @@ try {
     postLatencies.push(result.latencyMs);
     if (result.ok) sent.set(result.id, result.sentAt);
   }
-  await waitUntil(async () => (await endedCount(fixture.workspaceId)) >= sent.size + 1);
+  await waitUntil(async () => (await endedCount(fixture.workspaceId)) >= sent.size + doneBefore);
   const rows = await orm.em
     .fork()
     .getConnection()
@@ -121,6 +166,9 @@ try {
     `| POST → completed p50 / p99 s | ${(pct(toCompleted, 50) / 1000).toFixed(1)} / ${(pct(toCompleted, 99) / 1000).toFixed(1)} |`,
   );
   console.log(`| all ${CALLS} completed after s | ${(Math.max(...toCompleted) / 1000).toFixed(1)} |`);
+  const lastCompletedS =
+    Math.max(...rows.filter((row) => sent.has(row.id)).map((row) => row.done_ms - epochStart - start)) / 1000;
+  console.log(closingLine('calls', toCompleted.length / lastCompletedS, reference));
 
   async function placeCall(n: number) {
     const sentAt = performance.now();
@@ -154,6 +202,15 @@ async function dropDatabase(url: string): Promise<void> {
   await admin.connect();
   await admin.query(`drop database if exists "${name}"`);
   await admin.end();
+}
+
+/** The call is over: completed or failed. */
+async function isOver(callId: string): Promise<boolean> {
+  const [row] = await orm.em
+    .fork()
+    .getConnection()
+    .execute<{ status: string }[]>(`select status from calls where id = ?`, [callId]);
+  return row?.status === 'completed' || row?.status === 'failed';
 }
 
 /** Calls of the workspace that are over: completed or failed. */

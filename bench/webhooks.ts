@@ -20,11 +20,15 @@ import { freePort } from '../scripts/processes.js';
 import { resolveTemporalCli } from '../scripts/temporal-binaries.js';
 import { startPrivateTemporalDevServer } from '../scripts/temporal-dev-server.js';
 import { createWebhooksWorker } from '../workers/webhooks-worker.js';
+import { closingLine, runReference } from './reference/reference.js';
 
 // Webhook delivery end to end: events written as the call workflow writes them, fanned out by
 // the webhooks worker on a private Temporal dev server to 5 endpoints on a local receiver, one
 // of which answers slowly. Reports deliveries per second and the time from an event's creation
 // to its arrival (p50, p99), for the fast endpoints and the slow one apart.
+//
+// Before the events, the one-activity reference workflow (bench/reference/) on the same server;
+// the closing JSON line sets deliveries per second against it.
 //
 //   npm run bench -- webhooks    BENCH_WEBHOOK_EVENTS=2000 BENCH_SLOW_MS=500 by default
 
@@ -91,6 +95,10 @@ try {
     paths.flatMap((path) => [randomUUID(), workspace.id, receiverUrl + path, generateWebhookSecret()]),
   );
 
+  const reference = await runReference({ client, address: temporal.address, namespace: temporal.namespace });
+  console.log(
+    `reference: ${reference.workflows} one-activity workflows in ${reference.seconds.toFixed(1)} s = ${reference.perSecond.toFixed(1)}/s`,
+  );
   console.log(
     `${EVENTS} events to ${ENDPOINTS} endpoints (${paths.join(', ')}); /slow answers after ${SLOW_MS} ms`,
   );
@@ -148,6 +156,7 @@ try {
   console.log(
     `slow endpoint:  ${rate(slow.length, lastAll - started)} deliveries/s; creation→arrival p50 ${pct(slow, 50)} ms, p99 ${pct(slow, 99)} ms`,
   );
+  console.log(closingLine('webhooks', arrivals.length / ((lastAll - started) / 1000), reference));
   if (arrivals.length < expected) process.exitCode = 1;
 } finally {
   worker.shutdown();
