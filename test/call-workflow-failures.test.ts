@@ -359,3 +359,25 @@ describe('the last-resort handler', { timeout: 120_000 }, () => {
     assert.deepEqual(carrier.releases, [{ callId: call.id, reason: 'hang_up' }]);
   });
 });
+
+/** The simulated carrier, except that the far end never hears the agent's answers (only its opening line). */
+class DeafCarrier extends ObservedCarrier {
+  override async say() {}
+}
+
+describe('the silence timeout', { timeout: 120_000 }, () => {
+  test('a line that stays silent ends the call after 10 minutes, on one timer kept across the turns', async () => {
+    const carrier = new DeafCarrier(stack.simulatedCarrier(env));
+    const { result, call, history } = await runCall('+4791295678', { carrier });
+    assert.equal(result.status, 'completed');
+    assert.equal(result.endReason, 'silence_timeout');
+    assert.equal(call.endReason, 'silence_timeout');
+    assert.deepEqual(carrier.releases, [{ callId: call.id, reason: 'hang_up' }]);
+    const silentMs = call.endedAt!.getTime() - call.answeredAt!.getTime();
+    assert.ok(silentMs >= 10 * 60_000, `ended ${silentMs} ms after the answer`);
+    // The ring timeout's timer and the silence timer; the silence timer, started at the first
+    // wait, fires 10 minutes later and is started again once for what is left of the second wait.
+    const timers = (history.events ?? []).filter((event) => event.timerStartedEventAttributes);
+    assert.equal(timers.length, 3);
+  });
+});
