@@ -21,7 +21,8 @@ import { complete, fail, finishAfterFailure } from './call/finish.js';
 // The phases live in workflows/call/: connect.ts, converse.ts, finish.ts (with the last resort),
 // the call's state and its signals in call-state.ts, the activity proxies and their retry budgets
 // in activity-proxies.ts. Every change there must keep recorded histories replaying
-// (test/fixtures/call-histories/): same activities, timers, children and upserts in the same order.
+// (test/fixtures/call-histories/): same activities, timers, children and upserts in the same order,
+// or a new path behind `patched()` (as `lean-call-1`, call-state.ts) that old histories skip.
 
 export async function callWorkflow(input: CallWorkflowInput): Promise<CallWorkflowResult> {
   const call = openCall(input);
