@@ -366,7 +366,8 @@ async function runCallScenario(
     await waitUntil(
       async () => webhooksSettled(db, receiver, fixture),
       options.settleSeconds * 1000,
-      async () => `${(await missingAtReceiver(db, receiver, fixture)).length} events not received yet`,
+      async () =>
+        `${(await missingAtReceiver(db, receiver, fixture)).length} events not received yet, ${await callsWithoutTheirEvents(db, fixture)} final calls without all their events`,
       log,
     );
   } finally {
@@ -431,11 +432,7 @@ async function runCallScenario(
   for (const call of finalCalls) {
     const types = (eventsByCall.get(call.id) ?? []).map((e) => e.type);
     const has = (type: string) => types.filter((t) => t === type).length;
-    const expected =
-      call.status === 'completed'
-        ? ['call.started', 'call.completed', ...(call.transferred_to ? ['call.transferred'] : [])]
-        : ['call.failed'];
-    const missing = expected.filter((t) => has(t) === 0);
+    const missing = expectedEventTypes(call).filter((t) => has(t) === 0);
     const doubled = types.length - new Set(types).size;
     const conflicting = has('call.completed') > 0 && has('call.failed') > 0 ? 1 : 0;
     eventsDoubled += doubled + conflicting;
@@ -709,12 +706,32 @@ async function missingAtReceiver(db: Database, receiver: WebhookReceiver, fixtur
   return (await db.events(fixture.workspaceId)).filter((e) => !inbox.events.has(e.id));
 }
 
-/** Every event received, or nothing left that could still arrive (no delivery pending). */
+/** The events a final call's course calls for. */
+function expectedEventTypes(call: CallRow): string[] {
+  if (call.status === 'failed') return ['call.failed'];
+  return ['call.started', 'call.completed', ...(call.transferred_to ? ['call.transferred'] : [])];
+}
+
+/** Final calls whose events are not all written yet (a call is final a moment before its last event). */
+async function callsWithoutTheirEvents(db: Database, fixture: WorkspaceFixture): Promise<number> {
+  const [calls, events] = await Promise.all([db.calls(fixture.workspaceId), db.events(fixture.workspaceId)]);
+  const written = new Set(events.map((e) => `${e.call_id} ${e.type}`));
+  return calls.filter(
+    (c) =>
+      FINAL_STATUSES.includes(c.status) && expectedEventTypes(c).some((t) => !written.has(`${c.id} ${t}`)),
+  ).length;
+}
+
+/**
+ * Every final call has its events, and every event was received or nothing more can come (its
+ * delivery `failed`). Waited for with a deadline: a call that never gets its event is judged lost.
+ */
 async function webhooksSettled(
   db: Database,
   receiver: WebhookReceiver,
   fixture: WorkspaceFixture,
 ): Promise<boolean> {
+  if ((await callsWithoutTheirEvents(db, fixture)) > 0) return false;
   const missing = await missingAtReceiver(db, receiver, fixture);
   if (missing.length === 0) return true;
   const deliveries = new Map((await db.deliveries(fixture.endpointId)).map((d) => [d.event_id, d]));
