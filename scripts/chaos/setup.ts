@@ -6,6 +6,7 @@ import {
   createWorkspace,
   setLimits,
 } from '../../lib/accounts.js';
+import { SCOPES } from '../../lib/scopes.js';
 import { ApiClient, newTally } from './client.js';
 import type { WebhookReceiver } from './receiver.js';
 
@@ -15,17 +16,6 @@ import type { WebhookReceiver } from './receiver.js';
 // that number, a webhook endpoint on the local receiver subscribed to every call event) through
 // the HTTP API.
 
-const EVERY_SCOPE = [
-  'agents:read',
-  'agents:write',
-  'calls:read',
-  'calls:write',
-  'numbers:read',
-  'numbers:write',
-  'webhooks:read',
-  'webhooks:write',
-  'analytics:read',
-];
 export const CALL_EVENTS = ['call.started', 'call.completed', 'call.failed', 'call.transferred'];
 
 export interface WorkspaceFixture {
@@ -61,7 +51,7 @@ export async function createWorkspaceFixture(input: {
       workspaceId,
       userId: owner.id,
       name: `chaos ${label}`,
-      scopes: EVERY_SCOPE,
+      scopes: [...SCOPES],
     }));
     numberId = (await createPhoneNumber(em, { workspaceId, number: fromNumber, label: 'chaos line' })).id;
     await setLimits(em, {

@@ -1,3 +1,4 @@
+import type { RetryPolicy } from '@temporalio/common';
 import { proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
 import type { CallActivities } from '../../activities/calls.js';
 
@@ -20,31 +21,35 @@ interface FallbackAnalysis {
   ): ReturnType<CallActivities['analyzeCall']>;
 }
 
+/** The steps that only write to the database (and the fallback analysis, which only reads). */
+type DatabaseWrites = Pick<
+  CallActivities,
+  | 'markRinging'
+  | 'markAnswered'
+  | 'markEnded'
+  | 'markFailed'
+  | 'recordCallerLines'
+  | 'completeCall'
+  | 'emitCallEvent'
+> &
+  FallbackAnalysis;
+
+/** Until the database is back: no attempt limit, backing off to 30 s. */
+const UNTIL_THE_DATABASE_IS_BACK: RetryPolicy = {
+  initialInterval: '1 second',
+  backoffCoefficient: 2,
+  maximumInterval: '30 seconds',
+  nonRetryableErrorTypes: NON_RETRYABLE,
+};
+
 /**
  * Database writes: quick, retried until the database is back (no attempt limit). The fallback
  * analysis runs here too: it only reads the transcript.
  */
-export const records = proxyActivities<
-  Pick<
-    CallActivities,
-    | 'markRinging'
-    | 'markAnswered'
-    | 'markEnded'
-    | 'markFailed'
-    | 'recordCallerLines'
-    | 'completeCall'
-    | 'emitCallEvent'
-  > &
-    FallbackAnalysis
->({
+export const records = proxyActivities<DatabaseWrites>({
   startToCloseTimeout: '10 seconds',
   heartbeatTimeout: '5 seconds',
-  retry: {
-    initialInterval: '1 second',
-    backoffCoefficient: 2,
-    maximumInterval: '30 seconds',
-    nonRetryableErrorTypes: NON_RETRYABLE,
-  },
+  retry: UNTIL_THE_DATABASE_IS_BACK,
 });
 
 /**
@@ -53,27 +58,10 @@ export const records = proxyActivities<
  * workflow task of its own. The retry policy is the same, without an attempt limit, so they too
  * outlast a database outage; a backoff over `localRetryThreshold` waits on a durable timer.
  */
-export const recordsLocal = proxyLocalActivities<
-  Pick<
-    CallActivities,
-    | 'markRinging'
-    | 'markAnswered'
-    | 'markEnded'
-    | 'markFailed'
-    | 'recordCallerLines'
-    | 'completeCall'
-    | 'emitCallEvent'
-  > &
-    FallbackAnalysis
->({
+export const recordsLocal = proxyLocalActivities<DatabaseWrites>({
   startToCloseTimeout: '10 seconds',
   localRetryThreshold: '1 second',
-  retry: {
-    initialInterval: '1 second',
-    backoffCoefficient: 2,
-    maximumInterval: '30 seconds',
-    nonRetryableErrorTypes: NON_RETRYABLE,
-  },
+  retry: UNTIL_THE_DATABASE_IS_BACK,
 });
 
 /** Requests to the carrier only (dial, release) during a live call: a caller will not wait long. */
