@@ -1,4 +1,6 @@
+import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
 import type { ChaosReport, ScenarioResult } from './run.js';
 
 // The chaos run's table (markdown), its one-line JSON summary, and the results part of
@@ -98,7 +100,7 @@ export function writeDoc(file: string, report: ChaosReport, commandLine: string)
   const block = [
     DOC_START,
     '',
-    `Run of ${report.startedAt.slice(0, 16).replace('T', ' ')} UTC: \`${commandLine}\`, ${report.calls} calls per scenario, SIM_TIME_SCALE=${report.simTimeScale}, ${report.cores} cores, ${Math.round(report.seconds / 60)} minutes in all. Overall: **${report.ok ? 'every target met' : 'targets missed'}**.`,
+    `Run of ${report.startedAt.slice(0, 16).replace('T', ' ')} UTC on ${commitOf(path.dirname(file))}: \`${commandLine}\`, ${report.calls} calls per scenario, SIM_TIME_SCALE=${report.simTimeScale}, ${report.cores} cores, ${Math.round(report.seconds / 60)} minutes in all. Overall: **${report.ok ? 'every target met' : 'targets missed'}**.`,
     '',
     markdownTable(report),
     '',
@@ -109,4 +111,21 @@ export function writeDoc(file: string, report: ChaosReport, commandLine: string)
     DOC_END,
   ].join('\n');
   writeFileSync(file, `${page.slice(0, start)}${block}${page.slice(end + DOC_END.length)}`);
+}
+
+/** The checkout's commit, with `+ changes` when its working tree differs from it. */
+function commitOf(dir: string): string {
+  try {
+    const commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], {
+      cwd: dir,
+      encoding: 'utf8',
+    }).trim();
+    const dirty = execFileSync('git', ['status', '--porcelain', '--untracked-files=no'], {
+      cwd: dir,
+      encoding: 'utf8',
+    });
+    return `commit ${commit}${dirty.trim() ? ' with uncommitted changes' : ''}`;
+  } catch {
+    return 'a checkout without git';
+  }
 }
