@@ -26,12 +26,20 @@ export interface Settings {
   simTimeScale: number;
   logLevel: LogLevel;
   /** OpenAI-compatible chat-completions analysis; off unless ANALYSIS_LLM_URL is set. */
-  analysisLlm: { url: string; apiKey: string | undefined; model: string; timeoutMs: number } | undefined;
+  analysisLlm: LlmEndpoint | undefined;
   /**
    * The voice runtime's language model, an OpenAI-compatible chat-completions endpoint (operations
    * contract section 7); off (the built-in scripted agent) unless VOICE_LLM_URL is set.
    */
-  voiceLlm: { url: string; apiKey: string | undefined; model: string; timeoutMs: number } | undefined;
+  voiceLlm: LlmEndpoint | undefined;
+}
+
+/** An OpenAI-compatible chat-completions endpoint, from `<PREFIX>_URL`, `_API_KEY`, `_MODEL`, `_TIMEOUT_MS`. */
+export interface LlmEndpoint {
+  url: string;
+  apiKey: string | undefined;
+  model: string;
+  timeoutMs: number;
 }
 
 function bool(value: string | undefined, fallback: boolean): boolean {
@@ -56,6 +64,22 @@ function temporalTls(env: NodeJS.ProcessEnv): Settings['temporalTls'] {
   return { certPath, keyPath };
 }
 
+/** The endpoint the `prefix`_* variables name; off (undefined) unless `prefix`_URL is set. */
+function llmEndpoint(
+  env: NodeJS.ProcessEnv,
+  prefix: string,
+  defaultTimeoutMs: number,
+): LlmEndpoint | undefined {
+  const url = env[`${prefix}_URL`];
+  if (!url) return undefined;
+  return {
+    url,
+    apiKey: env[`${prefix}_API_KEY`] || undefined,
+    model: env[`${prefix}_MODEL`] || 'gpt-4o-mini',
+    timeoutMs: positiveNumber(`${prefix}_TIMEOUT_MS`, env[`${prefix}_TIMEOUT_MS`], defaultTimeoutMs),
+  };
+}
+
 export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
   const logLevel = (env.LOG_LEVEL ?? 'info').toLowerCase();
   if (!['debug', 'info', 'warn', 'error'].includes(logLevel)) {
@@ -74,21 +98,7 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
     webhooksAllowPrivateTargets: bool(env.WEBHOOKS_ALLOW_PRIVATE_TARGETS, false),
     simTimeScale: positiveNumber('SIM_TIME_SCALE', env.SIM_TIME_SCALE, 1),
     logLevel: logLevel as LogLevel,
-    analysisLlm: env.ANALYSIS_LLM_URL
-      ? {
-          url: env.ANALYSIS_LLM_URL,
-          apiKey: env.ANALYSIS_LLM_API_KEY || undefined,
-          model: env.ANALYSIS_LLM_MODEL || 'gpt-4o-mini',
-          timeoutMs: positiveNumber('ANALYSIS_LLM_TIMEOUT_MS', env.ANALYSIS_LLM_TIMEOUT_MS, 30_000),
-        }
-      : undefined,
-    voiceLlm: env.VOICE_LLM_URL
-      ? {
-          url: env.VOICE_LLM_URL,
-          apiKey: env.VOICE_LLM_API_KEY || undefined,
-          model: env.VOICE_LLM_MODEL || 'gpt-4o-mini',
-          timeoutMs: positiveNumber('VOICE_LLM_TIMEOUT_MS', env.VOICE_LLM_TIMEOUT_MS, 10_000),
-        }
-      : undefined,
+    analysisLlm: llmEndpoint(env, 'ANALYSIS_LLM', 30_000),
+    voiceLlm: llmEndpoint(env, 'VOICE_LLM', 10_000),
   };
 }

@@ -10,7 +10,7 @@ import { STALE_QUEUED_SECONDS } from '../lib/calls/call-limits.js';
 import { expireStaleQueuedCalls } from '../lib/calls/expire-queued-calls.js';
 import { createLogger } from '../lib/logger.js';
 import { callWorkflowId, farEndWorkflowId } from '../lib/temporal/workflow-contracts.js';
-import { createFixture, type Fixture, startApi, type TestApi } from './support/api.js';
+import { createFixture, type Fixture, startApi } from './support/api.js';
 import { assertApiError } from './support/assert-api.js';
 import { type AgentFixture, createAgentFixture } from './support/call-fixtures.js';
 import { type CallStack, startCallStack, waitForCallEnd } from './support/call-stack.js';
@@ -215,9 +215,13 @@ describe('the API while PostgreSQL is down', () => {
 });
 
 describe('an Idempotency-Key never dials twice, whenever the database drops', () => {
-  /** An API whose Temporal client cuts the database the moment the call's workflow is started. */
-  async function apiThatLosesTheDatabaseAtStart(options: { startFails: boolean }): Promise<TestApi> {
-    return startApi({
+  /**
+   * POST /calls with a new key through an API whose Temporal client cuts the database the moment
+   * the call's workflow is started (and, with `startFails`, then fails as a dying process would).
+   * The database is back and that API closed when it returns.
+   */
+  async function postLosingTheDatabaseAtStart(options: { startFails: boolean }) {
+    const api = await startApi({
       orm: stack.db.orm,
       settings: stack.settings,
       temporal: async () => {
@@ -226,6 +230,15 @@ describe('an Idempotency-Key never dials twice, whenever the database drops', ()
         return stack.client;
       },
     });
+    const key = randomUUID();
+    const body = { agent_id: agent.agentId, to: callee(), metadata: { key } };
+    try {
+      const res = await api.client(owner.secret).post('/calls', body, { 'Idempotency-Key': key });
+      return { key, body, res };
+    } finally {
+      await outage.end();
+      await api.close();
+    }
   }
 
   async function workflowRuns(client: Client, callId: string): Promise<number> {
@@ -235,77 +248,51 @@ describe('an Idempotency-Key never dials twice, whenever the database drops', ()
   }
 
   test('the call commits, the answer cannot be finalised: a retry resumes it and replays 202, one call', async () => {
-    const api = await apiThatLosesTheDatabaseAtStart({ startFails: false });
-    const key = randomUUID();
-    const body = { agent_id: agent.agentId, to: callee(), metadata: { key } };
-    try {
-      const res = await api.client(owner.secret).post('/calls', body, { 'Idempotency-Key': key });
-      assert.equal(res.status, 202, res.text);
-      await outage.end();
-      const record = await stack.db.orm.em.fork().findOneOrFail(IdempotencyRecord, { key });
-      assert.equal(record.state, 'committed', 'the call and its answer committed; the confirmation did not');
-      assert.equal(record.resourceId, res.body.id);
+    const { key, body, res } = await postLosingTheDatabaseAtStart({ startFails: false });
+    assert.equal(res.status, 202, res.text);
+    const record = await stack.db.orm.em.fork().findOneOrFail(IdempotencyRecord, { key });
+    assert.equal(record.state, 'committed', 'the call and its answer committed; the confirmation did not');
+    assert.equal(record.resourceId, res.body.id);
 
-      const http = stack.api.client(owner.secret);
-      // While the first request's claim holds, a retry is told to wait.
-      const waiting = await http.post('/calls', body, { 'Idempotency-Key': key });
-      assert.equal(waiting.status, 409);
-      assert.equal(waiting.body.error.code, 'idempotency_request_in_progress');
-      await expireIdempotencyLocks(stack.db.orm);
-      const retry = await http.post('/calls', body, { 'Idempotency-Key': key });
-      assert.equal(retry.status, 202, retry.text);
-      assert.equal(retry.headers.get('idempotent-replayed'), 'true');
-      assert.equal(retry.text, res.text, 'the same answer, byte for byte');
-      const again = await http.post('/calls', body, { 'Idempotency-Key': key });
-      assert.equal(again.text, res.text);
-      assert.equal((await callsWithKey(key)).length, 1);
-      await waitForCallEnd(http, res.body.id);
-      assert.equal(await workflowRuns(stack.client, res.body.id), 1);
-    } finally {
-      await outage.end();
-      await api.close();
-    }
+    const http = stack.api.client(owner.secret);
+    // While the first request's claim holds, a retry is told to wait.
+    const waiting = await http.post('/calls', body, { 'Idempotency-Key': key });
+    assert.equal(waiting.status, 409);
+    assert.equal(waiting.body.error.code, 'idempotency_request_in_progress');
+    await expireIdempotencyLocks(stack.db.orm);
+    const retry = await http.post('/calls', body, { 'Idempotency-Key': key });
+    assert.equal(retry.status, 202, retry.text);
+    assert.equal(retry.headers.get('idempotent-replayed'), 'true');
+    assert.equal(retry.text, res.text, 'the same answer, byte for byte');
+    const again = await http.post('/calls', body, { 'Idempotency-Key': key });
+    assert.equal(again.text, res.text);
+    assert.equal((await callsWithKey(key)).length, 1);
+    await waitForCallEnd(http, res.body.id);
+    assert.equal(await workflowRuns(stack.client, res.body.id), 1);
   });
 
   test('the call commits, the process dies before the workflow starts: the retry starts it, once', async () => {
-    const api = await apiThatLosesTheDatabaseAtStart({ startFails: true });
-    const key = randomUUID();
-    const body = { agent_id: agent.agentId, to: callee(), metadata: { key } };
-    try {
-      const res = await api.client(owner.secret).post('/calls', body, { 'Idempotency-Key': key });
-      assertApiError(res, 503, 'call_outcome_unknown');
-      await outage.end();
-      const [call] = await callsWithKey(key);
-      assert.equal(call.status, 'queued', 'committed, never dialed');
+    const { key, body, res } = await postLosingTheDatabaseAtStart({ startFails: true });
+    assertApiError(res, 503, 'call_outcome_unknown');
+    const [call] = await callsWithKey(key);
+    assert.equal(call.status, 'queued', 'committed, never dialed');
 
-      await expireIdempotencyLocks(stack.db.orm);
-      const http = stack.api.client(owner.secret);
-      const retry = await http.post('/calls', body, { 'Idempotency-Key': key });
-      assert.equal(retry.status, 202, retry.text);
-      assert.equal(retry.body.id, call.id);
-      assert.equal(retry.headers.get('idempotent-replayed'), 'true');
-      assert.equal((await http.post('/calls', body, { 'Idempotency-Key': key })).text, retry.text);
-      assert.equal((await callsWithKey(key)).length, 1);
-      const ended = await waitForCallEnd(http, call.id);
-      assert.equal(ended.status, 'completed');
-      assert.equal(await workflowRuns(stack.client, call.id), 1);
-    } finally {
-      await outage.end();
-      await api.close();
-    }
+    await expireIdempotencyLocks(stack.db.orm);
+    const http = stack.api.client(owner.secret);
+    const retry = await http.post('/calls', body, { 'Idempotency-Key': key });
+    assert.equal(retry.status, 202, retry.text);
+    assert.equal(retry.body.id, call.id);
+    assert.equal(retry.headers.get('idempotent-replayed'), 'true');
+    assert.equal((await http.post('/calls', body, { 'Idempotency-Key': key })).text, retry.text);
+    assert.equal((await callsWithKey(key)).length, 1);
+    const ended = await waitForCallEnd(http, call.id);
+    assert.equal(ended.status, 'completed');
+    assert.equal(await workflowRuns(stack.client, call.id), 1);
   });
 
   test('no retry ever comes: the sweep ends the never-dialed call not_connected, once; a later retry replays', async () => {
-    const api = await apiThatLosesTheDatabaseAtStart({ startFails: true });
-    const key = randomUUID();
-    const body = { agent_id: agent.agentId, to: callee(), metadata: { key } };
-    try {
-      const res = await api.client(owner.secret).post('/calls', body, { 'Idempotency-Key': key });
-      assertApiError(res, 503, 'call_outcome_unknown');
-    } finally {
-      await outage.end();
-      await api.close();
-    }
+    const { key, body, res } = await postLosingTheDatabaseAtStart({ startFails: true });
+    assertApiError(res, 503, 'call_outcome_unknown');
     const [call] = await callsWithKey(key);
     assert.equal(call.status, 'queued');
     const logger = createLogger('error', { write: () => {} });
