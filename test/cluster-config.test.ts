@@ -82,7 +82,13 @@ test('the Temporal server config: PostgreSQL (postgres12) for persistence and vi
     assert.equal(service.rpc.bindOnIP, '127.0.0.1');
   }
   assert.equal(new Set(allTemporalPorts(17233)).size, 9);
-  assert.throws(() => temporalServerConfig({ ...baseInput(), frontendPort: 80 }), /between 1024 and 65000/);
+  assert.throws(() => temporalServerConfig({ ...baseInput(), frontendPort: 80 }), /between 1324 and 33061/);
+  // Membership ports above 32767 do not fit Temporal's smallint column: refused before the server fails.
+  assert.throws(
+    () => temporalServerConfig({ ...baseInput(), frontendPort: 35_209 }),
+    /between 1324 and 33061/,
+  );
+  assert.doesNotThrow(() => temporalServerConfig({ ...baseInput(), frontendPort: 33_061 }));
 });
 
 function baseInput() {

@@ -26,13 +26,21 @@ export interface TemporalServerConfigInput {
 export const TEMPORAL_DATABASES = { persistence: 'temporal', visibility: 'temporal_visibility' };
 
 /**
+ * The membership ports (frontend − 300 …) are stored in a `smallint` column of Temporal's
+ * cluster_membership table: above 32767 the server fails at start ("out of range for type smallint").
+ */
+export const MAX_FRONTEND_PORT = 32_767 + 300 - 6;
+
+/**
  * Temporal's usual ports shifted together: with the default 7233 they are the ones of Temporal's
  * own development configs (frontend 7233, HTTP 7243, history 7234, matching 7235, worker 7239,
  * membership 6933-6939).
  */
 export function temporalPorts(frontendPort: number) {
-  if (!Number.isInteger(frontendPort) || frontendPort < 1024 || frontendPort > 65_000) {
-    throw new Error(`the Temporal frontend port must be between 1024 and 65000, got ${frontendPort}`);
+  if (!Number.isInteger(frontendPort) || frontendPort < 1324 || frontendPort > MAX_FRONTEND_PORT) {
+    throw new Error(
+      `the Temporal frontend port must be between 1324 and ${MAX_FRONTEND_PORT}, got ${frontendPort}`,
+    );
   }
   const membership = frontendPort - 300;
   return {
