@@ -2,7 +2,7 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { markdownTable, notesMarkdown, summaryJson, writeDoc } from './chaos/report.js';
 import { abortChaos, type ChaosOptions, type ChaosReport, DEFAULT_OPTIONS, runChaos } from './chaos/run.js';
-import { DEFAULT_SCENARIOS, SCENARIOS } from './chaos/scenarios.js';
+import { DEFAULT_CLUSTER_SCENARIOS, DEFAULT_SCENARIOS, SCENARIOS } from './chaos/scenarios.js';
 import { ROOT } from './chaos/stack.js';
 
 // `npm run chaos [-- options]`: fault scenarios against the service's parts run as separate
@@ -12,13 +12,18 @@ import { ROOT } from './chaos/stack.js';
 export { type ChaosOptions, type ChaosReport, runChaos };
 
 const USAGE = `usage: npm run chaos -- [options]
-  --scenarios a,b          scenarios to run, in order (default ${DEFAULT_SCENARIOS.join(',')})
+  --target dev|cluster     the parts as npm start runs them (default), or npm run start:cluster
+  --scenarios a,b          scenarios to run, in order (default ${DEFAULT_SCENARIOS.join(',')};
+                           with --target cluster ${DEFAULT_CLUSTER_SCENARIOS.join(',')})
                            known: ${SCENARIOS.map((s) => s.name).join(', ')}
+  --api-processes N        the cluster's API_PROCESSES (default ${DEFAULT_OPTIONS.apiProcesses})
+  --worker-processes SPEC  the cluster's WORKER_PROCESSES (default ${DEFAULT_OPTIONS.workerProcesses})
   --calls N                calls per scenario (default ${DEFAULT_OPTIONS.calls})
   --sim-time-scale X       SIM_TIME_SCALE of the run (default ${DEFAULT_OPTIONS.simTimeScale})
   --deadline-seconds S     a call not final this long after the fault and the last POST is stuck (default ${DEFAULT_OPTIONS.deadlineSeconds})
   --settle-seconds S       longest wait for webhook deliveries to settle (default ${DEFAULT_OPTIONS.settleSeconds})
   --resend-after-seconds S late-resend waits this long after a key's last try (default ${DEFAULT_OPTIONS.resendAfterSeconds})
+  --receiver-down-seconds S how long receiver-down keeps the receiver away (default ${DEFAULT_OPTIONS.receiverDownSeconds})
   --max-minutes M          stop everything after this long, exit 2 (default 90)
   --write-doc              put the table into docs/reliability.md
   --keep-data              keep the run folder (logs, databases) instead of removing it`;
@@ -28,8 +33,9 @@ function parseArgs(argv: string[]): {
   writeDoc: boolean;
   maxMinutes: number;
 } {
-  const options: Omit<ChaosOptions, 'log'> = { ...DEFAULT_OPTIONS, scenarios: [...DEFAULT_SCENARIOS] };
+  const options: Omit<ChaosOptions, 'log'> = { ...DEFAULT_OPTIONS, scenarios: [] };
   let write = false;
+  let scenariosGiven = false;
   let maxMinutes = 90;
   const number = (name: string, value: string | undefined, min: number): number => {
     const n = Number(value);
@@ -42,7 +48,20 @@ function parseArgs(argv: string[]): {
     const [flag, inline] = arg.includes('=') ? arg.split('=', 2) : [arg, undefined];
     const value = () => inline ?? argv[++i];
     switch (flag) {
+      case '--target': {
+        const target = value();
+        if (target !== 'dev' && target !== 'cluster') throw new Error('--target is dev or cluster');
+        options.target = target;
+        break;
+      }
+      case '--api-processes':
+        options.apiProcesses = Math.floor(number(flag, value(), 1));
+        break;
+      case '--worker-processes':
+        options.workerProcesses = value() ?? '';
+        break;
       case '--scenarios':
+        scenariosGiven = true;
         options.scenarios = (value() ?? '').split(',').filter(Boolean);
         break;
       case '--calls':
@@ -59,6 +78,9 @@ function parseArgs(argv: string[]): {
         break;
       case '--resend-after-seconds':
         options.resendAfterSeconds = number(flag, value(), 0);
+        break;
+      case '--receiver-down-seconds':
+        options.receiverDownSeconds = number(flag, value(), 1);
         break;
       case '--max-minutes':
         maxMinutes = number(flag, value(), 1);
@@ -78,9 +100,17 @@ function parseArgs(argv: string[]): {
         throw new Error(`unknown option ${arg}`);
     }
   }
+  if (!scenariosGiven) {
+    options.scenarios = [...(options.target === 'cluster' ? DEFAULT_CLUSTER_SCENARIOS : DEFAULT_SCENARIOS)];
+  }
   const unknown = options.scenarios.filter((name) => !SCENARIOS.some((s) => s.name === name));
   if (unknown.length) throw new Error(`unknown scenario ${unknown.join(', ')}`);
   if (options.scenarios.length === 0) throw new Error('--scenarios names none');
+  const elsewhere = options.scenarios.filter((name) => {
+    const targets = SCENARIOS.find((s) => s.name === name)?.targets;
+    return targets !== undefined && !targets.includes(options.target);
+  });
+  if (elsewhere.length) throw new Error(`${elsewhere.join(', ')} runs only with --target cluster`);
   return { options, writeDoc: write, maxMinutes };
 }
 

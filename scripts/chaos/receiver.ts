@@ -24,11 +24,28 @@ export interface Inbox {
 
 export class WebhookReceiver {
   private server: Server | undefined;
+  private port = 0;
   private readonly inboxes = new Map<string, Inbox>();
   private readonly secrets = new Map<string, string>();
   url = '';
 
   async start(): Promise<void> {
+    await this.listen(0);
+    this.url = `http://127.0.0.1:${this.port}`;
+  }
+
+  /** Down as a crashed receiver is: its port refuses connections, the open ones are cut. */
+  async goDown(): Promise<void> {
+    await this.close();
+    this.server = undefined;
+  }
+
+  /** Back on the same port, so the endpoint's URL reaches it again. */
+  async comeBack(): Promise<void> {
+    await this.listen(this.port);
+  }
+
+  private async listen(port: number): Promise<void> {
     this.server = createServer((req, res) => {
       const chunks: Buffer[] = [];
       req.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -39,8 +56,8 @@ export class WebhookReceiver {
     });
     // Deliveries to a receiver that answers at once; many may come together after an outage.
     this.server.keepAliveTimeout = 5_000;
-    await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
-    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+    await new Promise<void>((resolve) => this.server!.listen(port, '127.0.0.1', resolve));
+    this.port = (this.server.address() as AddressInfo).port;
   }
 
   inbox(path: string): Inbox {

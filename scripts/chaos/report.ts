@@ -6,8 +6,11 @@ import type { ChaosReport, ScenarioResult } from './run.js';
 // The chaos run's table (markdown), its one-line JSON summary, and the results part of
 // docs/reliability.md (between the two markers below).
 
-export const DOC_START = '<!-- chaos-results:start -->';
-export const DOC_END = '<!-- chaos-results:end -->';
+/** The part of docs/reliability.md each target's results go in. */
+export function docMarkers(target: 'dev' | 'cluster'): { start: string; end: string } {
+  const name = target === 'cluster' ? 'chaos-cluster-results' : 'chaos-results';
+  return { start: `<!-- ${name}:start -->`, end: `<!-- ${name}:end -->` };
+}
 
 function fiveHundreds(result: ScenarioResult): string {
   const entries = Object.entries(result.serverErrors);
@@ -66,6 +69,7 @@ export function notesMarkdown(report: ChaosReport): string {
 export function summaryJson(report: ChaosReport): string {
   return JSON.stringify({
     chaos: report.ok ? 'pass' : 'fail',
+    target: report.target,
     seconds: report.seconds,
     calls: report.calls,
     sim_time_scale: report.simTimeScale,
@@ -92,6 +96,7 @@ export function summaryJson(report: ChaosReport): string {
 /** Replaces the results part of the page; the rest (method, scenarios, limits) is written by hand. */
 export function writeDoc(file: string, report: ChaosReport, commandLine: string): void {
   const page = readFileSync(file, 'utf8');
+  const { start: DOC_START, end: DOC_END } = docMarkers(report.target);
   const start = page.indexOf(DOC_START);
   const end = page.indexOf(DOC_END);
   if (start === -1 || end === -1 || end < start) {
@@ -100,7 +105,7 @@ export function writeDoc(file: string, report: ChaosReport, commandLine: string)
   const block = [
     DOC_START,
     '',
-    `Run of ${report.startedAt.slice(0, 16).replace('T', ' ')} UTC on ${commitOf(path.dirname(file))}: \`${commandLine}\`, ${report.calls} calls per scenario, SIM_TIME_SCALE=${report.simTimeScale}, ${report.cores} cores, ${Math.round(report.seconds / 60)} minutes in all. Overall: **${report.ok ? 'every target met' : 'targets missed'}**.`,
+    `Run of ${report.startedAt.slice(0, 16).replace('T', ' ')} UTC on ${commitOf(path.dirname(file))}, target \`${report.target}\`: \`${commandLine}\`, ${report.calls} calls per scenario, SIM_TIME_SCALE=${report.simTimeScale}, ${report.cores} cores, ${Math.round(report.seconds / 60)} minutes in all. Overall: **${report.ok ? 'every target met' : 'targets missed'}**.`,
     '',
     markdownTable(report),
     '',

@@ -4,11 +4,12 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Connection, WorkflowClient } from '@temporalio/client';
 import { ApiClient, type KeyedRequest, type KeyedResult, newTally, type Tally } from './client.js';
+import { ClusterStack } from './cluster-stack.js';
 import { type CallRow, Database, FINAL_STATUSES } from './database.js';
 import { WebhookReceiver } from './receiver.js';
 import { BURST, CALLEE_MIX, calleeCaseOf, SCENARIOS, type ScenarioDefinition } from './scenarios.js';
 import { createWorkspaceFixture, type WorkspaceFixture } from './setup.js';
-import { Stack } from './stack.js';
+import { type ChaosStack, DevStack } from './stack.js';
 
 // `npm run chaos`: the service's parts as separate processes (scripts/chaos/stack.ts), a webhook
 // receiver, integrators that retry with their Idempotency-Keys, a poller reading calls, and one
@@ -16,6 +17,11 @@ import { Stack } from './stack.js';
 // receiver's inbox and every answer the clients got (docs/reliability.md says what "right" is).
 
 export interface ChaosOptions {
+  /** `dev`: the parts as `npm start` runs them; `cluster`: `npm run start:cluster` (a Temporal server on PostgreSQL, several API and worker processes). */
+  target: 'dev' | 'cluster';
+  /** The cluster's API_PROCESSES and WORKER_PROCESSES. */
+  apiProcesses: number;
+  workerProcesses: string;
   /** Calls per scenario (default 100). */
   calls: number;
   scenarios: string[];
@@ -26,6 +32,8 @@ export interface ChaosOptions {
   settleSeconds: number;
   /** How long after a key's last try late-resend sends it again (more than the 60 s idempotency lock). */
   resendAfterSeconds: number;
+  /** How long `receiver-down` keeps the webhook receiver away (the issue's 5 minutes). */
+  receiverDownSeconds: number;
   /** A client's retry budget per key. */
   postBudgetSeconds: number;
   /** POSTs in flight at once per scenario. */
@@ -35,11 +43,15 @@ export interface ChaosOptions {
 }
 
 export const DEFAULT_OPTIONS: Omit<ChaosOptions, 'scenarios' | 'log'> = {
+  target: 'dev',
+  apiProcesses: 2,
+  workerProcesses: 'calls=2,webhooks=2,carrier-simulator=1',
   calls: 100,
   simTimeScale: 0.03,
   deadlineSeconds: 600,
   settleSeconds: 420,
   resendAfterSeconds: 65,
+  receiverDownSeconds: 300,
   postBudgetSeconds: 240,
   concurrency: 16,
   keepData: false,
@@ -75,6 +87,7 @@ export interface ScenarioResult {
 
 export interface ChaosReport {
   ok: boolean;
+  target: 'dev' | 'cluster';
   startedAt: string;
   seconds: number;
   calls: number;
@@ -109,10 +122,24 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     names.splice(firstResend, 0, 'baseline');
   }
   const definitions = names.map((name) => SCENARIOS.find((s) => s.name === name)!);
+  const elsewhere = definitions.filter((d) => d.targets && !d.targets.includes(options.target));
+  if (elsewhere.length) {
+    throw new Error(
+      `scenario ${elsewhere.map((d) => d.name).join(', ')} does not run on --target ${options.target}`,
+    );
+  }
 
   const dir = mkdtempSync(path.join(os.tmpdir(), 'voice-agent-chaos-'));
   log(`run folder ${dir}`);
-  const stack = new Stack({ dir, simTimeScale: options.simTimeScale, log });
+  const stackOptions = { dir, simTimeScale: options.simTimeScale, log };
+  const stack: ChaosStack =
+    options.target === 'cluster'
+      ? new ClusterStack({
+          ...stackOptions,
+          apiProcesses: options.apiProcesses,
+          workerProcesses: options.workerProcesses,
+        })
+      : new DevStack(stackOptions);
   const receiver = new WebhookReceiver();
   let db: Database | undefined;
   let cleaned = false;
@@ -175,6 +202,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   }
   return {
     ok: results.length > 0 && results.every((r) => r.ok),
+    target: options.target,
     startedAt: new Date(started).toISOString(),
     seconds: Math.round((Date.now() - started) / 1000),
     calls: options.calls,
@@ -187,7 +215,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
 
 interface Context {
   options: ChaosOptions;
-  stack: Stack;
+  stack: ChaosStack;
   receiver: WebhookReceiver;
   db: Database;
   log: (line: string) => void;
@@ -316,9 +344,9 @@ async function runCallScenario(
       const posting = postAll(burst, () => client, { concurrency: burst.length, budgetMs });
       const faultStart = Date.now();
       await sleep(BURST.stopAfterMs);
-      await stack.stopPostgres();
+      await stack.postgres.stop();
       await sleep(BURST.downMs);
-      await stack.startPostgres();
+      await stack.postgres.startAgain();
       notes.push(
         `PostgreSQL stopped ${BURST.stopAfterMs} ms into the burst, down ${BURST.downMs / 1000} s, accepting again after ${((Date.now() - faultStart) / 1000).toFixed(1)} s`,
       );
@@ -342,7 +370,9 @@ async function runCallScenario(
       log(
         `${inFlightAtFault} calls in flight (${count - done} POSTs still to answer); fault: ${definition.name}`,
       );
-      notes.push(await definition.fault!(stack, log));
+      notes.push(
+        await definition.fault!({ stack, receiver, receiverDownSeconds: options.receiverDownSeconds, log }),
+      );
       await posting;
     }
     log('every POST answered; waiting for every call to end');
@@ -365,7 +395,7 @@ async function runCallScenario(
     log('waiting for the webhook deliveries to settle');
     await waitUntil(
       async () => webhooksSettled(db, receiver, fixture),
-      options.settleSeconds * 1000,
+      Math.max(options.settleSeconds, definition.minSettleSeconds ?? 0) * 1000,
       async () =>
         `${(await missingAtReceiver(db, receiver, fixture)).length} events not received yet, ${await callsWithoutTheirEvents(db, fixture)} final calls without all their events`,
       log,
@@ -500,6 +530,7 @@ async function runCallScenario(
   }
 
   const result = judge({
+    target: options.target,
     definition,
     started,
     posted: keys.length,
@@ -599,6 +630,7 @@ async function runLateResend(
   );
 
   return judge({
+    target: options.target,
     definition,
     started,
     posted: resent.length,
@@ -622,6 +654,7 @@ async function runLateResend(
 
 function judge(input: {
   definition: ScenarioDefinition;
+  target: 'dev' | 'cluster';
   started: number;
   posted: number;
   inFlightAtFault: number | null;
@@ -666,7 +699,7 @@ function judge(input: {
   }
   const result: ScenarioResult = {
     name: input.definition.name,
-    summary: input.definition.summary,
+    summary: (input.target === 'cluster' && input.definition.clusterSummary) || input.definition.summary,
     ok: false,
     posted: input.posted,
     inFlightAtFault: input.inFlightAtFault,

