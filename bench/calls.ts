@@ -14,6 +14,7 @@ import { resolveTemporalCli } from '../scripts/temporal-binaries.js';
 import { startPrivateTemporalDevServer } from '../scripts/temporal-dev-server.js';
 import { createFixture } from '../test/support/api.js';
 import { createAgentFixture } from '../test/support/call-fixtures.js';
+import { benchServer, startBenchCluster } from './bench-cluster.js';
 import { closingLine, runReference } from './reference/reference.js';
 
 // Outbound calls end to end: BENCH_CALLS (500) calls placed at once through POST /v1/calls,
@@ -28,6 +29,9 @@ import { closingLine, runReference } from './reference/reference.js';
 // (burst: calls / time to the last completed) against it.
 //
 //   npm run bench -- calls     BENCH_CALLS=500 BENCH_SIM_TIME_SCALE=0.01 BENCH_SINGLE_CALLS=5
+//   BENCH_SERVER=cluster [BENCH_WORKER_PROCESSES=calls=2,webhooks=1,carrier-simulator=1] npm run bench -- calls
+//     the same on `npm run start:cluster` (bench/bench-cluster.ts): its API processes, workers and
+//     Temporal server on PostgreSQL instead of the bench's own API, one worker process and dev server
 
 const CALLS = Number(process.env.BENCH_CALLS || 500);
 const SCALE = Number(process.env.BENCH_SIM_TIME_SCALE || 0.01);
@@ -36,48 +40,79 @@ const DEADLINE_MS = 10 * 60_000;
 /** Simulated seconds before the conversation: the far end's connect (0.5 s) and ring (1 to 3 s, 2 on average). */
 const SIMULATED_DIAL_SECONDS = 2.5;
 
-const pgPort = await freePort();
-const pg = await startLocalPostgres({
-  dataDir: '.data/bench-postgres',
-  port: pgPort,
-  database: `bench_calls_${Date.now().toString(36)}`,
-  ephemeral: true,
-});
-const orm = await openOrm(pg.url, { poolMax: 20 });
-await migrate(orm);
-const temporal = await startPrivateTemporalDevServer({
-  cliPath: process.env.TEMPORAL_CLI_PATH || (await resolveTemporalCli()),
-});
-const prefix = `bench-${Date.now().toString(36)}-`;
-const worker = spawn(process.execPath, ['--import', 'tsx', 'workers/main.ts'], {
-  env: {
-    ...process.env,
-    DATABASE_URL: pg.url,
-    TEMPORAL_ADDRESS: temporal.address,
-    TEMPORAL_NAMESPACE: temporal.namespace,
-    TASK_QUEUE_PREFIX: prefix,
-    SIM_TIME_SCALE: String(SCALE),
-    LOG_LEVEL: 'warn',
-  },
-  stdio: ['ignore', 'inherit', 'inherit'],
-});
-
-const settings = {
-  ...loadSettings(),
-  host: '127.0.0.1',
-  port: 0,
-  logLevel: 'warn' as const,
-  taskQueuePrefix: prefix,
-  temporalAddress: temporal.address,
-  temporalNamespace: temporal.namespace,
-  simTimeScale: SCALE,
-};
-const temporalClient = lazyTemporalClient({ address: temporal.address, namespace: temporal.namespace });
-const app = createApp(
-  { settings, orm, temporal: () => temporalClient.get(), logger: createLogger('warn') },
-  { routes: allRoutes },
-);
-const api = await listen(app, { host: '127.0.0.1', port: 0 });
+const SERVER = benchServer();
+/** What the finally block stops, last started first. */
+const cleanups: (() => Promise<unknown>)[] = [];
+let databaseUrl: string;
+let temporalAddress: string;
+let temporalNamespace: string;
+let apiOrigin: string;
+if (SERVER === 'cluster') {
+  const cluster = await startBenchCluster({ simTimeScale: SCALE });
+  cleanups.push(() => cluster.close());
+  ({ databaseUrl, temporalAddress, namespace: temporalNamespace, apiOrigin } = cluster);
+} else {
+  const pg = await startLocalPostgres({
+    dataDir: '.data/bench-postgres',
+    port: await freePort(),
+    database: `bench_calls_${Date.now().toString(36)}`,
+    ephemeral: true,
+  });
+  cleanups.push(
+    () => pg.stop(),
+    () => dropDatabase(pg.url),
+  );
+  databaseUrl = pg.url;
+  const temporal = await startPrivateTemporalDevServer({
+    cliPath: process.env.TEMPORAL_CLI_PATH || (await resolveTemporalCli()),
+  });
+  cleanups.push(() => temporal.stop());
+  ({ address: temporalAddress, namespace: temporalNamespace } = temporal);
+  const prefix = `bench-${Date.now().toString(36)}-`;
+  const migrating = await openOrm(databaseUrl, { poolMax: 2 });
+  await migrate(migrating);
+  await migrating.close(true);
+  const worker = spawn(process.execPath, ['--import', 'tsx', 'workers/main.ts'], {
+    env: {
+      ...process.env,
+      DATABASE_URL: databaseUrl,
+      TEMPORAL_ADDRESS: temporalAddress,
+      TEMPORAL_NAMESPACE: temporalNamespace,
+      TASK_QUEUE_PREFIX: prefix,
+      SIM_TIME_SCALE: String(SCALE),
+      LOG_LEVEL: 'warn',
+    },
+    stdio: ['ignore', 'inherit', 'inherit'],
+  });
+  cleanups.push(() => stopChild(worker, { signal: 'SIGTERM', graceMs: 30_000 }));
+  const settings = {
+    ...loadSettings(),
+    host: '127.0.0.1',
+    port: 0,
+    logLevel: 'warn' as const,
+    taskQueuePrefix: prefix,
+    temporalAddress,
+    temporalNamespace,
+    simTimeScale: SCALE,
+  };
+  const apiTemporal = lazyTemporalClient({ address: temporalAddress, namespace: temporalNamespace });
+  const apiOrm = await openOrm(databaseUrl, { poolMax: 20 });
+  const app = createApp(
+    { settings, orm: apiOrm, temporal: () => apiTemporal.get(), logger: createLogger('warn') },
+    { routes: allRoutes },
+  );
+  const api = await listen(app, { host: '127.0.0.1', port: 0 });
+  cleanups.push(
+    () => apiOrm.close(true),
+    () => apiTemporal.close(),
+    () => api.close(),
+  );
+  apiOrigin = api.url;
+}
+const orm = await openOrm(databaseUrl, { poolMax: 5 });
+cleanups.push(() => orm.close(true));
+const temporalClient = lazyTemporalClient({ address: temporalAddress, namespace: temporalNamespace });
+cleanups.push(() => temporalClient.close());
 
 try {
   const fixture = await createFixture(orm, { requestsPerSecond: 1_000_000 });
@@ -94,8 +129,8 @@ try {
 
   const reference = await runReference({
     client: await temporalClient.get(),
-    address: temporal.address,
-    namespace: temporal.namespace,
+    address: temporalAddress,
+    namespace: temporalNamespace,
   });
   console.log(
     `reference: ${reference.workflows} one-activity workflows in ${reference.seconds.toFixed(1)} s = ${reference.perSecond.toFixed(1)}/s`,
@@ -172,7 +207,7 @@ try {
 
   async function placeCall(n: number) {
     const sentAt = performance.now();
-    const response = await fetch(`${api.url}/v1/calls`, {
+    const response = await fetch(`${apiOrigin}/v1/calls`, {
       method: 'POST',
       headers,
       // A generous ring timeout: the bench measures throughput; an overloaded machine answers late.
@@ -186,13 +221,7 @@ try {
     return { ok: response.status === 202, id: body.id, sentAt, latencyMs: performance.now() - sentAt };
   }
 } finally {
-  await api.close();
-  await temporalClient.close();
-  await stopChild(worker, { signal: 'SIGTERM', graceMs: 30_000 });
-  await temporal.stop();
-  await orm.close(true);
-  await dropDatabase(pg.url);
-  await pg.stop();
+  for (const cleanup of cleanups.reverse()) await cleanup().catch((error: unknown) => console.error(error));
 }
 
 /** The bench's database is for this run only. */

@@ -20,6 +20,7 @@ import { freePort } from '../scripts/processes.js';
 import { resolveTemporalCli } from '../scripts/temporal-binaries.js';
 import { startPrivateTemporalDevServer } from '../scripts/temporal-dev-server.js';
 import { createWebhooksWorker } from '../workers/webhooks-worker.js';
+import { benchServer, startBenchCluster } from './bench-cluster.js';
 import { closingLine, runReference } from './reference/reference.js';
 
 // Webhook delivery end to end: events written as the call workflow writes them, fanned out by
@@ -31,6 +32,9 @@ import { closingLine, runReference } from './reference/reference.js';
 // the closing JSON line sets deliveries per second against it.
 //
 //   npm run bench -- webhooks    BENCH_WEBHOOK_EVENTS=2000 BENCH_SLOW_MS=500 by default
+//   BENCH_SERVER=cluster [BENCH_WORKER_PROCESSES=calls=1,webhooks=2,carrier-simulator=1] npm run bench -- webhooks
+//     the same on `npm run start:cluster` (bench/bench-cluster.ts): its webhooks worker processes
+//     and Temporal server on PostgreSQL instead of an in-process worker and a dev server
 
 const EVENTS = Number(process.env.BENCH_WEBHOOK_EVENTS || 2000);
 const SLOW_MS = Number(process.env.BENCH_SLOW_MS || 500);
@@ -39,23 +43,42 @@ const START_CONCURRENCY = 50;
 
 Runtime.install({ logger: new DefaultLogger('ERROR') });
 
+const SERVER = benchServer();
+/** What the finally block stops, last started first. */
+const cleanups: (() => Promise<unknown>)[] = [];
+let databaseUrl: string;
+let temporalAddress: string;
+let temporalNamespace: string;
+if (SERVER === 'cluster') {
+  // The cluster's webhooks workers deliver (WEBHOOKS_ALLOW_PRIVATE_TARGETS is set by the harness).
+  const cluster = await startBenchCluster({ simTimeScale: 1 });
+  cleanups.push(() => cluster.close());
+  ({ databaseUrl, temporalAddress, namespace: temporalNamespace } = cluster);
+} else {
+  const pg = await startLocalPostgres({
+    dataDir: '.data/bench-webhooks-postgres',
+    port: await freePort(),
+    database: 'bench',
+    ephemeral: true,
+  });
+  cleanups.push(() => pg.stop());
+  databaseUrl = pg.url;
+  const temporal = await startPrivateTemporalDevServer({
+    cliPath: process.env.TEMPORAL_CLI_PATH || (await resolveTemporalCli()),
+  });
+  cleanups.push(() => temporal.stop());
+  ({ address: temporalAddress, namespace: temporalNamespace } = temporal);
+}
 const settings = {
   ...loadSettings(),
-  taskQueuePrefix: `bench-${randomBytes(3).toString('hex')}-`,
+  // The dev server's worker runs in this process on queues of its own; the cluster's are its workers'.
+  taskQueuePrefix: SERVER === 'cluster' ? '' : `bench-${randomBytes(3).toString('hex')}-`,
   webhooksAllowPrivateTargets: true,
+  temporalNamespace,
 };
-
-const pg = await startLocalPostgres({
-  dataDir: '.data/bench-webhooks-postgres',
-  port: await freePort(),
-  database: 'bench',
-  ephemeral: true,
-});
-const orm = await openOrm(pg.url, { poolMax: 30 });
-await migrate(orm);
-const temporal = await startPrivateTemporalDevServer({
-  cliPath: process.env.TEMPORAL_CLI_PATH || (await resolveTemporalCli()),
-});
+const orm = await openOrm(databaseUrl, { poolMax: 30 });
+cleanups.push(() => orm.close(true));
+if (SERVER === 'dev') await migrate(orm);
 
 const createdAt = new Map<string, number>();
 const arrivals: { path: string; latencyMs: number; at: number }[] = [];
@@ -75,15 +98,22 @@ const receiver = http.createServer((req, res) => {
 await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
 const receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
 
-const nativeConnection = await NativeConnection.connect({ address: temporal.address });
-const worker = await createWebhooksWorker({
-  connection: nativeConnection,
-  settings: { ...settings, temporalNamespace: temporal.namespace },
-  orm,
-});
-const workerRun = worker.run();
-const connection = await Connection.connect({ address: temporal.address });
-const client = new Client({ connection, namespace: temporal.namespace });
+cleanups.push(async () => receiver.close());
+if (SERVER === 'dev') {
+  const nativeConnection = await NativeConnection.connect({ address: temporalAddress });
+  const worker = await createWebhooksWorker({ connection: nativeConnection, settings, orm });
+  const workerRun = worker.run();
+  cleanups.push(
+    () => nativeConnection.close(),
+    async () => {
+      worker.shutdown();
+      await workerRun;
+    },
+  );
+}
+const connection = await Connection.connect({ address: temporalAddress });
+cleanups.push(() => connection.close());
+const client = new Client({ connection, namespace: temporalNamespace });
 
 try {
   const em = orm.em.fork();
@@ -95,7 +125,7 @@ try {
     paths.flatMap((path) => [randomUUID(), workspace.id, receiverUrl + path, generateWebhookSecret()]),
   );
 
-  const reference = await runReference({ client, address: temporal.address, namespace: temporal.namespace });
+  const reference = await runReference({ client, address: temporalAddress, namespace: temporalNamespace });
   console.log(
     `reference: ${reference.workflows} one-activity workflows in ${reference.seconds.toFixed(1)} s = ${reference.perSecond.toFixed(1)}/s`,
   );
@@ -159,14 +189,7 @@ try {
   console.log(closingLine('webhooks', arrivals.length / ((lastAll - started) / 1000), reference));
   if (arrivals.length < expected) process.exitCode = 1;
 } finally {
-  worker.shutdown();
-  await workerRun;
-  await connection.close();
-  await nativeConnection.close();
-  receiver.close();
-  await temporal.stop();
-  await orm.close(true);
-  await pg.stop();
+  for (const cleanup of cleanups.reverse()) await cleanup().catch((error: unknown) => console.error(error));
 }
 
 function pct(rows: { latencyMs: number }[], p: number): number {
