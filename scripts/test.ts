@@ -12,6 +12,10 @@ import { startPrivateTemporalDevServer } from './temporal-dev-server.js';
 //   TEST_PG_SERVER_URL      the `postgres` database of the test cluster (test/support/database.ts)
 //   TEST_TEMPORAL_ADDRESS   the dev server (test/support/temporal.ts sharedDevServer)
 //   TEMPORAL_CLI_PATH, TEMPORAL_TEST_SERVER_PATH
+// TEST_TEMPORAL_ADDRESS (and TEST_TEMPORAL_NAMESPACE, default `default`) given by the caller names
+// an existing Temporal instead of the dev server: `npm run start:cluster`'s real server, to run the
+// API tests against it (README "Production"). Its search attributes must be registered, as
+// start:cluster does.
 // CI reads the runner's closing summary, so this script prints only before the runner starts and
 // stays silent from then on; it exits with the runner's code.
 
@@ -42,6 +46,13 @@ function fulfilled<T>(result: PromiseSettledResult<T>): T {
   if (result.status === 'rejected') throw result.reason;
   return result.value;
 }
+
+const givenTemporal = process.env.TEST_TEMPORAL_ADDRESS
+  ? {
+      address: process.env.TEST_TEMPORAL_ADDRESS,
+      namespace: process.env.TEST_TEMPORAL_NAMESPACE || 'default',
+    }
+  : undefined;
 
 async function main(): Promise<number> {
   const started = Date.now();
@@ -83,6 +94,7 @@ async function main(): Promise<number> {
         return pg;
       }),
       resolveTemporalCli({ log: progress }).then(async (cliPath) => {
+        if (givenTemporal) return { cliPath, server: givenTemporal };
         const server = await startPrivateTemporalDevServer({
           cliPath,
           logFile: path.join(runDir, 'temporal.log'),
@@ -113,7 +125,11 @@ async function main(): Promise<number> {
       ...(files.length > 0 ? files : [DEFAULT_PATTERN]),
     ];
     progress(`PostgreSQL ${redactUrl(pg.url)}`);
-    progress(`Temporal dev server ${temporal.server.address} (${temporal.cliPath})`);
+    progress(
+      givenTemporal
+        ? `Temporal ${givenTemporal.address} namespace ${givenTemporal.namespace} (TEST_TEMPORAL_ADDRESS)`
+        : `Temporal dev server ${temporal.server.address} (${temporal.cliPath})`,
+    );
     progress(`Temporal test server ${testServerPath}`);
     progress(
       `ready after ${formatDuration(Date.now() - started)}; running ${files.join(' ') || DEFAULT_PATTERN}`,
