@@ -33,6 +33,7 @@ export const webhookCreateSchema = {
 export const webhookUpdateSchema = {
   type: 'object',
   additionalProperties: false,
+  minProperties: 1,
   properties: {
     ...fields,
     description: { type: ['string', 'null'], maxLength: 500 },
