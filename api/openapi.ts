@@ -93,7 +93,7 @@ function operation(route: RouteDefinition) {
     responses[status] = errorResponse(Number(status), description);
   }
   for (const [status, response] of Object.entries(route.responses)) {
-    const schema = response.schema ?? (Number(status) >= 400 ? errorSchema : undefined);
+    const schema = response.schema ?? (Number(status) >= 400 ? ERROR_REF : undefined);
     responses[status] = {
       description: response.description,
       ...retryAfterHeader(Number(status)),
@@ -119,12 +119,10 @@ function operation(route: RouteDefinition) {
   };
 }
 
+const ERROR_REF = { $ref: '#/components/schemas/Error' };
+
 function errorResponse(status: number, description: string) {
-  return {
-    description,
-    ...retryAfterHeader(status),
-    content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
-  };
+  return { description, ...retryAfterHeader(status), content: { 'application/json': { schema: ERROR_REF } } };
 }
 
 function retryAfterHeader(status: number) {
