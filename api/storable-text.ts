@@ -7,6 +7,7 @@ import type { JsonSchema } from './route.js';
 // shows the result, so a new field of a new route is covered, and documented, without a thought.
 
 export const NO_NUL_PATTERN = '^[^\\u0000]*$';
+const DATA_KEYWORDS = new Set(['enum', 'const', 'default', 'examples', 'example']);
 
 export function withStorableText(schema: JsonSchema): JsonSchema {
   return rewrite(schema) as JsonSchema;
@@ -18,8 +19,8 @@ function rewrite(node: unknown): unknown {
   const schema = node as JsonSchema;
   const out: JsonSchema = {};
   for (const [key, value] of Object.entries(schema)) {
-    // enum and const values are data, not schemas.
-    out[key] = key === 'enum' || key === 'const' || key === 'default' ? value : rewrite(value);
+    // Values of these keywords are data, not schemas.
+    out[key] = DATA_KEYWORDS.has(key) ? value : rewrite(value);
   }
   if (isFreeText(schema)) out.pattern = NO_NUL_PATTERN;
   return out;

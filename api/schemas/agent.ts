@@ -25,6 +25,14 @@ export const agentCreateSchema = {
   additionalProperties: false,
   required: ['name'],
   properties: fields,
+  examples: [
+    {
+      name: 'Support',
+      system_prompt: 'You help customers of Acme with their orders.',
+      first_message: 'Hi, this is Acme support.',
+      language: 'en-US',
+    },
+  ],
 };
 
 export const agentUpdateSchema = {

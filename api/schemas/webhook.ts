@@ -28,6 +28,7 @@ export const webhookCreateSchema = {
   additionalProperties: false,
   required: ['url', 'events'],
   properties: fields,
+  examples: [{ url: 'https://example.com/voice-agent/webhooks', events: ['call.completed', 'call.failed'] }],
 };
 
 export const webhookUpdateSchema = {
