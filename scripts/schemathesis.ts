@@ -78,7 +78,7 @@ export interface SchemathesisRun {
 }
 
 /**
- * `st run <openApiUrl> --checks all` with every phase (the stateful one included), the key as a
+ * `st run <openApiUrl> --checks all` with the given phases (all four by default), the key as a
  * bearer header, and at most `maxExamples` cases per operation and phase.
  */
 export function runSchemathesis(options: {
@@ -86,6 +86,8 @@ export function runSchemathesis(options: {
   openApiUrl: string;
   apiKey: string;
   maxExamples: number;
+  /** Comma-separated phases: examples, coverage, fuzzing, stateful. */
+  phases: string;
   seed?: number;
   /** Where the JUnit report goes (kept for a look after a failing run). */
   reportDir: string;
@@ -103,7 +105,7 @@ export function runSchemathesis(options: {
     '--exclude-checks',
     'unsupported_method',
     '--phases',
-    'examples,coverage,fuzzing,stateful',
+    options.phases,
     '--max-examples',
     String(options.maxExamples),
     '--header',
@@ -153,7 +155,7 @@ export function runSchemathesis(options: {
   });
 }
 
-// `npm run schemathesis [-- --max-examples N] [--seed N]`: the test file alone, through scripts/test.ts
+// `npm run schemathesis [-- --max-examples N] [--seed N] [--phases stateful]`: the test file alone, through scripts/test.ts
 // (which starts PostgreSQL and Temporal), with the budget passed on in the environment.
 if (process.argv[1] && fileURLToPath(import.meta.url) === path.resolve(process.argv[1])) {
   const argv = process.argv.slice(2);
@@ -165,6 +167,9 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === path.resolve(process.a
     ...process.env,
     SCHEMATHESIS_MAX_EXAMPLES: flagValue('--max-examples') ?? '50',
     ...(flagValue('--seed') ? { SCHEMATHESIS_SEED: flagValue('--seed') } : {}),
+    ...(flagValue('--phases') ? { SCHEMATHESIS_PHASES: flagValue('--phases') } : {}),
+    // A big budget outlasts npm test's usual 18 minutes.
+    TEST_RUN_TIMEOUT_MS: process.env.TEST_RUN_TIMEOUT_MS || String(90 * 60_000),
   };
   const testScript = fileURLToPath(new URL('test.ts', import.meta.url));
   const child = spawn(process.execPath, ['--import', 'tsx', testScript, 'test/schemathesis.test.ts'], {
