@@ -17,7 +17,7 @@ import { freshDatabase, type TestDatabase } from './support/database.js';
 // refused and what it calls valid accepted, ...) over the examples, coverage, fuzzing and stateful
 // phases (the stateful one walks the document's links: create an agent, then read, change,
 // publish and delete it). A small budget per operation keeps it to a few minutes on 2 cores;
-// `npm run schemathesis -- --max-examples 200` runs it harder (SCHEMATHESIS_VERBOSE=1 prints the
+// `npm run schemathesis -- --max-examples 100` runs it harder (SCHEMATHESIS_VERBOSE=1 prints the
 // report of a passing run too). Webhook URLs may be http and
 // private here (WEBHOOKS_ALLOW_PRIVATE_TARGETS), as in the other webhook tests, and no worker
 // runs, so nothing is ever delivered or dialled.
