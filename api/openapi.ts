@@ -38,6 +38,17 @@ const COMMON_ERRORS: Record<number, string> = {
 /** Statuses that come with a Retry-After header, and whether every answer of that status has it. */
 const RETRY_AFTER: Record<number, boolean> = { 429: true, 503: false };
 
+const REQUEST_ID_HEADER = {
+  required: true,
+  description: 'The id of this request (an error body has it as request_id); quote it when asking for help.',
+  schema: { type: 'string', pattern: '^req_[0-9a-f]{32}$' },
+};
+const REPLAYED_HEADER = {
+  required: false,
+  description: 'true when this is the stored answer to an earlier request with the same Idempotency-Key.',
+  schema: { const: 'true' },
+};
+
 /** `/agents/:agent_id` → `/agents/{agent_id}`. */
 export function openApiPath(path: string): string {
   return path.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
@@ -89,14 +100,25 @@ function operation(route: RouteDefinition) {
   if (route.scope || route.roles) errors[403] = 'missing_scope or role_required.';
   if (route.params) errors[404] = 'resource_missing: no such resource in the workspace.';
   if (route.idempotent) errors[409] = 'idempotency_key_reused or idempotency_request_in_progress.';
+  const headersOf = (status: number) => ({
+    headers: {
+      'X-Request-Id': REQUEST_ID_HEADER,
+      ...retryAfterHeader(status),
+      ...(route.idempotent ? { 'Idempotent-Replayed': REPLAYED_HEADER } : {}),
+    },
+  });
   for (const [status, description] of Object.entries(errors)) {
-    responses[status] = errorResponse(Number(status), description);
+    responses[status] = {
+      description,
+      ...headersOf(Number(status)),
+      content: { 'application/json': { schema: ERROR_REF } },
+    };
   }
   for (const [status, response] of Object.entries(route.responses)) {
     const schema = response.schema ?? (Number(status) >= 400 ? ERROR_REF : undefined);
     responses[status] = {
       description: response.description,
-      ...retryAfterHeader(Number(status)),
+      ...headersOf(Number(status)),
       ...(schema ? { content: { 'application/json': { schema } } } : {}),
       ...(response.links ? { links: openApiLinks(response.links) } : {}),
     };
@@ -121,10 +143,6 @@ function operation(route: RouteDefinition) {
 
 const ERROR_REF = { $ref: '#/components/schemas/Error' };
 
-function errorResponse(status: number, description: string) {
-  return { description, ...retryAfterHeader(status), content: { 'application/json': { schema: ERROR_REF } } };
-}
-
 function retryAfterHeader(status: number) {
   if (!(status in RETRY_AFTER)) return {};
   const header = {
@@ -132,7 +150,7 @@ function retryAfterHeader(status: number) {
     description: 'Seconds to wait before retrying.',
     schema: { type: 'string', pattern: '^[1-9][0-9]*$' },
   };
-  return { headers: { 'Retry-After': header } };
+  return { 'Retry-After': header };
 }
 
 function openApiLinks(links: Record<string, OpenApiLink>) {

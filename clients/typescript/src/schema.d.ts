@@ -370,6 +370,8 @@ export interface operations {
             /** @description ApiKeyInfo */
             200: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -388,6 +390,8 @@ export interface operations {
             /** @description Malformed request: parameter_missing, parameter_invalid, parameter_unknown, body_invalid, body_empty, body_too_large, content_type_invalid. */
             400: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -397,6 +401,8 @@ export interface operations {
             /** @description api_key_missing or api_key_invalid. */
             401: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -406,6 +412,8 @@ export interface operations {
             /** @description rate_limited; wait Retry-After seconds. */
             429: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
                     /** @description Seconds to wait before retrying. */
                     "Retry-After": string;
                     [name: string]: unknown;
@@ -417,6 +425,8 @@ export interface operations {
             /** @description internal_error. */
             500: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -426,6 +436,8 @@ export interface operations {
             /** @description auth_unavailable: the key could not be checked now; upstream_unavailable: the database or Temporal did not answer. Retry after Retry-After seconds. */
             503: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
                     /** @description Seconds to wait before retrying. */
                     "Retry-After"?: string;
                     [name: string]: unknown;
@@ -453,6 +465,8 @@ export interface operations {
             /** @description A page of agents. */
             200: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -493,6 +507,8 @@ export interface operations {
             /** @description Malformed request: parameter_missing, parameter_invalid, parameter_unknown, body_invalid, body_empty, body_too_large, content_type_invalid. */
             400: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -502,6 +518,8 @@ export interface operations {
             /** @description api_key_missing or api_key_invalid. */
             401: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -511,6 +529,8 @@ export interface operations {
             /** @description missing_scope or role_required. */
             403: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -520,6 +540,8 @@ export interface operations {
             /** @description rate_limited; wait Retry-After seconds. */
             429: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
                     /** @description Seconds to wait before retrying. */
                     "Retry-After": string;
                     [name: string]: unknown;
@@ -531,6 +553,8 @@ export interface operations {
             /** @description internal_error. */
             500: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -540,6 +564,8 @@ export interface operations {
             /** @description auth_unavailable: the key could not be checked now; upstream_unavailable: the database or Temporal did not answer. Retry after Retry-After seconds. */
             503: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
                     /** @description Seconds to wait before retrying. */
                     "Retry-After"?: string;
                     [name: string]: unknown;
@@ -578,6 +604,10 @@ export interface operations {
             /** @description The new agent, in status draft. */
             201: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
+                    /** @description true when this is the stored answer to an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -612,6 +642,10 @@ export interface operations {
             /** @description Malformed request: parameter_missing, parameter_invalid, parameter_unknown, body_invalid, body_empty, body_too_large, content_type_invalid. */
             400: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
+                    /** @description true when this is the stored answer to an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -621,6 +655,10 @@ export interface operations {
             /** @description api_key_missing or api_key_invalid. */
             401: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
+                    /** @description true when this is the stored answer to an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -630,6 +668,10 @@ export interface operations {
             /** @description missing_scope or role_required. */
             403: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
+                    /** @description true when this is the stored answer to an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -639,6 +681,10 @@ export interface operations {
             /** @description idempotency_key_reused or idempotency_request_in_progress. */
             409: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
+                    /** @description true when this is the stored answer to an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -648,8 +694,12 @@ export interface operations {
             /** @description rate_limited; wait Retry-After seconds. */
             429: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
                     /** @description Seconds to wait before retrying. */
                     "Retry-After": string;
+                    /** @description true when this is the stored answer to an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -659,6 +709,10 @@ export interface operations {
             /** @description internal_error. */
             500: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
+                    /** @description true when this is the stored answer to an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -668,8 +722,12 @@ export interface operations {
             /** @description auth_unavailable: the key could not be checked now; upstream_unavailable: the database or Temporal did not answer. Retry after Retry-After seconds. */
             503: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
                     /** @description Seconds to wait before retrying. */
                     "Retry-After"?: string;
+                    /** @description true when this is the stored answer to an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -692,6 +750,8 @@ export interface operations {
             /** @description Agent */
             200: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -726,6 +786,8 @@ export interface operations {
             /** @description Malformed request: parameter_missing, parameter_invalid, parameter_unknown, body_invalid, body_empty, body_too_large, content_type_invalid. */
             400: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -735,6 +797,8 @@ export interface operations {
             /** @description api_key_missing or api_key_invalid. */
             401: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -744,6 +808,8 @@ export interface operations {
             /** @description missing_scope or role_required. */
             403: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -753,6 +819,8 @@ export interface operations {
             /** @description resource_missing: no such agent in the workspace. */
             404: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -762,6 +830,8 @@ export interface operations {
             /** @description rate_limited; wait Retry-After seconds. */
             429: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
                     /** @description Seconds to wait before retrying. */
                     "Retry-After": string;
                     [name: string]: unknown;
@@ -773,6 +843,8 @@ export interface operations {
             /** @description internal_error. */
             500: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -782,6 +854,8 @@ export interface operations {
             /** @description auth_unavailable: the key could not be checked now; upstream_unavailable: the database or Temporal did not answer. Retry after Retry-After seconds. */
             503: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
                     /** @description Seconds to wait before retrying. */
                     "Retry-After"?: string;
                     [name: string]: unknown;
@@ -806,6 +880,8 @@ export interface operations {
             /** @description Deleted */
             200: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -821,6 +897,8 @@ export interface operations {
             /** @description Malformed request: parameter_missing, parameter_invalid, parameter_unknown, body_invalid, body_empty, body_too_large, content_type_invalid. */
             400: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -830,6 +908,8 @@ export interface operations {
             /** @description api_key_missing or api_key_invalid. */
             401: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -839,6 +919,8 @@ export interface operations {
             /** @description missing_scope or role_required. */
             403: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -848,6 +930,8 @@ export interface operations {
             /** @description resource_missing: no such agent in the workspace. */
             404: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -857,6 +941,8 @@ export interface operations {
             /** @description rate_limited; wait Retry-After seconds. */
             429: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
                     /** @description Seconds to wait before retrying. */
                     "Retry-After": string;
                     [name: string]: unknown;
@@ -868,6 +954,8 @@ export interface operations {
             /** @description internal_error. */
             500: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -877,6 +965,8 @@ export interface operations {
             /** @description auth_unavailable: the key could not be checked now; upstream_unavailable: the database or Temporal did not answer. Retry after Retry-After seconds. */
             503: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
                     /** @description Seconds to wait before retrying. */
                     "Retry-After"?: string;
                     [name: string]: unknown;
@@ -914,6 +1004,8 @@ export interface operations {
             /** @description Agent */
             200: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -948,6 +1040,8 @@ export interface operations {
             /** @description Malformed request: parameter_missing, parameter_invalid, parameter_unknown, body_invalid, body_empty, body_too_large, content_type_invalid. */
             400: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -957,6 +1051,8 @@ export interface operations {
             /** @description api_key_missing or api_key_invalid. */
             401: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -966,6 +1062,8 @@ export interface operations {
             /** @description missing_scope or role_required. */
             403: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -975,6 +1073,8 @@ export interface operations {
             /** @description resource_missing: no such agent in the workspace. */
             404: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -984,6 +1084,8 @@ export interface operations {
             /** @description agent_not_ready: a published agent cannot lose its system_prompt. */
             422: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -993,6 +1095,8 @@ export interface operations {
             /** @description rate_limited; wait Retry-After seconds. */
             429: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
                     /** @description Seconds to wait before retrying. */
                     "Retry-After": string;
                     [name: string]: unknown;
@@ -1004,6 +1108,8 @@ export interface operations {
             /** @description internal_error. */
             500: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1013,6 +1119,8 @@ export interface operations {
             /** @description auth_unavailable: the key could not be checked now; upstream_unavailable: the database or Temporal did not answer. Retry after Retry-After seconds. */
             503: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
                     /** @description Seconds to wait before retrying. */
                     "Retry-After"?: string;
                     [name: string]: unknown;
@@ -1037,6 +1145,8 @@ export interface operations {
             /** @description Agent */
             200: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1071,6 +1181,8 @@ export interface operations {
             /** @description Malformed request: parameter_missing, parameter_invalid, parameter_unknown, body_invalid, body_empty, body_too_large, content_type_invalid. */
             400: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1080,6 +1192,8 @@ export interface operations {
             /** @description api_key_missing or api_key_invalid. */
             401: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1089,6 +1203,8 @@ export interface operations {
             /** @description missing_scope or role_required. */
             403: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1098,6 +1214,8 @@ export interface operations {
             /** @description resource_missing: no such agent in the workspace. */
             404: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1107,6 +1225,8 @@ export interface operations {
             /** @description agent_not_ready: no system_prompt, or the agent is archived. */
             422: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1116,6 +1236,8 @@ export interface operations {
             /** @description rate_limited; wait Retry-After seconds. */
             429: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
                     /** @description Seconds to wait before retrying. */
                     "Retry-After": string;
                     [name: string]: unknown;
@@ -1127,6 +1249,8 @@ export interface operations {
             /** @description internal_error. */
             500: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1136,6 +1260,8 @@ export interface operations {
             /** @description auth_unavailable: the key could not be checked now; upstream_unavailable: the database or Temporal did not answer. Retry after Retry-After seconds. */
             503: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
                     /** @description Seconds to wait before retrying. */
                     "Retry-After"?: string;
                     [name: string]: unknown;
@@ -1160,6 +1286,8 @@ export interface operations {
             /** @description Agent: unpublished, or unchanged when it was not published. */
             200: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1194,6 +1322,8 @@ export interface operations {
             /** @description Malformed request: parameter_missing, parameter_invalid, parameter_unknown, body_invalid, body_empty, body_too_large, content_type_invalid. */
             400: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1203,6 +1333,8 @@ export interface operations {
             /** @description api_key_missing or api_key_invalid. */
             401: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1212,6 +1344,8 @@ export interface operations {
             /** @description missing_scope or role_required. */
             403: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1221,6 +1355,8 @@ export interface operations {
             /** @description resource_missing: no such agent in the workspace. */
             404: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1230,6 +1366,8 @@ export interface operations {
             /** @description rate_limited; wait Retry-After seconds. */
             429: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
                     /** @description Seconds to wait before retrying. */
                     "Retry-After": string;
                     [name: string]: unknown;
@@ -1241,6 +1379,8 @@ export interface operations {
             /** @description internal_error. */
             500: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1250,6 +1390,8 @@ export interface operations {
             /** @description auth_unavailable: the key could not be checked now; upstream_unavailable: the database or Temporal did not answer. Retry after Retry-After seconds. */
             503: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
                     /** @description Seconds to wait before retrying. */
                     "Retry-After"?: string;
                     [name: string]: unknown;
@@ -1277,6 +1419,8 @@ export interface operations {
             /** @description A page of phone numbers. */
             200: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1306,6 +1450,8 @@ export interface operations {
             /** @description Malformed request: parameter_missing, parameter_invalid, parameter_unknown, body_invalid, body_empty, body_too_large, content_type_invalid. */
             400: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1315,6 +1461,8 @@ export interface operations {
             /** @description api_key_missing or api_key_invalid. */
             401: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1324,6 +1472,8 @@ export interface operations {
             /** @description missing_scope or role_required. */
             403: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1333,6 +1483,8 @@ export interface operations {
             /** @description rate_limited; wait Retry-After seconds. */
             429: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
                     /** @description Seconds to wait before retrying. */
                     "Retry-After": string;
                     [name: string]: unknown;
@@ -1344,6 +1496,8 @@ export interface operations {
             /** @description internal_error. */
             500: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1353,6 +1507,8 @@ export interface operations {
             /** @description auth_unavailable: the key could not be checked now; upstream_unavailable: the database or Temporal did not answer. Retry after Retry-After seconds. */
             503: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
                     /** @description Seconds to wait before retrying. */
                     "Retry-After"?: string;
                     [name: string]: unknown;
@@ -1377,6 +1533,8 @@ export interface operations {
             /** @description PhoneNumber */
             200: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1400,6 +1558,8 @@ export interface operations {
             /** @description Malformed request: parameter_missing, parameter_invalid, parameter_unknown, body_invalid, body_empty, body_too_large, content_type_invalid. */
             400: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1409,6 +1569,8 @@ export interface operations {
             /** @description api_key_missing or api_key_invalid. */
             401: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1418,6 +1580,8 @@ export interface operations {
             /** @description missing_scope or role_required. */
             403: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1427,6 +1591,8 @@ export interface operations {
             /** @description resource_missing: no such number (or agent) in the workspace. */
             404: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1436,6 +1602,8 @@ export interface operations {
             /** @description rate_limited; wait Retry-After seconds. */
             429: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
                     /** @description Seconds to wait before retrying. */
                     "Retry-After": string;
                     [name: string]: unknown;
@@ -1447,6 +1615,8 @@ export interface operations {
             /** @description internal_error. */
             500: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1456,6 +1626,8 @@ export interface operations {
             /** @description auth_unavailable: the key could not be checked now; upstream_unavailable: the database or Temporal did not answer. Retry after Retry-After seconds. */
             503: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
                     /** @description Seconds to wait before retrying. */
                     "Retry-After"?: string;
                     [name: string]: unknown;
@@ -1490,6 +1662,8 @@ export interface operations {
             /** @description PhoneNumber */
             200: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1513,6 +1687,8 @@ export interface operations {
             /** @description Malformed request: parameter_missing, parameter_invalid, parameter_unknown, body_invalid, body_empty, body_too_large, content_type_invalid. */
             400: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1522,6 +1698,8 @@ export interface operations {
             /** @description api_key_missing or api_key_invalid. */
             401: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1531,6 +1709,8 @@ export interface operations {
             /** @description missing_scope or role_required. */
             403: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1540,6 +1720,8 @@ export interface operations {
             /** @description resource_missing: no such number (or agent) in the workspace. */
             404: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1549,6 +1731,8 @@ export interface operations {
             /** @description rate_limited; wait Retry-After seconds. */
             429: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
                     /** @description Seconds to wait before retrying. */
                     "Retry-After": string;
                     [name: string]: unknown;
@@ -1560,6 +1744,8 @@ export interface operations {
             /** @description internal_error. */
             500: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1569,6 +1755,8 @@ export interface operations {
             /** @description auth_unavailable: the key could not be checked now; upstream_unavailable: the database or Temporal did not answer. Retry after Retry-After seconds. */
             503: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
                     /** @description Seconds to wait before retrying. */
                     "Retry-After"?: string;
                     [name: string]: unknown;
@@ -1603,6 +1791,8 @@ export interface operations {
             /** @description A page of calls. */
             200: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1652,6 +1842,8 @@ export interface operations {
             /** @description Malformed request: parameter_missing, parameter_invalid, parameter_unknown, body_invalid, body_empty, body_too_large, content_type_invalid. */
             400: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1661,6 +1853,8 @@ export interface operations {
             /** @description api_key_missing or api_key_invalid. */
             401: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1670,6 +1864,8 @@ export interface operations {
             /** @description missing_scope or role_required. */
             403: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1679,6 +1875,8 @@ export interface operations {
             /** @description rate_limited; wait Retry-After seconds. */
             429: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
                     /** @description Seconds to wait before retrying. */
                     "Retry-After": string;
                     [name: string]: unknown;
@@ -1690,6 +1888,8 @@ export interface operations {
             /** @description internal_error. */
             500: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1699,6 +1899,8 @@ export interface operations {
             /** @description auth_unavailable: the key could not be checked now; upstream_unavailable: the database or Temporal did not answer. Retry after Retry-After seconds. */
             503: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
                     /** @description Seconds to wait before retrying. */
                     "Retry-After"?: string;
                     [name: string]: unknown;
@@ -1742,6 +1944,10 @@ export interface operations {
             /** @description The call, in status queued. */
             202: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
+                    /** @description true when this is the stored answer to an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -1785,6 +1991,10 @@ export interface operations {
             /** @description Malformed request: parameter_missing, parameter_invalid, parameter_unknown, body_invalid, body_empty, body_too_large, content_type_invalid. */
             400: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
+                    /** @description true when this is the stored answer to an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -1794,6 +2004,10 @@ export interface operations {
             /** @description api_key_missing or api_key_invalid. */
             401: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
+                    /** @description true when this is the stored answer to an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -1803,6 +2017,10 @@ export interface operations {
             /** @description missing_scope or role_required. */
             403: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
+                    /** @description true when this is the stored answer to an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -1812,6 +2030,10 @@ export interface operations {
             /** @description resource_missing: no such agent. */
             404: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
+                    /** @description true when this is the stored answer to an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -1821,6 +2043,10 @@ export interface operations {
             /** @description idempotency_key_reused or idempotency_request_in_progress. */
             409: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
+                    /** @description true when this is the stored answer to an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -1830,6 +2056,10 @@ export interface operations {
             /** @description agent_not_published, agent_has_no_number, from_number_required, from_number_not_assigned, emergency_number, call_rejected. */
             422: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
+                    /** @description true when this is the stored answer to an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -1839,8 +2069,12 @@ export interface operations {
             /** @description call_rate_limited, call_daily_limit, quota_exceeded; with Retry-After. */
             429: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
                     /** @description Seconds to wait before retrying. */
                     "Retry-After": string;
+                    /** @description true when this is the stored answer to an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -1850,6 +2084,10 @@ export interface operations {
             /** @description internal_error. */
             500: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
+                    /** @description true when this is the stored answer to an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -1859,8 +2097,12 @@ export interface operations {
             /** @description call_outcome_unknown: the start could not be confirmed; the call may be ringing. */
             503: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
                     /** @description Seconds to wait before retrying. */
                     "Retry-After"?: string;
+                    /** @description true when this is the stored answer to an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -1883,6 +2125,8 @@ export interface operations {
             /** @description Call */
             200: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1926,6 +2170,8 @@ export interface operations {
             /** @description Malformed request: parameter_missing, parameter_invalid, parameter_unknown, body_invalid, body_empty, body_too_large, content_type_invalid. */
             400: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1935,6 +2181,8 @@ export interface operations {
             /** @description api_key_missing or api_key_invalid. */
             401: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1944,6 +2192,8 @@ export interface operations {
             /** @description missing_scope or role_required. */
             403: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1953,6 +2203,8 @@ export interface operations {
             /** @description resource_missing: no such call in the workspace. */
             404: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1962,6 +2214,8 @@ export interface operations {
             /** @description rate_limited; wait Retry-After seconds. */
             429: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
                     /** @description Seconds to wait before retrying. */
                     "Retry-After": string;
                     [name: string]: unknown;
@@ -1973,6 +2227,8 @@ export interface operations {
             /** @description internal_error. */
             500: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1982,6 +2238,8 @@ export interface operations {
             /** @description auth_unavailable: the key could not be checked now; upstream_unavailable: the database or Temporal did not answer. Retry after Retry-After seconds. */
             503: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
                     /** @description Seconds to wait before retrying. */
                     "Retry-After"?: string;
                     [name: string]: unknown;
@@ -2006,6 +2264,8 @@ export interface operations {
             /** @description Transcript */
             200: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2026,6 +2286,8 @@ export interface operations {
             /** @description Malformed request: parameter_missing, parameter_invalid, parameter_unknown, body_invalid, body_empty, body_too_large, content_type_invalid. */
             400: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2035,6 +2297,8 @@ export interface operations {
             /** @description api_key_missing or api_key_invalid. */
             401: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2044,6 +2308,8 @@ export interface operations {
             /** @description missing_scope or role_required. */
             403: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2053,6 +2319,8 @@ export interface operations {
             /** @description resource_missing: no such call in the workspace. */
             404: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2062,6 +2330,8 @@ export interface operations {
             /** @description rate_limited; wait Retry-After seconds. */
             429: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
                     /** @description Seconds to wait before retrying. */
                     "Retry-After": string;
                     [name: string]: unknown;
@@ -2073,6 +2343,8 @@ export interface operations {
             /** @description internal_error. */
             500: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2082,6 +2354,8 @@ export interface operations {
             /** @description auth_unavailable: the key could not be checked now; upstream_unavailable: the database or Temporal did not answer. Retry after Retry-After seconds. */
             503: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
                     /** @description Seconds to wait before retrying. */
                     "Retry-After"?: string;
                     [name: string]: unknown;
@@ -2109,6 +2383,8 @@ export interface operations {
             /** @description Usage */
             200: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2133,6 +2409,8 @@ export interface operations {
             /** @description parameter_invalid: start is not before end. */
             400: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2142,6 +2420,8 @@ export interface operations {
             /** @description api_key_missing or api_key_invalid. */
             401: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2151,6 +2431,8 @@ export interface operations {
             /** @description missing_scope or role_required. */
             403: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2160,6 +2442,8 @@ export interface operations {
             /** @description rate_limited; wait Retry-After seconds. */
             429: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
                     /** @description Seconds to wait before retrying. */
                     "Retry-After": string;
                     [name: string]: unknown;
@@ -2171,6 +2455,8 @@ export interface operations {
             /** @description internal_error. */
             500: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2180,6 +2466,8 @@ export interface operations {
             /** @description auth_unavailable: the key could not be checked now; upstream_unavailable: the database or Temporal did not answer. Retry after Retry-After seconds. */
             503: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
                     /** @description Seconds to wait before retrying. */
                     "Retry-After"?: string;
                     [name: string]: unknown;
@@ -2207,6 +2495,8 @@ export interface operations {
             /** @description A page of endpoints. */
             200: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2236,6 +2526,8 @@ export interface operations {
             /** @description Malformed request: parameter_missing, parameter_invalid, parameter_unknown, body_invalid, body_empty, body_too_large, content_type_invalid. */
             400: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2245,6 +2537,8 @@ export interface operations {
             /** @description api_key_missing or api_key_invalid. */
             401: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2254,6 +2548,8 @@ export interface operations {
             /** @description missing_scope or role_required. */
             403: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2263,6 +2559,8 @@ export interface operations {
             /** @description rate_limited; wait Retry-After seconds. */
             429: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
                     /** @description Seconds to wait before retrying. */
                     "Retry-After": string;
                     [name: string]: unknown;
@@ -2274,6 +2572,8 @@ export interface operations {
             /** @description internal_error. */
             500: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2283,6 +2583,8 @@ export interface operations {
             /** @description auth_unavailable: the key could not be checked now; upstream_unavailable: the database or Temporal did not answer. Retry after Retry-After seconds. */
             503: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
                     /** @description Seconds to wait before retrying. */
                     "Retry-After"?: string;
                     [name: string]: unknown;
@@ -2321,6 +2623,10 @@ export interface operations {
             /** @description The endpoint with its secret (null when replayed). */
             201: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
+                    /** @description true when this is the stored answer to an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2345,6 +2651,10 @@ export interface operations {
             /** @description parameter_invalid (param url) for a URL that is not public https. */
             400: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
+                    /** @description true when this is the stored answer to an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2354,6 +2664,10 @@ export interface operations {
             /** @description api_key_missing or api_key_invalid. */
             401: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
+                    /** @description true when this is the stored answer to an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2363,6 +2677,10 @@ export interface operations {
             /** @description missing_scope or role_required. */
             403: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
+                    /** @description true when this is the stored answer to an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2372,6 +2690,10 @@ export interface operations {
             /** @description idempotency_key_reused or idempotency_request_in_progress. */
             409: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
+                    /** @description true when this is the stored answer to an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2381,8 +2703,12 @@ export interface operations {
             /** @description rate_limited; wait Retry-After seconds. */
             429: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
                     /** @description Seconds to wait before retrying. */
                     "Retry-After": string;
+                    /** @description true when this is the stored answer to an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2392,6 +2718,10 @@ export interface operations {
             /** @description internal_error. */
             500: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
+                    /** @description true when this is the stored answer to an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2401,8 +2731,12 @@ export interface operations {
             /** @description auth_unavailable: the key could not be checked now; upstream_unavailable: the database or Temporal did not answer. Retry after Retry-After seconds. */
             503: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
                     /** @description Seconds to wait before retrying. */
                     "Retry-After"?: string;
+                    /** @description true when this is the stored answer to an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2425,6 +2759,8 @@ export interface operations {
             /** @description WebhookEndpoint, without the secret. */
             200: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2448,6 +2784,8 @@ export interface operations {
             /** @description Malformed request: parameter_missing, parameter_invalid, parameter_unknown, body_invalid, body_empty, body_too_large, content_type_invalid. */
             400: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2457,6 +2795,8 @@ export interface operations {
             /** @description api_key_missing or api_key_invalid. */
             401: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2466,6 +2806,8 @@ export interface operations {
             /** @description missing_scope or role_required. */
             403: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2475,6 +2817,8 @@ export interface operations {
             /** @description resource_missing: no such webhook endpoint in the workspace. */
             404: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2484,6 +2828,8 @@ export interface operations {
             /** @description rate_limited; wait Retry-After seconds. */
             429: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
                     /** @description Seconds to wait before retrying. */
                     "Retry-After": string;
                     [name: string]: unknown;
@@ -2495,6 +2841,8 @@ export interface operations {
             /** @description internal_error. */
             500: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2504,6 +2852,8 @@ export interface operations {
             /** @description auth_unavailable: the key could not be checked now; upstream_unavailable: the database or Temporal did not answer. Retry after Retry-After seconds. */
             503: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
                     /** @description Seconds to wait before retrying. */
                     "Retry-After"?: string;
                     [name: string]: unknown;
@@ -2528,6 +2878,8 @@ export interface operations {
             /** @description Deleted */
             200: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2543,6 +2895,8 @@ export interface operations {
             /** @description Malformed request: parameter_missing, parameter_invalid, parameter_unknown, body_invalid, body_empty, body_too_large, content_type_invalid. */
             400: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2552,6 +2906,8 @@ export interface operations {
             /** @description api_key_missing or api_key_invalid. */
             401: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2561,6 +2917,8 @@ export interface operations {
             /** @description missing_scope or role_required. */
             403: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2570,6 +2928,8 @@ export interface operations {
             /** @description resource_missing: no such webhook endpoint in the workspace. */
             404: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2579,6 +2939,8 @@ export interface operations {
             /** @description rate_limited; wait Retry-After seconds. */
             429: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
                     /** @description Seconds to wait before retrying. */
                     "Retry-After": string;
                     [name: string]: unknown;
@@ -2590,6 +2952,8 @@ export interface operations {
             /** @description internal_error. */
             500: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2599,6 +2963,8 @@ export interface operations {
             /** @description auth_unavailable: the key could not be checked now; upstream_unavailable: the database or Temporal did not answer. Retry after Retry-After seconds. */
             503: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
                     /** @description Seconds to wait before retrying. */
                     "Retry-After"?: string;
                     [name: string]: unknown;
@@ -2641,6 +3007,8 @@ export interface operations {
             /** @description WebhookEndpoint, without the secret. */
             200: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2664,6 +3032,8 @@ export interface operations {
             /** @description parameter_invalid (param url). */
             400: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2673,6 +3043,8 @@ export interface operations {
             /** @description api_key_missing or api_key_invalid. */
             401: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2682,6 +3054,8 @@ export interface operations {
             /** @description missing_scope or role_required. */
             403: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2691,6 +3065,8 @@ export interface operations {
             /** @description resource_missing: no such webhook endpoint in the workspace. */
             404: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2700,6 +3076,8 @@ export interface operations {
             /** @description rate_limited; wait Retry-After seconds. */
             429: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
                     /** @description Seconds to wait before retrying. */
                     "Retry-After": string;
                     [name: string]: unknown;
@@ -2711,6 +3089,8 @@ export interface operations {
             /** @description internal_error. */
             500: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2720,6 +3100,8 @@ export interface operations {
             /** @description auth_unavailable: the key could not be checked now; upstream_unavailable: the database or Temporal did not answer. Retry after Retry-After seconds. */
             503: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
                     /** @description Seconds to wait before retrying. */
                     "Retry-After"?: string;
                     [name: string]: unknown;
@@ -2744,6 +3126,8 @@ export interface operations {
             /** @description The endpoint with its new secret. */
             200: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2768,6 +3152,8 @@ export interface operations {
             /** @description Malformed request: parameter_missing, parameter_invalid, parameter_unknown, body_invalid, body_empty, body_too_large, content_type_invalid. */
             400: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2777,6 +3163,8 @@ export interface operations {
             /** @description api_key_missing or api_key_invalid. */
             401: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2786,6 +3174,8 @@ export interface operations {
             /** @description missing_scope or role_required. */
             403: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2795,6 +3185,8 @@ export interface operations {
             /** @description resource_missing: no such webhook endpoint in the workspace. */
             404: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2804,6 +3196,8 @@ export interface operations {
             /** @description rate_limited; wait Retry-After seconds. */
             429: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
                     /** @description Seconds to wait before retrying. */
                     "Retry-After": string;
                     [name: string]: unknown;
@@ -2815,6 +3209,8 @@ export interface operations {
             /** @description internal_error. */
             500: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2824,6 +3220,8 @@ export interface operations {
             /** @description auth_unavailable: the key could not be checked now; upstream_unavailable: the database or Temporal did not answer. Retry after Retry-After seconds. */
             503: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
                     /** @description Seconds to wait before retrying. */
                     "Retry-After"?: string;
                     [name: string]: unknown;
@@ -2855,6 +3253,8 @@ export interface operations {
             /** @description The delivery of the test event, in status pending. */
             202: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2894,6 +3294,8 @@ export interface operations {
             /** @description Malformed request: parameter_missing, parameter_invalid, parameter_unknown, body_invalid, body_empty, body_too_large, content_type_invalid. */
             400: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2903,6 +3305,8 @@ export interface operations {
             /** @description api_key_missing or api_key_invalid. */
             401: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2912,6 +3316,8 @@ export interface operations {
             /** @description missing_scope or role_required. */
             403: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2921,6 +3327,8 @@ export interface operations {
             /** @description resource_missing: no such webhook endpoint in the workspace. */
             404: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2930,6 +3338,8 @@ export interface operations {
             /** @description rate_limited; wait Retry-After seconds. */
             429: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
                     /** @description Seconds to wait before retrying. */
                     "Retry-After": string;
                     [name: string]: unknown;
@@ -2941,6 +3351,8 @@ export interface operations {
             /** @description internal_error. */
             500: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2950,6 +3362,8 @@ export interface operations {
             /** @description upstream_unavailable: the delivery could not be started; nothing was sent. */
             503: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
                     /** @description Seconds to wait before retrying. */
                     "Retry-After"?: string;
                     [name: string]: unknown;
@@ -2985,6 +3399,8 @@ export interface operations {
             /** @description A page of deliveries. */
             200: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3030,6 +3446,8 @@ export interface operations {
             /** @description Malformed request: parameter_missing, parameter_invalid, parameter_unknown, body_invalid, body_empty, body_too_large, content_type_invalid. */
             400: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3039,6 +3457,8 @@ export interface operations {
             /** @description api_key_missing or api_key_invalid. */
             401: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3048,6 +3468,8 @@ export interface operations {
             /** @description missing_scope or role_required. */
             403: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3057,6 +3479,8 @@ export interface operations {
             /** @description resource_missing: no such webhook endpoint in the workspace. */
             404: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3066,6 +3490,8 @@ export interface operations {
             /** @description rate_limited; wait Retry-After seconds. */
             429: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
                     /** @description Seconds to wait before retrying. */
                     "Retry-After": string;
                     [name: string]: unknown;
@@ -3077,6 +3503,8 @@ export interface operations {
             /** @description internal_error. */
             500: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3086,6 +3514,8 @@ export interface operations {
             /** @description auth_unavailable: the key could not be checked now; upstream_unavailable: the database or Temporal did not answer. Retry after Retry-After seconds. */
             503: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
                     /** @description Seconds to wait before retrying. */
                     "Retry-After"?: string;
                     [name: string]: unknown;
@@ -3114,6 +3544,10 @@ export interface operations {
             /** @description The new delivery, in status pending, trigger resend. */
             202: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
+                    /** @description true when this is the stored answer to an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3153,6 +3587,10 @@ export interface operations {
             /** @description Malformed request: parameter_missing, parameter_invalid, parameter_unknown, body_invalid, body_empty, body_too_large, content_type_invalid. */
             400: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
+                    /** @description true when this is the stored answer to an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3162,6 +3600,10 @@ export interface operations {
             /** @description api_key_missing or api_key_invalid. */
             401: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
+                    /** @description true when this is the stored answer to an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3171,6 +3613,10 @@ export interface operations {
             /** @description missing_scope or role_required. */
             403: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
+                    /** @description true when this is the stored answer to an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3180,6 +3626,10 @@ export interface operations {
             /** @description resource_missing: no such endpoint (param webhook_id) or no such delivery of it (param delivery_id). */
             404: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
+                    /** @description true when this is the stored answer to an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3189,6 +3639,10 @@ export interface operations {
             /** @description idempotency_key_reused or idempotency_request_in_progress. */
             409: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
+                    /** @description true when this is the stored answer to an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3198,8 +3652,12 @@ export interface operations {
             /** @description rate_limited; wait Retry-After seconds. */
             429: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
                     /** @description Seconds to wait before retrying. */
                     "Retry-After": string;
+                    /** @description true when this is the stored answer to an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3209,6 +3667,10 @@ export interface operations {
             /** @description internal_error. */
             500: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
+                    /** @description true when this is the stored answer to an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3218,8 +3680,12 @@ export interface operations {
             /** @description upstream_unavailable: the delivery could not be started; nothing was recorded or sent. */
             503: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
                     /** @description Seconds to wait before retrying. */
                     "Retry-After"?: string;
+                    /** @description true when this is the stored answer to an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3260,6 +3726,10 @@ export interface operations {
             /** @description The recovery, in status running. */
             202: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
+                    /** @description true when this is the stored answer to an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3301,6 +3771,10 @@ export interface operations {
             /** @description parameter_invalid: since more than 14 days back or in the future (param since), until before since (param until). */
             400: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
+                    /** @description true when this is the stored answer to an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3310,6 +3784,10 @@ export interface operations {
             /** @description api_key_missing or api_key_invalid. */
             401: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
+                    /** @description true when this is the stored answer to an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3319,6 +3797,10 @@ export interface operations {
             /** @description missing_scope or role_required. */
             403: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
+                    /** @description true when this is the stored answer to an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3328,6 +3810,10 @@ export interface operations {
             /** @description resource_missing: no such webhook endpoint in the workspace. */
             404: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
+                    /** @description true when this is the stored answer to an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3337,6 +3823,10 @@ export interface operations {
             /** @description recovery_in_progress: a recovery of this endpoint is running; idempotency_key_reused or idempotency_request_in_progress. */
             409: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
+                    /** @description true when this is the stored answer to an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3346,6 +3836,10 @@ export interface operations {
             /** @description endpoint_not_active: the endpoint is paused or disabled; set it active first. */
             422: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
+                    /** @description true when this is the stored answer to an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3355,8 +3849,12 @@ export interface operations {
             /** @description rate_limited; wait Retry-After seconds. */
             429: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
                     /** @description Seconds to wait before retrying. */
                     "Retry-After": string;
+                    /** @description true when this is the stored answer to an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3366,6 +3864,10 @@ export interface operations {
             /** @description internal_error. */
             500: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
+                    /** @description true when this is the stored answer to an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3375,8 +3877,12 @@ export interface operations {
             /** @description upstream_unavailable: the recovery could not be started; nothing was recorded or sent. */
             503: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
                     /** @description Seconds to wait before retrying. */
                     "Retry-After"?: string;
+                    /** @description true when this is the stored answer to an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3400,6 +3906,8 @@ export interface operations {
             /** @description The recovery. */
             200: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3441,6 +3949,8 @@ export interface operations {
             /** @description Malformed request: parameter_missing, parameter_invalid, parameter_unknown, body_invalid, body_empty, body_too_large, content_type_invalid. */
             400: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3450,6 +3960,8 @@ export interface operations {
             /** @description api_key_missing or api_key_invalid. */
             401: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3459,6 +3971,8 @@ export interface operations {
             /** @description missing_scope or role_required. */
             403: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3468,6 +3982,8 @@ export interface operations {
             /** @description resource_missing: no such endpoint (param webhook_id) or no such recovery of it (param recovery_id). */
             404: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3477,6 +3993,8 @@ export interface operations {
             /** @description rate_limited; wait Retry-After seconds. */
             429: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
                     /** @description Seconds to wait before retrying. */
                     "Retry-After": string;
                     [name: string]: unknown;
@@ -3488,6 +4006,8 @@ export interface operations {
             /** @description internal_error. */
             500: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3497,6 +4017,8 @@ export interface operations {
             /** @description auth_unavailable: the key could not be checked now; upstream_unavailable: the database or Temporal did not answer. Retry after Retry-After seconds. */
             503: {
                 headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
                     /** @description Seconds to wait before retrying. */
                     "Retry-After"?: string;
                     [name: string]: unknown;
