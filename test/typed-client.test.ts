@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { NativeConnection, type Worker } from '@temporalio/worker';
+import { openApiDocument } from '../api/openapi.js';
 import { allRoutes } from '../api/routes/index.js';
 import {
   type Agent,
@@ -86,6 +87,11 @@ describe('the client against the API', () => {
     await db?.close();
   });
 
+  test('the types are generated from the very document the API serves', async () => {
+    const served = await (await fetch(`${api.url}/v1/openapi.json`)).json();
+    assert.deepEqual(served, JSON.parse(JSON.stringify(openApiDocument(allRoutes))));
+  });
+
   test('create an agent (with an Idempotency-Key), list it, get it', async () => {
     const key = crypto.randomUUID();
     const body = { name: 'Support', system_prompt: 'You help customers.', language: 'nb-NO' };
@@ -99,6 +105,7 @@ describe('the client against the API', () => {
 
     const replayed = await client.POST('/agents', { body, params: { header: { 'Idempotency-Key': key } } });
     assert.equal(replayed.data?.id, agent.id);
+    assert.equal(replayed.response.headers.get('idempotent-replayed'), 'true');
 
     const list = await client.GET('/agents', { params: { query: { limit: 10 } } });
     assert.equal(list.response.status, 200);
