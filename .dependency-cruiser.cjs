@@ -69,6 +69,14 @@ module.exports = {
       },
     },
     {
+      name: 'client-stands-alone',
+      comment:
+        'clients/typescript is a package for integrators: it imports its own files and dependencies, nothing of the service.',
+      severity: 'error',
+      from: { path: '^clients/' },
+      to: { path: '^(api|lib|db|workflows|activities|workers|scripts|bench|test)/' },
+    },
+    {
       name: 'no-unresolvable',
       comment: 'An import that resolves to nothing is a typo or a missing package.',
       severity: 'error',

@@ -8,6 +8,8 @@ ENV NODE_ENV=production
 # esbuild's platform binary. The embedded PostgreSQL binaries come along but are unused here
 # (DATABASE_URL is always set in compose).
 COPY package.json package-lock.json ./
+# The typed client is an npm workspace of the repository: npm ci needs its package.json.
+COPY clients/typescript/package.json ./clients/typescript/
 RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
 
 COPY api ./api

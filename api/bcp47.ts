@@ -4,16 +4,31 @@
 // (reserved) and 5-8-letter (registered) forms have no assigned values, and accepting them would
 // let `english` or `norwegian` through. Not checked against the IANA registry.
 // `nb-NO`, `en`, `zh-Hant-TW`, `de-CH-1996`, `es-419`, `en-US-x-twain` pass; `english`, `nb_NO`,
-// `en-`, `a-b` do not.
+// `en-`, `a-b`, `de-1996-1996` do not.
+//
+// The rule is one JSON Schema `pattern` (ECMA-262, no flags), so the OpenAPI document states
+// exactly what the server accepts and clients and test generators can check it themselves.
+// Without flags, letter case is spelled out in the character classes, and the repeated-subtag
+// checks use back-references, which compare as written: `de-1996-1996` is refused,
+// `de-Rozaj-rozaj` is not.
 
-const alphanum = '[a-z0-9]';
-const language = `(?:[a-z]{2,3}(?:-[a-z]{3}){0,3})`;
-const script = `(?:-[a-z]{4})`;
-const region = `(?:-(?:[a-z]{2}|[0-9]{3}))`;
-const variant = `(?:-(?:${alphanum}{5,8}|[0-9]${alphanum}{3}))`;
-const extension = `(?:-[0-9a-wy-z](?:-${alphanum}{2,8})+)`;
-const privateUse = `(?:x(?:-${alphanum}{1,8})+)`;
-const langtag = `${language}${script}?${region}?${variant}*${extension}*(?:-${privateUse})?`;
+const alpha = '[A-Za-z]';
+const digit = '[0-9]';
+const alphanum = '[A-Za-z0-9]';
+const language = `${alpha}{2,3}(?:-${alpha}{3}){0,3}`;
+const script = `-${alpha}{4}`;
+const region = `-(?:${alpha}{2}|${digit}{3})`;
+const variantSubtag = `(?:${alphanum}{5,8}|${digit}${alphanum}{3})`;
+const variant = `-${variantSubtag}`;
+const singletonChar = '[0-9A-WY-Za-wy-z]';
+const extension = `-${singletonChar}(?:-${alphanum}{2,8})+`;
+const privateUse = `[Xx](?:-${alphanum}{1,8})+`;
+const langtag = `${language}(?:${script})?(?:${region})?(?:${variant})*(?:${extension})*(?:-${privateUse})?`;
+
+/** `i-klingon` → `[Ii]-[Kk][Ll]…`: a literal tag, matched in any letter case. */
+const anyCase = (literal: string) =>
+  [...literal].map((c) => (/[a-z]/i.test(c) ? `[${c.toUpperCase()}${c.toLowerCase()}]` : c)).join('');
+
 const grandfathered = [
   'en-GB-oed',
   'i-ami',
@@ -41,20 +56,21 @@ const grandfathered = [
   'zh-min',
   'zh-min-nan',
   'zh-xiang',
-].map((tag) => tag.replaceAll('-', '\\-'));
+].map(anyCase);
 
-const BCP47 = new RegExp(`^(?:${langtag}|${privateUse}|${grandfathered.join('|')})$`, 'i');
+/** Characters up to (not into) the next singleton subtag: the part before extensions. */
+const beforeSingleton = `(?:(?!-${alphanum}(?:-|$)).)*?`;
+/** Characters up to (not into) the private-use part. */
+const beforePrivateUse = '(?:(?!-[Xx]-).)*?';
+/** A variant subtag that appears again before the first singleton (RFC 5646 2.2.5). */
+const repeatedVariant = `(?![Xx]-)${beforeSingleton}-(${variantSubtag})(?=-)${beforeSingleton}-\\1(?:-|$)`;
+/** An extension singleton that appears again before the private-use part (RFC 5646 2.2.6). */
+const repeatedSingleton = `(?![Xx]-)${beforePrivateUse}-(${singletonChar})-${beforePrivateUse}-\\2-`;
+
+export const BCP47_PATTERN = `^(?!${repeatedVariant})(?!${repeatedSingleton})(?:${langtag}|${privateUse}|${grandfathered.join('|')})$`;
+
+const BCP47 = new RegExp(BCP47_PATTERN, 'u');
 
 export function isWellFormedLanguageTag(tag: string): boolean {
-  if (!BCP47.test(tag)) return false;
-  // RFC 5646 2.2.5/2.2.6: a variant or extension singleton may not repeat.
-  const subtags = tag.toLowerCase().split('-');
-  const privateStart = subtags.indexOf('x');
-  const beforePrivate = privateStart === -1 ? subtags : subtags.slice(0, privateStart);
-  const singletons = beforePrivate.filter((s, i) => i > 0 && s.length === 1);
-  if (new Set(singletons).size !== singletons.length) return false;
-  const firstSingleton = beforePrivate.findIndex((s, i) => i > 0 && s.length === 1);
-  const main = firstSingleton === -1 ? beforePrivate : beforePrivate.slice(0, firstSingleton);
-  const variants = main.filter((s, i) => i > 0 && (s.length >= 5 || /^[0-9][a-z0-9]{3}$/.test(s)));
-  return new Set(variants).size === variants.length;
+  return BCP47.test(tag);
 }

@@ -1,7 +1,8 @@
 import { ERROR_TYPES } from './errors.js';
 import { IDEMPOTENCY_HEADER, MAX_KEY_LENGTH } from './middleware/idempotency.js';
 import { BODY_LIMIT_BYTES } from './request-body.js';
-import type { JsonSchema, RouteDefinition } from './route.js';
+import type { JsonSchema, OpenApiLink, RouteDefinition } from './route.js';
+import { withStorableText } from './storable-text.js';
 
 // The OpenAPI 3.1 document served at /v1/openapi.json, generated from the same route definitions
 // and JSON Schemas the router validates with, so the two cannot drift apart.
@@ -31,7 +32,21 @@ const COMMON_ERRORS: Record<number, string> = {
   401: 'api_key_missing or api_key_invalid.',
   429: 'rate_limited; wait Retry-After seconds.',
   500: 'internal_error.',
-  503: 'auth_unavailable: the key could not be checked now.',
+  503: 'auth_unavailable: the key could not be checked now; upstream_unavailable: the database or Temporal did not answer. Retry after Retry-After seconds.',
+};
+
+/** Statuses that come with a Retry-After header, and whether every answer of that status has it. */
+const RETRY_AFTER: Record<number, boolean> = { 429: true, 503: false };
+
+const REQUEST_ID_HEADER = {
+  required: true,
+  description: 'The id of this request (an error body has it as request_id); quote it when asking for help.',
+  schema: { type: 'string', pattern: '^req_[0-9a-f]{32}$' },
+};
+const REPLAYED_HEADER = {
+  required: false,
+  description: 'true when this is the stored answer to an earlier request with the same Idempotency-Key.',
+  schema: { const: 'true' },
 };
 
 /** `/agents/:agent_id` → `/agents/{agent_id}`. */
@@ -85,33 +100,74 @@ function operation(route: RouteDefinition) {
   if (route.scope || route.roles) errors[403] = 'missing_scope or role_required.';
   if (route.params) errors[404] = 'resource_missing: no such resource in the workspace.';
   if (route.idempotent) errors[409] = 'idempotency_key_reused or idempotency_request_in_progress.';
+  const headersOf = (status: number) => ({
+    headers: {
+      'X-Request-Id': REQUEST_ID_HEADER,
+      ...retryAfterHeader(status),
+      ...(route.idempotent ? { 'Idempotent-Replayed': REPLAYED_HEADER } : {}),
+    },
+  });
   for (const [status, description] of Object.entries(errors)) {
-    responses[status] = errorResponse(description);
+    responses[status] = {
+      description,
+      ...headersOf(Number(status)),
+      content: { 'application/json': { schema: ERROR_REF } },
+    };
   }
   for (const [status, response] of Object.entries(route.responses)) {
-    const schema = response.schema ?? (Number(status) >= 400 ? errorSchema : undefined);
-    responses[status] = schema
-      ? { description: response.description, content: { 'application/json': { schema } } }
-      : { description: response.description };
+    const schema = response.schema ?? (Number(status) >= 400 ? ERROR_REF : undefined);
+    responses[status] = {
+      description: response.description,
+      ...headersOf(Number(status)),
+      ...(schema ? { content: { 'application/json': { schema } } } : {}),
+      ...(response.links ? { links: openApiLinks(response.links) } : {}),
+    };
   }
+  // A body schema that requires nothing may be left out altogether (POST …/test); a PATCH needs
+  // at least one field.
+  const body = route.body ? withStorableText(route.body) : undefined;
+  const bodyRequired =
+    route.method === 'PATCH' || ((body?.required as string[] | undefined)?.length ?? 0) > 0;
   return {
     operationId: route.operationId,
     summary: route.summary,
     ...(route.scope ? { 'x-required-scope': route.scope } : {}),
     ...(route.roles ? { 'x-required-roles': route.roles } : {}),
     ...(parameters.length ? { parameters } : {}),
-    ...(route.body
-      ? { requestBody: { required: true, content: { 'application/json': { schema: route.body } } } }
+    ...(body
+      ? { requestBody: { required: bodyRequired, content: { 'application/json': { schema: body } } } }
       : {}),
     responses,
   };
 }
 
-function errorResponse(description: string) {
-  return { description, content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } };
+const ERROR_REF = { $ref: '#/components/schemas/Error' };
+
+function retryAfterHeader(status: number) {
+  if (!(status in RETRY_AFTER)) return {};
+  const header = {
+    required: RETRY_AFTER[status],
+    description: 'Seconds to wait before retrying.',
+    schema: { type: 'string', pattern: '^[1-9][0-9]*$' },
+  };
+  return { 'Retry-After': header };
 }
 
-function schemaParameters(schema: JsonSchema | undefined, location: 'path' | 'query') {
+function openApiLinks(links: Record<string, OpenApiLink>) {
+  return Object.fromEntries(
+    Object.entries(links).map(([name, link]) => [
+      name,
+      {
+        operationId: link.operationId,
+        parameters: link.parameters,
+        ...(link.description ? { description: link.description } : {}),
+      },
+    ]),
+  );
+}
+
+function schemaParameters(source: JsonSchema | undefined, location: 'path' | 'query') {
+  const schema = source ? withStorableText(source) : undefined;
   const properties = (schema?.properties ?? {}) as Record<string, JsonSchema>;
   const required = new Set((schema?.required ?? []) as string[]);
   return Object.entries(properties).map(([name, property]) => ({

@@ -50,6 +50,23 @@ import type { ReadPool } from './read-pool.js';
 
 export type JsonSchema = Record<string, unknown>;
 
+/**
+ * An OpenAPI link: where an id this answer returns can be used next (`parameters` maps the target
+ * operation's parameter names to runtime expressions such as `$response.body#/id`). Clients and
+ * test generators follow them (schemathesis' stateful phase does).
+ */
+export interface OpenApiLink {
+  operationId: string;
+  parameters: Record<string, string>;
+  description?: string;
+}
+
+export interface RouteResponse {
+  description: string;
+  schema?: JsonSchema;
+  links?: Record<string, OpenApiLink>;
+}
+
 export interface AppDeps {
   settings: Settings;
   orm: Orm;
@@ -111,7 +128,7 @@ export interface RouteDefinition<P = any, Q = any, B = any> {
   params?: JsonSchema;
   query?: JsonSchema;
   body?: JsonSchema;
-  responses: Record<number, { description: string; schema?: JsonSchema }>;
+  responses: Record<number, RouteResponse>;
   /** Takes an Idempotency-Key (creating POSTs). */
   idempotent?: boolean;
   handler(ctx: ApiContext, input: RouteInput<P, Q, B>): Promise<RouteResult>;

@@ -15,6 +15,7 @@ import { isStorableStatus, type Outcome, sendOutcome } from './middleware/outcom
 import type { RateLimiter } from './rate-limiter.js';
 import { parseJsonObject, readRawBody } from './request-body.js';
 import type { ApiContext, ApiState, RouteDefinition } from './route.js';
+import { withStorableText } from './storable-text.js';
 import { compileBodyValidator, compileQueryValidator, type Validator } from './validation.js';
 
 // Turns route definitions into Koa routes, each running the pipeline described in api/route.ts.
@@ -40,9 +41,9 @@ export function buildRouter(
   for (const route of routes) {
     const compiled: CompiledRoute = {
       route,
-      params: route.params ? compileQueryValidator(route.params) : null,
-      query: compileQueryValidator(route.query ?? NO_FIELDS),
-      body: compileBodyValidator(route.body ?? NO_FIELDS),
+      params: route.params ? compileQueryValidator(withStorableText(route.params)) : null,
+      query: compileQueryValidator(withStorableText(route.query ?? NO_FIELDS)),
+      body: compileBodyValidator(withStorableText(route.body ?? NO_FIELDS)),
     };
     router.register(route.path, [route.method], (ctx) => handle(ctx as ApiContext, compiled, services));
   }

@@ -14,10 +14,16 @@ export const SHUTDOWN_GRACE_MS = 10_000;
 
 export async function listen(
   app: ApiApp,
-  options: { host: string; port: number; reusePort?: boolean },
+  options: {
+    host: string;
+    port: number;
+    reusePort?: boolean;
+    /** How long an idle keep-alive connection stays open (default 5 s). */
+    keepAliveTimeoutMs?: number;
+  },
 ): Promise<RunningServer> {
   const server = http.createServer(app.koa.callback());
-  server.keepAliveTimeout = 5_000;
+  server.keepAliveTimeout = options.keepAliveTimeoutMs ?? 5_000;
   server.on('clientError', app.onClientError);
   let closing = false;
   // Responses finished during shutdown tell keep-alive clients to reconnect elsewhere.

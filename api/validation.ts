@@ -1,9 +1,11 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import { UUID_PATTERN } from '../lib/uuid.js';
-import { isWellFormedLanguageTag } from './bcp47.js';
+import { BCP47_PATTERN } from './bcp47.js';
 import { type ApiError, parameterInvalid, parameterMissing, parameterUnknown } from './errors.js';
+import { CURSOR_PATTERN } from './pagination.js';
 import type { JsonSchema } from './route.js';
+import { NO_NUL_PATTERN } from './storable-text.js';
 
 // ajv compiles every route's schemas once at start. Bodies are validated as sent (no coercion, no
 // defaults); query strings and path params are coerced to the schema's types and get defaults.
@@ -15,7 +17,6 @@ function newAjv(options: { coerceTypes: boolean; useDefaults: boolean }) {
   addFormats(ajv, ['date-time', 'uri', 'email']);
   // ajv-formats' uuid also takes a `urn:uuid:` prefix, which PostgreSQL refuses (a 500).
   ajv.addFormat('uuid', UUID_PATTERN);
-  ajv.addFormat('bcp47', { type: 'string', validate: isWellFormedLanguageTag });
   return ajv;
 }
 
@@ -131,7 +132,13 @@ const FORMAT_NAMES: Record<string, string> = {
   'date-time': 'an ISO 8601 date-time with a time zone',
   uri: 'a URI',
   email: 'an email address',
-  bcp47: 'a well-formed BCP 47 language tag such as nb-NO',
+};
+
+/** What a pattern means, for the refusal's message (the pattern itself is in the document). */
+const PATTERN_NAMES: Record<string, string> = {
+  [BCP47_PATTERN]: 'must be a well-formed BCP 47 language tag such as nb-NO',
+  [NO_NUL_PATTERN]: 'must be Unicode text without NUL characters',
+  [CURSOR_PATTERN]: 'is not a next_cursor this API returned',
 };
 
 function describe(error: ErrorObject): string {
@@ -162,7 +169,7 @@ function describe(error: ErrorObject): string {
     case 'uniqueItems':
       return 'must not contain duplicates';
     case 'pattern':
-      return `must match the pattern ${p.pattern}`;
+      return PATTERN_NAMES[String(p.pattern)] ?? `must match the pattern ${p.pattern}`;
     default:
       return error.message ?? 'is invalid';
   }

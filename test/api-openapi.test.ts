@@ -111,6 +111,87 @@ describe('the document', () => {
   });
 });
 
+describe('links and request shapes', () => {
+  test('every link names an operation of the document and exactly its path parameters', () => {
+    const byId = new Map(operations().map((o) => [o.op.operationId, o]));
+    let links = 0;
+    for (const { method, path, op } of operations()) {
+      for (const [status, response] of Object.entries(op.responses as Record<string, Json>)) {
+        for (const [name, link] of Object.entries((response.links ?? {}) as Record<string, Json>)) {
+          links++;
+          const target = byId.get(link.operationId);
+          assert.ok(target, `${method} ${path} ${status} link ${name}: no operation ${link.operationId}`);
+          const pathParams = (target.op.parameters ?? [])
+            .filter((p: Json) => p.in === 'path')
+            .map((p: Json) => p.name)
+            .sort();
+          assert.deepEqual(Object.keys(link.parameters).sort(), pathParams, `${method} ${path} → ${name}`);
+        }
+      }
+    }
+    assert.ok(links >= 10, `only ${links} links`);
+    // Each creating operation links to every operation that takes the id it returns.
+    const linked = (path: string, method: string, status: string) =>
+      Object.values(doc.paths[path][method].responses[status].links ?? {}).map((l: Json) => l.operationId);
+    const takingParam = (param: string) =>
+      operations()
+        .filter(({ path }) => path.endsWith(`{${param}}`) || path.includes(`{${param}}/`))
+        .filter(({ path }) => !path.includes('{', path.indexOf(`{${param}}`) + param.length + 2))
+        .map(({ op }) => op.operationId)
+        .sort();
+    assert.deepEqual(linked('/agents', 'post', '201').sort(), takingParam('agent_id'));
+    assert.deepEqual(linked('/calls', 'post', '202').sort(), takingParam('call_id'));
+    assert.deepEqual(linked('/webhooks', 'post', '201').sort(), takingParam('webhook_id'));
+  });
+
+  test('PATCH bodies need a field (minProperties), a body that requires nothing may be left out', () => {
+    for (const { method, path, op } of operations()) {
+      if (!op.requestBody) continue;
+      const schema = op.requestBody.content['application/json'].schema;
+      if (method === 'PATCH' && !schema.required?.length) assert.equal(schema.minProperties, 1, path);
+      assert.equal(op.requestBody.required, method === 'PATCH' || (schema.required?.length ?? 0) > 0, path);
+    }
+    assert.equal(doc.paths['/webhooks/{webhook_id}/test'].post.requestBody.required, false);
+  });
+
+  test('the patterns of the document are the server’s rules (language tag, cursor, text without NUL)', async () => {
+    const language =
+      doc.paths['/agents'].post.requestBody.content['application/json'].schema.properties.language;
+    const tag = new RegExp(language.pattern, 'u');
+    for (const ok of ['nb-NO', 'en', 'de-CH-1996', 'en-US-x-twain', 'i-klingon']) assert.ok(tag.test(ok), ok);
+    for (const bad of ['', 'english', 'nb_NO', 'de-1996-1996', 'en-a-bb-a-cc'])
+      assert.ok(!tag.test(bad), bad);
+    for (const value of ['', 'de-1996-1996']) {
+      assertApiError(
+        await client().post('/agents', { name: 'n', language: value }),
+        400,
+        'parameter_invalid',
+        'language',
+      );
+    }
+
+    const cursor = doc.paths['/agents'].get.parameters.find((p: Json) => p.name === 'cursor').schema;
+    for (let i = 0; i < 2; i++) await client().post('/agents', { name: `page ${i}` });
+    const page = await client().get('/agents?limit=1');
+    assert.match(page.body.next_cursor, new RegExp(cursor.pattern));
+    // Any cursor of that form is a position: the page after it answers 200, never 400 or 500.
+    for (const forged of ['A'.repeat(30), `f${'_'.repeat(29)}`, page.body.next_cursor]) {
+      assert.equal((await client().get(`/agents?cursor=${forged}`)).status, 200, forged);
+    }
+    for (const forged of ['0', `g${'A'.repeat(29)}`, 'A'.repeat(31)]) {
+      assert.doesNotMatch(forged, new RegExp(cursor.pattern));
+      assertApiError(await client().get(`/agents?cursor=${forged}`), 400, 'parameter_invalid', 'cursor');
+    }
+
+    const metadata =
+      doc.paths['/calls'].post.requestBody.content['application/json'].schema.properties.metadata;
+    assert.equal(metadata.additionalProperties.pattern, '^[^\\u0000]*$');
+    assert.equal(metadata.propertyNames.pattern, '^[^\\u0000]*$');
+    assert.ok(!new RegExp(metadata.additionalProperties.pattern, 'u').test('a\u0000b'));
+    assertApiError(await client().post('/agents', { name: 'a\u0000b' }), 400, 'parameter_invalid', 'name');
+  });
+});
+
 describe('documented statuses', () => {
   test('every operation documents the errors the platform can answer anywhere, with the Error schema', () => {
     for (const { method, path, op } of operations()) {

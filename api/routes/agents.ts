@@ -3,6 +3,7 @@ import { Agent, PhoneNumber } from '../../db/entities/index.js';
 import type { Settings } from '../../lib/settings.js';
 import { agentRuntime, DEFAULT_AGENT_LANGUAGE } from '../agent-runtime.js';
 import { agentNotReady } from '../errors.js';
+import { linksTakingId } from '../links.js';
 import { storeAnswerWithWork } from '../middleware/idempotency.js';
 import { listQuerySchema, listSchema, type PageQuery, paginate } from '../pagination.js';
 import { presentAgent } from '../presenters/agent.js';
@@ -66,7 +67,17 @@ const create = defineRoute<Record<string, never>, Record<string, never>, AgentCr
   body: agentCreateSchema,
   idempotent: true,
   responses: {
-    201: { description: 'The new agent, in status draft.', schema: agentSchema },
+    201: {
+      description: 'The new agent, in status draft.',
+      schema: agentSchema,
+      links: linksTakingId('agent_id', [
+        'getAgent',
+        'updateAgent',
+        'deleteAgent',
+        'publishAgent',
+        'unpublishAgent',
+      ]),
+    },
     409: { description: 'idempotency_key_reused or idempotency_request_in_progress.' },
   },
   async handler(ctx, { body }) {

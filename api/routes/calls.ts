@@ -18,6 +18,7 @@ import {
   quotaExceeded,
   resourceMissing,
 } from '../errors.js';
+import { linksTakingId } from '../links.js';
 import { storeAnswerWithWork } from '../middleware/idempotency.js';
 import { listQuerySchema, listSchema, type PageQuery, paginate } from '../pagination.js';
 import { type ApiContext, defineRoute, type RouteDefinition } from '../route.js';
@@ -57,7 +58,11 @@ const create = defineRoute<Record<string, never>, Record<string, never>, CallCre
   body: callCreateSchema,
   idempotent: true,
   responses: {
-    202: { description: 'The call, in status queued.', schema: callSchema },
+    202: {
+      description: 'The call, in status queued.',
+      schema: callSchema,
+      links: linksTakingId('call_id', ['getCall', 'getCallTranscript']),
+    },
     404: { description: 'resource_missing: no such agent.' },
     422: {
       description:

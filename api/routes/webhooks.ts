@@ -26,6 +26,7 @@ import {
   unprocessable,
   upstreamUnavailable,
 } from '../errors.js';
+import { linksTakingId } from '../links.js';
 import { storeAnswerWithWork, withdrawAnswerWithWork } from '../middleware/idempotency.js';
 import { listQuerySchema, listSchema, type PageQuery, paginate } from '../pagination.js';
 import { presentWebhookDelivery } from '../presenters/webhook-delivery.js';
@@ -70,6 +71,10 @@ const endpointResponse = {
   schema: webhookEndpointSchema,
 };
 const WORKFLOW_START_TIMEOUT_MS = 5_000;
+/** A delivery the answer returns can be resent (a delivery has no webhook_id of its own). */
+const deliveryLinks = linksTakingId('delivery_id', ['resendWebhookDelivery'], {
+  webhook_id: '$request.path.webhook_id',
+});
 
 async function findEndpointOr404(em: EntityManager, workspaceId: string, id: string) {
   const endpoint = await em.findOne(WebhookEndpoint, { id, workspace: workspaceId });
@@ -120,6 +125,15 @@ const create = defineRoute<Record<string, never>, Record<string, never>, Webhook
     201: {
       description: 'The endpoint with its secret (null when replayed).',
       schema: webhookEndpointWithSecretSchema,
+      links: linksTakingId('webhook_id', [
+        'getWebhook',
+        'updateWebhook',
+        'deleteWebhook',
+        'rotateWebhookSecret',
+        'testWebhook',
+        'listWebhookDeliveries',
+        'recoverWebhookDeliveries',
+      ]),
     },
     400: { description: 'parameter_invalid (param url) for a URL that is not public https.' },
     409: { description: 'idempotency_key_reused or idempotency_request_in_progress.' },
@@ -250,7 +264,11 @@ const sendTest = defineRoute<WebhookParams, Record<string, never>, WebhookTest>(
   params: webhookParams,
   body: webhookTestSchema,
   responses: {
-    202: { description: 'The delivery of the test event, in status pending.', schema: webhookDeliverySchema },
+    202: {
+      description: 'The delivery of the test event, in status pending.',
+      schema: webhookDeliverySchema,
+      links: deliveryLinks,
+    },
     404: missing,
     503: { description: 'upstream_unavailable: the delivery could not be started; nothing was sent.' },
   },
@@ -328,6 +346,7 @@ const resend = defineRoute<DeliveryParams>({
     202: {
       description: 'The new delivery, in status pending, trigger resend.',
       schema: webhookDeliverySchema,
+      links: deliveryLinks,
     },
     404: {
       description:
@@ -410,7 +429,13 @@ const recover = defineRoute<WebhookParams, Record<string, never>, WebhookRecover
   body: webhookRecoverSchema,
   idempotent: true,
   responses: {
-    202: { description: 'The recovery, in status running.', schema: webhookRecoverySchema },
+    202: {
+      description: 'The recovery, in status running.',
+      schema: webhookRecoverySchema,
+      links: linksTakingId('recovery_id', ['getWebhookRecovery'], {
+        webhook_id: '$response.body#/webhook_id',
+      }),
+    },
     400: {
       description: `parameter_invalid: since more than ${RECOVERY_WINDOW_DAYS} days back or in the future (param since), until before since (param until).`,
     },

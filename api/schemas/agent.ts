@@ -1,3 +1,4 @@
+import { BCP47_PATTERN } from '../bcp47.js';
 import { dateTimeSchema, uuidSchema } from './common.js';
 
 // Bounds from the spec's Limits; characters are Unicode code points.
@@ -10,8 +11,8 @@ const fields = {
   language: {
     type: 'string',
     maxLength: 20,
-    format: 'bcp47',
-    description: 'BCP 47 language tag; default nb-NO.',
+    pattern: BCP47_PATTERN,
+    description: 'A well-formed BCP 47 language tag (RFC 5646), such as nb-NO; default nb-NO.',
   },
   system_prompt: { type: 'string', maxLength: 50_000 },
   first_message: { type: 'string', maxLength: 500 },
@@ -24,11 +25,20 @@ export const agentCreateSchema = {
   additionalProperties: false,
   required: ['name'],
   properties: fields,
+  examples: [
+    {
+      name: 'Support',
+      system_prompt: 'You help customers of Acme with their orders.',
+      first_message: 'Hi, this is Acme support.',
+      language: 'en-US',
+    },
+  ],
 };
 
 export const agentUpdateSchema = {
   type: 'object',
   additionalProperties: false,
+  minProperties: 1,
   properties: {
     ...fields,
     description: nullable(fields.description),

@@ -30,6 +30,13 @@ export const callCreateSchema = {
       description: 'Replaces the greeting for this call; "" lets the other person speak first.',
     },
   },
+  examples: [
+    {
+      agent_id: '6f1c2b1e-8a4d-4c1e-9d3a-2b7e5f0a9c11',
+      to: '+4791234567',
+      metadata: { customer_id: 'c_1042', name: 'Kari' },
+    },
+  ],
 };
 
 export interface CallCreate {

@@ -28,11 +28,13 @@ export const webhookCreateSchema = {
   additionalProperties: false,
   required: ['url', 'events'],
   properties: fields,
+  examples: [{ url: 'https://example.com/voice-agent/webhooks', events: ['call.completed', 'call.failed'] }],
 };
 
 export const webhookUpdateSchema = {
   type: 'object',
   additionalProperties: false,
+  minProperties: 1,
   properties: {
     ...fields,
     description: { type: ['string', 'null'], maxLength: 500 },

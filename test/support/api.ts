@@ -63,7 +63,11 @@ export async function startApi(options: {
     routes: options.routes ?? allRoutes,
     rateLimitClock: options.rateLimitClock,
   });
-  const server = await listen(app, { host: '127.0.0.1', port: 0 });
+  // The client (fetch) and this server share one event loop. A test that keeps the loop busy for
+  // longer than the keep-alive timeout (compiling every schema of the document on a loaded
+  // machine) let both close the idle connection on the same turn, and the next request on it
+  // failed with ECONNRESET. A minute of keep-alive puts that out of reach.
+  const server = await listen(app, { host: '127.0.0.1', port: 0, keepAliveTimeoutMs: 60_000 });
   return {
     url: server.url,
     app,

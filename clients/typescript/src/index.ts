@@ -1,0 +1,75 @@
+import createFetchClient, { type Client } from 'openapi-fetch';
+import type { components, operations, paths } from './schema.js';
+
+// The typed client of the Voice Agent API v1: requests and answers typed from the API's own
+// OpenAPI document (schema.d.ts, generated), sent through openapi-fetch, and the check of a
+// webhook delivery's Service-Signature. Runs wherever fetch and Web Crypto exist (Node 20+,
+// browsers, edge runtimes); it imports nothing from the API's code.
+
+export type { components, operations, paths };
+
+export type VoiceAgentClient = Client<paths, 'application/json'>;
+
+export interface ClientConfig {
+  /** The API's address, e.g. `https://api.example.com/v1` (`/v1` is added when missing). */
+  baseUrl: string;
+  /** An API key, `svc_live_…`; sent as `Authorization: Bearer …` on every request. */
+  apiKey: string;
+  /** Another fetch (tests, proxies, retries). Default: the global fetch. */
+  fetch?: (input: Request) => Promise<Response>;
+  /** Headers added to every request. */
+  headers?: Record<string, string>;
+}
+
+/**
+ * A client whose methods take the document's paths: `client.GET('/agents/{agent_id}', { params:
+ * { path: { agent_id } } })` answers `{ data, error, response }`, where `data` is the typed body
+ * of a 2xx answer and `error` the spec's error body (`error.code`, `error.param`, `request_id`).
+ */
+export function createClient(config: ClientConfig): VoiceAgentClient {
+  const trimmed = config.baseUrl.replace(/\/+$/, '');
+  const baseUrl = trimmed.endsWith('/v1') ? trimmed : `${trimmed}/v1`;
+  return createFetchClient<paths, 'application/json'>({
+    baseUrl,
+    ...(config.fetch ? { fetch: config.fetch } : {}),
+    headers: { ...config.headers, Authorization: `Bearer ${config.apiKey}` },
+  });
+}
+
+type JsonOf<R> = R extends { content: { 'application/json': infer Body } } ? Body : never;
+type RequestJsonOf<O> = O extends { requestBody?: { content: { 'application/json': infer Body } } }
+  ? Body
+  : never;
+
+/** The JSON body of an operation's answer with `status`. */
+export type ResponseBody<
+  Op extends keyof operations,
+  Status extends keyof operations[Op]['responses'],
+> = JsonOf<operations[Op]['responses'][Status]>;
+
+/** The JSON body an operation takes. */
+export type RequestBody<Op extends keyof operations> = RequestJsonOf<operations[Op]>;
+
+/** The spec's error body: `{ error: { type, code, message, param }, request_id }`. */
+export type ApiError = components['schemas']['Error'];
+
+export type Agent = ResponseBody<'getAgent', 200>;
+export type AgentCreate = RequestBody<'createAgent'>;
+export type AgentUpdate = RequestBody<'updateAgent'>;
+export type Call = ResponseBody<'getCall', 200>;
+export type CallCreate = RequestBody<'createCall'>;
+export type Transcript = ResponseBody<'getCallTranscript', 200>;
+export type PhoneNumber = ResponseBody<'getPhoneNumber', 200>;
+export type WebhookEndpoint = ResponseBody<'getWebhook', 200>;
+/** As created and rotated: with the signing secret. */
+export type WebhookEndpointWithSecret = ResponseBody<'createWebhook', 201>;
+export type WebhookDelivery = ResponseBody<'testWebhook', 202>;
+export type WebhookRecovery = ResponseBody<'getWebhookRecovery', 200>;
+export type Usage = ResponseBody<'getUsage', 200>;
+export type ApiKeyInfo = ResponseBody<'getMe', 200>;
+
+export {
+  SIGNATURE_TOLERANCE_SECONDS,
+  type SignatureCheck,
+  verifyWebhookSignature,
+} from './webhook-signature.js';
