@@ -7,6 +7,7 @@ import { startCallWorkflow } from '../lib/calls/start-call-workflow.js';
 import type { TranscriptLine } from '../lib/calls/transcript.js';
 import type { AnswerRequest, Carrier, DialRequest } from '../lib/carrier/carrier.js';
 import type { Settings } from '../lib/settings.js';
+import { carrierCallbackSignal } from '../lib/temporal/call-messages.js';
 import type { CallWorkflowResult } from '../lib/temporal/workflow-contracts.js';
 import { callWorkflowId, farEndWorkflowId } from '../lib/temporal/workflow-contracts.js';
 import { apologyLine } from '../lib/voice-runtime/apology.js';
@@ -360,6 +361,65 @@ describe('the last-resort handler', { timeout: 120_000 }, () => {
   });
 });
 
+/**
+ * The simulated carrier, except that the first release of a call is raced by an `answered`
+ * callback: sent to the call the moment the release begins, before the release is done.
+ */
+class AnswerRacingReleaseCarrier extends ObservedCarrier {
+  private raced = false;
+  constructor(
+    inner: Carrier,
+    private readonly answerNow: (callId: string) => Promise<void>,
+  ) {
+    super(inner);
+  }
+  override async release(request: Parameters<Carrier['release']>[0]) {
+    if (!this.raced) {
+      this.raced = true;
+      await this.answerNow(request.callId);
+      // Long enough that the answer is in the history before the workflow task that released ends.
+      await new Promise((resolve) => setTimeout(resolve, 1_500));
+    }
+    return super.release(request);
+  }
+}
+
+describe('a timeout that won its race', { timeout: 120_000 }, () => {
+  test('an answer that comes while the ring timeout is acted on does not bring the call back', async () => {
+    const carrier = new AnswerRacingReleaseCarrier(stack.simulatedCarrier(env), (callId) =>
+      env.client.workflow
+        .getHandle(callWorkflowId(callId))
+        .signal(carrierCallbackSignal, { type: 'answered' }),
+    );
+    // 1002: the person never picks up, so the ring timeout (30 s, skipped) ends the wait.
+    const { result, call, events, history } = await runCall('+4791251002', { carrier });
+    assert.equal(result.status, 'failed');
+    assert.equal(result.endReason, 'no_answer');
+    assert.equal(call.status, 'failed');
+    assert.equal(call.endReason, 'no_answer');
+    assert.equal(call.answeredAt, null, 'the late answer did not revive the call');
+    assert.deepEqual(
+      events.map((event) => event.type),
+      ['call.failed'],
+    );
+    // Released as a ring timeout is (`cancel`); the workflow task that released was refused once
+    // (the answer came during it) and ran again, so the release may be repeated: releases are idempotent.
+    assert.ok(carrier.releases.length >= 1);
+    assert.ok(carrier.releases.every((r) => r.callId === call.id && r.reason === 'cancel'));
+    // The late answer is in the history, after the timeout was settled by its 1 ms timer.
+    const kinds = (history.events ?? []).map((event) =>
+      event.timerStartedEventAttributes
+        ? `timer ${Number(event.timerStartedEventAttributes.startToFireTimeout?.seconds ?? 0) * 1000 + Math.round((event.timerStartedEventAttributes.startToFireTimeout?.nanos ?? 0) / 1e6)} ms`
+        : event.workflowExecutionSignaledEventAttributes
+          ? 'signal'
+          : null,
+    );
+    const settled = kinds.indexOf('timer 1 ms');
+    assert.ok(settled > 0, `a 1 ms timer settles the timeout: ${kinds.filter(Boolean).join(', ')}`);
+    assert.ok(kinds.lastIndexOf('signal') > settled, 'the answer came after the timeout was settled');
+  });
+});
+
 /** The simulated carrier, except that the far end never hears the agent's answers (only its opening line). */
 class DeafCarrier extends ObservedCarrier {
   override async say() {}
@@ -376,8 +436,9 @@ describe('the silence timeout', { timeout: 120_000 }, () => {
     const silentMs = call.endedAt!.getTime() - call.answeredAt!.getTime();
     assert.ok(silentMs >= 10 * 60_000, `ended ${silentMs} ms after the answer`);
     // The ring timeout's timer and the silence timer; the silence timer, started at the first
-    // wait, fires 10 minutes later and is started again once for what is left of the second wait.
+    // wait, fires 10 minutes later and is started again once for what is left of the second wait;
+    // then the 1 ms timer that settles the timeout before the call acts on it.
     const timers = (history.events ?? []).filter((event) => event.timerStartedEventAttributes);
-    assert.equal(timers.length, 3);
+    assert.equal(timers.length, 4);
   });
 });

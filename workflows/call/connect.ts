@@ -2,7 +2,7 @@ import { condition } from '@temporalio/workflow';
 import type { CarrierCallback } from '../../lib/temporal/call-messages.js';
 import { liveWithDatabase } from './activity-proxies.js';
 import type { CallState, FailReason } from './call-state.js';
-import { Deadline } from './deadline.js';
+import { Deadline, settleExpiry } from './deadline.js';
 import { carrierOf, db, failedForGood, release } from './steps.js';
 
 /**
@@ -74,7 +74,10 @@ async function firstAnswerBeforeDeadline(
     for (;;) {
       await condition(() => call.callbacks.length > 0 || ringTimeout.expired);
       const callback = call.callbacks.shift();
-      if (!callback) return 'ring_timeout';
+      if (!callback) {
+        await settleExpiry();
+        return 'ring_timeout';
+      }
       if (callback.type !== 'ringing') return callback.type;
       if (!ringing) {
         ringing = true;

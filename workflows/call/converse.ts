@@ -3,7 +3,7 @@ import type { CallActivities } from '../../activities/calls.js';
 import type { CallerSpeech } from '../../lib/temporal/call-messages.js';
 import { lastWords, liveWithDatabase } from './activity-proxies.js';
 import { AGENT_ERROR, agentFinishedAt, type CallState, type Ending, lineOf } from './call-state.js';
-import { Deadline } from './deadline.js';
+import { Deadline, settleExpiry } from './deadline.js';
 import { db, emit, failedForGood, now, release } from './steps.js';
 
 /** Longest the agent waits for the other person to say something before it ends the call. */
@@ -55,7 +55,9 @@ async function someoneSpoke(call: CallState, silence: Deadline | null): Promise<
   if (!silence) return condition(spoke, SILENCE_TIMEOUT);
   silence.restart();
   await condition(() => spoke() || silence.expired);
-  return spoke();
+  if (spoke()) return true;
+  await settleExpiry();
+  return false;
 }
 
 /** Waits for the person (or the silence timeout) and lets the agent answer; the ending once the call is over. */
