@@ -64,15 +64,16 @@ afterEach(async () => {
 
 /**
  * Keeps the histories of a finished call's workflows for the replay test. With
- * RECORD_CALL_HISTORIES=1 the first call of each label is also written to HISTORIES_DIR, whose
- * files every later run replays: a change that breaks running calls fails there.
+ * RECORD_CALL_HISTORIES=1 the first call of each label is also written to HISTORIES_DIR/SHAPE,
+ * whose files every later run replays: a change that breaks running calls fails there.
  */
 async function record(callId: string, label?: string): Promise<void> {
   for (const { kind, workflowId, history } of await stack.callHistories(env, callId)) {
     recorded.push({ workflowId, history });
-    const file = path.join(HISTORIES_DIR, `${label}-${kind}.json`);
+    const dir = path.join(HISTORIES_DIR, SHAPE);
+    const file = path.join(dir, `${label}-${kind}.json`);
     if (label && process.env.RECORD_CALL_HISTORIES === '1' && !existsSync(file)) {
-      mkdirSync(HISTORIES_DIR, { recursive: true });
+      mkdirSync(dir, { recursive: true });
       writeFileSync(
         file,
         JSON.stringify(HistoryProto.toObject(HistoryProto.fromObject(history), HISTORY_JSON)),
@@ -81,7 +82,13 @@ async function record(callId: string, label?: string): Promise<void> {
   }
 }
 
+/**
+ * Committed histories, one folder per shape of the workflows' commands: the top level holds the
+ * calls from before patch `lean-call-1`, each later shape a folder named after the newest patch it
+ * has. A change of commands gets a new patch and a new SHAPE, recorded with RECORD_CALL_HISTORIES=1.
+ */
 const HISTORIES_DIR = fileURLToPath(new URL('./fixtures/call-histories', import.meta.url));
+const SHAPE = 'lean-call-1';
 const HistoryProto = proto.temporal.api.history.v1.History;
 /** Plain JSON for a history: 64-bit numbers as strings, enums by name, payload bytes in base64. */
 const HISTORY_JSON = { longs: String, enums: String, bytes: String };
@@ -192,6 +199,7 @@ describe('simulator scenarios (operations contract, section 4)', { timeout: 300_
     test(`to ending ${ending}: ${what}`, async () => {
       const { result, call, transcript, events } = await runCall(`+47912${ending}`, {
         ringTimeoutSeconds: 30,
+        label: `to-${ending}`,
       });
       assert.equal(result.status, expected.status);
       assert.equal(call.status, expected.status);
@@ -377,7 +385,7 @@ describe('durability', { timeout: 180_000 }, () => {
   test('recorded histories (this run and committed ones) replay without nondeterminism', async () => {
     assert.ok(recorded.length > 10);
     const committed = existsSync(HISTORIES_DIR)
-      ? readdirSync(HISTORIES_DIR)
+      ? readdirSync(HISTORIES_DIR, { recursive: true, encoding: 'utf8' })
           .filter((file) => file.endsWith('.json'))
           .map((file) => ({
             workflowId: `fixture:${file}`,
