@@ -2,11 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Context } from '@temporalio/activity';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import type { CallerSpeech, CarrierCallback } from '../lib/temporal/call-messages.js';
-import {
-  callerSpeechSignal,
-  carrierCallbackSignal,
-  farEndReleasedSignal,
-} from '../lib/temporal/call-messages.js';
+import { callerSpeechSignal, carrierCallbackSignal } from '../lib/temporal/call-messages.js';
 
 // The simulated far end's one step that touches the world: its callbacks into the call workflow.
 // Run as a local activity (workflows/simulated-callee-workflow.ts, patch `lean-far-end-1`), a
@@ -22,16 +18,12 @@ export function createCarrierSimulatorActivities() {
     /**
      * Signals the call; false when the call is gone (it already ended), as a real carrier's 404.
      * With `afterMs` (far ends since patch `lean-far-end-2`) it first waits that long here, for a
-     * pause too short for a durable timer, and then does not call back (false) when the far end
-     * was released meanwhile: the release is in the far end's history, though its workflow task,
-     * held open by this wait, has not seen it yet.
+     * pause too short for a durable timer.
      */
     async callBack(input: FarEndMessage & { afterMs?: number }): Promise<boolean> {
       const context = Context.current();
-      if (input.afterMs !== undefined) {
+      if (input.afterMs !== undefined)
         await sleep(input.afterMs, undefined, { signal: context.cancellationSignal });
-        if (await releasedMeanwhile()) return false;
-      }
       const handle = context.client.workflow.getHandle(input.callWorkflowId);
       try {
         if (input.kind === 'callback') await handle.signal(carrierCallbackSignal, input.callback);
@@ -43,16 +35,6 @@ export function createCarrierSimulatorActivities() {
       }
     },
   };
-}
-
-/** Whether the far end running this activity has been sent `farEndReleased`. */
-async function releasedMeanwhile(): Promise<boolean> {
-  const context = Context.current();
-  const { workflowId, runId } = context.info.workflowExecution!;
-  const history = await context.client.workflow.getHandle(workflowId, runId).fetchHistory();
-  return (history.events ?? []).some(
-    (event) => event.workflowExecutionSignaledEventAttributes?.signalName === farEndReleasedSignal.name,
-  );
 }
 
 export type CarrierSimulatorActivities = ReturnType<typeof createCarrierSimulatorActivities>;

@@ -25,7 +25,7 @@ import { speakingSeconds } from './speech-timing.js';
 // callbacks (signals), as a real carrier's status and media callbacks would. Its waits are
 // durable timers of simulated seconds times `timeScale`, so time-skipping tests skip them; since
 // patch `lean-far-end-2` a wait shorter than a server keeps a timer to (LOCAL_WAIT_MS) is slept in
-// the local activity that calls back after it.
+// the local activity that calls back after it (see `after` for a release during such a wait).
 
 /** Seconds the person pauses before answering what they heard. */
 const THINKING_SECONDS = 1;
@@ -116,8 +116,11 @@ export async function simulatedCalleeWorkflow(input: SimulatedCalleeInput): Prom
   });
   /**
    * Waits `seconds` of simulated time, then sends what `message` makes (it may read the clock).
-   * False when a release cut the wait short and nothing was sent; a callback the call refused, or
-   * a release during a wait slept locally, only sets `released`.
+   * False when a release cut the wait short and nothing was sent; a callback the call refused only
+   * sets `released`. A wait slept locally cannot be cut short: a release that comes during it
+   * waits in the server until this workflow task ends (after the callback), so the far end sends
+   * that one message after the release, which the call, having released it, no longer acts on;
+   * then it stops.
    */
   const after = async (seconds: number, message: () => FarEndMessage): Promise<boolean> => {
     const ms = Math.max(1, Math.round(seconds * 1000 * input.timeScale));
