@@ -25,7 +25,7 @@ async function dial(call: CallState): Promise<'connected' | FailReason> {
       ringTimeoutSeconds: input.ringTimeoutSeconds,
     });
   } catch (error) {
-    if (!failedForGood(error)) throw error;
+    if (!failedForGood(error, call)) throw error;
     return 'not_connected';
   }
   call.farEndReached = true;
@@ -92,7 +92,7 @@ async function answerIncoming(call: CallState): Promise<'connected' | FailReason
   try {
     await live(call).answerIncoming({ callId: call.callId });
   } catch (error) {
-    if (!failedForGood(error)) throw error;
+    if (!failedForGood(error, call)) throw error;
     return 'not_connected';
   }
   call.farEndReached = true;

@@ -36,7 +36,7 @@ export async function converse(call: CallState): Promise<Ending> {
   try {
     call.lastAgentLine = await connectAgent(call);
   } catch (error) {
-    if (!failedForGood(error)) throw error;
+    if (!failedForGood(error, call)) throw error;
     return agentFailed(call, call.heard.splice(0));
   }
   call.nextIndex = call.lastAgentLine ? 1 : 0;
@@ -89,7 +89,7 @@ async function nextTurn(call: CallState, silence: Deadline | null = null): Promi
       answerAtSeconds: speech.endedAtSeconds,
     });
   } catch (error) {
-    if (!failedForGood(error)) throw error;
+    if (!failedForGood(error, call)) throw error;
     return agentFailed(call, [speech, ...heard.splice(0)]);
   }
   // A turn may act without a line (a language model's tool call without words): the person's
@@ -116,7 +116,7 @@ async function nextTurn(call: CallState, silence: Deadline | null = null): Promi
         ...eventWith(call, 'call.transferred', transferred),
       });
     } catch (error) {
-      if (!failedForGood(error)) throw error;
+      if (!failedForGood(error, call)) throw error;
       return agentFailed(call, heard.splice(0));
     }
     await emitUnlessWritten(call, 'call.transferred', transferred);
@@ -165,6 +165,6 @@ async function apologize(call: CallState): Promise<void> {
     call.nextIndex = Math.max(call.nextIndex, line.index + 1);
     call.progress.transcriptLines = call.nextIndex;
   } catch (error) {
-    if (!failedForGood(error)) throw error;
+    if (!failedForGood(error, call)) throw error;
   }
 }

@@ -65,7 +65,7 @@ async function analyze(call: CallState): ReturnType<CallActivities['analyzeCall'
   try {
     return await analyzeWithAnalyzer(call);
   } catch (error) {
-    if (!failedForGood(error)) throw error;
+    if (!failedForGood(error, call)) throw error;
     // They only read the transcript, so they are retried like a database write.
     return await db(call).analyzeCall({ callId: call.callId, fallback: true });
   }

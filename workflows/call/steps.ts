@@ -1,4 +1,8 @@
-import { ApplicationFailure, WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
+import {
+  ApplicationFailure,
+  TemporalFailure,
+  WorkflowExecutionAlreadyStartedError,
+} from '@temporalio/common';
 import {
   ActivityFailure,
   isCancellation,
@@ -30,9 +34,16 @@ import type { CallState } from './call-state.js';
 
 // Steps more than one phase of the call takes.
 
-/** A step failed for good (its retries ran out or it cannot be retried); not a cancellation. */
-export function failedForGood(error: unknown): error is ActivityFailure {
-  return error instanceof ActivityFailure && !isCancellation(error);
+/**
+ * A step of `call` failed for good (its retries ran out or it cannot be retried); not a
+ * cancellation. An activity's failure comes as an ActivityFailure, a local activity's as the
+ * failure itself (an ApplicationFailure, a TimeoutFailure): calls since patch `lean-call-2` take
+ * both, older ones only the first, as they did (their other failures went to the last resort).
+ */
+export function failedForGood(error: unknown, call: CallState): boolean {
+  if (isCancellation(error)) return false;
+  if (error instanceof ActivityFailure) return true;
+  return call.leaner && error instanceof TemporalFailure;
 }
 
 /** Workflow time as an ISO timestamp, for the rows the activities write. */
@@ -170,6 +181,6 @@ export async function release(call: CallState, reason: 'hang_up' | 'cancel'): Pr
   try {
     await carrierOf(call).releaseCall({ callId: call.callId, reason });
   } catch (error) {
-    if (!failedForGood(error)) throw error;
+    if (!failedForGood(error, call)) throw error;
   }
 }
