@@ -13,6 +13,7 @@ import type { TranscriptLine } from '../lib/calls/transcript.js';
 import type { Carrier } from '../lib/carrier/carrier.js';
 import type { Logger } from '../lib/logger.js';
 import type { AgentTurnLatency } from '../lib/temporal/call-messages.js';
+import { RUNS_AS_ACTIVITY } from '../lib/temporal/failure-types.js';
 import {
   EVENT_FAN_OUT_WORKFLOW,
   type EventFanOutWorkflow,
@@ -43,6 +44,22 @@ export interface CallActivityDeps {
 /** Failure types of the voice runtime (activities/calls.ts), as the workflow history shows them. */
 export const VOICE_RUNTIME_UNAVAILABLE = 'VoiceRuntimeUnavailable';
 export const VOICE_RUNTIME_REJECTED = 'VoiceRuntimeRejected';
+
+/** The event a status change writes in the same step (calls since patch `lean-call-2`). */
+export interface CallEventToWrite {
+  type: CallEventType;
+  occurredAt: string;
+  extra?: CallEventExtra;
+  /** The fan-out workflow `event-fanout-<eventId>` is started on this task queue. */
+  fanOutTaskQueue: string;
+}
+
+/** Refuses to run `port`'s step inside a workflow task (as a local activity) unless the port answers in process. */
+function runsHere(port: { runsInProcess?: boolean }, step: string): void {
+  if (Context.current().info.isLocal && !port.runsInProcess) {
+    throw ApplicationFailure.nonRetryable(`${step} calls out; it runs as an activity`, RUNS_AS_ACTIVITY);
+  }
+}
 
 /**
  * A runtime failure as Temporal should treat it: a passing trouble (429, 5xx, a timeout) is retried
@@ -106,6 +123,23 @@ export function createCallActivities(deps: CallActivityDeps) {
     );
   }
 
+  /** Writes the event once (with the call as it is now) and starts its fan-out workflow once. */
+  async function emitEvent(callId: string, event: CallEventToWrite): Promise<string> {
+    const { fanOutTaskQueue, ...row } = event;
+    const eventId = await writeCallEventOnce(fork(), {
+      callId,
+      ...row,
+      occurredAt: new Date(row.occurredAt),
+    });
+    await startEventFanOut(Context.current().client, {
+      eventId,
+      type: event.type,
+      callId,
+      taskQueue: fanOutTaskQueue,
+    });
+    return eventId;
+  }
+
   // Every step heartbeats while it runs (activities/heartbeat.ts); the workflow sets the timeouts.
   return heartbeating({
     async dial(input: { callId: string; to: string; from: string | null; ringTimeoutSeconds: number }) {
@@ -131,17 +165,19 @@ export function createCallActivities(deps: CallActivityDeps) {
       });
     },
 
-    async markAnswered(input: { callId: string; answeredAt: string }) {
+    async markAnswered(input: { callId: string; answeredAt: string; event?: CallEventToWrite }) {
       await updateCall(input.callId, (call) => {
         call.status = 'in_progress';
         call.answeredAt ??= new Date(input.answeredAt);
         // The carrier (the simulator too) records every answered call from the moment it connects.
         call.hasRecording = true;
       });
+      if (input.event) await emitEvent(input.callId, input.event);
     },
 
     /** The agent's first line (per the opening-line precedence) is written and played; null when it listens first. */
     async connectAgent(input: { callId: string }): Promise<TranscriptLine | null> {
+      runsHere(deps.voiceRuntime, 'connectAgent');
       const call = await loadCall(fork(), input.callId);
       const text = await deps.voiceRuntime
         .openingLine(conversationContextOf(call), { signal: Context.current().cancellationSignal })
@@ -160,14 +196,22 @@ export function createCallActivities(deps: CallActivityDeps) {
     /**
      * Writes what the person said, asks the voice runtime for the agent's answer, writes and plays
      * it. `line` is null when the agent only acted (a tool call without words). `latency` is the
-     * turn's timing (also logged as `agent turn`).
+     * turn's timing (also logged as `agent turn`). With `hangUpWithLastLine`, a line after which
+     * the agent hangs up is played with the hang-up (`hungUp`: the far end is released).
      */
     async agentTurn(input: {
       callId: string;
       heard: TranscriptLine;
       /** When the agent starts answering: the end of what it heard, in simulated seconds. */
       answerAtSeconds: number;
-    }): Promise<{ line: TranscriptLine | null; next: AgentAction; latency?: AgentTurnLatency }> {
+      hangUpWithLastLine?: boolean;
+    }): Promise<{
+      line: TranscriptLine | null;
+      next: AgentAction;
+      latency?: AgentTurnLatency;
+      hungUp?: boolean;
+    }> {
+      runsHere(deps.voiceRuntime, 'agentTurn');
       const em = fork();
       const call = await loadCall(em, input.callId);
       await recordLines(input.callId, [input.heard]);
@@ -206,14 +250,23 @@ export function createCallActivities(deps: CallActivityDeps) {
         ]);
       }
       const stored = await em.fork().findOne(TranscriptEntry, { call: input.callId, index, role: 'agent' });
-      if (stored) await deps.carrier.say({ callId: input.callId, index: stored.index, text: stored.text });
+      const hungUp = Boolean(stored && input.hangUpWithLastLine && turn.next.kind === 'hang_up');
+      if (stored) {
+        await deps.carrier.say({
+          callId: input.callId,
+          index: stored.index,
+          text: stored.text,
+          ...(hungUp ? { hangUp: true } : {}),
+        });
+      }
       deps.logger?.info('agent turn', {
         callId: input.callId,
         ...latency,
         next: turn.next.kind,
         attempt: Context.current().info.attempt,
       });
-      return { line: stored ? transcriptLineOf(stored) : null, next: turn.next, latency };
+      const line = stored ? transcriptLineOf(stored) : null;
+      return hungUp ? { line, next: turn.next, latency, hungUp } : { line, next: turn.next, latency };
     },
 
     /**
@@ -243,13 +296,17 @@ export function createCallActivities(deps: CallActivityDeps) {
       await recordLines(input.callId, input.lines);
     },
 
-    /** Hands the call over, then records where to: a transfer the carrier refused is never recorded. */
-    async transferCall(input: { callId: string; to: string }) {
+    /**
+     * Hands the call over, then records where to (and writes `event`, call.transferred, since
+     * patch `lean-call-2`): a transfer the carrier refused is never recorded.
+     */
+    async transferCall(input: { callId: string; to: string; event?: CallEventToWrite }) {
       await loadCall(fork(), input.callId);
-      await deps.carrier.transfer(input);
+      await deps.carrier.transfer({ callId: input.callId, to: input.to });
       await updateCall(input.callId, (call) => {
         call.transferredTo = input.to;
       });
+      if (input.event) await emitEvent(input.callId, input.event);
     },
 
     async releaseCall(input: { callId: string; reason: 'hang_up' | 'cancel' }) {
@@ -264,18 +321,20 @@ export function createCallActivities(deps: CallActivityDeps) {
       });
     },
 
-    async markFailed(input: { callId: string; reason: string; endedAt: string }) {
+    async markFailed(input: { callId: string; reason: string; endedAt: string; event?: CallEventToWrite }) {
       await updateCall(input.callId, (call) => {
         call.status = 'failed';
         call.endReason = input.reason;
         call.endedAt ??= new Date(input.endedAt);
       });
+      if (input.event) await emitEvent(input.callId, input.event);
     },
 
     /** Reads the transcript and analyses it; `fallback` uses the built-in transcript rules. */
     async analyzeCall(input: { callId: string; fallback?: boolean }): Promise<CallAnalysisResult> {
-      const transcript = await loadTranscript(fork(), input.callId);
       const analyzer = input.fallback ? fallbackAnalyzer : deps.analyzer;
+      runsHere(analyzer, 'analyzeCall');
+      const transcript = await loadTranscript(fork(), input.callId);
       try {
         return await analyzer.analyze(transcript);
       } catch (error) {
@@ -286,11 +345,17 @@ export function createCallActivities(deps: CallActivityDeps) {
       }
     },
 
-    async completeCall(input: { callId: string; analysis: CallAnalysisResult; analyzedAt: string }) {
+    async completeCall(input: {
+      callId: string;
+      analysis: CallAnalysisResult;
+      analyzedAt: string;
+      event?: CallEventToWrite;
+    }) {
       await updateCall(input.callId, (call) => {
         call.status = 'completed' satisfies CallStatus;
         call.analysis ??= { ...input.analysis, created_at: input.analyzedAt };
       });
+      if (input.event) await emitEvent(input.callId, input.event);
     },
 
     /**
@@ -305,17 +370,12 @@ export function createCallActivities(deps: CallActivityDeps) {
       extra?: CallEventExtra;
       fanOutTaskQueue?: string;
     }): Promise<{ eventId: string }> {
-      const { fanOutTaskQueue, ...event } = input;
-      const eventId = await writeCallEventOnce(fork(), { ...event, occurredAt: new Date(event.occurredAt) });
-      if (fanOutTaskQueue !== undefined) {
-        await startEventFanOut(Context.current().client, {
-          eventId,
-          type: input.type,
-          callId: input.callId,
-          taskQueue: fanOutTaskQueue,
-        });
-      }
-      return { eventId };
+      const { fanOutTaskQueue, callId, ...event } = input;
+      if (fanOutTaskQueue !== undefined)
+        return { eventId: await emitEvent(callId, { ...event, fanOutTaskQueue }) };
+      return {
+        eventId: await writeCallEventOnce(fork(), { ...input, occurredAt: new Date(input.occurredAt) }),
+      };
     },
   });
 }

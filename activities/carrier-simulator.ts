@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Context } from '@temporalio/activity';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import type { CallerSpeech, CarrierCallback } from '../lib/temporal/call-messages.js';
@@ -8,15 +9,22 @@ import { callerSpeechSignal, carrierCallbackSignal } from '../lib/temporal/call-
 // callback is one marker in the far end's history instead of a signal command, its completion
 // event and the workflow task that completion wakes.
 
+export type FarEndMessage =
+  | { callWorkflowId: string; kind: 'callback'; callback: CarrierCallback }
+  | { callWorkflowId: string; kind: 'speech'; speech: CallerSpeech };
+
 export function createCarrierSimulatorActivities() {
   return {
-    /** Signals the call; false when the call is gone (it already ended), as a real carrier's 404. */
-    async callBack(
-      input:
-        | { callWorkflowId: string; kind: 'callback'; callback: CarrierCallback }
-        | { callWorkflowId: string; kind: 'speech'; speech: CallerSpeech },
-    ): Promise<boolean> {
-      const handle = Context.current().client.workflow.getHandle(input.callWorkflowId);
+    /**
+     * Signals the call; false when the call is gone (it already ended), as a real carrier's 404.
+     * With `afterMs` (far ends since patch `lean-far-end-2`) it first waits that long here, for a
+     * pause too short for a durable timer.
+     */
+    async callBack(input: FarEndMessage & { afterMs?: number }): Promise<boolean> {
+      const context = Context.current();
+      if (input.afterMs !== undefined)
+        await sleep(input.afterMs, undefined, { signal: context.cancellationSignal });
+      const handle = context.client.workflow.getHandle(input.callWorkflowId);
       try {
         if (input.kind === 'callback') await handle.signal(carrierCallbackSignal, input.callback);
         else await handle.signal(callerSpeechSignal, input.speech);

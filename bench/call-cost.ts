@@ -6,6 +6,7 @@ import { startCallWorkflow } from '../lib/calls/start-call-workflow.js';
 import { callWorkflowId } from '../lib/temporal/workflow-contracts.js';
 import { createAgentFixture, createQueuedCall } from '../test/support/call-fixtures.js';
 import { runWorkers, startTimeSkippingCallStack } from '../test/support/time-skipping-call-stack.js';
+import { add, type Cost, costOf } from './history-cost.js';
 
 // What one call costs in Temporal, per simulator scenario: the call workflow and its simulated far
 // end run on the SDK's time-skipping test server (the workflow tests' stack, real PostgreSQL), and
@@ -15,67 +16,7 @@ import { runWorkers, startTimeSkippingCallStack } from '../test/support/time-ski
 //
 //   npm run bench -- call-cost        (BENCH_COST_FIXTURES=1 also counts test/fixtures/call-histories)
 
-type History = proto.temporal.api.history.v1.IHistory;
 const HistoryProto = proto.temporal.api.history.v1.History;
-const EventType = proto.temporal.api.enums.v1.EventType;
-
-export interface Cost {
-  workflowTasks: number;
-  activities: number;
-  localActivities: number;
-  timers: number;
-  signalsIn: number;
-  signalsOut: number;
-  children: number;
-  events: number;
-}
-
-/** Counts one workflow's history. */
-export function costOf(history: History): Cost {
-  const cost: Cost = {
-    workflowTasks: 0,
-    activities: 0,
-    localActivities: 0,
-    timers: 0,
-    signalsIn: 0,
-    signalsOut: 0,
-    children: 0,
-    events: 0,
-  };
-  for (const event of history.events ?? []) {
-    cost.events++;
-    switch (event.eventType) {
-      case EventType.EVENT_TYPE_WORKFLOW_TASK_SCHEDULED:
-        cost.workflowTasks++;
-        break;
-      case EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
-        cost.activities++;
-        break;
-      case EventType.EVENT_TYPE_MARKER_RECORDED:
-        if (event.markerRecordedEventAttributes?.markerName === 'core_local_activity') cost.localActivities++;
-        break;
-      case EventType.EVENT_TYPE_TIMER_STARTED:
-        cost.timers++;
-        break;
-      case EventType.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED:
-        cost.signalsIn++;
-        break;
-      case EventType.EVENT_TYPE_SIGNAL_EXTERNAL_WORKFLOW_EXECUTION_INITIATED:
-        cost.signalsOut++;
-        break;
-      case EventType.EVENT_TYPE_START_CHILD_WORKFLOW_EXECUTION_INITIATED:
-        cost.children++;
-        break;
-    }
-  }
-  return cost;
-}
-
-function add(a: Cost, b: Cost): Cost {
-  return Object.fromEntries(
-    Object.entries(a).map(([k, v]) => [k, v + b[k as keyof Cost]]),
-  ) as unknown as Cost;
-}
 
 const COLUMNS: [keyof Cost, string][] = [
   ['workflowTasks', 'workflow tasks'],
@@ -129,7 +70,8 @@ console.log(table(rows));
 
 if (process.env.BENCH_COST_FIXTURES === '1') {
   const dir = fileURLToPath(new URL('../test/fixtures/call-histories', import.meta.url));
-  const fixtures = readdirSync(dir)
+  // The top level holds calls from before patch `lean-call-1`; each later shape a folder of its own.
+  const fixtures = readdirSync(dir, { recursive: true, encoding: 'utf8' })
     .filter((file) => file.endsWith('.json'))
     .sort()
     .map((file): [string, Cost] => [

@@ -9,12 +9,14 @@ import { migrate, openOrm } from '../db/orm.js';
 import { setLimits } from '../lib/accounts.js';
 import { createLogger } from '../lib/logger.js';
 import { loadSettings } from '../lib/settings.js';
+import { callWorkflowId, farEndWorkflowId } from '../lib/temporal/workflow-contracts.js';
 import { freePort, stopChild } from '../scripts/processes.js';
 import { resolveTemporalCli } from '../scripts/temporal-binaries.js';
 import { startPrivateTemporalDevServer } from '../scripts/temporal-dev-server.js';
 import { createFixture } from '../test/support/api.js';
 import { createAgentFixture } from '../test/support/call-fixtures.js';
 import { benchServer, startBenchCluster } from './bench-cluster.js';
+import { historyTimeline } from './history-timeline.js';
 import { closingLine, runReference } from './reference/reference.js';
 
 // Outbound calls end to end: BENCH_CALLS (500) calls placed at once through POST /v1/calls,
@@ -29,6 +31,7 @@ import { closingLine, runReference } from './reference/reference.js';
 // (burst: calls / time to the last completed) against it.
 //
 //   npm run bench -- calls     BENCH_CALLS=500 BENCH_SIM_TIME_SCALE=0.01 BENCH_SINGLE_CALLS=5
+//                              BENCH_TRACE=1 (timeline of the first single call)
 //   BENCH_SERVER=cluster [BENCH_WORKER_PROCESSES=calls=2,webhooks=1,carrier-simulator=1] npm run bench -- calls
 //     the same on `npm run start:cluster` (bench/bench-cluster.ts): its API processes, workers and
 //     Temporal server on PostgreSQL instead of the bench's own API, one worker process and dev server
@@ -36,6 +39,8 @@ import { closingLine, runReference } from './reference/reference.js';
 const CALLS = Number(process.env.BENCH_CALLS || 500);
 const SCALE = Number(process.env.BENCH_SIM_TIME_SCALE || 0.01);
 const SINGLE_CALLS = Number(process.env.BENCH_SINGLE_CALLS ?? 5);
+/** BENCH_TRACE=1: the first single call's history events on one clock (bench/history-timeline.ts). */
+const TRACE = process.env.BENCH_TRACE === '1';
 const DEADLINE_MS = 10 * 60_000;
 /** Simulated seconds before the conversation: the far end's connect (0.5 s) and ring (1 to 3 s, 2 on average). */
 const SIMULATED_DIAL_SECONDS = 2.5;
@@ -155,6 +160,17 @@ try {
     const simulatedMs = (SIMULATED_DIAL_SECONDS + Number(row!.duration_seconds ?? 0)) * SCALE * 1000;
     singles.push(wallMs);
     overheads.push(wallMs - simulatedMs);
+    if (TRACE && i === 0) {
+      console.log(
+        `single call ${placed.id}: POST → completed ${Math.round(wallMs)} ms, simulated ${simulatedMs} ms`,
+      );
+      console.log(
+        await historyTimeline(await temporalClient.get(), {
+          call: callWorkflowId(placed.id),
+          'far end': farEndWorkflowId(placed.id),
+        }),
+      );
+    }
   }
   if (SINGLE_CALLS > 0) {
     console.log(

@@ -12,11 +12,12 @@ import type { CallWorkflowResult } from '../lib/temporal/workflow-contracts.js';
 import { callWorkflowId, farEndWorkflowId } from '../lib/temporal/workflow-contracts.js';
 import { apologyLine } from '../lib/voice-runtime/apology.js';
 import { ScriptedAgent } from '../lib/voice-runtime/scripted-agent.js';
-import type {
-  AgentAction,
-  AgentTurn,
-  ConversationContext,
-  VoiceRuntime,
+import {
+  type AgentAction,
+  type AgentTurn,
+  type ConversationContext,
+  type VoiceRuntime,
+  VoiceRuntimeError,
 } from '../lib/voice-runtime/voice-runtime.js';
 import {
   type AgentFixture,
@@ -101,6 +102,11 @@ class FaultyAgent implements VoiceRuntime {
     this.attempts++;
     return this.respondWith();
   }
+}
+
+/** The same, answering in the worker like the scripted agent: its steps run as local activities. */
+class FaultyInProcessAgent extends FaultyAgent {
+  readonly runsInProcess = true;
 }
 
 async function runCall(
@@ -257,13 +263,47 @@ describe('a live step that cannot go on ends the call agent_error', { timeout: 1
     assert.ok(wallMs < 60_000, `took ${wallMs} ms of wall-clock time`);
   });
 
+  test('agentTurn as a local activity (a runtime in the worker) is refused for good: the same ending, with the apology', async () => {
+    // Not retryable, so the step fails at once: a local activity's 75 s budget is wall-clock time,
+    // which the test server does not skip (its backoff timers it does).
+    const voiceRuntime = new FaultyInProcessAgent(() => {
+      throw new VoiceRuntimeError('the runtime refused the turn', false);
+    });
+    const carrier = new ObservedCarrier(stack.simulatedCarrier(env));
+    const { result, call, events, transcript, history, wallMs } = await runCall('+4791245679', {
+      voiceRuntime,
+      carrier,
+    });
+    assert.equal(result.status, 'completed');
+    assert.equal(call.endReason, 'agent_error');
+    assert.ok(call.analysis?.summary, 'the analysis is stored');
+    assertCompletedOnce(events);
+    assert.deepEqual(
+      transcript.map((line) => line.role),
+      ['agent', 'caller', 'agent'],
+    );
+    assert.equal(transcript[2].text, apologyLine('en-US'), 'the agent apologised (not the last resort)');
+    assert.deepEqual(carrier.releases, [{ callId: call.id, reason: 'hang_up' }]);
+    assert.equal(voiceRuntime.attempts, 1);
+    const markers = localActivityMarkers(history, 'agentTurn');
+    assert.ok(markers.at(-1)?.failed, 'agentTurn ran and failed as a local activity');
+    assert.ok(
+      !(history.events ?? []).some(
+        (event) => event.activityTaskScheduledEventAttributes?.activityType?.name === 'agentTurn',
+      ),
+      'no agentTurn activity',
+    );
+    assert.ok(wallMs < 60_000, `took ${wallMs} ms of wall-clock time`);
+  });
+
   test('the carrier refuses the transfer (not retryable): completed agent_error, no call.transferred', async () => {
     const carrier = new ObservedCarrier(stack.simulatedCarrier(env), () =>
       ApplicationFailure.nonRetryable('transfer refused by the carrier', 'TransferRefused'),
     );
-    const { result, call, events } = await runCall('+4791242002', { carrier });
+    const { result, call, events, transcript } = await runCall('+4791242002', { carrier });
     assert.equal(result.status, 'completed');
     assert.equal(result.endReason, 'agent_error');
+    assert.equal(transcript.at(-1)?.text, apologyLine('en-US'), 'the agent apologised');
     assert.equal(call.status, 'completed');
     assert.equal(call.endReason, 'agent_error');
     assert.equal(call.transferredTo, null, 'a transfer the carrier refused is not recorded');
@@ -323,7 +363,7 @@ describe('database outages the retry budgets cover change nothing', { timeout: 1
     );
   });
 
-  test('emitCallEvent fails through a 2-minute outage, then the call goes on as usual', async () => {
+  test('writing call.started fails through a 2-minute outage, then the call goes on as usual', async () => {
     const { result, call, events, history } = await runCall('+4791275678', {}, (callId) =>
       databaseOutage({
         table: 'events',
@@ -332,7 +372,10 @@ describe('database outages the retry budgets cover change nothing', { timeout: 1
         failures: 9,
       }),
     );
-    assert.ok(activitySpan(history, 'emitCallEvent').ms >= 120_000);
+    // Since patch `lean-call-2` the status change writes its event in the same step.
+    const span = activitySpan(history, 'markAnswered');
+    assert.equal(span.attempts, 10);
+    assert.ok(span.ms >= 120_000, `call.started written ${span.ms} ms after the first attempt`);
     assert.equal(result.status, 'completed');
     assert.equal(call.endReason, 'agent_hangup');
     assert.deepEqual(

@@ -111,6 +111,8 @@ class ObservedCarrier implements Carrier {
   }
   say(request: Parameters<Carrier['say']>[0]) {
     this.said.push(request.text);
+    // The agent's last line may carry its hang-up (patch `lean-call-2`): a release too.
+    if (request.hangUp) this.releases.push('hang_up');
     return this.inner.say(request);
   }
   transfer(request: Parameters<Carrier['transfer']>[0]) {

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, afterEach, before, beforeEach, describe, test } from 'node:test';
@@ -6,19 +7,25 @@ import { fileURLToPath } from 'node:url';
 import type { HistoryAndWorkflowId } from '@temporalio/client';
 import proto from '@temporalio/proto';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { add, costOf } from '../bench/history-cost.js';
 import { AnalysisRejectedError, type CallAnalyzer } from '../lib/analysis/analyzer.js';
 import { TranscriptAnalyzer } from '../lib/analysis/transcript-analyzer.js';
 import { startCallWorkflow } from '../lib/calls/start-call-workflow.js';
 import type { Settings } from '../lib/settings.js';
-import { callProgressQuery } from '../lib/temporal/call-messages.js';
+import { callProgressQuery, farEndReleasedSignal } from '../lib/temporal/call-messages.js';
 import {
   AgentIdKey,
   CallDirectionKey,
   CallStatusKey,
   WorkspaceIdKey,
 } from '../lib/temporal/search-attributes.js';
-import type { CallWorkflowResult } from '../lib/temporal/workflow-contracts.js';
-import { callWorkflowId } from '../lib/temporal/workflow-contracts.js';
+import { taskQueues } from '../lib/temporal/task-queues.js';
+import {
+  type CallWorkflowResult,
+  callWorkflowId,
+  SIMULATED_CALLEE_WORKFLOW,
+  type SimulatedCalleeWorkflow,
+} from '../lib/temporal/workflow-contracts.js';
 import {
   type AgentFixture,
   createAgentFixture,
@@ -26,6 +33,7 @@ import {
   storedCall,
 } from './support/call-fixtures.js';
 import type { TestDatabase } from './support/database.js';
+import { type callbackSinkWorkflow, stopSinkSignal } from './support/event-sink-workflows.js';
 import {
   type CallWorkerOptions,
   runWorkers,
@@ -64,15 +72,16 @@ afterEach(async () => {
 
 /**
  * Keeps the histories of a finished call's workflows for the replay test. With
- * RECORD_CALL_HISTORIES=1 the first call of each label is also written to HISTORIES_DIR, whose
- * files every later run replays: a change that breaks running calls fails there.
+ * RECORD_CALL_HISTORIES=1 the first call of each label is also written to HISTORIES_DIR/SHAPE,
+ * whose files every later run replays: a change that breaks running calls fails there.
  */
 async function record(callId: string, label?: string): Promise<void> {
   for (const { kind, workflowId, history } of await stack.callHistories(env, callId)) {
     recorded.push({ workflowId, history });
-    const file = path.join(HISTORIES_DIR, `${label}-${kind}.json`);
+    const dir = path.join(HISTORIES_DIR, SHAPE);
+    const file = path.join(dir, `${label}-${kind}.json`);
     if (label && process.env.RECORD_CALL_HISTORIES === '1' && !existsSync(file)) {
-      mkdirSync(HISTORIES_DIR, { recursive: true });
+      mkdirSync(dir, { recursive: true });
       writeFileSync(
         file,
         JSON.stringify(HistoryProto.toObject(HistoryProto.fromObject(history), HISTORY_JSON)),
@@ -81,7 +90,13 @@ async function record(callId: string, label?: string): Promise<void> {
   }
 }
 
+/**
+ * Committed histories, one folder per shape of the workflows' commands: the top level holds the
+ * calls from before patch `lean-call-1`, each later shape a folder named after the newest patch it
+ * has. A change of commands gets a new patch and a new SHAPE, recorded with RECORD_CALL_HISTORIES=1.
+ */
 const HISTORIES_DIR = fileURLToPath(new URL('./fixtures/call-histories', import.meta.url));
+const SHAPE = 'lean-call-2';
 const HistoryProto = proto.temporal.api.history.v1.History;
 /** Plain JSON for a history: 64-bit numbers as strings, enums by name, payload bytes in base64. */
 const HISTORY_JSON = { longs: String, enums: String, bytes: String };
@@ -192,6 +207,7 @@ describe('simulator scenarios (operations contract, section 4)', { timeout: 300_
     test(`to ending ${ending}: ${what}`, async () => {
       const { result, call, transcript, events } = await runCall(`+47912${ending}`, {
         ringTimeoutSeconds: 30,
+        label: `to-${ending}`,
       });
       assert.equal(result.status, expected.status);
       assert.equal(call.status, expected.status);
@@ -329,6 +345,87 @@ describe('analysis', { timeout: 180_000 }, () => {
   });
 });
 
+/** What a committed history costs (bench/history-cost.ts). */
+function committedCost(file: string) {
+  return costOf(HistoryProto.fromObject(JSON.parse(readFileSync(path.join(HISTORIES_DIR, file), 'utf8'))));
+}
+
+describe('cost in Temporal (docs/performance.md)', { timeout: 180_000 }, () => {
+  test('an answered call on the scripted agent: at most half the workflow tasks and events of before lean-call-1', async () => {
+    const { call } = await runCall('+4791235678');
+    const [callCost, farEndCost] = (await stack.callHistories(env, call.id)).map(({ history }) =>
+      costOf(history),
+    );
+    const now = add(callCost!, farEndCost!);
+    // The committed histories at the top level are calls from before patch `lean-call-1`.
+    const before = add(committedCost('to-5678-call.json'), committedCost('to-5678-far-end.json'));
+    assert.deepEqual([before.workflowTasks, before.events], [43, 233]);
+    assert.equal(now.activities, 0, 'every step of a call on the scripted agent is a local activity');
+    assert.ok(now.workflowTasks * 2 <= before.workflowTasks, `${now.workflowTasks} workflow tasks`);
+    assert.ok(now.events * 2 <= before.events, `${now.events} history events`);
+  });
+
+  for (const released of [false, true]) {
+    test(`the far end's wait too short for a timer is slept locally${released ? '; a release during it is seen right after, and the far end stops' : ', then it calls back'}`, async () => {
+      const queues = taskQueues(settings);
+      const id = randomUUID();
+      const received = await runWorkers(await workers(), async () => {
+        const sink = await env.client.workflow.start<typeof callbackSinkWorkflow>('callbackSinkWorkflow', {
+          taskQueue: queues.webhooks,
+          workflowId: `sink-${id}`,
+        });
+        // 0.5 s before the first callback (busy, or ringing of a call that would be answered): at
+        // SIM_TIME_SCALE=1 a wait under LOCAL_WAIT_MS.
+        const farEnd = await env.client.workflow.start<SimulatedCalleeWorkflow>(SIMULATED_CALLEE_WORKFLOW, {
+          taskQueue: queues.simulator,
+          workflowId: `far-end-${id}`,
+          args: [
+            {
+              callWorkflowId: sink.workflowId,
+              scenarioNumber: released ? '+4791235678' : '+4791231001',
+              timeScale: 1,
+              connected: false,
+            },
+          ],
+        });
+        if (released) {
+          // Once its first workflow task is running, the local activity is sleeping.
+          for (let i = 0; ; i++) {
+            const { events } = await farEnd.fetchHistory();
+            if (events?.some((event) => event.workflowTaskStartedEventAttributes)) break;
+            assert.ok(i < 200, 'the far end never started');
+            await new Promise((resolve) => setTimeout(resolve, 10));
+          }
+          await farEnd.signal(farEndReleasedSignal, { reason: 'cancel' });
+        }
+        // Not farEnd.result(): awaiting a result lets the test server skip time, and with nothing
+        // on a timer it would skip the waiting sink to its end.
+        for (let i = 0; (await farEnd.describe()).status.name === 'RUNNING'; i++) {
+          assert.ok(i < 500, 'the far end never ended');
+          await new Promise((resolve) => setTimeout(resolve, 10));
+        }
+        const events = (await farEnd.fetchHistory()).events ?? [];
+        const markers = events.filter(
+          (event) => event.markerRecordedEventAttributes?.markerName === 'core_local_activity',
+        );
+        assert.equal(markers.length, 1, 'one local activity: the wait and the callback');
+        if (released) {
+          // The release came while the first workflow task, and the wait in its local activity, ran.
+          const firstTask = events.findIndex((event) => event.workflowTaskStartedEventAttributes);
+          const release = events.findIndex((event) => event.workflowExecutionSignaledEventAttributes);
+          assert.ok(firstTask >= 0 && release > firstTask, 'released during the first workflow task');
+        } else {
+          assert.equal(events.filter((event) => event.timerStartedEventAttributes).length, 0, 'no timer');
+        }
+        await sink.signal(stopSinkSignal);
+        return sink.result();
+      });
+      // Released: the ringing it was sleeping toward, and nothing after (no answer).
+      assert.deepEqual(received, released ? [{ type: 'ringing' }] : [{ type: 'busy' }]);
+    });
+  }
+});
+
 describe('durability', { timeout: 180_000 }, () => {
   test('a worker restart in the middle of a call: the call completes, no event twice', async () => {
     const call = await createQueuedCall(db.orm, fixture, { to: '+4791237777' });
@@ -377,7 +474,7 @@ describe('durability', { timeout: 180_000 }, () => {
   test('recorded histories (this run and committed ones) replay without nondeterminism', async () => {
     assert.ok(recorded.length > 10);
     const committed = existsSync(HISTORIES_DIR)
-      ? readdirSync(HISTORIES_DIR)
+      ? readdirSync(HISTORIES_DIR, { recursive: true, encoding: 'utf8' })
           .filter((file) => file.endsWith('.json'))
           .map((file) => ({
             workflowId: `fixture:${file}`,

@@ -5,8 +5,9 @@ import {
   proxyLocalActivities,
   setHandler,
 } from '@temporalio/workflow';
-import type { CarrierSimulatorActivities } from '../activities/carrier-simulator.js';
+import type { CarrierSimulatorActivities, FarEndMessage } from '../activities/carrier-simulator.js';
 import {
+  type AgentSpeech,
   agentJoinedSignal,
   agentSpeechSignal,
   type CallerSpeech,
@@ -22,7 +23,9 @@ import { speakingSeconds } from './speech-timing.js';
 // The far end of a simulated call: the remote carrier and the person it rings. It runs on the
 // carrier-simulator task queue and talks to the call workflow only through asynchronous
 // callbacks (signals), as a real carrier's status and media callbacks would. Its waits are
-// durable timers of simulated seconds times `timeScale`, so time-skipping tests skip them.
+// durable timers of simulated seconds times `timeScale`, so time-skipping tests skip them; since
+// patch `lean-far-end-2` a wait shorter than a server keeps a timer to (LOCAL_WAIT_MS) is slept in
+// the local activity that calls back after it (see `after` for a release during such a wait).
 
 /** Seconds the person pauses before answering what they heard. */
 const THINKING_SECONDS = 1;
@@ -44,20 +47,34 @@ const { callBack } = proxyLocalActivities<CarrierSimulatorActivities>({
 
 /** Patch id of the callbacks as local activities (older histories replay their signal commands). */
 const LEAN_FAR_END = 'lean-far-end-1';
+/** Patch id of the short waits slept in the callback's local activity instead of on a timer. */
+const LEANER_FAR_END = 'lean-far-end-2';
+
+/**
+ * Waits shorter than this (wall-clock, after `timeScale`) are slept in the callback's local
+ * activity: a Temporal server fires a timer no sooner than `history.timerProcessorMaxTimeShift`
+ * (1 s by default) after it was started, so with SIM_TIME_SCALE=0.01 every wait of a few
+ * milliseconds took a second. At SIM_TIME_SCALE=1 no wait is this short: nothing changes there.
+ */
+const LOCAL_WAIT_MS = 1000;
 
 export async function simulatedCalleeWorkflow(input: SimulatedCalleeInput): Promise<void> {
-  const lean = patched(LEAN_FAR_END);
+  // One patch check per far end: each records a marker and a search attribute upsert.
+  const leaner = patched(LEANER_FAR_END);
+  const lean = leaner || patched(LEAN_FAR_END);
   // A connected far end is someone who called in; otherwise the person the call rings.
   const script = input.connected ? callerScript(input.scenarioNumber) : calleeScript(input.scenarioNumber);
   const callWorkflow = getExternalWorkflowHandle(input.callWorkflowId);
   let released = false;
   let joined: { opening: { index: number; text: string } | null } | undefined;
   const heardIndexes = new Set<number>();
-  const toHear: { index: number; text: string }[] = [];
-  const hear = (line: { index: number; text: string }) => {
+  const toHear: AgentSpeech[] = [];
+  const hear = (line: AgentSpeech) => {
     if (heardIndexes.has(line.index)) return; // a retried delivery of a line already heard
     heardIndexes.add(line.index);
     toHear.push(line);
+    // The agent's last line, with its hang-up: heard, and the call is over.
+    if (line.hangUp) released = true;
   };
   setHandler(farEndReleasedSignal, () => {
     released = true;
@@ -80,53 +97,76 @@ export async function simulatedCalleeWorkflow(input: SimulatedCalleeInput): Prom
     return !wokeEarly;
   };
   // A call that already ended refuses signals: the far end then has nothing left to do.
-  const notify = async (callback: CarrierCallback) => {
+  const deliver = async (message: FarEndMessage, afterMs?: number) => {
     const delivered = lean
-      ? await callBack({ callWorkflowId: input.callWorkflowId, kind: 'callback', callback }).catch(
-          () => false,
-        )
-      : await callWorkflow.signal(carrierCallbackSignal, callback).then(
+      ? await callBack(afterMs === undefined ? message : { ...message, afterMs }).catch(() => false)
+      : await (message.kind === 'callback'
+          ? callWorkflow.signal(carrierCallbackSignal, message.callback)
+          : callWorkflow.signal(callerSpeechSignal, message.speech)
+        ).then(
           () => true,
           () => false,
         );
     if (!delivered) released = true;
   };
+  const callbackOf = (callback: CarrierCallback): FarEndMessage => ({
+    callWorkflowId: input.callWorkflowId,
+    kind: 'callback',
+    callback,
+  });
+  /**
+   * Waits `seconds` of simulated time, then sends what `message` makes (it may read the clock).
+   * False when a release cut the wait short and nothing was sent; a callback the call refused only
+   * sets `released`. A wait slept locally cannot be cut short: a release that comes during it
+   * waits in the server until this workflow task ends (after the callback), so the far end sends
+   * that one message after the release, which the call, having released it, no longer acts on;
+   * then it stops.
+   */
+  const after = async (seconds: number, message: () => FarEndMessage): Promise<boolean> => {
+    const ms = Math.max(1, Math.round(seconds * 1000 * input.timeScale));
+    if (leaner && ms < LOCAL_WAIT_MS) {
+      if (released) return false;
+      clock += seconds;
+      await deliver(message(), ms);
+      return true;
+    }
+    if (!(await pass(seconds))) return false;
+    await deliver(message());
+    return true;
+  };
 
   if (!input.connected) {
     const dial = script.dial;
-    if (!(await pass(CONNECT_SECONDS))) return;
-    if (dial.kind === 'busy' || dial.kind === 'not_connected') return notify({ type: dial.kind });
-    await notify({ type: 'ringing' });
+    if (dial.kind === 'busy' || dial.kind === 'not_connected') {
+      await after(CONNECT_SECONDS, () => callbackOf({ type: dial.kind }));
+      return;
+    }
+    if (!(await after(CONNECT_SECONDS, () => callbackOf({ type: 'ringing' })))) return;
     if (dial.kind === 'never_answers') {
       await condition(() => released);
       return;
     }
     if (dial.kind === 'declines') {
-      if (await pass(dial.afterRingingSeconds)) await notify({ type: 'declined' });
+      await after(dial.afterRingingSeconds, () => callbackOf({ type: 'declined' }));
       return;
     }
     // Rings 1 to 3 simulated seconds (the workflow's seeded random is deterministic on replay).
-    if (!(await pass(1 + Math.floor(Math.random() * 3)))) return;
+    const ringSeconds = 1 + Math.floor(Math.random() * 3);
+    if (!(await after(ringSeconds, () => callbackOf({ type: 'answered' })))) return;
     clock = 0;
-    await notify({ type: 'answered' });
   }
 
   await condition(() => joined !== undefined || released);
   let utterance = 0;
-  // One durable timer per utterance (pause before it, then speaking it): a server's timers fire
-  // with some latency, so fewer timers keep scaled-down calls fast.
+  // One wait per utterance (pause before it, then speaking it): a server's timers fire with some
+  // latency, so fewer timers keep scaled-down calls fast.
   const say = async (text: string, pauseSeconds: number): Promise<boolean> => {
     const startedAtSeconds = clock + pauseSeconds;
-    if (!(await pass(pauseSeconds + speakingSeconds(text)))) return false;
-    const speech: CallerSpeech = { utterance: utterance++, text, startedAtSeconds, endedAtSeconds: clock };
-    const delivered = lean
-      ? await callBack({ callWorkflowId: input.callWorkflowId, kind: 'speech', speech }).catch(() => false)
-      : await callWorkflow.signal(callerSpeechSignal, speech).then(
-          () => true,
-          () => false,
-        );
-    if (!delivered) released = true;
-    return !released;
+    const spoke = await after(pauseSeconds + speakingSeconds(text), () => {
+      const speech: CallerSpeech = { utterance: utterance++, text, startedAtSeconds, endedAtSeconds: clock };
+      return { callWorkflowId: input.callWorkflowId, kind: 'speech', speech };
+    });
+    return spoke && !released;
   };
   if (!released && !joined?.opening) {
     if (!(await say(script.firstWords, SILENCE_BEFORE_SPEAKING_FIRST))) return;
@@ -139,8 +179,9 @@ export async function simulatedCalleeWorkflow(input: SimulatedCalleeInput): Prom
     const reply = script.replies[linesHeard++];
     if (reply === undefined) {
       // Heard the agent out, then hangs up.
-      if (!(await pass(speakingSeconds(line.text)))) return;
-      await notify({ type: 'hung_up', atSeconds: Math.round(clock) });
+      await after(speakingSeconds(line.text), () =>
+        callbackOf({ type: 'hung_up', atSeconds: Math.round(clock) }),
+      );
       return;
     }
     if (!(await say(reply, speakingSeconds(line.text) + THINKING_SECONDS))) return;

@@ -9,6 +9,8 @@ export type CallAnalysisResult = Omit<CallAnalysisData, 'created_at'>;
 
 /** The analysis port: reads a finished call's transcript and says what happened. */
 export interface CallAnalyzer {
+  /** True when it answers in the worker itself (the transcript rules), as VoiceRuntime.runsInProcess. */
+  readonly runsInProcess?: boolean;
   analyze(transcript: TranscriptLine[]): Promise<CallAnalysisResult>;
 }
 

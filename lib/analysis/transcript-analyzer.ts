@@ -16,6 +16,8 @@ const GREETING_ONLY = /^\s*(hello|hi|hey|yes|yeah|hm+|uh+)\W*$/i;
 const PROMISE = /\b(?:I'll|I will|we'll|we will|(?:a|the) (manager|supervisor|colleague) will)\s+([^.!?]+)/gi;
 
 export class TranscriptAnalyzer implements CallAnalyzer {
+  readonly runsInProcess = true;
+
   async analyze(transcript: TranscriptLine[]): Promise<CallAnalysisResult> {
     const agent = transcript.filter((line) => line.role === 'agent').map((line) => line.text);
     const caller = transcript.filter((line) => line.role === 'caller').map((line) => line.text);

@@ -31,8 +31,11 @@ export interface Carrier {
   answer(request: AnswerRequest): Promise<void>;
   /** Joins the agent's audio to the answered call; `opening` is played first (null: the agent listens). */
   connectAgent(request: { callId: string; opening: { index: number; text: string } | null }): Promise<void>;
-  /** Plays one agent line; the far end ignores a line index it already heard. */
-  say(request: { callId: string; index: number; text: string }): Promise<void>;
+  /**
+   * Plays one agent line; the far end ignores a line index it already heard. With `hangUp` the
+   * agent hangs up once the line is said: one request for the last line and the release.
+   */
+  say(request: { callId: string; index: number; text: string; hangUp?: boolean }): Promise<void>;
   /** Hands the far end over to `to`; the agent leaves the call. */
   transfer(request: { callId: string; to: string }): Promise<void>;
   /** Ends the call from our side: hang up a connected call, or cancel a dial still ringing. */

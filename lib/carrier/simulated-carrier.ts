@@ -48,9 +48,10 @@ export class SimulatedCarrier implements Carrier {
     );
   }
 
-  async say(request: { callId: string; index: number; text: string }) {
+  async say(request: { callId: string; index: number; text: string; hangUp?: boolean }) {
+    const { index, text, hangUp } = request;
     await this.signalFarEnd(request.callId, (handle) =>
-      handle.signal(agentSpeechSignal, { index: request.index, text: request.text }),
+      handle.signal(agentSpeechSignal, hangUp ? { index, text, hangUp } : { index, text }),
     );
   }
 

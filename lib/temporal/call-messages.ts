@@ -73,7 +73,13 @@ export interface AgentJoined {
   opening: { index: number; text: string } | null;
 }
 export const agentJoinedSignal = defineSignal<[AgentJoined]>('agentJoined');
-export const agentSpeechSignal = defineSignal<[{ index: number; text: string }]>('agentSpeech');
+/** One agent line; `hangUp`: the agent hangs up once it is said (the line and the release in one). */
+export interface AgentSpeech {
+  index: number;
+  text: string;
+  hangUp?: boolean;
+}
+export const agentSpeechSignal = defineSignal<[AgentSpeech]>('agentSpeech');
 /** The call is over for the far end: hung up by the agent, transferred away, or the dial canceled. */
 export const farEndReleasedSignal =
   defineSignal<[{ reason: 'hang_up' | 'transfer' | 'cancel'; to?: string }]>('farEndReleased');

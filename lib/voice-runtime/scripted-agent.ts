@@ -18,6 +18,8 @@ const THANKS = /\b(thank|thanks|perfect|great)\b/i;
 /** A number a transfer may go to: the API's E.164 rule. */
 
 export class ScriptedAgent implements VoiceRuntime {
+  readonly runsInProcess = true;
+
   async openingLine(context: ConversationContext): Promise<string | null> {
     const configured = configuredOpeningLine(context);
     return configured === undefined ? introduction(context) : configured;

@@ -67,6 +67,12 @@ export class VoiceRuntimeError extends Error {
  * carrier; this port only decides what the agent says.
  */
 export interface VoiceRuntime {
+  /**
+   * True when the runtime answers in the worker itself, without calling out (the scripted agent):
+   * its steps then run inside the call's workflow task, as local activities. A runtime that waits
+   * on a language model leaves it unset: its turns stay activities an operator sees pending.
+   */
+  readonly runsInProcess?: boolean;
   /** The agent's first words once the call is connected, or null when the other person speaks first. */
   openingLine(context: ConversationContext, options?: RespondOptions): Promise<string | null>;
   /** The agent's next line after the other person spoke (the transcript ends with their line). */

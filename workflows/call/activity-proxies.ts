@@ -90,6 +90,17 @@ export const carrierLocal = proxyLocalActivities<Pick<CallActivities, 'dial' | '
   },
 });
 
+/** The live-call steps that also read or write the database. */
+type LiveSteps = Pick<CallActivities, 'answerIncoming' | 'connectAgent' | 'agentTurn' | 'transferCall'>;
+
+/** Attempts every 5 s at most, without an attempt limit (the budget is the 75 s schedule-to-close). */
+const LIVE_RETRY: RetryPolicy = {
+  initialInterval: '500 milliseconds',
+  backoffCoefficient: 2,
+  maximumInterval: '5 seconds',
+  nonRetryableErrorTypes: NON_RETRYABLE,
+};
+
 /**
  * Live-call steps that also read or write the database (answerIncoming, connectAgent, agentTurn,
  * transferCall): attempts every 5 s at most, without an attempt limit, for up to 75 s in all. That
@@ -97,18 +108,26 @@ export const carrierLocal = proxyLocalActivities<Pick<CallActivities, 'dial' | '
  * 15 s (30 + 15 + 5 = 50 s), yet still ends a call whose agent truly cannot go on within about a
  * minute and a quarter (the call then ends `agent_error`, or `not_connected` before the answer).
  */
-export const liveWithDatabase = proxyActivities<
-  Pick<CallActivities, 'answerIncoming' | 'connectAgent' | 'agentTurn' | 'transferCall'>
->({
+export const liveWithDatabase = proxyActivities<LiveSteps>({
   startToCloseTimeout: '15 seconds',
   scheduleToCloseTimeout: '75 seconds',
   heartbeatTimeout: '5 seconds',
-  retry: {
-    initialInterval: '500 milliseconds',
-    backoffCoefficient: 2,
-    maximumInterval: '5 seconds',
-    nonRetryableErrorTypes: NON_RETRYABLE,
-  },
+  retry: LIVE_RETRY,
+});
+
+/**
+ * The live steps as local activities (calls since patch `lean-call-2`, workflows/call/steps.ts):
+ * the same 75 s budget, one marker each instead of three events and the workflow task their
+ * completion wakes. connectAgent and agentTurn run here only for a voice runtime that answers in
+ * the worker (the scripted agent); for one that calls out (a language model) they refuse at once
+ * (`RunsAsActivity`) and run on `liveWithDatabase`, so a slow model turn is never held inside a
+ * workflow task and shows as a pending activity.
+ */
+export const liveLocal = proxyLocalActivities<LiveSteps>({
+  startToCloseTimeout: '15 seconds',
+  scheduleToCloseTimeout: '75 seconds',
+  localRetryThreshold: '1 second',
+  retry: LIVE_RETRY,
 });
 
 /**
@@ -127,19 +146,32 @@ export const lastWords = proxyActivities<Pick<CallActivities, 'apologize'>>({
   },
 });
 
+/** About 62 s of waits over 6 attempts, so a 30 s database outage does not exhaust it either. */
+const ANALYSIS_RETRY: RetryPolicy = {
+  initialInterval: '2 seconds',
+  backoffCoefficient: 2,
+  maximumInterval: '1 minute',
+  maximumAttempts: 6,
+  nonRetryableErrorTypes: NON_RETRYABLE,
+};
+
 /**
- * The analysis may call a language model: longer attempts that heartbeat, retried with backoff
- * (about 62 s of waits over 6 attempts, so a 30 s database outage does not exhaust it either).
+ * The analysis may call a language model: longer attempts that heartbeat, retried with backoff.
  * When it gives up, the built-in transcript rules answer on `records` (they only read the database).
  */
 export const analysis = proxyActivities<Pick<CallActivities, 'analyzeCall'>>({
   startToCloseTimeout: '2 minutes',
   heartbeatTimeout: '20 seconds',
-  retry: {
-    initialInterval: '2 seconds',
-    backoffCoefficient: 2,
-    maximumInterval: '1 minute',
-    maximumAttempts: 6,
-    nonRetryableErrorTypes: NON_RETRYABLE,
-  },
+  retry: ANALYSIS_RETRY,
+});
+
+/**
+ * The analysis as a local activity (patch `lean-call-2`), with the same retries, for an analyzer
+ * that answers in the worker (the transcript rules); one that calls out refuses (`RunsAsActivity`)
+ * and runs on `analysis`.
+ */
+export const analysisLocal = proxyLocalActivities<Pick<CallActivities, 'analyzeCall'>>({
+  startToCloseTimeout: '2 minutes',
+  localRetryThreshold: '1 second',
+  retry: ANALYSIS_RETRY,
 });

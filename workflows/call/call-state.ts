@@ -29,6 +29,15 @@ export const AGENT_ERROR = 'agent_error';
  */
 export const LEAN_CALL = 'lean-call-1';
 
+/**
+ * Patch id of the leaner call still (it has everything `lean-call-1` has). From it on, the live
+ * steps are local activities too (connectAgent and agentTurn when the voice runtime answers in the
+ * worker, answerIncoming, transferCall), so is the analysis when the analyzer answers in the
+ * worker; a status change writes its event in the same step; and the agent's last line carries
+ * its hang-up (workflows/call/steps.ts).
+ */
+export const LEANER_CALL = 'lean-call-2';
+
 export type FailReason = 'busy' | 'no_answer' | 'not_connected';
 
 /** How an answered call ended: what `markEnded` stores. */
@@ -44,8 +53,12 @@ export interface Ending {
  */
 export class CallState {
   readonly callId: string;
-  /** Started since patch `lean-call-1` (LEAN_CALL): the leaner commands. */
-  readonly lean = patched(LEAN_CALL);
+  /** Started since patch `lean-call-2` (LEANER_CALL). One patch check per call: each records a marker and an upsert. */
+  readonly leaner = patched(LEANER_CALL);
+  /** Started since patch `lean-call-1` (LEAN_CALL), or since `lean-call-2`, which has all it has. */
+  readonly lean = this.leaner || patched(LEAN_CALL);
+  /** The voice runtime calls out (it refused to run as a local activity): its steps run as activities. */
+  agentCallsOut = false;
   readonly progress: CallProgress;
   /** Carrier callbacks not yet handled, oldest first (`hung_up` is kept apart in `hungUp`). */
   readonly callbacks: CarrierCallback[] = [];

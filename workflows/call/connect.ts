@@ -1,9 +1,8 @@
 import { condition } from '@temporalio/workflow';
 import type { CarrierCallback } from '../../lib/temporal/call-messages.js';
-import { liveWithDatabase } from './activity-proxies.js';
 import type { CallState, FailReason } from './call-state.js';
 import { Deadline, settleExpiry } from './deadline.js';
-import { carrierOf, db, failedForGood, release } from './steps.js';
+import { carrierOf, db, failedForGood, live, release } from './steps.js';
 
 /**
  * Connect: dial and wait for the answer (outbound), or pick up a call that came in. Returns
@@ -26,7 +25,7 @@ async function dial(call: CallState): Promise<'connected' | FailReason> {
       ringTimeoutSeconds: input.ringTimeoutSeconds,
     });
   } catch (error) {
-    if (!failedForGood(error)) throw error;
+    if (!failedForGood(error, call)) throw error;
     return 'not_connected';
   }
   call.farEndReached = true;
@@ -94,9 +93,9 @@ async function firstAnswerBeforeDeadline(
 /** A call that came in (inbound phone or web): pick it up, the carrier connects the caller. */
 async function answerIncoming(call: CallState): Promise<'connected' | FailReason> {
   try {
-    await liveWithDatabase.answerIncoming({ callId: call.callId });
+    await live(call).answerIncoming({ callId: call.callId });
   } catch (error) {
-    if (!failedForGood(error)) throw error;
+    if (!failedForGood(error, call)) throw error;
     return 'not_connected';
   }
   call.farEndReached = true;

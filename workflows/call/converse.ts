@@ -1,10 +1,20 @@
 import { condition, patched } from '@temporalio/workflow';
 import type { CallActivities } from '../../activities/calls.js';
 import type { CallerSpeech } from '../../lib/temporal/call-messages.js';
-import { lastWords, liveWithDatabase } from './activity-proxies.js';
+import { lastWords } from './activity-proxies.js';
 import { AGENT_ERROR, agentFinishedAt, type CallState, type Ending, lineOf } from './call-state.js';
 import { Deadline, settleExpiry } from './deadline.js';
-import { db, emit, failedForGood, now, release } from './steps.js';
+import {
+  agentTurn,
+  connectAgent,
+  db,
+  emitUnlessWritten,
+  eventWith,
+  failedForGood,
+  live,
+  now,
+  release,
+} from './steps.js';
 
 /** Longest the agent waits for the other person to say something before it ends the call. */
 const SILENCE_TIMEOUT = '10 minutes';
@@ -18,15 +28,15 @@ const MAX_TURN_LATENCIES = 50;
  * stays silent or the agent cannot go on. Returns how the call ended, for `finish`.
  */
 export async function converse(call: CallState): Promise<Ending> {
-  await db(call).markAnswered({ callId: call.callId, answeredAt: now() });
+  await db(call).markAnswered({ callId: call.callId, answeredAt: now(), ...eventWith(call, 'call.started') });
   call.answered = true;
   call.setStatus('in_progress');
-  await emit(call, 'call.started');
+  await emitUnlessWritten(call, 'call.started');
   call.step('connecting_agent');
   try {
-    call.lastAgentLine = await liveWithDatabase.connectAgent({ callId: call.callId });
+    call.lastAgentLine = await connectAgent(call);
   } catch (error) {
-    if (!failedForGood(error)) throw error;
+    if (!failedForGood(error, call)) throw error;
     return agentFailed(call, call.heard.splice(0));
   }
   call.nextIndex = call.lastAgentLine ? 1 : 0;
@@ -76,13 +86,12 @@ async function nextTurn(call: CallState, silence: Deadline | null = null): Promi
   const speech = heard.shift()!;
   let turn: Awaited<ReturnType<CallActivities['agentTurn']>>;
   try {
-    turn = await liveWithDatabase.agentTurn({
-      callId,
+    turn = await agentTurn(call, {
       heard: lineOf(speech, call.nextIndex),
       answerAtSeconds: speech.endedAtSeconds,
     });
   } catch (error) {
-    if (!failedForGood(error)) throw error;
+    if (!failedForGood(error, call)) throw error;
     return agentFailed(call, [speech, ...heard.splice(0)]);
   }
   // A turn may act without a line (a language model's tool call without words): the person's
@@ -96,17 +105,23 @@ async function nextTurn(call: CallState, silence: Deadline | null = null): Promi
   }
   const spokenUntil = turn.line ? agentFinishedAt(call.lastAgentLine) : call.spokenSoFar();
   if (turn.next.kind === 'hang_up') {
-    await release(call, 'hang_up');
+    // The last line carried the hang-up (patch `lean-call-2`), unless the agent hung up without words.
+    if (!turn.hungUp) await release(call, 'hang_up');
     return { endReason: 'agent_hangup', durationSeconds: spokenUntil };
   }
   if (turn.next.kind === 'transfer') {
+    const transferred = { transferred_to: turn.next.to };
     try {
-      await liveWithDatabase.transferCall({ callId, to: turn.next.to });
+      await live(call).transferCall({
+        callId,
+        to: turn.next.to,
+        ...eventWith(call, 'call.transferred', transferred),
+      });
     } catch (error) {
-      if (!failedForGood(error)) throw error;
+      if (!failedForGood(error, call)) throw error;
       return agentFailed(call, heard.splice(0));
     }
-    await emit(call, 'call.transferred', { transferred_to: turn.next.to });
+    await emitUnlessWritten(call, 'call.transferred', transferred);
     return { endReason: 'transferred', durationSeconds: spokenUntil };
   }
   return null;
@@ -152,6 +167,6 @@ async function apologize(call: CallState): Promise<void> {
     call.nextIndex = Math.max(call.nextIndex, line.index + 1);
     call.progress.transcriptLines = call.nextIndex;
   } catch (error) {
-    if (!failedForGood(error)) throw error;
+    if (!failedForGood(error, call)) throw error;
   }
 }

@@ -1,18 +1,30 @@
 import { log } from '@temporalio/workflow';
 import type { CallActivities } from '../../activities/calls.js';
 import type { CallWorkflowResult } from '../../lib/temporal/workflow-contracts.js';
-import { analysis } from './activity-proxies.js';
 import { AGENT_ERROR, type CallState, type Ending, type FailReason } from './call-state.js';
-import { db, emit, failedForGood, now, release } from './steps.js';
+import {
+  analyzeWithAnalyzer,
+  db,
+  emitUnlessWritten,
+  eventWith,
+  failedForGood,
+  now,
+  release,
+} from './steps.js';
 
 /** Finish a call never answered: it ends `failed`, with `call.failed`. */
 export async function fail(call: CallState, reason: FailReason): Promise<CallWorkflowResult> {
   call.failedWith = reason;
   call.progress.endReason = reason;
-  await db(call).markFailed({ callId: call.callId, reason, endedAt: now() });
+  await db(call).markFailed({
+    callId: call.callId,
+    reason,
+    endedAt: now(),
+    ...eventWith(call, 'call.failed', { reason }),
+  });
   call.setStatus('failed');
   call.step('failed');
-  await emit(call, 'call.failed', { reason });
+  await emitUnlessWritten(call, 'call.failed', { reason });
   return { status: 'failed', endReason: reason, durationSeconds: null };
 }
 
@@ -36,9 +48,14 @@ export async function complete(call: CallState, ending: Ending): Promise<CallWor
   const how = call.ended;
   call.step('analyzing');
   const result = await analyze(call);
-  await db(call).completeCall({ callId: call.callId, analysis: result, analyzedAt: now() });
+  await db(call).completeCall({
+    callId: call.callId,
+    analysis: result,
+    analyzedAt: now(),
+    ...eventWith(call, 'call.completed'),
+  });
   call.setStatus('completed');
-  await emit(call, 'call.completed');
+  await emitUnlessWritten(call, 'call.completed');
   call.step('completed');
   return { status: 'completed', endReason: how.endReason, durationSeconds: how.durationSeconds };
 }
@@ -46,9 +63,9 @@ export async function complete(call: CallState, ending: Ending): Promise<CallWor
 /** The configured analyzer's answer; when it gives up (or refuses), the built-in transcript rules answer. */
 async function analyze(call: CallState): ReturnType<CallActivities['analyzeCall']> {
   try {
-    return await analysis.analyzeCall({ callId: call.callId });
+    return await analyzeWithAnalyzer(call);
   } catch (error) {
-    if (!failedForGood(error)) throw error;
+    if (!failedForGood(error, call)) throw error;
     // They only read the transcript, so they are retried like a database write.
     return await db(call).analyzeCall({ callId: call.callId, fallback: true });
   }
