@@ -59,10 +59,13 @@ export interface AppDeps {
 }
 
 export interface AuthInfo {
+  /** The API key's id; for a dashboard session standing in for a key, the session's id. */
   keyId: string;
+  /** Set when a dashboard session (cookie) made the request instead of an API key. */
+  sessionId?: string;
   workspaceId: string;
   userId: string;
-  /** The creating user's role as of the last key lookup (cached up to 30 s). */
+  /** The creating user's role as of the last key lookup (cached up to 30 s); a session's person's role now. */
   role: UserRole;
   scopes: string[];
 }

@@ -338,6 +338,7 @@ async function main(): Promise<void> {
   }
   say('');
   say(`API              http://${shownHost}:${settings.port}/v1`);
+  say(`Dashboard: http://${shownHost}:${settings.port}/`);
   say(`Temporal Web UI  ${temporal.uiUrl ?? `(the server at ${temporal.address} runs its own, if any)`}`);
   say(`Temporal         ${temporal.address} namespace ${settings.temporalNamespace}`);
   say(`PostgreSQL       ${redactUrl(db.url)}`);
