@@ -114,6 +114,9 @@ export function authRoutes(deps: AuthRouteDeps): Middleware {
             role: session.member.role,
           }
         : null,
+      // Where the call page links each call's workflow (npm start passes its Web UI's address).
+      temporal_ui_url: process.env.TEMPORAL_UI_URL ?? null,
+      temporal_namespace: ctx.state.deps.settings.temporalNamespace,
       workspaces: members.map((m) => ({
         user_id: m.id,
         workspace_id: m.workspace,
