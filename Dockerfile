@@ -11,6 +11,7 @@ COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
 
 COPY api ./api
+COPY dashboard ./dashboard
 COPY activities ./activities
 COPY db ./db
 COPY lib ./lib

@@ -195,6 +195,15 @@ export interface Delivery {
   delivered_at: string | null;
 }
 
+export interface DeliveryAttempt {
+  attempt: number;
+  attempted_at: string;
+  duration_ms: number;
+  response_status: number | null;
+  error: string | null;
+  trigger: string;
+}
+
 export interface CallEvent {
   id: string;
   type: string;

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { ATTEMPTS_PER_ACCOUNT } from '../api/dashboard/sign-in-limiter.js';
+import { ATTEMPTS_PER_ACCOUNT, ATTEMPTS_PER_ADDRESS } from '../api/dashboard/sign-in-limiter.js';
 import { createUser, setUserRole } from '../lib/accounts.js';
 import { acceptInvite } from '../lib/dashboard/invites.js';
 import {
@@ -270,6 +270,27 @@ describe('sign-in rate limits', () => {
       password: TEST_PASSWORD,
     });
     assert.equal(ok.status, 200, ok.text);
+  });
+});
+
+describe('sign-in rate limits per address', () => {
+  test('one address trying many accounts is limited too', async () => {
+    // A fresh window for this address: the attempts above came from the same loopback address.
+    await sql('delete from sign_in_attempt_windows', []);
+    const client = new DashboardClient(api.url);
+    for (let i = 0; i < ATTEMPTS_PER_ADDRESS; i++) {
+      const res = await client.post('/dashboard/auth/sign-in', {
+        email: `nobody-${i}@example.test`,
+        password: 'whatever it is',
+      });
+      assertApiError(res, 401, 'sign_in_failed', 'password');
+    }
+    const limited = await client.post('/dashboard/auth/sign-in', {
+      email: 'someone-else@example.test',
+      password: 'x',
+    });
+    assertApiError(limited, 429, 'rate_limited');
+    assert.ok(Number(limited.headers.get('retry-after')) >= 1);
   });
 });
 

@@ -88,6 +88,15 @@ async function inviteLink(userId: string): Promise<string> {
   return inviteUrl(stack.api.url, (await createInvite(stack.db.orm.em.fork(), { userId })).token);
 }
 
+/** Polls `check` (10 s at most): for a change the page made, seen through the API. */
+async function eventually(check: () => Promise<boolean>) {
+  for (let i = 0; i < 100; i++) {
+    if (await check()) return;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  assert.fail('the change did not arrive within 10 s');
+}
+
 /** A link of the top navigation. */
 const nav = (p: Page, name: string) =>
   p.getByRole('navigation', { name: 'Sections' }).getByRole('link', { name, exact: true });
@@ -212,14 +221,11 @@ describe('the dashboard in Chromium', { skip }, () => {
     const select = page.getByLabel('Agent for +4790000001');
     await select.selectOption(agentId);
     await page.getByRole('button', { name: 'Assign' }).click();
-    await page.waitForFunction(() => document.querySelector('td button')?.hasAttribute('disabled'));
+    await eventually(async () => (await key().get('/phone-numbers')).body.data[0].agent_id === agentId);
     await screenshot(page, '07-numbers');
-    const numbers = (await key().get('/phone-numbers')).body.data;
-    assert.equal(numbers[0].agent_id, agentId);
     await select.selectOption('');
     await page.getByRole('button', { name: 'Clear' }).click();
-    await page.waitForFunction(() => document.querySelector('td button')?.hasAttribute('disabled'));
-    assert.equal((await key().get('/phone-numbers')).body.data[0].agent_id, null);
+    await eventually(async () => (await key().get('/phone-numbers')).body.data[0].agent_id === null);
   });
 
   test('webhooks: create (secret shown once), send a test event, see the delivery, resend, pause', async () => {
@@ -245,6 +251,13 @@ describe('the dashboard in Chromium', { skip }, () => {
     const received = await receiver.waitForRequests(1);
     assert.equal(JSON.parse(received[0]!.rawBody.toString()).type, 'webhook.test');
 
+    // Every attempt of a delivery: its status code and how long it took.
+    await log.getByRole('button', { name: '1 attempt' }).first().click();
+    await log
+      .getByRole('list', { name: 'Attempts' })
+      .getByText(/Attempt 1 \(test\) at .*: \d+ ms, HTTP 200/)
+      .waitFor();
+
     await log.getByRole('button', { name: 'Resend' }).first().click();
     await log.getByRole('cell', { name: 'resend' }).waitFor();
     await receiver.waitForRequests(2, 30_000);
@@ -253,6 +266,22 @@ describe('the dashboard in Chromium', { skip }, () => {
     await screenshot(page, '09-webhook');
     const hooks = (await key().get('/webhooks')).body.data;
     assert.equal(hooks[0].status, 'paused');
+  });
+
+  test("a failing receiver: the attempt shows its status code and the answer's start", async () => {
+    receiver.answer = (_n, path) =>
+      path === '/broken' ? { status: 500, body: 'receiver exploded' } : { status: 200 };
+    const hook = await key().post('/webhooks', { url: `${receiver.url}/broken`, events: ['call.completed'] });
+    assert.equal(hook.status, 201, hook.text);
+    await page.goto(url(`/webhooks/${hook.body.id}`));
+    await page.getByRole('button', { name: 'Send test event' }).click();
+    const log = page.getByRole('region', { name: 'Delivery log' });
+    await log.getByRole('button', { name: '1 attempt' }).click({ timeout: 30_000 });
+    await log
+      .getByRole('list', { name: 'Attempts' })
+      .getByText(/Attempt 1 \(test\) at .*: \d+ ms, HTTP 500: receiver exploded/)
+      .waitFor();
+    await screenshot(page, '09b-webhook-attempts');
   });
 
   test('API keys: create (secret shown once, it works), then revoke', async () => {

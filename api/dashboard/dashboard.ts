@@ -9,13 +9,14 @@ import { callEvents } from './call-events.js';
 import { dashboardPages } from './pages.js';
 import { apiKeyRoutes } from './routes/api-keys.js';
 import { callEventsSentRoutes } from './routes/call-events-sent.js';
+import { deliveryAttemptRoutes } from './routes/delivery-attempts.js';
 import { testCallRoutes } from './routes/test-calls.js';
 import { voiceRoutes } from './routes/voices.js';
 import { SignInLimiter } from './sign-in-limiter.js';
 
 // The dashboard, served by the API process on the same port under `/` (operations contract,
 // section 8). Its data comes from /v1 itself, with the session standing in for a key; the few
-// things /v1 has no endpoint for (keys, the test panel, voices) are routes under /dashboard/api
+// things /v1 has no endpoint for (keys, the test panel, voices, attempts) are routes under /dashboard/api
 // that run through the same pipeline (api/router.ts) and take only a session. Everything outside
 // /v1 is the dashboard's; /v1 stays exactly as it was.
 
@@ -24,6 +25,7 @@ export const DASHBOARD_API_PREFIX = '/dashboard/api';
 export const dashboardApiRoutes = [
   ...apiKeyRoutes,
   ...callEventsSentRoutes,
+  ...deliveryAttemptRoutes,
   ...testCallRoutes,
   ...voiceRoutes,
 ];

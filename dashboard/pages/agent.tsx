@@ -31,6 +31,8 @@ const EDITABLE: Editable[] = [
 
 export function AgentPage({ id }: { id: string }) {
   const agent = useResource(() => api.get<Agent>(`/v1/agents/${id}`), [id]);
+  // Kept here: the editor starts afresh from each saved version of the agent.
+  const [notice, setNotice] = useState<string | null>(null);
   return (
     <Loaded resource={agent}>
       {(data) => (
@@ -39,7 +41,15 @@ export function AgentPage({ id }: { id: string }) {
             <Link href="/agents">Agents</Link> /
           </p>
           <PageTitle>{data.name}</PageTitle>
-          <AgentEditor key={data.updated_at} agent={data} onChange={agent.reload} />
+          <AgentEditor
+            key={data.updated_at}
+            agent={data}
+            notice={notice}
+            onChange={(done) => {
+              setNotice(done);
+              agent.reload();
+            }}
+          />
           <TestPanel agent={data} />
         </>
       )}
@@ -47,32 +57,37 @@ export function AgentPage({ id }: { id: string }) {
   );
 }
 
-function AgentEditor({ agent, onChange }: { agent: Agent; onChange: () => void }) {
+function AgentEditor({
+  agent,
+  notice,
+  onChange,
+}: {
+  agent: Agent;
+  notice: string | null;
+  onChange: (done: string) => void;
+}) {
   const { canWrite } = useSession();
   const voices = useResource(() => api.get<List<Voice>>('/dashboard/api/voices'), []);
   const initial = Object.fromEntries(EDITABLE.map((f) => [f, agent[f] ?? ''])) as Record<Editable, string>;
   const [values, setValues] = useState(initial);
   const [voiceId, setVoiceId] = useState(agent.voice.voice_id ?? '');
-  const [saved, setSaved] = useState(false);
   const action = useAction();
   const changed = EDITABLE.filter((f) => values[f] !== initial[f]);
   const voiceChanged = voiceId !== (agent.voice.voice_id ?? '') && voiceId !== '';
 
   const save = (event: Event) => {
     event.preventDefault();
-    setSaved(false);
     action.run(async () => {
       const body: Record<string, string> = Object.fromEntries(changed.map((f) => [f, values[f]]));
       if (voiceChanged) body.voice_id = voiceId;
       await api.patch(`/v1/agents/${agent.id}`, body);
-      setSaved(true);
-      onChange();
+      onChange('Saved.');
     });
   };
   const act = (what: 'publish' | 'unpublish') =>
     action.run(async () => {
       await api.post(`/v1/agents/${agent.id}/${what}`);
-      onChange();
+      onChange(what === 'publish' ? 'Published: it now answers its numbers’ calls.' : 'Unpublished.');
     });
   const remove = () => {
     if (!window.confirm(`Delete the agent "${agent.name}"? Past calls keep their transcripts.`)) return;
@@ -148,9 +163,9 @@ function AgentEditor({ agent, onChange }: { agent: Agent; onChange: () => void }
           )}
         </Field>
         <ErrorNote error={action.error ?? voices.error} />
-        {saved && (
+        {notice && (
           <p class="notice" role="status">
-            Saved.
+            {notice}
           </p>
         )}
         {canWrite && (

@@ -1,5 +1,5 @@
 import { useEffect, useState } from 'preact/hooks';
-import { api, type Delivery, type List, query, type Webhook } from '../api.js';
+import { api, type Delivery, type DeliveryAttempt, type List, query, type Webhook } from '../api.js';
 import {
   Badge,
   Empty,
@@ -163,36 +163,22 @@ export function WebhookPage({ id }: { id: string }) {
                       </thead>
                       <tbody>
                         {page.data.map((d) => (
-                          <tr key={d.id} data-delivery={d.id}>
-                            <td>{formatTime(d.created_at)}</td>
-                            <td>{d.event_type}</td>
-                            <td>
-                              <Badge value={d.status} />
-                            </td>
-                            <td>{d.attempts}</td>
-                            <td class="break">
-                              {d.response_status ? `HTTP ${d.response_status}` : '–'}
-                              {d.error ? ` · ${d.error}` : ''}
-                              {d.delivered_at ? ` · delivered ${formatTime(d.delivered_at)}` : ''}
-                            </td>
-                            <td>{d.trigger}</td>
-                            {canManage && (
-                              <td>
-                                <button
-                                  type="button"
-                                  disabled={action.busy}
-                                  onClick={() =>
+                          <DeliveryRow
+                            key={d.id}
+                            webhookId={id}
+                            delivery={d}
+                            columns={canManage ? 7 : 6}
+                            resend={
+                              canManage
+                                ? () =>
                                     act(
                                       () => api.post(`/v1/webhooks/${id}/deliveries/${d.id}/resend`),
                                       'Resent.',
                                     )
-                                  }
-                                >
-                                  Resend
-                                </button>
-                              </td>
-                            )}
-                          </tr>
+                                : undefined
+                            }
+                            busy={action.busy}
+                          />
                         ))}
                       </tbody>
                     </table>
@@ -206,6 +192,91 @@ export function WebhookPage({ id }: { id: string }) {
           </section>
         </>
       )}
+    </Loaded>
+  );
+}
+
+/** One delivery, and on request every attempt it took (status code, duration, what went wrong). */
+function DeliveryRow(props: {
+  webhookId: string;
+  delivery: Delivery;
+  columns: number;
+  resend?: () => void;
+  busy: boolean;
+}) {
+  const d = props.delivery;
+  const [open, setOpen] = useState(false);
+  return (
+    <>
+      <tr data-delivery={d.id}>
+        <td>{formatTime(d.created_at)}</td>
+        <td>{d.event_type}</td>
+        <td>
+          <Badge value={d.status} />
+        </td>
+        <td>
+          <button type="button" class="link" aria-expanded={open} onClick={() => setOpen(!open)}>
+            {d.attempts} attempt{d.attempts === 1 ? '' : 's'}
+          </button>
+        </td>
+        <td class="break">
+          {d.error ?? (d.response_status ? `HTTP ${d.response_status}` : '–')}
+          {d.delivered_at ? ` · delivered ${formatTime(d.delivered_at)}` : ''}
+        </td>
+        <td>{d.trigger}</td>
+        {props.resend && (
+          <td>
+            <button type="button" disabled={props.busy} onClick={props.resend}>
+              Resend
+            </button>
+          </td>
+        )}
+      </tr>
+      {open && (
+        <tr class="attempts-row">
+          <td colSpan={props.columns}>
+            <Attempts webhookId={props.webhookId} deliveryId={d.id} attempts={d.attempts} />
+          </td>
+        </tr>
+      )}
+    </>
+  );
+}
+
+function Attempts({
+  webhookId,
+  deliveryId,
+  attempts,
+}: {
+  webhookId: string;
+  deliveryId: string;
+  attempts: number;
+}) {
+  const list = useResource(
+    () =>
+      api.get<List<DeliveryAttempt>>(
+        `/dashboard/api/webhooks/${webhookId}/deliveries/${deliveryId}/attempts`,
+      ),
+    [deliveryId, attempts],
+  );
+  return (
+    <Loaded resource={list}>
+      {(page) =>
+        page.data.length === 0 ? (
+          <Empty>Not attempted yet.</Empty>
+        ) : (
+          <ol class="attempts" aria-label="Attempts">
+            {page.data.map((a) => (
+              <li key={a.attempt}>
+                Attempt {a.attempt} ({a.trigger}) at {formatTime(a.attempted_at)}: {a.duration_ms} ms,{' '}
+                <span class="break">
+                  {a.error ?? (a.response_status ? `HTTP ${a.response_status}` : 'no answer')}
+                </span>
+              </li>
+            ))}
+          </ol>
+        )
+      }
     </Loaded>
   );
 }

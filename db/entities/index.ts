@@ -12,6 +12,7 @@ export * from './sign-in-attempt-window.js';
 export * from './transcript-entry.js';
 export * from './user.js';
 export * from './webhook-delivery.js';
+export * from './webhook-delivery-attempt.js';
 export * from './webhook-endpoint.js';
 export * from './webhook-recovery.js';
 export * from './workspace.js';
