@@ -327,7 +327,12 @@ async function main(): Promise<void> {
     TEMPORAL_NAMESPACE: settings.temporalNamespace,
   };
   for (const group of cluster.workerGroups) await startWorkers(group, env);
-  const apiEnv = { ...env, API_REUSE_PORT: 'true' };
+  // The dashboard links each call to its workflow in the Web UI.
+  const apiEnv = {
+    ...env,
+    API_REUSE_PORT: 'true',
+    ...(temporal.uiUrl ? { TEMPORAL_UI_URL: temporal.uiUrl } : {}),
+  };
   for (let i = 1; i <= cluster.apiProcesses; i++) {
     const part = await supervise(`API #${i}`, RANK.api, nodePart(['api/main.ts'], apiEnv, 20_000));
     say(`API #${i}: pid ${part.pid} (api/main.ts, port ${settings.port} shared)`);
