@@ -67,15 +67,11 @@ export function CallPage({ id }: { id: string }) {
             </dl>
             <h3>Timeline</h3>
             <ol class="timeline">
-              <li>
-                {formatTime(c.started_at)}: {c.direction === 'inbound' ? 'came in' : 'placed'}
-              </li>
-              {c.ended_at && (
-                <li>
-                  {formatTime(c.ended_at)}: ended <Badge value={c.status} />
-                  {c.end_reason ? ` (${c.end_reason.replace(/_/g, ' ')})` : ''}
+              {timeline(c, events.data?.data ?? []).map((entry) => (
+                <li key={`${entry.at}-${entry.text}`}>
+                  <time dateTime={entry.at}>{formatClock(entry.at)}</time> {entry.text}
                 </li>
-              )}
+              ))}
               {!c.ended_at && <li>going on: {c.status.replace(/_/g, ' ')}</li>}
             </ol>
           </section>
@@ -167,6 +163,23 @@ export function CallPage({ id }: { id: string }) {
       )}
     </Loaded>
   );
+}
+
+/** The call's moments in order: its start, each event it produced, its end. */
+function timeline(call: Call, events: CallEvent[]): { at: string; text: string }[] {
+  const entries = [
+    { at: call.started_at, text: call.direction === 'inbound' ? 'came in' : 'placed' },
+    ...events.map((e) => ({ at: e.created_at, text: `event ${e.type}` })),
+  ];
+  if (call.ended_at) {
+    const reason = call.end_reason ? ` (${call.end_reason.replace(/_/g, ' ')})` : '';
+    entries.push({ at: call.ended_at, text: `ended ${call.status.replace(/_/g, ' ')}${reason}` });
+  }
+  return entries.sort((a, b) => a.at.localeCompare(b.at));
+}
+
+function formatClock(iso: string): string {
+  return new Date(iso).toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'medium' });
 }
 
 function AgentName({ id }: { id: string }) {
