@@ -7,6 +7,7 @@ import {
   closeApiAndDatabase,
   createFixture,
   type Fixture,
+  startApi,
   startApiOnFreshDatabase,
   type TestApi,
 } from './support/api.js';
@@ -57,6 +58,22 @@ describe('invites', () => {
       stored.every((row) => row.password_hash.startsWith('$argon2id$')),
       'argon2id hashes only',
     );
+  });
+
+  test('served over HTTPS (DASHBOARD_URL https://…, TLS ending at a proxy) the cookie is also Secure', async () => {
+    process.env.DASHBOARD_URL = 'https://dashboard.example.com';
+    const behindProxy = await startApi({ orm: db.orm }).finally(() => delete process.env.DASHBOARD_URL);
+    try {
+      const res = await new DashboardClient(behindProxy.url).post('/dashboard/auth/invite', {
+        token: await inviteToken(db.orm, owner.userId),
+        password: TEST_PASSWORD,
+      });
+      assert.equal(res.status, 200, res.text);
+      const cookie = res.headers.getSetCookie().find((c) => c.startsWith('va_session='))!;
+      assert.match(cookie, /; HttpOnly; SameSite=Lax; .*; Secure$/);
+    } finally {
+      await behindProxy.close();
+    }
   });
 
   test('an expired invite and a short password are refused', async () => {
