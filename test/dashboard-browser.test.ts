@@ -336,6 +336,47 @@ describe('the dashboard in Chromium', { skip }, () => {
     await screenshot(page, '11-usage');
   });
 
+  test('more of each page: filters, pages of 20, rotating a secret, deleting an agent', async () => {
+    // Calls: the API's filters.
+    await nav(page, 'Calls').click();
+    await page.getByRole('cell', { name: 'inbound · web' }).waitFor();
+    await page.getByLabel('Direction').selectOption('outbound');
+    await page.getByText('No calls match.').waitFor();
+    await page.getByLabel('Direction').selectOption('inbound');
+    await page.getByRole('cell', { name: 'inbound · web' }).waitFor();
+
+    // Agents: 21 more make two pages.
+    for (let i = 0; i < 21; i++)
+      assert.equal((await key().post('/agents', { name: `Bulk ${i}` })).status, 201);
+    await nav(page, 'Agents').click();
+    await page.getByRole('link', { name: 'Bulk 20' }).waitFor();
+    assert.equal(
+      await page.getByRole('link', { name: 'Support' }).count(),
+      0,
+      'the oldest is on the next page',
+    );
+    await page.getByRole('button', { name: 'Older →' }).click();
+    await page.getByRole('link', { name: 'Support' }).waitFor();
+    await page.getByRole('button', { name: '← Newer' }).click();
+    await page.getByRole('link', { name: 'Bulk 20' }).waitFor();
+
+    // Deleting an agent.
+    await page.getByRole('link', { name: 'Bulk 20' }).click();
+    await page.getByRole('button', { name: 'Delete' }).click();
+    await page.waitForURL(url('/agents'));
+    await page.getByRole('link', { name: 'Bulk 19' }).waitFor();
+    assert.equal(await page.getByRole('link', { name: 'Bulk 20' }).count(), 0);
+
+    // Rotating a webhook secret: the new one is shown once and signs from then on.
+    const hooks = (await key().get('/webhooks')).body.data;
+    const hook = hooks.find((h: { url: string }) => h.url.endsWith('/hooks'));
+    await page.goto(url(`/webhooks/${hook.id}`));
+    await page.getByRole('button', { name: 'Rotate secret' }).click();
+    const secret = page.getByRole('textbox', { name: 'New signing secret' });
+    await secret.waitFor();
+    assert.match(await secret.inputValue(), /^whsec_/);
+  });
+
   test('no layout break at 1280×800 and at 390 px wide', async () => {
     for (const [size, viewport] of [
       ['desktop', DESKTOP],
@@ -390,10 +431,10 @@ describe('the dashboard in Chromium', { skip }, () => {
     await p.getByLabel('Repeat the password').fill(TEST_PASSWORD);
     await p.getByRole('button', { name: 'Set password and sign in' }).click();
     await p.waitForURL(url('/agents'));
-    await p.getByRole('link', { name: 'Support' }).waitFor();
+    await p.getByRole('link', { name: 'Bulk 19' }).waitFor();
     assert.equal(await p.getByText('New agent').count(), 0);
 
-    await p.getByRole('link', { name: 'Support' }).click();
+    await p.goto(url(`/agents/${agentId}`));
     await p.getByRole('heading', { name: 'Settings' }).waitFor();
     assert.equal(await p.getByLabel('Name').isEditable(), false);
     for (const name of ['Save changes', 'Publish', 'Unpublish', 'Delete', 'Start a test call']) {
