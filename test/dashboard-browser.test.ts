@@ -403,8 +403,9 @@ describe('the dashboard in Chromium', { skip }, () => {
     await page.setViewportSize(DESKTOP);
   });
 
-  test('keyboard: the sign-in form and the nav work without a mouse', async () => {
+  test('keyboard: the sign-in form and the nav work without a mouse', async (t) => {
     const context = await browser.newContext({ viewport: DESKTOP });
+    t.after(() => context.close());
     const p = await context.newPage();
     await p.goto(url('/sign-in'));
     await p.getByLabel('Email').focus();
@@ -419,12 +420,12 @@ describe('the dashboard in Chromium', { skip }, () => {
     assert.equal(await p.evaluate(() => document.activeElement?.textContent), 'Calls');
     await p.keyboard.press('Enter');
     await p.waitForURL(url('/calls'));
-    await context.close();
   });
 
-  test('a viewer sees no write control, and a forged write is refused by the server', async () => {
+  test('a viewer sees no write control, and a forged write is refused by the server', async (t) => {
     const viewer = await createFixture(stack.db.orm, { workspaceId: owner.workspaceId, role: 'viewer' });
     const context = await browser.newContext({ viewport: DESKTOP });
+    t.after(() => context.close());
     const p = await context.newPage();
     await p.goto(await inviteLink(viewer.userId));
     await p.getByLabel('New password').fill(TEST_PASSWORD);
@@ -467,7 +468,6 @@ describe('the dashboard in Chromium', { skip }, () => {
     });
     assert.equal(forged.status, 403);
     assert.equal(forged.body.error.code, 'role_required');
-    await context.close();
   });
 
   test('a change without the CSRF token is refused', async () => {

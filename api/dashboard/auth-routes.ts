@@ -69,10 +69,10 @@ export function authRoutes(deps: AuthRouteDeps): Middleware {
 
   router.post('/sign-in', async (ctx) => {
     const { email, password } = await bodyOf<{ email: string; password: string }>(ctx, signInBody);
-    const address = ctx.ip || ctx.request.socket.remoteAddress || 'unknown';
-    const decision = await deps.limiter.take({ email, address });
-    if (!decision.allowed) throw signInRateLimited(decision.retryAfterSeconds);
     const normalized = email.trim().toLowerCase();
+    const address = ctx.ip || ctx.request.socket.remoteAddress || 'unknown';
+    const decision = await deps.limiter.take({ email: normalized, address });
+    if (!decision.allowed) throw signInRateLimited(decision.retryAfterSeconds);
     const credential = await ctx.state.em.findOne(DashboardCredential, { email: normalized });
     // The same argon2 work whether or not the account exists.
     const matches = await passwordMatches(credential?.passwordHash ?? (await decoyPasswordHash()), password);
