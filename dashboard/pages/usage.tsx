@@ -152,6 +152,11 @@ function BarChart({ days }: { days: DayUsage[] }) {
           </g>
         ))}
       </svg>
+      <div class="chart-days" aria-hidden="true">
+        <span>{days[0]?.day}</span>
+        {days.length > 2 && <span>{days[Math.floor(days.length / 2)]?.day}</span>}
+        {days.length > 1 && <span>{days.at(-1)?.day}</span>}
+      </div>
       <figcaption>
         <span class="key key-calls" /> calls (max {maxCalls}) <span class="key key-minutes" /> minutes (max{' '}
         {maxMinutes}) · {days[0]?.day} to {days.at(-1)?.day}
