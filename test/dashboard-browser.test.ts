@@ -40,6 +40,7 @@ let ownerContext: BrowserContext;
 let page: Page;
 let agentId: string;
 let testCallId: string;
+const pageErrors: string[] = [];
 
 const DESKTOP = { width: 1280, height: 800 };
 const PHONE = { width: 390, height: 844 };
@@ -483,6 +484,10 @@ describe('the dashboard in Chromium', { skip }, () => {
     assert.equal(refused.body.error.code, 'csrf_token_invalid');
     const agents = (await key().get('/agents')).body.data.map((a: { name: string }) => a.name);
     assert.ok(!agents.includes('No token'));
+  });
+
+  test('no script error and nothing refused by the Content-Security-Policy on any page so far', () => {
+    assert.deepEqual(pageErrors, []);
   });
 
   test('an expired session is sent to sign-in, from a page load and from a click inside the app', async () => {
