@@ -77,6 +77,14 @@ module.exports = {
       to: { path: '^(api|lib|db|workflows|activities|workers|scripts|bench|test)/' },
     },
     {
+      name: 'dashboard-is-browser-code',
+      comment:
+        'dashboard/ is the front end, bundled for the browser: it talks to the server over HTTP only and imports no server code.',
+      severity: 'error',
+      from: { path: '^dashboard/' },
+      to: { path: '^(api|lib|db|workflows|activities|workers|scripts|bench|test)/' },
+    },
+    {
       name: 'no-unresolvable',
       comment: 'An import that resolves to nothing is a typo or a missing package.',
       severity: 'error',

@@ -13,6 +13,7 @@ COPY clients/typescript/package.json ./clients/typescript/
 RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
 
 COPY api ./api
+COPY dashboard ./dashboard
 COPY activities ./activities
 COPY db ./db
 COPY lib ./lib

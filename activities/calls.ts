@@ -156,6 +156,7 @@ export function createCallActivities(deps: CallActivityDeps) {
         callWorkflowId,
         channel: call.channel,
         caller: call.fromNumber ?? call.fromLabel ?? null,
+        farEnd: call.browserFarEnd ? 'browser' : 'simulator',
       });
     },
 

@@ -1,6 +1,13 @@
+import { randomUUID } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { Context } from '@temporalio/activity';
-import { Event, WebhookDelivery, type WebhookDeliveryOrigin, WebhookEndpoint } from '../db/entities/index.js';
+import {
+  Event,
+  WebhookDelivery,
+  WebhookDeliveryAttempt,
+  type WebhookDeliveryOrigin,
+  WebhookEndpoint,
+} from '../db/entities/index.js';
 import type { Orm } from '../db/orm.js';
 import { recordPendingDeliveries, subscribedEndpointIds } from '../lib/webhooks/deliveries.js';
 import { EndpointLimiter } from '../lib/webhooks/endpoint-limiter.js';
@@ -73,6 +80,7 @@ export function createWebhookActivities(deps: WebhookActivityDeps) {
       const release = await limiter.acquire(endpoint.id);
       if (!release) return { outcome: 'busy' };
       let result: SendResult;
+      const sentAt = performance.now();
       try {
         const body = Buffer.from(event.body, 'utf8');
         result = await send({
@@ -93,6 +101,7 @@ export function createWebhookActivities(deps: WebhookActivityDeps) {
       }
 
       const attemptedAt = now();
+      const durationMs = Math.round(performance.now() - sentAt);
       const retryIn = retryDelayAfter(input.attempt);
       delivery.attempts = input.attempt;
       delivery.responseStatus = result.responseStatus;
@@ -107,6 +116,17 @@ export function createWebhookActivities(deps: WebhookActivityDeps) {
       } else {
         delivery.nextAttemptAt = new Date(attemptedAt.getTime() + retryIn);
       }
+      // The attempt's own row, in the same flush: the dashboard's log of every attempt.
+      em.create(WebhookDeliveryAttempt, {
+        id: randomUUID(),
+        delivery: delivery.id,
+        attempt: input.attempt,
+        attemptedAt,
+        durationMs,
+        responseStatus: result.responseStatus,
+        error: result.error,
+        trigger: input.attempt >= 2 ? 'retry' : delivery.origin,
+      });
       await em.flush();
       await updateEndpointHealth(em, endpoint.id, result.delivered, attemptedAt);
       return {

@@ -1,5 +1,8 @@
 import Koa from 'koa';
+import { dashboardUrl } from '../lib/dashboard/url.js';
 import { ApiKeyAuthenticator } from './api-key-authenticator.js';
+import { dashboard } from './dashboard/dashboard.js';
+import { SessionStore } from './dashboard/sessions.js';
 import { errorMiddleware } from './middleware/errors.js';
 import { requestContext } from './middleware/request-context.js';
 import { openApiDocument } from './openapi.js';
@@ -20,7 +23,7 @@ export interface ApiApp {
 
 /**
  * The API as a Koa app. `routes` defaults to every route module; tests may add their own.
- * GET /v1/openapi.json needs no key and describes exactly the routes served.
+ * GET /v1/openapi.json needs no key and describes exactly the routes served (not the dashboard's).
  */
 export function createApp(
   deps: AppDeps,
@@ -33,6 +36,7 @@ export function createApp(
   const routes = options.routes ?? allRoutes;
   const authenticator = new ApiKeyAuthenticator(deps.orm);
   const rateLimiter = new RateLimiter(deps.orm, deps.logger, options.rateLimitClock);
+  const services = { authenticator, rateLimiter, sessions: new SessionStore(deps.orm) };
   const reads = createReadPool(deps.orm, deps.logger);
   const openApiText = JSON.stringify(openApiDocument(routes));
 
@@ -45,7 +49,9 @@ export function createApp(
     ctx.type = 'application/json; charset=utf-8';
     ctx.body = openApiText;
   });
-  koa.use(buildRouter(routes, { authenticator, rateLimiter }));
+  // The dashboard answers every path outside /v1 (pages, its sign-in and its own endpoints).
+  koa.use(dashboard(deps.orm, services, { secure: dashboardUrl(deps.settings).startsWith('https:') }));
+  koa.use(buildRouter(routes, services));
 
   return {
     koa,

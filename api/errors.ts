@@ -105,6 +105,29 @@ export const apiKeyMissing = () =>
   );
 export const apiKeyInvalid = () =>
   new ApiError(401, 'authentication_error', 'api_key_invalid', 'The API key is wrong, expired or revoked.');
+export const sessionMissing = () =>
+  new ApiError(
+    401,
+    'authentication_error',
+    'session_missing',
+    'Not signed in, or the session ended: sign in to the dashboard again.',
+  );
+export const signInFailed = () =>
+  new ApiError(401, 'authentication_error', 'sign_in_failed', 'The email or the password is wrong.', {
+    param: 'password',
+  });
+export const csrfTokenInvalid = () =>
+  new ApiError(
+    403,
+    'permission_error',
+    'csrf_token_invalid',
+    'A dashboard change needs the session’s X-CSRF-Token header; reload the page.',
+    { param: 'X-CSRF-Token' },
+  );
+export const workspaceNotSelected = () =>
+  new ApiError(403, 'permission_error', 'workspace_not_selected', 'Pick a workspace first.', {
+    param: 'workspace_id',
+  });
 export const missingScope = (scope: string) =>
   new ApiError(403, 'permission_error', 'missing_scope', `This API key lacks the scope ${scope}.`);
 export const roleRequired = (message: string) =>
@@ -143,6 +166,8 @@ const tooMany = (code: string, message: string, retryAfterSeconds: number) =>
   });
 export const rateLimited = (retryAfterSeconds: number) =>
   tooMany('rate_limited', 'Too many requests for this API key.', retryAfterSeconds);
+export const signInRateLimited = (retryAfterSeconds: number) =>
+  tooMany('rate_limited', 'Too many sign-in attempts; wait before trying again.', retryAfterSeconds);
 export const callRateLimited = (retryAfterSeconds: number) =>
   tooMany('call_rate_limited', 'Too many outbound calls in the last minute.', retryAfterSeconds);
 export const callDailyLimit = (retryAfterSeconds: number) =>

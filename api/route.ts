@@ -15,8 +15,10 @@ import type { ReadPool } from './read-pool.js';
  * (api/router.ts) runs every request through the same pipeline, in this order:
  *
  *   1. X-Request-Id set; unknown method or path → 404 route_not_found
- *   2. auth: `Authorization: Bearer <key>` only → 401 api_key_missing / api_key_invalid,
- *      503 auth_unavailable
+ *   2. auth: `Authorization: Bearer <key>` → 401 api_key_missing / api_key_invalid,
+ *      503 auth_unavailable; without that header, a dashboard session cookie stands in for a key
+ *      (the person's current role, every scope; docs/dashboard.md) → 401 session_missing,
+ *      403 csrf_token_invalid on a change without its X-CSRF-Token, 403 workspace_not_selected
  *   3. rate limit per key → 429 rate_limited with Retry-After
  *   4. `scope` (a write scope includes the matching read) → 403 missing_scope;
  *      a viewer's key on any route whose scope is a write scope → 403 role_required;
@@ -76,10 +78,13 @@ export interface AppDeps {
 }
 
 export interface AuthInfo {
+  /** The API key's id; for a dashboard session standing in for a key, the session's id. */
   keyId: string;
+  /** Set when a dashboard session (cookie) made the request instead of an API key. */
+  sessionId?: string;
   workspaceId: string;
   userId: string;
-  /** The creating user's role as of the last key lookup (cached up to 30 s). */
+  /** The creating user's role as of the last key lookup (cached up to 30 s); a session's person's role now. */
   role: UserRole;
   scopes: string[];
 }

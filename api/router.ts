@@ -1,8 +1,20 @@
 import Router from '@koa/router';
 import type { Context, Middleware } from 'koa';
-import { grants } from '../lib/scopes.js';
+import { grants, SCOPES } from '../lib/scopes.js';
 import type { ApiKeyAuthenticator } from './api-key-authenticator.js';
-import { bodyEmpty, missingScope, rateLimited, roleRequired, routeNotFound } from './errors.js';
+import { csrfTokenMatches, type SessionStore, sessionToken } from './dashboard/sessions.js';
+import {
+  apiKeyMissing,
+  authUnavailable,
+  bodyEmpty,
+  csrfTokenInvalid,
+  missingScope,
+  rateLimited,
+  roleRequired,
+  routeNotFound,
+  sessionMissing,
+  workspaceNotSelected,
+} from './errors.js';
 import { errorOutcome } from './middleware/errors.js';
 import {
   type CommittedAnswer,
@@ -32,12 +44,30 @@ interface CompiledRoute {
   body: Validator;
 }
 
+export interface RouterServices {
+  authenticator: ApiKeyAuthenticator;
+  rateLimiter: RateLimiter;
+  sessions: SessionStore;
+}
+
+/**
+ * Who may call: `/v1` takes an API key, or a dashboard session standing in for one (the
+ * dashboard acts through the same routes); the dashboard's own endpoints take only a session.
+ */
+export type Credentials = 'api_key_or_session' | 'session';
+
 export function buildRouter(
   routes: RouteDefinition[],
-  services: { authenticator: ApiKeyAuthenticator; rateLimiter: RateLimiter },
+  services: RouterServices,
+  options: { prefix?: string; credentials?: Credentials } = {},
 ): Middleware {
+  const credentials = options.credentials ?? 'api_key_or_session';
   // Paths match exactly as documented: no trailing slash, no other letter case.
-  const router = new Router<ApiState>({ prefix: API_PREFIX, strict: true, sensitive: true });
+  const router = new Router<ApiState>({
+    prefix: options.prefix ?? API_PREFIX,
+    strict: true,
+    sensitive: true,
+  });
   for (const route of routes) {
     const compiled: CompiledRoute = {
       route,
@@ -45,7 +75,9 @@ export function buildRouter(
       query: compileQueryValidator(withStorableText(route.query ?? NO_FIELDS)),
       body: compileBodyValidator(withStorableText(route.body ?? NO_FIELDS)),
     };
-    router.register(route.path, [route.method], (ctx) => handle(ctx as ApiContext, compiled, services));
+    router.register(route.path, [route.method], (ctx) =>
+      handle(ctx as ApiContext, compiled, services, credentials),
+    );
   }
   const routesMiddleware = router.routes() as unknown as Middleware;
   return async (ctx, next) => {
@@ -59,21 +91,11 @@ export function buildRouter(
 async function handle(
   ctx: ApiContext,
   compiled: CompiledRoute,
-  services: { authenticator: ApiKeyAuthenticator; rateLimiter: RateLimiter },
+  services: RouterServices,
+  credentials: Credentials,
 ) {
   const { route } = compiled;
-  const key = await services.authenticator.authenticate(ctx.get('Authorization') || undefined);
-  ctx.state.auth = {
-    keyId: key.keyId,
-    workspaceId: key.workspaceId,
-    userId: key.userId,
-    role: key.role,
-    scopes: key.scopes,
-  };
-
-  const decision = await services.rateLimiter.take(`key:${key.keyId}`, key.requestsPerSecond);
-  if (!decision.allowed) throw rateLimited(decision.retryAfterSeconds);
-
+  await authenticate(ctx, services, credentials);
   authorize(ctx, route);
 
   const rawBody = BODY_METHODS.has(ctx.method) ? await readRawBody(ctx) : '';
@@ -90,12 +112,67 @@ async function handle(
   sendOutcome(ctx, outcome);
 }
 
+/**
+ * Steps 2 and 3 of the pipeline: sets ctx.state.auth from the API key, or from the dashboard
+ * session cookie when no Authorization header is sent, then counts the request against the
+ * workspace's request rate. A session acts with its person's current role and every scope (a key
+ * of theirs could have any), so authorize() applies the same role rules to both. A session's
+ * state-changing request must carry its CSRF token.
+ */
+export async function authenticate(ctx: ApiContext, services: RouterServices, credentials: Credentials) {
+  const authorization = ctx.get('Authorization') || undefined;
+  const cookie = sessionToken(ctx);
+  let bucket: string;
+  let requestsPerSecond: number;
+  if (credentials === 'api_key_or_session' && (authorization || !cookie)) {
+    const key = await services.authenticator.authenticate(authorization);
+    ctx.state.auth = {
+      keyId: key.keyId,
+      workspaceId: key.workspaceId,
+      userId: key.userId,
+      role: key.role,
+      scopes: key.scopes,
+    };
+    bucket = `key:${key.keyId}`;
+    requestsPerSecond = key.requestsPerSecond;
+  } else {
+    if (!cookie) throw credentials === 'session' ? sessionMissing() : apiKeyMissing();
+    const session = await services.sessions.find(cookie).catch(() => {
+      throw authUnavailable();
+    });
+    if (!session) throw sessionMissing();
+    if (
+      !['GET', 'HEAD'].includes(ctx.method) &&
+      !csrfTokenMatches(ctx.get('X-CSRF-Token'), session.csrfToken)
+    ) {
+      throw csrfTokenInvalid();
+    }
+    if (!session.member) throw workspaceNotSelected();
+    ctx.state.auth = {
+      keyId: session.sessionId,
+      sessionId: session.sessionId,
+      workspaceId: session.member.workspaceId,
+      userId: session.member.userId,
+      role: session.member.role,
+      scopes: [...SCOPES],
+    };
+    bucket = `session:${session.sessionId}`;
+    requestsPerSecond = session.member.requestsPerSecond;
+  }
+  const decision = await services.rateLimiter.take(bucket, requestsPerSecond);
+  if (!decision.allowed) throw rateLimited(decision.retryAfterSeconds);
+}
+
 /** Scope, then role: a viewer only reads; `roles` narrows further (webhook changes). */
-function authorize(ctx: ApiContext, route: RouteDefinition) {
+export function authorize(ctx: ApiContext, route: RouteDefinition) {
   const { auth } = ctx.state;
   if (route.scope && !grants(auth.scopes, route.scope)) throw missingScope(route.scope);
   if (auth.role === 'viewer' && (route.scope?.endsWith(':write') || route.roles)) {
-    throw roleRequired('This API key was made by a viewer, and viewers can only read.');
+    throw roleRequired(
+      auth.sessionId
+        ? 'You are a viewer in this workspace, and viewers can only read.'
+        : 'This API key was made by a viewer, and viewers can only read.',
+    );
   }
   if (route.roles && !route.roles.includes(auth.role as 'owner' | 'admin')) {
     throw roleRequired(`Only keys made by a workspace ${route.roles.join(' or ')} may do this.`);

@@ -327,7 +327,12 @@ async function main(): Promise<void> {
     TEMPORAL_NAMESPACE: settings.temporalNamespace,
   };
   for (const group of cluster.workerGroups) await startWorkers(group, env);
-  const apiEnv = { ...env, API_REUSE_PORT: 'true' };
+  // The dashboard links each call to its workflow in the Web UI.
+  const apiEnv = {
+    ...env,
+    API_REUSE_PORT: 'true',
+    ...(temporal.uiUrl ? { TEMPORAL_UI_URL: temporal.uiUrl } : {}),
+  };
   for (let i = 1; i <= cluster.apiProcesses; i++) {
     const part = await supervise(`API #${i}`, RANK.api, nodePart(['api/main.ts'], apiEnv, 20_000));
     say(`API #${i}: pid ${part.pid} (api/main.ts, port ${settings.port} shared)`);
@@ -338,6 +343,7 @@ async function main(): Promise<void> {
   }
   say('');
   say(`API              http://${shownHost}:${settings.port}/v1`);
+  say(`Dashboard: http://${shownHost}:${settings.port}/`);
   say(`Temporal Web UI  ${temporal.uiUrl ?? `(the server at ${temporal.address} runs its own, if any)`}`);
   say(`Temporal         ${temporal.address} namespace ${settings.temporalNamespace}`);
   say(`PostgreSQL       ${redactUrl(db.url)}`);

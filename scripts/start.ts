@@ -206,6 +206,8 @@ async function main(): Promise<void> {
     DATABASE_URL: databaseUrl,
     TEMPORAL_ADDRESS: temporal.address,
     TEMPORAL_NAMESPACE: settings.temporalNamespace,
+    // The dashboard links each call to its workflow there.
+    ...(temporal.uiUrl ? { TEMPORAL_UI_URL: temporal.uiUrl } : {}),
   };
   // Stopped after the service's workers (higher rank first), so the calls they finish still have
   // a far end.
@@ -221,6 +223,7 @@ async function main(): Promise<void> {
   }
   say('');
   say(`API              http://${shownHost}:${apiPort}/v1`);
+  say(`Dashboard: http://${shownHost}:${apiPort}/`);
   say(`Temporal Web UI  ${temporal.uiUrl ?? `(the server at ${temporal.address} runs its own, if any)`}`);
   say(`Temporal         ${temporal.address} namespace ${settings.temporalNamespace}`);
   say(`PostgreSQL       ${redactUrl(databaseUrl)}`);

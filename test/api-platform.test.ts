@@ -30,9 +30,20 @@ describe('routing', () => {
     assertApiError(await client().get('/nope'), 404, 'route_not_found');
     assertApiError(await client().request('PUT', '/agents'), 404, 'route_not_found');
     assertApiError(await client().delete('/agents'), 404, 'route_not_found');
-    assertApiError(await client().get(`${api.url}/agents`), 404, 'route_not_found');
-    assertApiError(await client().get(`${api.url}/`), 404, 'route_not_found');
+    assertApiError(await client().get(`${api.url}/no-such-page`), 404, 'route_not_found');
+    assertApiError(await client().request('POST', `${api.url}/agents`), 404, 'route_not_found');
     assertApiError(await api.client().get('/nope'), 404, 'route_not_found');
+  });
+
+  test('outside /v1 is the dashboard (operations contract, section 8): its pages send a key-only caller to sign-in', async () => {
+    for (const path of ['/', '/agents']) {
+      const res = await fetch(`${api.url}${path}`, {
+        headers: { authorization: `Bearer ${owner.secret}` },
+        redirect: 'manual',
+      });
+      assert.equal(res.status, 302, path);
+      assert.match(res.headers.get('location')!, /^\/sign-in/);
+    }
   });
 
   test('paths match exactly: letter case, trailing slash and version count', async () => {

@@ -94,9 +94,16 @@ test('npm start serves the API, stops everything on SIGINT, and a second start r
   try {
     await waitForOutput(first, /Press Ctrl-C to stop/, 90_000);
     assert.match(first.output(), new RegExp(`API\\s+http://127\\.0\\.0\\.1:${apiPort}/v1`));
+    assert.match(first.output(), new RegExp(`Dashboard: http://127\\.0\\.0\\.1:${apiPort}/\n`));
     assert.match(first.output(), /migrations applied/);
     const response = await fetch(`http://127.0.0.1:${apiPort}/v1/openapi.json`);
     assert.equal(response.status, 200);
+    // The dashboard on the same port: its sign-in page, and nothing else without a session.
+    const dashboard = await fetch(`http://127.0.0.1:${apiPort}/`, { redirect: 'manual' });
+    assert.equal(dashboard.status, 302);
+    assert.equal(dashboard.headers.get('location'), '/sign-in');
+    const bundle = await fetch(`http://127.0.0.1:${apiPort}/assets/app.js`);
+    assert.equal(bundle.status, 200, 'the front end is built at start');
     assert.equal(await acceptsTcp('127.0.0.1', pgPort), true, 'PostgreSQL runs');
 
     first.child.kill('SIGINT');

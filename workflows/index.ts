@@ -1,10 +1,12 @@
 import type {
+  BrowserCallerWorkflow,
   CallWorkflow,
   EventFanOutWorkflow,
   SimulatedCalleeWorkflow,
   WebhookDeliveryWorkflow,
   WebhookRecoveryWorkflow,
 } from '../lib/temporal/workflow-contracts.js';
+import { browserCallerWorkflow } from './browser-caller-workflow.js';
 import { callWorkflow } from './call-workflow.js';
 import { eventFanOutWorkflow } from './event-fan-out.js';
 import { simulatedCalleeWorkflow } from './simulated-callee-workflow.js';
@@ -13,6 +15,7 @@ import { webhookRecoveryWorkflow } from './webhook-recovery.js';
 
 // Every workflow the workers run (the bundle's entry point).
 export {
+  browserCallerWorkflow,
   callWorkflow,
   eventFanOutWorkflow,
   simulatedCalleeWorkflow,
@@ -23,6 +26,7 @@ export {
 /** Compiles only while each workflow has the signature its contract declares (lib/temporal/workflow-contracts.ts). */
 type Implements<Contract, Workflow extends Contract> = Workflow;
 export type WorkflowContractsHold = [
+  Implements<BrowserCallerWorkflow, typeof browserCallerWorkflow>,
   Implements<CallWorkflow, typeof callWorkflow>,
   Implements<EventFanOutWorkflow, typeof eventFanOutWorkflow>,
   Implements<SimulatedCalleeWorkflow, typeof simulatedCalleeWorkflow>,

@@ -70,6 +70,8 @@ const CallSchema = defineEntity({
     transferredTo: p.string().length(16).nullable(),
     /** The label a web call was started with (`simulate web-call --from-label`). */
     fromLabel: p.string().length(200).nullable(),
+    /** A web call from the dashboard's test panel: its far end is the person in the browser, not the simulator. */
+    browserFarEnd: p.boolean().default(false),
     createdAt: p.datetime().onCreate(() => new Date()),
     updatedAt: p
       .datetime()

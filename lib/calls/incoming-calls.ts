@@ -49,7 +49,12 @@ const WEB_CALL_STATUSES = ['draft', 'published'];
 /** A browser call to an agent (dashboard test panel, web widget); refused with OperatorError. */
 export async function startWebCall(
   deps: IncomingCallDeps,
-  input: { agentId: string; fromLabel?: string },
+  input: {
+    agentId: string;
+    fromLabel?: string;
+    /** The dashboard's test panel: the far end is the person in the browser, not the simulator. */
+    browserFarEnd?: boolean;
+  },
 ): Promise<{ callId: string }> {
   const { em } = deps;
   const agent = isUuid(input.agentId)
@@ -69,6 +74,7 @@ export async function startWebCall(
     fromNumber: null,
     toNumber: null,
     fromLabel: label,
+    browserFarEnd: input.browserFarEnd ?? false,
     // The label is who the test panel or widget says is calling; metadata shows it on the call.
     metadata: label ? { from_label: label } : {},
   });
@@ -83,7 +89,10 @@ export async function startWebCall(
 async function takeCall(
   { em, temporal, settings }: IncomingCallDeps,
   agent: Agent,
-  fields: Pick<Call, 'channel' | 'fromNumber' | 'toNumber' | 'metadata'> & { fromLabel?: string | null },
+  fields: Pick<Call, 'channel' | 'fromNumber' | 'toNumber' | 'metadata'> & {
+    fromLabel?: string | null;
+    browserFarEnd?: boolean;
+  },
 ): Promise<Call> {
   const call = em.create(Call, {
     id: randomUUID(),

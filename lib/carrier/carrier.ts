@@ -22,6 +22,8 @@ export interface AnswerRequest {
   channel: CallChannel;
   /** Who is calling: their number (phone), or the label a web call was started with; null when unknown. */
   caller: string | null;
+  /** Who is at the far end: the simulator's scripted person (default), or a person in the dashboard's test panel. */
+  farEnd?: 'simulator' | 'browser';
 }
 
 export interface Carrier {

@@ -2,17 +2,22 @@ import { type Client, WorkflowExecutionAlreadyStartedError, WorkflowNotFoundErro
 import { WorkflowIdReusePolicy } from '@temporalio/common';
 import { agentJoinedSignal, agentSpeechSignal, farEndReleasedSignal } from '../temporal/call-messages.js';
 import {
+  BROWSER_CALLER_WORKFLOW,
+  type BrowserCallerWorkflow,
   farEndWorkflowId,
   SIMULATED_CALLEE_WORKFLOW,
   type SimulatedCalleeInput,
   type SimulatedCalleeWorkflow,
 } from '../temporal/workflow-contracts.js';
-import { farEndMetadata } from '../temporal/workflow-metadata.js';
+import { browserCallerMetadata, farEndMetadata } from '../temporal/workflow-metadata.js';
 import type { AnswerRequest, Carrier, DialRequest } from './carrier.js';
 
 // The default carrier: every dial starts a simulated far end, itself a workflow on the
 // carrier-simulator task queue (workflows/simulated-callee-workflow.ts), which calls back into
 // the call workflow with signals. Requests here are signals to that far end.
+
+/** A test-panel caller silent this long (a closed tab) hangs up; the call's own silence timeout is 10 min. */
+const BROWSER_ABANDON_SECONDS = 15 * 60;
 
 export class SimulatedCarrier implements Carrier {
   constructor(
@@ -34,6 +39,7 @@ export class SimulatedCarrier implements Carrier {
    * connected. The caller's number (or a web call's label) picks the scenario by its last four digits.
    */
   async answer(request: AnswerRequest): Promise<void> {
+    if (request.farEnd === 'browser') return this.startBrowserFarEnd(request);
     await this.startFarEnd(request.callId, {
       callWorkflowId: request.callWorkflowId,
       scenarioNumber: request.caller ?? '',
@@ -78,6 +84,25 @@ export class SimulatedCarrier implements Carrier {
       });
     } catch (error) {
       // A retried dial: the far end was reached the first time.
+      if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
+    }
+  }
+
+  /**
+   * A test-panel call: the far end is the person in the dashboard, whose lines and hang-up the
+   * dashboard signals to this workflow (api/dashboard/routes/test-calls.ts).
+   */
+  private async startBrowserFarEnd(request: AnswerRequest): Promise<void> {
+    const input = { callWorkflowId: request.callWorkflowId, abandonAfterSeconds: BROWSER_ABANDON_SECONDS };
+    try {
+      await this.client.workflow.start<BrowserCallerWorkflow>(BROWSER_CALLER_WORKFLOW, {
+        workflowId: farEndWorkflowId(request.callId),
+        taskQueue: this.options.taskQueue,
+        args: [input],
+        workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
+        ...browserCallerMetadata(request.callId, input),
+      });
+    } catch (error) {
       if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
     }
   }

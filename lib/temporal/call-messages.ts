@@ -83,3 +83,9 @@ export const agentSpeechSignal = defineSignal<[AgentSpeech]>('agentSpeech');
 /** The call is over for the far end: hung up by the agent, transferred away, or the dial canceled. */
 export const farEndReleasedSignal =
   defineSignal<[{ reason: 'hang_up' | 'transfer' | 'cancel'; to?: string }]>('farEndReleased');
+
+// From the dashboard's test panel to its far end (workflows/browser-caller-workflow.ts).
+
+/** A line the person typed; `line` counts the person's lines from 0, so a resent line is heard once. */
+export const browserCallerSaysSignal = defineSignal<[{ line: number; text: string }]>('browserCallerSays');
+export const browserCallerHangUpSignal = defineSignal('browserCallerHangUp');

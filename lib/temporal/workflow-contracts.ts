@@ -60,6 +60,22 @@ export interface SimulatedCalleeInput {
 
 export type SimulatedCalleeWorkflow = (input: SimulatedCalleeInput) => Promise<void>;
 
+/**
+ * The far end of a dashboard test-panel call: the person in the browser. Same workflow id as the
+ * simulator's far end (`farEndWorkflowId`), same carrier signals in; the person's lines and hang-up
+ * come from the dashboard (browserCallerSaysSignal, browserCallerHangUpSignal).
+ */
+export const BROWSER_CALLER_WORKFLOW = 'browserCallerWorkflow';
+
+export interface BrowserCallerInput {
+  /** The call workflow that gets the callbacks. */
+  callWorkflowId: string;
+  /** The far end hangs up by itself after this long without a line from the person (a closed tab). */
+  abandonAfterSeconds: number;
+}
+
+export type BrowserCallerWorkflow = (input: BrowserCallerInput) => Promise<void>;
+
 export function farEndWorkflowId(callId: string): string {
   return `carrier-sim-${callId}`;
 }

@@ -54,6 +54,14 @@ export function farEndMetadata(callId: string, input: SimulatedCalleeInput): Wor
   };
 }
 
+/** The far end of a test-panel call: the person in the browser. */
+export function browserCallerMetadata(callId: string, input: { callWorkflowId: string }): WorkflowMetadata {
+  return {
+    staticSummary: `browser far end of test-panel call ${callId}`,
+    staticDetails: `**Browser far end** of call \`${callId}\` (workflow \`${input.callWorkflowId}\`): the dashboard test panel's person types the caller's lines.`,
+  };
+}
+
 /** An event's fan-out to the subscribed webhook endpoints (`event-fanout-<eventId>`). */
 export function eventFanOutMetadata(event: {
   eventId: string;

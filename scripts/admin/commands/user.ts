@@ -1,5 +1,7 @@
 import { USER_ROLES } from '../../../db/entities/index.js';
 import { createUser, setUserRole } from '../../../lib/accounts.js';
+import { createInvite, DEFAULT_INVITE_HOURS, inviteUrl } from '../../../lib/dashboard/invites.js';
+import { dashboardUrl } from '../../../lib/dashboard/url.js';
 import { defineCommand } from '../command.js';
 
 const ROLE = { type: 'string', required: true, value: USER_ROLES.join('|'), help: 'workspace role' } as const;
@@ -33,6 +35,29 @@ export const userSetRole = defineCommand({
     return {
       json: { id: user.id, role: user.role },
       text: `User ${user.id} ${user.email} is now ${user.role}`,
+    };
+  },
+});
+
+export const userInvite = defineCommand({
+  name: 'user invite',
+  summary: 'A one-time dashboard link where the person sets a password and is signed in.',
+  flags: {
+    id: { type: 'string', required: true, value: 'ID', help: 'user id' },
+    expiresInHours: {
+      type: 'integer',
+      value: 'N',
+      help: `hours the link stays valid, default ${DEFAULT_INVITE_HOURS}`,
+    },
+  },
+  async run({ id, expiresInHours }, context) {
+    const { token, user, expiresAt } = await createInvite(await context.em(), { userId: id, expiresInHours });
+    const url = inviteUrl(dashboardUrl(context.settings), token);
+    return {
+      json: { url },
+      text: [`Invite for ${user.email} (valid until ${expiresAt.toISOString()}, usable once):`, url].join(
+        '\n',
+      ),
     };
   },
 });

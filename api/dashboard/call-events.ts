@@ -1,0 +1,87 @@
+import { PassThrough } from 'node:stream';
+import type { Context, Middleware } from 'koa';
+import { Call, TranscriptEntry } from '../../db/entities/index.js';
+import { isUuid } from '../../lib/uuid.js';
+import { parameterInvalid, resourceMissing } from '../errors.js';
+import type { ApiContext, ApiState, RouteDefinition } from '../route.js';
+import { authenticate, authorize, type RouterServices } from '../router.js';
+
+// GET /dashboard/api/calls/{call_id}/live: a call's transcript lines and status as server-sent
+// events, as they are written (the test panel shows the agent's lines as they come; the call page
+// follows a live call). The call workflow writes each line before playing it, so the transcript
+// is the source; polled every POLL_MS, the stream ends once the call is final.
+
+const PATH = /^\/dashboard\/api\/calls\/([^/]+)\/live$/;
+const POLL_MS = 300;
+const FINAL = new Set(['completed', 'failed', 'no_answer', 'busy', 'canceled']);
+/** What the route pipeline checks for this read, as if it were a route. */
+const READ_CALLS = { scope: 'calls:read' } as RouteDefinition;
+
+export function callEvents(services: RouterServices): Middleware<ApiState> {
+  return async (ctx, next) => {
+    const match = PATH.exec(ctx.path);
+    if (!match || ctx.method !== 'GET') return next();
+    const apiCtx = ctx as unknown as ApiContext;
+    await authenticate(apiCtx, services, 'session');
+    authorize(apiCtx, READ_CALLS);
+    const callId = match[1]!;
+    if (!isUuid(callId)) throw parameterInvalid('call_id', 'call_id must be a UUID.');
+    const { em, auth } = ctx.state;
+    if (!(await em.findOne(Call, { id: callId, workspace: auth.workspaceId }, { fields: ['id'] }))) {
+      throw resourceMissing('call', 'call_id');
+    }
+    stream(ctx, callId);
+  };
+}
+
+function stream(ctx: Context & { state: ApiState }, callId: string) {
+  const out = new PassThrough();
+  ctx.req.setTimeout(0);
+  ctx.status = 200;
+  ctx.type = 'text/event-stream';
+  ctx.set('Cache-Control', 'no-cache, no-transform');
+  ctx.set('X-Accel-Buffering', 'no');
+  ctx.body = out;
+  let closed = false;
+  ctx.req.on('close', () => {
+    closed = true;
+  });
+  const send = (event: string, data: unknown) =>
+    out.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
+  const { orm, logger } = ctx.state.deps;
+  void (async () => {
+    let nextIndex = 0;
+    let lastStatus = '';
+    try {
+      while (!closed) {
+        const em = orm.em.fork();
+        const call = await em.findOne(Call, { id: callId });
+        const lines = await em.find(
+          TranscriptEntry,
+          { call: callId, index: { $gte: nextIndex } },
+          { orderBy: { index: 'asc' } },
+        );
+        for (const line of lines) {
+          send('line', { index: line.index, role: line.role, text: line.text });
+          nextIndex = line.index + 1;
+        }
+        const status = call ? `${call.status}/${call.endReason ?? ''}/${call.analysis ? 1 : 0}` : 'gone';
+        if (status !== lastStatus) {
+          lastStatus = status;
+          send('status', {
+            status: call?.status ?? null,
+            end_reason: call?.endReason ?? null,
+            has_analysis: Boolean(call?.analysis),
+          });
+        }
+        if (!call || FINAL.has(call.status)) break;
+        await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+      }
+    } catch (error) {
+      logger.warn('call events stream stopped', { error, call_id: callId });
+      send('error', { message: 'The live view stopped; reload the page.' });
+    } finally {
+      out.end();
+    }
+  })();
+}

@@ -1,0 +1,245 @@
+// A small typed wrapper of fetch for /v1 and the dashboard's own endpoints. The session cookie
+// goes with every request (same origin); every change carries the session's CSRF token. An error
+// answer becomes an ApiFailure with the API's message and request_id, shown as such; an ended
+// session sends the browser to sign-in.
+
+export interface ErrorBody {
+  error: { type: string; code: string; message: string; param: string | null };
+  request_id: string;
+}
+
+export class ApiFailure extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    readonly param: string | null,
+    readonly requestId: string | null,
+  ) {
+    super(message);
+  }
+}
+
+let csrfToken = '';
+export function setCsrfToken(token: string) {
+  csrfToken = token;
+}
+
+export async function request<T>(method: string, path: string, body?: unknown): Promise<T> {
+  const headers: Record<string, string> = { Accept: 'application/json' };
+  if (body !== undefined) headers['Content-Type'] = 'application/json';
+  if (method !== 'GET') headers['X-CSRF-Token'] = csrfToken;
+  let response: Response;
+  try {
+    response = await fetch(path, {
+      method,
+      headers,
+      body: body === undefined ? undefined : JSON.stringify(body),
+      credentials: 'same-origin',
+    });
+  } catch {
+    throw new ApiFailure(
+      0,
+      'network_error',
+      'The server could not be reached. Check the connection and retry.',
+      null,
+      null,
+    );
+  }
+  const text = await response.text();
+  let data: unknown;
+  try {
+    data = text ? JSON.parse(text) : undefined;
+  } catch {
+    data = undefined;
+  }
+  if (!response.ok) {
+    const failure = (data as ErrorBody | undefined)?.error;
+    if (
+      response.status === 401 &&
+      failure?.code === 'session_missing' &&
+      !path.startsWith('/dashboard/auth/')
+    ) {
+      window.location.assign(`/sign-in?expired=1&next=${encodeURIComponent(window.location.pathname)}`);
+    }
+    throw new ApiFailure(
+      response.status,
+      failure?.code ?? 'http_error',
+      failure?.message ?? `The server answered ${response.status}.`,
+      failure?.param ?? null,
+      (data as ErrorBody | undefined)?.request_id ?? response.headers.get('X-Request-Id'),
+    );
+  }
+  return data as T;
+}
+
+export const api = {
+  get: <T>(path: string) => request<T>('GET', path),
+  post: <T>(path: string, body?: unknown) => request<T>('POST', path, body),
+  patch: <T>(path: string, body: unknown) => request<T>('PATCH', path, body),
+  del: <T>(path: string) => request<T>('DELETE', path),
+};
+
+/** `?a=1&b=2` from the values that are set. */
+export function query(values: Record<string, string | number | null | undefined>): string {
+  const params = new URLSearchParams();
+  for (const [key, value] of Object.entries(values)) {
+    if (value !== undefined && value !== null && value !== '') params.set(key, String(value));
+  }
+  const text = params.toString();
+  return text ? `?${text}` : '';
+}
+
+// The API's objects, as far as the pages use them.
+
+export interface List<T> {
+  object: 'list';
+  data: T[];
+  has_more: boolean;
+  next_cursor: string | null;
+}
+
+export type Role = 'owner' | 'admin' | 'member' | 'viewer';
+
+export interface Session {
+  email: string;
+  csrf_token: string;
+  member: { user_id: string; workspace_id: string; workspace_name: string | null; role: Role } | null;
+  temporal_ui_url: string | null;
+  temporal_namespace: string;
+  workspaces: { user_id: string; workspace_id: string; workspace_name: string | null; role: Role }[];
+}
+
+export interface Agent {
+  id: string;
+  name: string;
+  description: string | null;
+  status: 'draft' | 'published' | 'unpublished' | 'archived';
+  language: string | null;
+  system_prompt: string | null;
+  first_message: string | null;
+  outbound_first_message: string | null;
+  voice: { provider: string | null; voice_id: string | null };
+  llm: { provider: string | null; model: string | null };
+  phone_number_ids?: string[];
+  created_at: string;
+  updated_at: string;
+}
+
+export interface Voice {
+  id: string;
+  name: string;
+  language: string;
+  gender: string;
+}
+
+export interface CallAnalysis {
+  summary: string;
+  outcome: string | null;
+  sentiment: string | null;
+  action_items: string[];
+}
+
+export interface Call {
+  id: string;
+  agent_id: string | null;
+  direction: 'inbound' | 'outbound';
+  channel: 'phone' | 'web';
+  status: string;
+  from: string | null;
+  to: string | null;
+  started_at: string;
+  ended_at: string | null;
+  duration_seconds: number | null;
+  end_reason: string | null;
+  metadata: Record<string, string>;
+  has_recording: boolean | null;
+  analysis: CallAnalysis | null;
+}
+
+export interface TranscriptLine {
+  index: number;
+  role: 'agent' | 'caller';
+  text: string;
+}
+
+export interface PhoneNumber {
+  id: string;
+  number: string;
+  label: string | null;
+  agent_id: string | null;
+  status: string;
+  capabilities: string[];
+}
+
+export interface Webhook {
+  id: string;
+  url: string;
+  events: string[];
+  description: string | null;
+  status: 'active' | 'paused' | 'disabled';
+  secret?: string | null;
+  created_at: string;
+}
+
+export interface Delivery {
+  id: string;
+  event_type: string;
+  status: string;
+  response_status: number | null;
+  attempts: number;
+  error: string | null;
+  trigger: string;
+  resent_from: string | null;
+  created_at: string;
+  delivered_at: string | null;
+}
+
+export interface DeliveryAttempt {
+  attempt: number;
+  attempted_at: string;
+  duration_ms: number;
+  response_status: number | null;
+  error: string | null;
+  trigger: string;
+}
+
+export interface CallEvent {
+  id: string;
+  type: string;
+  created_at: string;
+  deliveries: (Delivery & { webhook_id: string; url: string | null })[];
+}
+
+export interface ApiKey {
+  id: string;
+  name: string;
+  scopes: string[];
+  created_by: string | null;
+  created_at: string;
+  expires_at: string | null;
+  revoked_at: string | null;
+  secret?: string;
+}
+
+export interface Usage {
+  period: { start: string; end: string };
+  calls: number;
+  minutes: number;
+  average_duration_seconds: number;
+  outcomes: Record<string, number>;
+}
+
+export const SCOPES = [
+  'agents:read',
+  'agents:write',
+  'calls:read',
+  'calls:write',
+  'numbers:read',
+  'numbers:write',
+  'webhooks:read',
+  'webhooks:write',
+  'analytics:read',
+];
+
+export const CALL_EVENT_TYPES = ['call.started', 'call.completed', 'call.failed', 'call.transferred'];

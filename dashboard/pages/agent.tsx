@@ -1,0 +1,323 @@
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { type Agent, api, type List, type TranscriptLine, type Voice } from '../api.js';
+import {
+  Badge,
+  ErrorNote,
+  Field,
+  Loaded,
+  Loading,
+  PageTitle,
+  useAction,
+  useResource,
+} from '../components.js';
+import { Link, navigate } from '../router.js';
+import { useSession } from '../session.js';
+
+type Editable =
+  | 'name'
+  | 'description'
+  | 'language'
+  | 'system_prompt'
+  | 'first_message'
+  | 'outbound_first_message';
+const EDITABLE: Editable[] = [
+  'name',
+  'description',
+  'language',
+  'system_prompt',
+  'first_message',
+  'outbound_first_message',
+];
+
+export function AgentPage({ id }: { id: string }) {
+  const agent = useResource(() => api.get<Agent>(`/v1/agents/${id}`), [id]);
+  // Kept here: the editor starts afresh from each saved version of the agent.
+  const [notice, setNotice] = useState<string | null>(null);
+  return (
+    <Loaded resource={agent}>
+      {(data) => (
+        <>
+          <p class="crumbs">
+            <Link href="/agents">Agents</Link> /
+          </p>
+          <PageTitle>{data.name}</PageTitle>
+          <AgentEditor
+            key={data.updated_at}
+            agent={data}
+            notice={notice}
+            onChange={(done) => {
+              setNotice(done);
+              agent.reload();
+            }}
+          />
+          <TestPanel agent={data} />
+        </>
+      )}
+    </Loaded>
+  );
+}
+
+function AgentEditor({
+  agent,
+  notice,
+  onChange,
+}: {
+  agent: Agent;
+  notice: string | null;
+  onChange: (done: string) => void;
+}) {
+  const { canWrite } = useSession();
+  const voices = useResource(() => api.get<List<Voice>>('/dashboard/api/voices'), []);
+  const initial = Object.fromEntries(EDITABLE.map((f) => [f, agent[f] ?? ''])) as Record<Editable, string>;
+  const [values, setValues] = useState(initial);
+  const [voiceId, setVoiceId] = useState(agent.voice.voice_id ?? '');
+  const action = useAction();
+  const changed = EDITABLE.filter((f) => values[f] !== initial[f]);
+  const voiceChanged = voiceId !== (agent.voice.voice_id ?? '') && voiceId !== '';
+
+  const save = (event: Event) => {
+    event.preventDefault();
+    action.run(async () => {
+      const body: Record<string, string> = Object.fromEntries(changed.map((f) => [f, values[f]]));
+      if (voiceChanged) body.voice_id = voiceId;
+      await api.patch(`/v1/agents/${agent.id}`, body);
+      onChange('Saved.');
+    });
+  };
+  const act = (what: 'publish' | 'unpublish') =>
+    action.run(async () => {
+      await api.post(`/v1/agents/${agent.id}/${what}`);
+      onChange(what === 'publish' ? 'Published: it now answers its numbers’ calls.' : 'Unpublished.');
+    });
+  const remove = () => {
+    if (!window.confirm(`Delete the agent "${agent.name}"? Past calls keep their transcripts.`)) return;
+    action.run(async () => {
+      await api.del(`/v1/agents/${agent.id}`);
+      navigate('/agents');
+    });
+  };
+  const input = (field: Editable, label: string, hint?: string, multiline = false) => (
+    <Field label={label} hint={hint}>
+      {multiline ? (
+        <textarea
+          name={field}
+          rows={6}
+          readOnly={!canWrite}
+          value={values[field]}
+          onInput={(e) => setValues({ ...values, [field]: e.currentTarget.value })}
+        />
+      ) : (
+        <input
+          name={field}
+          readOnly={!canWrite}
+          value={values[field]}
+          onInput={(e) => setValues({ ...values, [field]: e.currentTarget.value })}
+        />
+      )}
+    </Field>
+  );
+
+  return (
+    <section class="card" aria-labelledby="agent-settings">
+      <div class="row-between">
+        <h2 id="agent-settings">Settings</h2>
+        <span>
+          Status <Badge value={agent.status} />
+        </span>
+      </div>
+      <form onSubmit={save}>
+        <div class="grid-2">
+          {input('name', 'Name')}
+          {input('language', 'Language', 'BCP 47 tag, e.g. nb-NO or en-US.')}
+        </div>
+        {input('description', 'Description')}
+        {input('system_prompt', 'System prompt', 'Needed to publish.', true)}
+        <div class="grid-2">
+          {input('first_message', 'First message', 'Said when it answers a call.')}
+          {input(
+            'outbound_first_message',
+            'Outbound first message',
+            'Said when a call it places is answered.',
+          )}
+        </div>
+        <Field
+          label="Voice"
+          hint={`Provider: ${agent.voice.provider ?? '–'} · model: ${agent.llm.model ?? '–'}`}
+        >
+          {voices.data ? (
+            <select
+              name="voice_id"
+              disabled={!canWrite}
+              value={voiceId}
+              onChange={(e) => setVoiceId(e.currentTarget.value)}
+            >
+              <option value="">{agent.voice.voice_id ? agent.voice.voice_id : 'Default voice'}</option>
+              {voices.data.data.map((v) => (
+                <option key={v.id} value={v.id}>
+                  {v.name} ({v.language}, {v.gender})
+                </option>
+              ))}
+            </select>
+          ) : (
+            <Loading what="Loading voices" />
+          )}
+        </Field>
+        <ErrorNote error={action.error ?? voices.error} />
+        {notice && (
+          <p class="notice" role="status">
+            {notice}
+          </p>
+        )}
+        {canWrite && (
+          <div class="actions">
+            <button
+              type="submit"
+              class="primary"
+              disabled={action.busy || (changed.length === 0 && !voiceChanged)}
+            >
+              Save changes
+            </button>
+            {agent.status === 'published' ? (
+              <button type="button" disabled={action.busy} onClick={() => act('unpublish')}>
+                Unpublish
+              </button>
+            ) : (
+              <button type="button" disabled={action.busy} onClick={() => act('publish')}>
+                Publish
+              </button>
+            )}
+            <button type="button" class="danger" disabled={action.busy} onClick={remove}>
+              Delete
+            </button>
+          </div>
+        )}
+      </form>
+    </section>
+  );
+}
+
+const FINAL = new Set(['completed', 'failed', 'no_answer', 'busy', 'canceled']);
+
+/**
+ * The test panel: a web call to this agent with the person in the browser as the caller. Their
+ * lines go to the call's far end; the agent's come back from the call as they are written.
+ */
+function TestPanel({ agent }: { agent: Agent }) {
+  const { canWrite } = useSession();
+  const [callId, setCallId] = useState<string | null>(null);
+  const [lines, setLines] = useState<TranscriptLine[]>([]);
+  const [status, setStatus] = useState<{ status: string | null; end_reason: string | null } | null>(null);
+  const [text, setText] = useState('');
+  const said = useRef(0);
+  const action = useAction();
+  const log = useRef<HTMLOListElement>(null);
+
+  useEffect(() => {
+    if (!callId) return;
+    const source = new EventSource(`/dashboard/api/calls/${callId}/live`);
+    source.addEventListener('line', (event) => {
+      const line = JSON.parse((event as MessageEvent).data) as TranscriptLine;
+      setLines((old) =>
+        old.some((l) => l.index === line.index) ? old : [...old, line].sort((a, b) => a.index - b.index),
+      );
+    });
+    source.addEventListener('status', (event) => {
+      const next = JSON.parse((event as MessageEvent).data);
+      setStatus(next);
+      if (FINAL.has(next.status)) source.close();
+    });
+    return () => source.close();
+  }, [callId]);
+  useEffect(() => {
+    log.current?.lastElementChild?.scrollIntoView({ block: 'nearest' });
+  }, [lines.length]);
+
+  if (!canWrite || !['draft', 'published'].includes(agent.status)) {
+    return (
+      <section class="card" aria-labelledby="test-panel">
+        <h2 id="test-panel">Test panel</h2>
+        <p class="hint">
+          {canWrite ? 'Draft and published agents can be tried here.' : 'Viewers cannot place test calls.'}
+        </p>
+      </section>
+    );
+  }
+
+  const ended = status?.status ? FINAL.has(status.status) : false;
+  const start = () =>
+    action.run(async () => {
+      setLines([]);
+      setStatus(null);
+      said.current = 0;
+      const res = await api.post<{ call_id: string }>('/dashboard/api/test-calls', { agent_id: agent.id });
+      setCallId(res.call_id);
+    });
+  const say = (event: Event) => {
+    event.preventDefault();
+    const line = text.trim();
+    if (!line || !callId) return;
+    action.run(async () => {
+      await api.post(`/dashboard/api/test-calls/${callId}/say`, { line: said.current, text: line });
+      said.current += 1;
+      setText('');
+    });
+  };
+  const hangUp = () => callId && action.run(() => api.post(`/dashboard/api/test-calls/${callId}/hang-up`));
+
+  return (
+    <section class="card" aria-labelledby="test-panel">
+      <div class="row-between">
+        <h2 id="test-panel">Test panel</h2>
+        {status && (
+          <span>
+            Call <Badge value={status.status} />{' '}
+            {status.end_reason ? `(${status.end_reason.replace(/_/g, ' ')})` : ''}
+          </span>
+        )}
+      </div>
+      <p class="hint">
+        Talk to this agent as a caller would: a web call through the same call workflow as every call.
+      </p>
+      {callId && (
+        <ol class="conversation" ref={log} aria-live="polite" aria-label="Conversation">
+          {lines.map((line) => (
+            <li key={line.index} class={`says-${line.role}`}>
+              <span class="who-says">{line.role === 'agent' ? agent.name : 'You'}</span>
+              <span>{line.text}</span>
+            </li>
+          ))}
+          {!ended && lines.length === 0 && <li class="hint">Connecting…</li>}
+        </ol>
+      )}
+      <ErrorNote error={action.error} />
+      {!callId || ended ? (
+        <div class="actions">
+          <button type="button" class="primary" disabled={action.busy} onClick={start}>
+            {callId ? 'Start a new test call' : 'Start a test call'}
+          </button>
+          {callId && ended && <Link href={`/calls/${callId}`}>See this call in Calls</Link>}
+        </div>
+      ) : (
+        <form class="say" onSubmit={say}>
+          <label class="visually-hidden" for="caller-line">
+            What you say
+          </label>
+          <input
+            id="caller-line"
+            name="caller-line"
+            autoComplete="off"
+            placeholder="Type what you say, then Enter"
+            value={text}
+            onInput={(e) => setText(e.currentTarget.value)}
+          />
+          <button type="submit" disabled={action.busy || !text.trim()}>
+            Say
+          </button>
+          <button type="button" class="danger" onClick={hangUp}>
+            Hang up
+          </button>
+        </form>
+      )}
+    </section>
+  );
+}

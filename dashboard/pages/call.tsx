@@ -1,0 +1,189 @@
+import { useEffect } from 'preact/hooks';
+import { type Agent, api, type Call, type CallEvent, type List, type TranscriptLine } from '../api.js';
+import { Badge, Empty, formatDuration, formatTime, Loaded, PageTitle, useResource } from '../components.js';
+import { Link } from '../router.js';
+import { useSession } from '../session.js';
+
+const FINAL = new Set(['completed', 'failed', 'no_answer', 'busy', 'canceled']);
+
+export function CallPage({ id }: { id: string }) {
+  const session = useSession();
+  const call = useResource(() => api.get<Call>(`/v1/calls/${id}`), [id]);
+  const transcript = useResource(() => api.get<List<TranscriptLine>>(`/v1/calls/${id}/transcript`), [id]);
+  const events = useResource(() => api.get<List<CallEvent>>(`/dashboard/api/calls/${id}/events`), [id]);
+  const live = call.data && !FINAL.has(call.data.status);
+  useEffect(() => {
+    if (!live) return;
+    // A call still going: follow it until it is final.
+    const timer = setInterval(() => {
+      call.reload();
+      transcript.reload();
+      events.reload();
+    }, 2000);
+    return () => clearInterval(timer);
+  }, [live]);
+  const workflowUrl = session.temporal_ui_url
+    ? `${session.temporal_ui_url}/namespaces/${encodeURIComponent(session.temporal_namespace)}/workflows/call-${id}`
+    : null;
+  return (
+    <Loaded resource={call}>
+      {(c) => (
+        <>
+          <p class="crumbs">
+            <Link href="/calls">Calls</Link> /
+          </p>
+          <PageTitle>
+            {c.direction === 'inbound' ? 'Inbound' : 'Outbound'} {c.channel} call
+          </PageTitle>
+          <section class="card" aria-labelledby="call-facts">
+            <h2 id="call-facts">Overview</h2>
+            <dl class="facts">
+              <dt>Status</dt>
+              <dd>
+                <Badge value={c.status} /> {c.end_reason ? c.end_reason.replace(/_/g, ' ') : ''}
+              </dd>
+              <dt>Agent</dt>
+              <dd>{c.agent_id ? <AgentName id={c.agent_id} /> : '–'}</dd>
+              <dt>From → to</dt>
+              <dd>
+                {c.from ?? c.metadata.from_label ?? '–'} → {c.to ?? '–'}
+              </dd>
+              <dt>Duration</dt>
+              <dd>{formatDuration(c.duration_seconds)}</dd>
+              <dt>Call id</dt>
+              <dd>
+                <code>{c.id}</code>
+              </dd>
+              <dt>Workflow</dt>
+              <dd>
+                {workflowUrl ? (
+                  <a href={workflowUrl} target="_blank" rel="noreferrer">
+                    call-{c.id} in the Temporal Web UI
+                  </a>
+                ) : (
+                  <code>call-{c.id}</code>
+                )}
+              </dd>
+            </dl>
+            <h3>Timeline</h3>
+            <ol class="timeline">
+              {timeline(c, events.data?.data ?? []).map((entry) => (
+                <li key={`${entry.at}-${entry.text}`}>
+                  <time dateTime={entry.at}>{formatClock(entry.at)}</time> {entry.text}
+                </li>
+              ))}
+              {!c.ended_at && <li>going on: {c.status.replace(/_/g, ' ')}</li>}
+            </ol>
+          </section>
+          <section class="card" aria-labelledby="call-analysis">
+            <h2 id="call-analysis">Analysis</h2>
+            {c.analysis ? (
+              <dl class="facts">
+                <dt>Summary</dt>
+                <dd>{c.analysis.summary}</dd>
+                <dt>Outcome</dt>
+                <dd>{c.analysis.outcome ?? '–'}</dd>
+                <dt>Sentiment</dt>
+                <dd>{c.analysis.sentiment ?? '–'}</dd>
+                <dt>Action items</dt>
+                <dd>{c.analysis.action_items.length ? c.analysis.action_items.join('; ') : '–'}</dd>
+              </dl>
+            ) : (
+              <Empty>
+                {FINAL.has(c.status) ? 'No analysis for this call.' : 'Analysis follows when the call ends.'}
+              </Empty>
+            )}
+          </section>
+          <section class="card" aria-labelledby="call-transcript">
+            <h2 id="call-transcript">Transcript</h2>
+            <Loaded resource={transcript}>
+              {(t) =>
+                t.data.length === 0 ? (
+                  <Empty>Nothing was said.</Empty>
+                ) : (
+                  <ol class="conversation">
+                    {t.data.map((line) => (
+                      <li key={line.index} class={`says-${line.role}`}>
+                        <span class="who-says">{line.role}</span>
+                        <span>{line.text}</span>
+                      </li>
+                    ))}
+                  </ol>
+                )
+              }
+            </Loaded>
+          </section>
+          <section class="card" aria-labelledby="call-events">
+            <h2 id="call-events">Events and deliveries</h2>
+            <Loaded resource={events}>
+              {(e) =>
+                e.data.length === 0 ? (
+                  <Empty>No events yet.</Empty>
+                ) : (
+                  <div class="table-wrap">
+                    <table>
+                      <thead>
+                        <tr>
+                          <th scope="col">Event</th>
+                          <th scope="col">At</th>
+                          <th scope="col">Deliveries</th>
+                        </tr>
+                      </thead>
+                      <tbody>
+                        {e.data.map((event) => (
+                          <tr key={event.id}>
+                            <td>
+                              {event.type}
+                              <br />
+                              <code class="small">{event.id}</code>
+                            </td>
+                            <td>{formatTime(event.created_at)}</td>
+                            <td>
+                              {event.deliveries.length === 0
+                                ? 'no endpoint subscribed'
+                                : event.deliveries.map((d) => (
+                                    <div key={d.id}>
+                                      <Link href={`/webhooks/${d.webhook_id}`}>{d.url ?? d.webhook_id}</Link>:{' '}
+                                      <Badge value={d.status} /> {d.attempts} attempt
+                                      {d.attempts === 1 ? '' : 's'}
+                                      {d.response_status ? `, HTTP ${d.response_status}` : ''}
+                                    </div>
+                                  ))}
+                            </td>
+                          </tr>
+                        ))}
+                      </tbody>
+                    </table>
+                  </div>
+                )
+              }
+            </Loaded>
+          </section>
+        </>
+      )}
+    </Loaded>
+  );
+}
+
+/** The call's moments in order: its start, each event it produced, its end. */
+function timeline(call: Call, events: CallEvent[]): { at: string; text: string }[] {
+  const entries = [
+    { at: call.started_at, text: call.direction === 'inbound' ? 'came in' : 'placed' },
+    ...events.map((e) => ({ at: e.created_at, text: `event ${e.type}` })),
+  ];
+  if (call.ended_at) {
+    const reason = call.end_reason ? ` (${call.end_reason.replace(/_/g, ' ')})` : '';
+    entries.push({ at: call.ended_at, text: `ended ${call.status.replace(/_/g, ' ')}${reason}` });
+  }
+  return entries.sort((a, b) => a.at.localeCompare(b.at));
+}
+
+function formatClock(iso: string): string {
+  return new Date(iso).toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'medium' });
+}
+
+function AgentName({ id }: { id: string }) {
+  const agent = useResource(() => api.get<Agent>(`/v1/agents/${id}`), [id]);
+  if (agent.error) return <span>deleted agent</span>;
+  return agent.data ? <Link href={`/agents/${id}`}>{agent.data.name}</Link> : <span>…</span>;
+}
