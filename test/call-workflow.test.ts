@@ -96,7 +96,7 @@ async function record(callId: string, label?: string): Promise<void> {
  * has. A change of commands gets a new patch and a new SHAPE, recorded with RECORD_CALL_HISTORIES=1.
  */
 const HISTORIES_DIR = fileURLToPath(new URL('./fixtures/call-histories', import.meta.url));
-const SHAPE = 'lean-call-2';
+const SHAPE = 'settled-timeouts-1';
 const HistoryProto = proto.temporal.api.history.v1.History;
 /** Plain JSON for a history: 64-bit numbers as strings, enums by name, payload bytes in base64. */
 const HISTORY_JSON = { longs: String, enums: String, bytes: String };
