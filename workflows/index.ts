@@ -1,11 +1,13 @@
 import type {
   CallWorkflow,
+  CampaignWorkflow,
   EventFanOutWorkflow,
   SimulatedCalleeWorkflow,
   WebhookDeliveryWorkflow,
   WebhookRecoveryWorkflow,
 } from '../lib/temporal/workflow-contracts.js';
 import { callWorkflow } from './call-workflow.js';
+import { campaignWorkflow } from './campaign-workflow.js';
 import { eventFanOutWorkflow } from './event-fan-out.js';
 import { simulatedCalleeWorkflow } from './simulated-callee-workflow.js';
 import { webhookDeliveryWorkflow } from './webhook-delivery.js';
@@ -14,6 +16,7 @@ import { webhookRecoveryWorkflow } from './webhook-recovery.js';
 // Every workflow the workers run (the bundle's entry point).
 export {
   callWorkflow,
+  campaignWorkflow,
   eventFanOutWorkflow,
   simulatedCalleeWorkflow,
   webhookDeliveryWorkflow,
@@ -24,6 +27,7 @@ export {
 type Implements<Contract, Workflow extends Contract> = Workflow;
 export type WorkflowContractsHold = [
   Implements<CallWorkflow, typeof callWorkflow>,
+  Implements<CampaignWorkflow, typeof campaignWorkflow>,
   Implements<EventFanOutWorkflow, typeof eventFanOutWorkflow>,
   Implements<SimulatedCalleeWorkflow, typeof simulatedCalleeWorkflow>,
   Implements<WebhookDeliveryWorkflow, typeof webhookDeliveryWorkflow>,
