@@ -36,6 +36,9 @@ import type {
 /** Steps per run before continuing as new (about 10 history events each). */
 export const CAMPAIGN_STEPS_PER_RUN = 500;
 
+/** A run that has grown this long (the calls' end signals add up) continues as new whatever its steps. */
+export const CAMPAIGN_HISTORY_EVENTS_PER_RUN = 10_000;
+
 /** Without a signal or a due time, look again after this: a lost signal costs at most this long. */
 const IDLE_CHECK_MS = 15 * 60_000;
 
@@ -72,7 +75,12 @@ export async function campaignWorkflow(input: CampaignWorkflowInput): Promise<Ca
       upsertSearchAttributes([{ key: CampaignStatusKey, value: step.status }]);
     last = step;
     if (step.finished) return { status: step.status === 'completed' ? 'completed' : 'canceled' };
-    if (stepsThisRun >= stepsPerRun || workflowInfo().continueAsNewSuggested) {
+    const info = workflowInfo();
+    if (
+      stepsThisRun >= stepsPerRun ||
+      info.historyLength >= CAMPAIGN_HISTORY_EVENTS_PER_RUN ||
+      info.continueAsNewSuggested
+    ) {
       return continueAsNew<CampaignWorkflow>({ ...input, run: run + 1 });
     }
     const wait = step.wakeAt ? Math.max(0, Date.parse(step.wakeAt) - Date.now()) : IDLE_CHECK_MS;
