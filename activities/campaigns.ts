@@ -363,10 +363,11 @@ export function createCampaignActivities(deps: CampaignActivityDeps) {
       let waitingFor: string | null = laterRetry ? 'retry_delay' : null;
       const free = campaign.maxConcurrentCalls - counts.in_progress;
       const due = free > 0 ? await dueRecipients(campaignId, at, free) : [];
+      const admitted: Call[] = [];
       for (const recipient of due) {
         const outcome = await startRecipient(campaignId, recipient, at);
         if (outcome.started) {
-          await startCall(client, outcome.call);
+          admitted.push(outcome.call);
           started++;
           continue;
         }
@@ -396,6 +397,9 @@ export function createCampaignActivities(deps: CampaignActivityDeps) {
         }
         break;
       }
+      // The admitted calls' workflows start side by side (each admission is committed already; one
+      // whose start is lost here is started by the next step).
+      await Promise.all(admitted.map((call) => startCall(client, call)));
       if (started === due.length && due.length === free) waitingFor ??= 'concurrency';
       return stepOf(campaignId, {
         started,
