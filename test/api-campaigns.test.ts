@@ -7,11 +7,13 @@ import { createPhoneNumber, setLimits } from '../lib/accounts.js';
 import { campaignProgressQuery } from '../lib/temporal/campaign-messages.js';
 import { CampaignStatusKey, WorkspaceIdKey } from '../lib/temporal/search-attributes.js';
 import { campaignWorkflowId } from '../lib/temporal/workflow-contracts.js';
+import { verifyWebhookSignature } from '../lib/webhooks/verify-signature.js';
 import { createFixture, type Fixture, type TestApi } from './support/api.js';
 import { assertApiError } from './support/assert-api.js';
 import { type AgentFixture, createAgentFixture, uniqueNumber } from './support/call-fixtures.js';
 import { type CallStack, startCallStack } from './support/call-stack.js';
 import type { TestDatabase } from './support/database.js';
+import { startWebhookReceiver, type WebhookReceiver } from './support/webhook-receiver.js';
 
 // Campaigns end to end (spec campaigns-v1): real HTTP, PostgreSQL, the Temporal dev server and the
 // call workers with the simulator at 1/100 (SIM_TIME_SCALE=0.01). Pacing, windows over days and
@@ -24,8 +26,18 @@ let client: Client;
 let owner: Fixture;
 let agent: AgentFixture;
 
+let receiver: WebhookReceiver;
+
 before(async () => {
-  stack = await startCallStack({ prefix: 'api-campaigns', simTimeScale: 0.01 });
+  [stack, receiver] = await Promise.all([
+    startCallStack({
+      prefix: 'api-campaigns',
+      simTimeScale: 0.01,
+      webhooks: true,
+      settings: { webhooksAllowPrivateTargets: true },
+    }),
+    startWebhookReceiver(),
+  ]);
   ({ db, api, client } = stack);
   owner = await createFixture(db.orm, { requestsPerSecond: 10_000 });
   agent = await createAgentFixture(db.orm, { workspaceId: owner.workspaceId, name: 'Ada' });
@@ -33,6 +45,7 @@ before(async () => {
 
 after(async () => {
   await stack?.close();
+  await receiver?.close();
 });
 
 const http = (secret = owner.secret) => api.client(secret);
@@ -756,13 +769,36 @@ describe('reading and changing campaigns', () => {
     await http().post(`/campaigns/${campaign.id}/cancel`);
   });
 
-  test('webhook endpoints may subscribe to campaign.completed', async () => {
-    const res = await http().post('/webhooks', {
-      url: 'https://hooks.example.com/campaigns',
-      events: ['campaign.completed', 'call.completed'],
+  test('campaign.completed reaches a subscribed webhook endpoint, signed, with the Campaign as data', async () => {
+    const ws = await createFixture(db.orm, { requestsPerSecond: 10_000 });
+    const wsAgent = await createAgentFixture(db.orm, { workspaceId: ws.workspaceId });
+    const endpoint = await http(ws.secret).post('/webhooks', {
+      url: `${receiver.url}/campaigns`,
+      events: ['campaign.completed'],
     });
-    assert.equal(res.status, 201, res.text);
-    assert.deepEqual(res.body.events, ['campaign.completed', 'call.completed']);
+    assert.equal(endpoint.status, 201, endpoint.text);
+    assert.deepEqual(endpoint.body.events, ['campaign.completed']);
+    const created = await http(ws.secret).post('/campaigns', campaignBody({ agent_id: wsAgent.agentId }));
+    assert.equal(created.status, 201, created.text);
+    const deadline = Date.now() + 60_000;
+    while (!receiver.requests.some((r) => r.path === '/campaigns') && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    const [delivery, ...more] = receiver.requests.filter((r) => r.path === '/campaigns');
+    assert.ok(delivery, 'campaign.completed delivered');
+    assert.equal(more.length, 0, 'once');
+    assert.ok(
+      verifyWebhookSignature({
+        rawBody: delivery.rawBody,
+        signatureHeader: delivery.headers['service-signature'] as string,
+        secret: endpoint.body.secret,
+      }).ok,
+    );
+    const event = JSON.parse(delivery.rawBody.toString('utf8'));
+    assert.equal(event.type, 'campaign.completed');
+    assert.equal(delivery.headers['service-event-type'], 'campaign.completed');
+    const fetched = await http(ws.secret).get(`/campaigns/${created.body.id}`);
+    assert.deepEqual(event.data.object, fetched.body, 'data.object is the Campaign as GET shows it');
   });
 
   test('the OpenAPI document lists the campaign routes and campaign_id on Call', async () => {

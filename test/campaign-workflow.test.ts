@@ -15,7 +15,11 @@ import {
   resumeSignal,
 } from '../lib/temporal/campaign-messages.js';
 import { CampaignStatusKey, WorkspaceIdKey } from '../lib/temporal/search-attributes.js';
-import { type CampaignWorkflowResult, campaignWorkflowId } from '../lib/temporal/workflow-contracts.js';
+import {
+  type CampaignWorkflowResult,
+  callWorkflowId,
+  campaignWorkflowId,
+} from '../lib/temporal/workflow-contracts.js';
 import { type AgentFixture, createAgentFixture } from './support/call-fixtures.js';
 import {
   type CampaignFixtureOptions,
@@ -87,9 +91,13 @@ async function startCampaign(
 
 const handleOf = (campaign: Campaign) => env.client.workflow.getHandle(campaignWorkflowId(campaign.id));
 
+/** Keeps the campaign's history and its first call's (which signals the campaign) for the replay test. */
 async function keepHistory(campaign: Campaign): Promise<void> {
   const handle = handleOf(campaign);
   recorded.push({ workflowId: handle.workflowId, history: await handle.fetchHistory() });
+  const [call] = await callsOf(db.orm, campaign.id);
+  const callHandle = env.client.workflow.getHandle(callWorkflowId(call.id));
+  recorded.push({ workflowId: callHandle.workflowId, history: await callHandle.fetchHistory() });
 }
 
 /** Runs the workers until the campaign's workflow ends, and returns its result. */
@@ -570,7 +578,16 @@ describe('durability', { timeout: 900_000 }, () => {
 
 describe('replay', () => {
   test('campaign histories replay without nondeterminism', async () => {
-    assert.ok(recorded.length >= 2);
+    assert.ok(recorded.length >= 4, `${recorded.length} histories`);
+    // The calls' histories carry the callEnded signal to their campaign (behind its patch).
+    const signals = recorded.flatMap((r) =>
+      ((r.history as proto.temporal.api.history.v1.IHistory).events ?? []).flatMap(
+        (event) => event.signalExternalWorkflowExecutionInitiatedEventAttributes ?? [],
+      ),
+    );
+    assert.ok(signals.length >= 2);
+    assert.ok(signals.every((signal) => signal.signalName === 'callEnded'));
+    assert.ok(signals.every((signal) => signal.workflowExecution?.workflowId?.startsWith('campaign-')));
     await stack.assertReplays('campaigns', recorded);
   });
 });
