@@ -769,6 +769,33 @@ describe('reading and changing campaigns', () => {
     await http().post(`/campaigns/${campaign.id}/cancel`);
   });
 
+  test('100,000 recipients at most: one more is 422 campaign_recipient_limit', async () => {
+    const campaign = await scheduledCampaign({ recipients: [{ to: '+4794000000' }] });
+    // 99,998 more straight into the table (positions 1 to 99,998), as 100 POSTs would add them.
+    await db.orm.em
+      .fork()
+      .getConnection()
+      .execute(
+        `insert into campaign_recipients (id, campaign_id, position, to_number, metadata, status, attempts, call_ids, created_at)
+         select gen_random_uuid(), ?, n, '+4795' || lpad(n::text, 8, '0'), '{}', 'pending', 0, '[]', now()
+           from generate_series(1, 99998) as n`,
+        [campaign.id],
+      );
+    const path = `/campaigns/${campaign.id}/recipients`;
+    assertApiError(
+      await http().post(path, { recipients: [{ to: '+4796000001' }, { to: '+4796000002' }] }),
+      422,
+      'campaign_recipient_limit',
+      'recipients',
+    );
+    const last = await http().post(path, { recipients: [{ to: '+4796000001' }] });
+    assert.equal(last.status, 200, last.text);
+    assert.equal(last.body.counts.total, 100_000);
+    const page = await http().get(`/campaigns/${campaign.id}/recipients?limit=100&status=pending`);
+    assert.equal(page.body.data[0].to, '+4794000000', 'the order given');
+    await http().post(`/campaigns/${campaign.id}/cancel`);
+  });
+
   test('campaign.completed reaches a subscribed webhook endpoint, signed, with the Campaign as data', async () => {
     const ws = await createFixture(db.orm, { requestsPerSecond: 10_000 });
     const wsAgent = await createAgentFixture(db.orm, { workspaceId: ws.workspaceId });
