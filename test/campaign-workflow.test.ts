@@ -563,6 +563,10 @@ describe('durability', { timeout: 900_000 }, () => {
     const bound = STEPS_PER_RUN * (10 + 4 * 50);
     const last = await handle.fetchHistory();
     assert.ok((last.events?.length ?? 0) < bound, `last run: ${last.events?.length} events`);
+    // The last run is still found by the operators' search attributes.
+    const description = await handle.describe();
+    assert.equal(description.typedSearchAttributes.get(WorkspaceIdKey), agent.workspaceId);
+    assert.equal(description.typedSearchAttributes.get(CampaignStatusKey), 'completed');
     const firstRun = await env.client.workflow
       .getHandle(handle.workflowId, started.firstExecutionRunId)
       .fetchHistory();

@@ -1,6 +1,6 @@
 import {
   condition,
-  continueAsNew,
+  makeContinueAsNewFunc,
   proxyActivities,
   setHandler,
   upsertSearchAttributes,
@@ -81,7 +81,11 @@ export async function campaignWorkflow(input: CampaignWorkflowInput): Promise<Ca
       info.historyLength >= CAMPAIGN_HISTORY_EVENTS_PER_RUN ||
       info.continueAsNewSuggested
     ) {
-      return continueAsNew<CampaignWorkflow>({ ...input, run: run + 1 });
+      // The next run keeps WorkspaceId and CampaignStatus, so operators' filters still find it.
+      const next = makeContinueAsNewFunc<CampaignWorkflow>({
+        typedSearchAttributes: info.typedSearchAttributes,
+      });
+      return next({ ...input, run: run + 1 });
     }
     const wait = step.wakeAt ? Math.max(0, Date.parse(step.wakeAt) - Date.now()) : IDLE_CHECK_MS;
     if (wait > 0) await condition(() => woken, wait);
