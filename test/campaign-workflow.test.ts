@@ -511,7 +511,7 @@ describe('durability', { timeout: 900_000 }, () => {
     await keepHistory(campaign);
   });
 
-  // About 2 minutes for 1,000 recipients on 2 cores: the calls are real call workflows.
+  // About 3 minutes for the 2,000 on a shared 2-core machine: the calls are real call workflows.
   test('continue-as-new with thousands of recipients: short histories, every recipient final', {
     timeout: 900_000,
   }, async () => {
