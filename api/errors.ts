@@ -90,8 +90,15 @@ export const fromNumberRequired = () =>
   });
 export const fromNumberNotAssigned = () =>
   unprocessable('from_number_not_assigned', 'from is not one of the agent’s numbers.', { param: 'from' });
-export const emergencyNumber = () =>
-  unprocessable('emergency_number', 'Emergency numbers can never be called.', { param: 'to' });
+export const emergencyNumber = (param = 'to') =>
+  unprocessable('emergency_number', 'Emergency numbers can never be called.', { param });
+/** A campaign move its state does not allow (resume a running campaign, add to a canceled one). */
+export const campaignStateInvalid = (message: string) =>
+  unprocessable('campaign_state_invalid', message, { param: null });
+export const campaignRecipientLimit = (limit: number) =>
+  unprocessable('campaign_recipient_limit', `A campaign has at most ${limit} recipients.`, {
+    param: 'recipients',
+  });
 /** A refusal whose reason can change (e.g. the trial line is busy): never stored for replay. */
 export const callRejected = (message: string) => unprocessable('call_rejected', message, { storable: false });
 

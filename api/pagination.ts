@@ -126,3 +126,37 @@ export async function paginate<T extends { id: string }, R>(
     next_cursor: hasMore && last ? encodeCursor(last[column] as Date, last.id) : null,
   };
 }
+
+/**
+ * One page of `entity` rows in ascending order of an integer column (`position`: the order a list
+ * was given in), id as tiebreak. The cursor has the same form, [position, id].
+ */
+export async function paginateInOrder<T extends { id: string }, R>(
+  em: EntityManager,
+  entity: new (...args: never[]) => T,
+  where: FilterQuery<T>,
+  page: PageQuery,
+  options: { orderBy: keyof T & string; present: (row: T) => R },
+): Promise<ListEnvelope<R>> {
+  const column = options.orderBy;
+  let filter = where;
+  if (page.cursor) {
+    const { at, id } = decodeCursor(page.cursor);
+    const position = at.getTime();
+    const after = { $or: [{ [column]: { $gt: position } }, { [column]: position, id: { $gt: id } }] };
+    filter = { $and: [where, after] } as FilterQuery<T>;
+  }
+  const rows = await em.find(entity, filter, {
+    orderBy: { [column]: 'asc', id: 'asc' } as never,
+    limit: page.limit + 1,
+  });
+  const hasMore = rows.length > page.limit;
+  const data = hasMore ? rows.slice(0, page.limit) : rows;
+  const last = data.at(-1);
+  return {
+    object: 'list',
+    data: data.map(options.present),
+    has_more: hasMore,
+    next_cursor: hasMore && last ? encodeCursor(new Date(last[column] as number), last.id) : null,
+  };
+}

@@ -14,7 +14,7 @@ CLI="${TEMPORAL_CLI:-temporal}"
 NAMESPACE="${TEMPORAL_NAMESPACE:-default}"
 RETENTION="${TEMPORAL_NAMESPACE_RETENTION:-7d}"
 # Keep the default in step with SEARCH_ATTRIBUTES in lib/temporal/search-attributes.ts (a test checks).
-ATTRIBUTES="${SEARCH_ATTRIBUTES:-WorkspaceId AgentId CallStatus CallDirection}"
+ATTRIBUTES="${SEARCH_ATTRIBUTES:-WorkspaceId AgentId CallStatus CallDirection CampaignStatus}"
 LISTED="$(mktemp)"
 trap 'rm -f "$LISTED"' EXIT
 

@@ -1,5 +1,6 @@
 import { Worker } from '@temporalio/worker';
 import { createCallActivities } from '../activities/calls.js';
+import { createCampaignActivities } from '../activities/campaigns.js';
 import { analyzerFromSettings } from '../lib/analysis/index.js';
 import { SimulatedCarrier } from '../lib/carrier/simulated-carrier.js';
 import { createLogger } from '../lib/logger.js';
@@ -14,7 +15,7 @@ export type CallsWorkerDeps = WorkerNeeds<
   'temporalNamespace' | 'taskQueuePrefix' | 'simTimeScale' | 'analysisLlm' | 'voiceLlm' | 'logLevel'
 >;
 
-/** The worker of the `calls` task queue: call workflows and their activities. */
+/** The worker of the `calls` task queue: call and campaign workflows and their activities. */
 export function createCallsWorker(deps: CallsWorkerDeps): Promise<Worker> {
   const queues = taskQueues(deps.settings);
   const carrier =
@@ -25,15 +26,19 @@ export function createCallsWorker(deps: CallsWorkerDeps): Promise<Worker> {
     namespace: deps.settings.temporalNamespace,
     taskQueue: queues.calls,
     ...(deps.workflowBundle ? { workflowBundle: deps.workflowBundle } : { workflowsPath: callWorkflowsPath }),
-    activities: createCallActivities({
-      orm: deps.orm,
-      carrier,
-      // The language model when VOICE_LLM_URL is set, else the scripted agent; every call (outbound,
-      // inbound phone, web) runs its turns through this one runtime.
-      voiceRuntime: deps.ports?.voiceRuntime ?? voiceRuntimeFromSettings(deps.settings),
-      analyzer: deps.ports?.analyzer ?? analyzerFromSettings(deps.settings),
-      logger: deps.logger ?? createLogger(deps.settings.logLevel, { fields: { worker: 'calls' } }),
-    }),
+    activities: {
+      ...createCallActivities({
+        orm: deps.orm,
+        carrier,
+        // The language model when VOICE_LLM_URL is set, else the scripted agent; every call (outbound,
+        // inbound phone, web) runs its turns through this one runtime.
+        voiceRuntime: deps.ports?.voiceRuntime ?? voiceRuntimeFromSettings(deps.settings),
+        analyzer: deps.ports?.analyzer ?? analyzerFromSettings(deps.settings),
+        logger: deps.logger ?? createLogger(deps.settings.logLevel, { fields: { worker: 'calls' } }),
+      }),
+      // Campaigns run on the calls queue: their steps start calls exactly as POST /calls does.
+      ...createCampaignActivities({ orm: deps.orm, settings: deps.settings }),
+    },
     // Calls spend most of their life waiting on callbacks, so many fit in one worker.
     maxConcurrentWorkflowTaskExecutions: 100,
     maxConcurrentActivityTaskExecutions: 200,

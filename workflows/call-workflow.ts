@@ -1,4 +1,5 @@
-import { isCancellation } from '@temporalio/workflow';
+import { getExternalWorkflowHandle, isCancellation, log, patched } from '@temporalio/workflow';
+import { callEndedSignal } from '../lib/temporal/campaign-messages.js';
 import type { CallWorkflowInput, CallWorkflowResult } from '../lib/temporal/workflow-contracts.js';
 import { openCall } from './call/call-state.js';
 import { connect } from './call/connect.js';
@@ -24,7 +25,30 @@ import { complete, fail, finishAfterFailure } from './call/finish.js';
 // (test/fixtures/call-histories/): same activities, timers, children and upserts in the same order,
 // or a new path behind `patched()` (as `lean-call-1`, call-state.ts) that old histories skip.
 
+/**
+ * Patch id of the campaign's wake-up: a campaign's call signals `callEnded` to its campaign when
+ * it is final. Only campaign calls (input `campaignWorkflowId`) take the new command.
+ */
+export const CAMPAIGN_CALL_ENDED = 'campaign-call-ended-1';
+
 export async function callWorkflow(input: CallWorkflowInput): Promise<CallWorkflowResult> {
+  const result = await runCall(input);
+  if (input.campaignWorkflowId && patched(CAMPAIGN_CALL_ENDED)) {
+    await tellCampaign(input.campaignWorkflowId, input.callId);
+  }
+  return result;
+}
+
+/** The campaign takes its next step now; one that has ended (or never ran) needs nothing. */
+async function tellCampaign(campaignWorkflowId: string, callId: string): Promise<void> {
+  try {
+    await getExternalWorkflowHandle(campaignWorkflowId).signal(callEndedSignal, { callId });
+  } catch (error) {
+    log.warn('campaign not told of the call end', { callId, campaignWorkflowId, error: `${error}` });
+  }
+}
+
+async function runCall(input: CallWorkflowInput): Promise<CallWorkflowResult> {
   const call = openCall(input);
   try {
     // Queued too long without its workflow (lib/calls/expire-queued-calls.ts): never dialed.

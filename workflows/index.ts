@@ -1,6 +1,7 @@
 import type {
   BrowserCallerWorkflow,
   CallWorkflow,
+  CampaignWorkflow,
   EventFanOutWorkflow,
   SimulatedCalleeWorkflow,
   WebhookDeliveryWorkflow,
@@ -8,6 +9,7 @@ import type {
 } from '../lib/temporal/workflow-contracts.js';
 import { browserCallerWorkflow } from './browser-caller-workflow.js';
 import { callWorkflow } from './call-workflow.js';
+import { campaignWorkflow } from './campaign-workflow.js';
 import { eventFanOutWorkflow } from './event-fan-out.js';
 import { simulatedCalleeWorkflow } from './simulated-callee-workflow.js';
 import { webhookDeliveryWorkflow } from './webhook-delivery.js';
@@ -17,6 +19,7 @@ import { webhookRecoveryWorkflow } from './webhook-recovery.js';
 export {
   browserCallerWorkflow,
   callWorkflow,
+  campaignWorkflow,
   eventFanOutWorkflow,
   simulatedCalleeWorkflow,
   webhookDeliveryWorkflow,
@@ -28,6 +31,7 @@ type Implements<Contract, Workflow extends Contract> = Workflow;
 export type WorkflowContractsHold = [
   Implements<BrowserCallerWorkflow, typeof browserCallerWorkflow>,
   Implements<CallWorkflow, typeof callWorkflow>,
+  Implements<CampaignWorkflow, typeof campaignWorkflow>,
   Implements<EventFanOutWorkflow, typeof eventFanOutWorkflow>,
   Implements<SimulatedCalleeWorkflow, typeof simulatedCalleeWorkflow>,
   Implements<WebhookDeliveryWorkflow, typeof webhookDeliveryWorkflow>,

@@ -1,6 +1,7 @@
 import type { RouteDefinition } from '../route.js';
 import { agentRoutes } from './agents.js';
 import { callRoutes } from './calls.js';
+import { campaignRoutes } from './campaigns.js';
 import { meRoutes } from './me.js';
 import { phoneNumberRoutes } from './phone-numbers.js';
 import { usageRoutes } from './usage.js';
@@ -12,6 +13,7 @@ export const allRoutes: RouteDefinition[] = [
   ...agentRoutes,
   ...phoneNumberRoutes,
   ...callRoutes,
+  ...campaignRoutes,
   ...usageRoutes,
   ...webhookRoutes,
 ];

@@ -82,6 +82,7 @@ export const callSchema = {
     'object',
     'id',
     'agent_id',
+    'campaign_id',
     'direction',
     'channel',
     'status',
@@ -99,6 +100,11 @@ export const callSchema = {
     object: { const: 'call' },
     id: uuidSchema,
     agent_id: { type: ['string', 'null'], format: 'uuid' },
+    campaign_id: {
+      type: ['string', 'null'],
+      format: 'uuid',
+      description: 'The campaign that made the call; null for every other call.',
+    },
     direction: { enum: ['inbound', 'outbound'] },
     channel: { enum: ['phone', 'web'] },
     status: {

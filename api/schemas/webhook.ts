@@ -1,4 +1,4 @@
-import { CALL_EVENT_TYPES } from '../../db/entities/index.js';
+import { SUBSCRIBABLE_EVENT_TYPES } from '../../db/entities/index.js';
 import { WEBHOOK_URL_MAX_LENGTH } from '../../lib/webhooks/url-rules.js';
 import { dateTimeSchema, uuidSchema } from './common.js';
 
@@ -17,7 +17,7 @@ const fields = {
     type: 'array',
     minItems: 1,
     uniqueItems: true,
-    items: { enum: [...CALL_EVENT_TYPES] },
+    items: { enum: [...SUBSCRIBABLE_EVENT_TYPES] },
     description: 'Event types to receive (webhook.test needs no subscription).',
   },
   description: { type: 'string', maxLength: 500 },

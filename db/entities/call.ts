@@ -1,5 +1,6 @@
 import { defineEntity, p } from '@mikro-orm/core';
 import { Agent } from './agent.js';
+import { Campaign } from './campaign.js';
 import { Workspace } from './workspace.js';
 
 export const CALL_STATUSES = [
@@ -49,6 +50,8 @@ const CallSchema = defineEntity({
     id: p.uuid().primary(),
     workspace: () => p.manyToOne(Workspace).mapToPk().deleteRule('cascade'),
     agent: () => p.manyToOne(Agent).mapToPk().nullable().deleteRule('set null'),
+    /** The campaign that made the call; null for every other call. */
+    campaign: () => p.manyToOne(Campaign).mapToPk().nullable().deleteRule('set null'),
     direction: p.string().length(10).$type<CallDirection>(),
     channel: p.string().length(10).$type<CallChannel>(),
     status: p.string().length(20).$type<CallStatus>(),

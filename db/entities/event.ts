@@ -9,7 +9,11 @@ export const CALL_EVENT_TYPES = [
   'call.transferred',
 ] as const;
 export type CallEventType = (typeof CALL_EVENT_TYPES)[number];
-export type EventType = CallEventType | 'webhook.test';
+export const CAMPAIGN_EVENT_TYPES = ['campaign.completed'] as const;
+export type CampaignEventType = (typeof CAMPAIGN_EVENT_TYPES)[number];
+/** Every type a webhook endpoint may subscribe to. */
+export const SUBSCRIBABLE_EVENT_TYPES = [...CALL_EVENT_TYPES, ...CAMPAIGN_EVENT_TYPES] as const;
+export type EventType = CallEventType | CampaignEventType | 'webhook.test';
 
 /**
  * An event as emitted, written once. `body` holds the exact JSON bytes that every delivery

@@ -27,14 +27,20 @@ export interface OutboundCallRequest {
   ringTimeoutSeconds?: number;
   /** Replaces the agent's greeting for this call; '' makes the agent wait for the person. */
   firstMessage?: string;
+  /** The campaign placing the call (lib/campaigns); none for POST /calls. */
+  campaignId?: string;
 }
 
-export type AdmissionRefusal =
+/** Refusals of checks 1 to 3: the agent cannot place calls (as asked). */
+export type AgentRefusal =
   | { code: 'agent_missing' }
   | { code: 'agent_not_published' }
   | { code: 'agent_has_no_number' }
   | { code: 'from_number_not_assigned' }
-  | { code: 'from_number_required' }
+  | { code: 'from_number_required' };
+
+export type AdmissionRefusal =
+  | AgentRefusal
   | { code: 'emergency_number' }
   | LimitRefusal
   | { code: 'trial_line_busy' };
@@ -53,11 +59,9 @@ export async function admitOutboundCall(
   now = new Date(),
 ): Promise<Admission> {
   await lockWorkspaceCalls(em, workspaceId);
-  const agent = await em.findOne(Agent, { id: request.agentId, workspace: workspaceId, deletedAt: null });
-  if (!agent) return refused({ code: 'agent_missing' });
-  if (agent.status !== 'published') return refused({ code: 'agent_not_published' });
-  const from = await numberToCallFrom(em, agent, request.from);
-  if (typeof from !== 'string') return refused(from);
+  const caller = await checkOutboundAgent(em, workspaceId, request.agentId, request.from);
+  if ('code' in caller) return refused(caller);
+  const { agent, from } = caller;
   if (isEmergencyNumber(request.to)) return refused({ code: 'emergency_number' });
 
   const workspace = await em.findOneOrFail(Workspace, { id: workspaceId });
@@ -71,6 +75,7 @@ export async function admitOutboundCall(
     id: randomUUID(),
     workspace: workspaceId,
     agent: agent.id,
+    campaign: request.campaignId ?? null,
     direction: 'outbound',
     channel: 'phone',
     status: 'queued',
@@ -89,6 +94,24 @@ export async function admitOutboundCall(
 }
 
 /**
+ * Checks 1 to 3: the agent exists, is published and has a number to call from. Campaigns make
+ * them at creation and before every call.
+ */
+export async function checkOutboundAgent(
+  em: EntityManager,
+  workspaceId: string,
+  agentId: string,
+  requestedFrom: string | undefined,
+): Promise<{ agent: Agent; from: string } | AgentRefusal> {
+  const agent = await em.findOne(Agent, { id: agentId, workspace: workspaceId, deletedAt: null });
+  if (!agent) return { code: 'agent_missing' };
+  if (agent.status !== 'published') return { code: 'agent_not_published' };
+  const from = await numberToCallFrom(em, agent, requestedFrom);
+  if (typeof from !== 'string') return from;
+  return { agent, from };
+}
+
+/**
  * The caller id: `from` when it is one of the agent's numbers, else the agent's only number.
  * An agent without numbers cannot call at all, whatever `from` says.
  */
@@ -96,7 +119,7 @@ async function numberToCallFrom(
   em: EntityManager,
   agent: Agent,
   from: string | undefined,
-): Promise<string | AdmissionRefusal> {
+): Promise<string | AgentRefusal> {
   const numbers = await em.find(
     PhoneNumber,
     { workspace: agent.workspace, agent: agent.id, status: 'active' },

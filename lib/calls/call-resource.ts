@@ -11,6 +11,8 @@ export interface CallResource {
   object: 'call';
   id: string;
   agent_id: string | null;
+  /** The campaign that made the call; null for every other call. */
+  campaign_id: string | null;
   direction: CallDirection;
   channel: CallChannel;
   status: CallStatus;
@@ -31,6 +33,7 @@ export function presentCall(call: Call, options: { inList?: boolean } = {}): Cal
     object: 'call',
     id: call.id,
     agent_id: call.agent ?? null,
+    campaign_id: call.campaign ?? null,
     direction: call.direction,
     channel: call.channel,
     status: call.status,

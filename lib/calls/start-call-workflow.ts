@@ -14,6 +14,7 @@ import {
   type CallWorkflow,
   type CallWorkflowInput,
   callWorkflowId,
+  campaignWorkflowId,
 } from '../temporal/workflow-contracts.js';
 import { callWorkflowMetadata } from '../temporal/workflow-metadata.js';
 
@@ -41,6 +42,8 @@ export async function startCallWorkflow(
     answered: options.answered ?? false,
     ...(options.expired ? { expired: true } : {}),
     eventsTaskQueue: queues.webhooks,
+    // A campaign's call tells the campaign when it ends (workflows/call-workflow.ts).
+    ...(call.campaign ? { campaignWorkflowId: campaignWorkflowId(call.campaign) } : {}),
   };
   await client.workflow.start<CallWorkflow>(CALL_WORKFLOW, {
     workflowId: callWorkflowId(call.id),

@@ -1,6 +1,6 @@
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
 
-// Custom search attributes on call workflows, so operators can filter in the Temporal Web UI:
+// Custom search attributes on call and campaign workflows, so operators can filter in the Temporal Web UI:
 //   WorkspaceId = "<uuid>" AND CallStatus = "in_progress"
 // `npm start` and the test harness register them on the dev server; docker-compose registers them
 // with the temporal CLI (see README).
@@ -8,6 +8,8 @@ export const WorkspaceIdKey = defineSearchAttributeKey('WorkspaceId', SearchAttr
 export const AgentIdKey = defineSearchAttributeKey('AgentId', SearchAttributeType.KEYWORD);
 export const CallStatusKey = defineSearchAttributeKey('CallStatus', SearchAttributeType.KEYWORD);
 export const CallDirectionKey = defineSearchAttributeKey('CallDirection', SearchAttributeType.KEYWORD);
+/** On campaign workflows (with WorkspaceId): `WorkspaceId = "<uuid>" AND CampaignStatus = "paused"`. */
+export const CampaignStatusKey = defineSearchAttributeKey('CampaignStatus', SearchAttributeType.KEYWORD);
 
 /** name → type, the form `temporal server start-dev --search-attribute` and the test SDK take. */
 export const SEARCH_ATTRIBUTES: Record<string, 'Keyword'> = {
@@ -15,4 +17,5 @@ export const SEARCH_ATTRIBUTES: Record<string, 'Keyword'> = {
   AgentId: 'Keyword',
   CallStatus: 'Keyword',
   CallDirection: 'Keyword',
+  CampaignStatus: 'Keyword',
 };

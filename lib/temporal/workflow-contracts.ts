@@ -28,6 +28,8 @@ export interface CallWorkflowInput {
   expired?: boolean;
   /** Task queue of event delivery (`taskQueues().webhooks`). */
   eventsTaskQueue: string;
+  /** A campaign's call: the campaign workflow to signal `callEnded` when the call is final. */
+  campaignWorkflowId?: string;
 }
 
 export interface CallWorkflowResult {
@@ -41,6 +43,32 @@ export type CallWorkflow = (input: CallWorkflowInput) => Promise<CallWorkflowRes
 /** One workflow per call, so the same call can never be dialed twice. */
 export function callWorkflowId(callId: string): string {
   return `call-${callId}`;
+}
+
+// ── Campaigns (task queue `calls`) ───────────────────────────────────────────────────────────
+
+export const CAMPAIGN_WORKFLOW = 'campaignWorkflow';
+
+export interface CampaignWorkflowInput {
+  campaignId: string;
+  workspaceId: string;
+  /** Task queue of event delivery (`taskQueues().webhooks`), for campaign.completed. */
+  eventsTaskQueue: string;
+  /** Runs so far (each continues as new after stepsPerRun steps); 0 for the first. */
+  run?: number;
+  /** Steps per run before continuing as new; default CAMPAIGN_STEPS_PER_RUN (tests set it lower). */
+  stepsPerRun?: number;
+}
+
+export interface CampaignWorkflowResult {
+  status: 'completed' | 'canceled';
+}
+
+export type CampaignWorkflow = (input: CampaignWorkflowInput) => Promise<CampaignWorkflowResult>;
+
+/** One workflow per campaign; its calls signal it by this id. */
+export function campaignWorkflowId(campaignId: string): string {
+  return `campaign-${campaignId}`;
 }
 
 // ── The simulated far end (task queue `carrier-simulator`) ───────────────────────────────────
