@@ -156,8 +156,13 @@ function describe(error: ErrorObject): string {
       return `must be at least ${p.limit}`;
     case 'format':
       return `must be ${FORMAT_NAMES[String(p.format)] ?? `in format ${p.format}`}`;
-    case 'enum':
-      return `must be one of ${(p.allowedValues as unknown[]).map(String).join(', ')}`;
+    case 'enum': {
+      const allowed = p.allowedValues as unknown[];
+      // A long list (timezone names) is named by its place in the document, not spelled out.
+      if (allowed.length > 12)
+        return `must be one of the ${allowed.length} values listed in /v1/openapi.json`;
+      return `must be one of ${allowed.map(String).join(', ')}`;
+    }
     case 'const':
       return `must be ${JSON.stringify(p.allowedValue)}`;
     case 'maxProperties':

@@ -30,6 +30,7 @@ import {
   resourceMissing,
   upstreamUnavailable,
 } from '../errors.js';
+import { linksTakingId } from '../links.js';
 import { storeAnswerWithWork } from '../middleware/idempotency.js';
 import { listQuerySchema, listSchema, type PageQuery, paginate, paginateInOrder } from '../pagination.js';
 import { type ApiContext, defineRoute, type RouteDefinition } from '../route.js';
@@ -200,7 +201,18 @@ const create = defineRoute<Record<string, never>, Record<string, never>, Campaig
   body: campaignCreateSchema,
   idempotent: true,
   responses: {
-    201: { description: 'The campaign, scheduled or running.', schema: campaignSchema },
+    201: {
+      description: 'The campaign, scheduled or running.',
+      schema: campaignSchema,
+      links: linksTakingId('campaign_id', [
+        'getCampaign',
+        'listCampaignRecipients',
+        'addCampaignRecipients',
+        'pauseCampaign',
+        'resumeCampaign',
+        'cancelCampaign',
+      ]),
+    },
     404: { description: 'resource_missing: no such agent.' },
     409: { description: 'idempotency_key_reused or idempotency_request_in_progress.' },
     422: {

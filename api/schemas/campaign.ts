@@ -1,5 +1,5 @@
 import { CAMPAIGN_STATUSES, RECIPIENT_STATUSES } from '../../db/entities/index.js';
-import { HH_MM_PATTERN } from '../../lib/campaigns/calling-windows.js';
+import { HH_MM_PATTERN, TIMEZONES } from '../../lib/campaigns/calling-windows.js';
 import { E164_PATTERN } from '../../lib/e164.js';
 import { METADATA_LIMITS } from './call.js';
 import { dateTimeSchema, uuidSchema } from './common.js';
@@ -50,7 +50,11 @@ const scheduleSchema = {
   additionalProperties: false,
   properties: {
     start_at: { type: ['string', 'null'], format: 'date-time', description: 'null: now.' },
-    timezone: { type: 'string', minLength: 1, maxLength: 64, description: 'IANA name; default UTC.' },
+    timezone: {
+      type: 'string',
+      enum: [...TIMEZONES],
+      description: 'A canonical IANA name (or UTC); default UTC.',
+    },
     windows: { type: 'array', maxItems: 50, items: windowSchema, description: 'Empty: any time.' },
   },
 };

@@ -8,8 +8,20 @@ import type { CallingWindow, CampaignDay } from '../../db/entities/index.js';
 
 const WEEKDAYS: CampaignDay[] = ['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'];
 
+/**
+ * The timezone names a campaign takes: `UTC` and the runtime's canonical IANA names
+ * (`Intl.supportedValuesOf`, fixed by the pinned Node). One list for the schema's enum (so the
+ * OpenAPI document says exactly what is accepted) and for the check; old aliases such as
+ * `Europe/Kiev` are refused in favour of their canonical names (`Europe/Kyiv`).
+ */
+export const TIMEZONES: readonly string[] = [
+  'UTC',
+  ...Intl.supportedValuesOf('timeZone').filter((zone) => zone !== 'UTC'),
+];
+const KNOWN_TIMEZONES = new Set(TIMEZONES);
+
 export function isValidTimezone(name: string): boolean {
-  return IANAZone.isValidZone(name);
+  return KNOWN_TIMEZONES.has(name) && IANAZone.isValidZone(name);
 }
 
 /** `HH:MM`, 24-hour. */

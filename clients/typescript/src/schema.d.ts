@@ -179,6 +179,110 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/campaigns": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List campaigns, newest first. */
+        get: operations["listCampaigns"];
+        put?: never;
+        /** Create a campaign: calls its recipients with one published agent, paced, windowed and retried. */
+        post: operations["createCampaign"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/campaigns/{campaign_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get a campaign with the counts of its recipients in each state. */
+        get: operations["getCampaign"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/campaigns/{campaign_id}/recipients": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List a campaign’s recipients in the order given. */
+        get: operations["listCampaignRecipients"];
+        put?: never;
+        /** Add 1 to 1000 recipients to a scheduled, running or paused campaign (100,000 at most in all). */
+        post: operations["addCampaignRecipients"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/campaigns/{campaign_id}/pause": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Pause a running campaign: no new calls; live calls go on to their end. */
+        post: operations["pauseCampaign"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/campaigns/{campaign_id}/resume": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Resume a paused campaign. */
+        post: operations["resumeCampaign"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/campaigns/{campaign_id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Cancel a campaign: every pending recipient is canceled; live calls go on to their end. */
+        post: operations["cancelCampaign"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/usage": {
         parameters: {
             query?: never;
@@ -1806,6 +1910,11 @@ export interface operations {
                             id: string;
                             /** Format: uuid */
                             agent_id: string | null;
+                            /**
+                             * Format: uuid
+                             * @description The campaign that made the call; null for every other call.
+                             */
+                            campaign_id: string | null;
                             /** @enum {unknown} */
                             direction: "inbound" | "outbound";
                             /** @enum {unknown} */
@@ -1958,6 +2067,11 @@ export interface operations {
                         id: string;
                         /** Format: uuid */
                         agent_id: string | null;
+                        /**
+                         * Format: uuid
+                         * @description The campaign that made the call; null for every other call.
+                         */
+                        campaign_id: string | null;
                         /** @enum {unknown} */
                         direction: "inbound" | "outbound";
                         /** @enum {unknown} */
@@ -2137,6 +2251,11 @@ export interface operations {
                         id: string;
                         /** Format: uuid */
                         agent_id: string | null;
+                        /**
+                         * Format: uuid
+                         * @description The campaign that made the call; null for every other call.
+                         */
+                        campaign_id: string | null;
                         /** @enum {unknown} */
                         direction: "inbound" | "outbound";
                         /** @enum {unknown} */
@@ -2318,6 +2437,1361 @@ export interface operations {
             };
             /** @description resource_missing: no such call in the workspace. */
             404: {
+                headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description rate_limited; wait Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description internal_error. */
+            500: {
+                headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description auth_unavailable: the key could not be checked now; upstream_unavailable: the database or Temporal did not answer. Retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listCampaigns: {
+        parameters: {
+            query?: {
+                /** @description Page size, 1 to 100. */
+                limit?: number;
+                /** @description The next_cursor of the previous page: 30 characters of base64url. */
+                cursor?: string;
+                status?: "scheduled" | "running" | "paused" | "completed" | "canceled";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of campaigns. */
+            200: {
+                headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        object: "list";
+                        data: {
+                            /** @constant */
+                            object: "campaign";
+                            /** Format: uuid */
+                            id: string;
+                            name: string;
+                            /** Format: uuid */
+                            agent_id: string;
+                            from: string | null;
+                            /** @enum {unknown} */
+                            status: "scheduled" | "running" | "paused" | "completed" | "canceled";
+                            /** @enum {unknown} */
+                            paused_reason: "requested" | "quota_exceeded" | "agent_unavailable" | null;
+                            schedule: {
+                                /** Format: date-time */
+                                start_at: string | null;
+                                timezone: string;
+                                windows: {
+                                    days: ("mon" | "tue" | "wed" | "thu" | "fri" | "sat" | "sun")[];
+                                    /** @description `HH:MM`, 24-hour. */
+                                    start: string;
+                                    /** @description `HH:MM`, after `start`. */
+                                    end: string;
+                                }[];
+                            };
+                            max_concurrent_calls: number;
+                            retry: {
+                                max_attempts: number;
+                                delay_minutes: number;
+                                on: ("no_answer" | "busy" | "not_connected")[];
+                            };
+                            first_message: string | null;
+                            metadata: {
+                                [key: string]: string;
+                            };
+                            counts: {
+                                total: number;
+                                pending: number;
+                                in_progress: number;
+                                completed: number;
+                                failed: number;
+                                canceled: number;
+                            };
+                            /** Format: date-time */
+                            created_at: string;
+                            /** Format: date-time */
+                            started_at: string | null;
+                            /** Format: date-time */
+                            ended_at: string | null;
+                        }[];
+                        has_more: boolean;
+                        next_cursor: string | null;
+                    };
+                };
+            };
+            /** @description Malformed request: parameter_missing, parameter_invalid, parameter_unknown, body_invalid, body_empty, body_too_large, content_type_invalid. */
+            400: {
+                headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description api_key_missing or api_key_invalid. */
+            401: {
+                headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description missing_scope or role_required. */
+            403: {
+                headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description rate_limited; wait Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description internal_error. */
+            500: {
+                headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description auth_unavailable: the key could not be checked now; upstream_unavailable: the database or Temporal did not answer. Retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createCampaign: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry of this request safe for 24 hours. */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    name: string;
+                    /** Format: uuid */
+                    agent_id: string;
+                    recipients: {
+                        /** @description E.164; unique within the campaign. */
+                        to: string;
+                        metadata?: {
+                            [key: string]: string;
+                        };
+                    }[];
+                    from?: string | null;
+                    schedule?: {
+                        /**
+                         * Format: date-time
+                         * @description null: now.
+                         */
+                        start_at?: string | null;
+                        /**
+                         * @description A canonical IANA name (or UTC); default UTC.
+                         * @enum {string}
+                         */
+                        timezone?: "UTC" | "Africa/Abidjan" | "Africa/Accra" | "Africa/Addis_Ababa" | "Africa/Algiers" | "Africa/Asmera" | "Africa/Bamako" | "Africa/Bangui" | "Africa/Banjul" | "Africa/Bissau" | "Africa/Blantyre" | "Africa/Brazzaville" | "Africa/Bujumbura" | "Africa/Cairo" | "Africa/Casablanca" | "Africa/Ceuta" | "Africa/Conakry" | "Africa/Dakar" | "Africa/Dar_es_Salaam" | "Africa/Djibouti" | "Africa/Douala" | "Africa/El_Aaiun" | "Africa/Freetown" | "Africa/Gaborone" | "Africa/Harare" | "Africa/Johannesburg" | "Africa/Juba" | "Africa/Kampala" | "Africa/Khartoum" | "Africa/Kigali" | "Africa/Kinshasa" | "Africa/Lagos" | "Africa/Libreville" | "Africa/Lome" | "Africa/Luanda" | "Africa/Lubumbashi" | "Africa/Lusaka" | "Africa/Malabo" | "Africa/Maputo" | "Africa/Maseru" | "Africa/Mbabane" | "Africa/Mogadishu" | "Africa/Monrovia" | "Africa/Nairobi" | "Africa/Ndjamena" | "Africa/Niamey" | "Africa/Nouakchott" | "Africa/Ouagadougou" | "Africa/Porto-Novo" | "Africa/Sao_Tome" | "Africa/Tripoli" | "Africa/Tunis" | "Africa/Windhoek" | "America/Adak" | "America/Anchorage" | "America/Anguilla" | "America/Antigua" | "America/Araguaina" | "America/Argentina/La_Rioja" | "America/Argentina/Rio_Gallegos" | "America/Argentina/Salta" | "America/Argentina/San_Juan" | "America/Argentina/San_Luis" | "America/Argentina/Tucuman" | "America/Argentina/Ushuaia" | "America/Aruba" | "America/Asuncion" | "America/Bahia" | "America/Bahia_Banderas" | "America/Barbados" | "America/Belem" | "America/Belize" | "America/Blanc-Sablon" | "America/Boa_Vista" | "America/Bogota" | "America/Boise" | "America/Buenos_Aires" | "America/Cambridge_Bay" | "America/Campo_Grande" | "America/Cancun" | "America/Caracas" | "America/Catamarca" | "America/Cayenne" | "America/Cayman" | "America/Chicago" | "America/Chihuahua" | "America/Ciudad_Juarez" | "America/Coral_Harbour" | "America/Cordoba" | "America/Costa_Rica" | "America/Coyhaique" | "America/Creston" | "America/Cuiaba" | "America/Curacao" | "America/Danmarkshavn" | "America/Dawson" | "America/Dawson_Creek" | "America/Denver" | "America/Detroit" | "America/Dominica" | "America/Edmonton" | "America/Eirunepe" | "America/El_Salvador" | "America/Fort_Nelson" | "America/Fortaleza" | "America/Glace_Bay" | "America/Godthab" | "America/Goose_Bay" | "America/Grand_Turk" | "America/Grenada" | "America/Guadeloupe" | "America/Guatemala" | "America/Guayaquil" | "America/Guyana" | "America/Halifax" | "America/Havana" | "America/Hermosillo" | "America/Indiana/Knox" | "America/Indiana/Marengo" | "America/Indiana/Petersburg" | "America/Indiana/Tell_City" | "America/Indiana/Vevay" | "America/Indiana/Vincennes" | "America/Indiana/Winamac" | "America/Indianapolis" | "America/Inuvik" | "America/Iqaluit" | "America/Jamaica" | "America/Jujuy" | "America/Juneau" | "America/Kentucky/Monticello" | "America/Kralendijk" | "America/La_Paz" | "America/Lima" | "America/Los_Angeles" | "America/Louisville" | "America/Lower_Princes" | "America/Maceio" | "America/Managua" | "America/Manaus" | "America/Marigot" | "America/Martinique" | "America/Matamoros" | "America/Mazatlan" | "America/Mendoza" | "America/Menominee" | "America/Merida" | "America/Metlakatla" | "America/Mexico_City" | "America/Miquelon" | "America/Moncton" | "America/Monterrey" | "America/Montevideo" | "America/Montserrat" | "America/Nassau" | "America/New_York" | "America/Nome" | "America/Noronha" | "America/North_Dakota/Beulah" | "America/North_Dakota/Center" | "America/North_Dakota/New_Salem" | "America/Ojinaga" | "America/Panama" | "America/Paramaribo" | "America/Phoenix" | "America/Port-au-Prince" | "America/Port_of_Spain" | "America/Porto_Velho" | "America/Puerto_Rico" | "America/Punta_Arenas" | "America/Rankin_Inlet" | "America/Recife" | "America/Regina" | "America/Resolute" | "America/Rio_Branco" | "America/Santarem" | "America/Santiago" | "America/Santo_Domingo" | "America/Sao_Paulo" | "America/Scoresbysund" | "America/Sitka" | "America/St_Barthelemy" | "America/St_Johns" | "America/St_Kitts" | "America/St_Lucia" | "America/St_Thomas" | "America/St_Vincent" | "America/Swift_Current" | "America/Tegucigalpa" | "America/Thule" | "America/Tijuana" | "America/Toronto" | "America/Tortola" | "America/Vancouver" | "America/Whitehorse" | "America/Winnipeg" | "America/Yakutat" | "Antarctica/Casey" | "Antarctica/Davis" | "Antarctica/DumontDUrville" | "Antarctica/Macquarie" | "Antarctica/Mawson" | "Antarctica/McMurdo" | "Antarctica/Palmer" | "Antarctica/Rothera" | "Antarctica/Syowa" | "Antarctica/Troll" | "Antarctica/Vostok" | "Arctic/Longyearbyen" | "Asia/Aden" | "Asia/Almaty" | "Asia/Amman" | "Asia/Anadyr" | "Asia/Aqtau" | "Asia/Aqtobe" | "Asia/Ashgabat" | "Asia/Atyrau" | "Asia/Baghdad" | "Asia/Bahrain" | "Asia/Baku" | "Asia/Bangkok" | "Asia/Barnaul" | "Asia/Beirut" | "Asia/Bishkek" | "Asia/Brunei" | "Asia/Calcutta" | "Asia/Chita" | "Asia/Colombo" | "Asia/Damascus" | "Asia/Dhaka" | "Asia/Dili" | "Asia/Dubai" | "Asia/Dushanbe" | "Asia/Famagusta" | "Asia/Gaza" | "Asia/Hebron" | "Asia/Hong_Kong" | "Asia/Hovd" | "Asia/Irkutsk" | "Asia/Jakarta" | "Asia/Jayapura" | "Asia/Jerusalem" | "Asia/Kabul" | "Asia/Kamchatka" | "Asia/Karachi" | "Asia/Katmandu" | "Asia/Khandyga" | "Asia/Krasnoyarsk" | "Asia/Kuala_Lumpur" | "Asia/Kuching" | "Asia/Kuwait" | "Asia/Macau" | "Asia/Magadan" | "Asia/Makassar" | "Asia/Manila" | "Asia/Muscat" | "Asia/Nicosia" | "Asia/Novokuznetsk" | "Asia/Novosibirsk" | "Asia/Omsk" | "Asia/Oral" | "Asia/Phnom_Penh" | "Asia/Pontianak" | "Asia/Pyongyang" | "Asia/Qatar" | "Asia/Qostanay" | "Asia/Qyzylorda" | "Asia/Rangoon" | "Asia/Riyadh" | "Asia/Saigon" | "Asia/Sakhalin" | "Asia/Samarkand" | "Asia/Seoul" | "Asia/Shanghai" | "Asia/Singapore" | "Asia/Srednekolymsk" | "Asia/Taipei" | "Asia/Tashkent" | "Asia/Tbilisi" | "Asia/Tehran" | "Asia/Thimphu" | "Asia/Tokyo" | "Asia/Tomsk" | "Asia/Ulaanbaatar" | "Asia/Urumqi" | "Asia/Ust-Nera" | "Asia/Vientiane" | "Asia/Vladivostok" | "Asia/Yakutsk" | "Asia/Yekaterinburg" | "Asia/Yerevan" | "Atlantic/Azores" | "Atlantic/Bermuda" | "Atlantic/Canary" | "Atlantic/Cape_Verde" | "Atlantic/Faeroe" | "Atlantic/Madeira" | "Atlantic/Reykjavik" | "Atlantic/South_Georgia" | "Atlantic/St_Helena" | "Atlantic/Stanley" | "Australia/Adelaide" | "Australia/Brisbane" | "Australia/Broken_Hill" | "Australia/Darwin" | "Australia/Eucla" | "Australia/Hobart" | "Australia/Lindeman" | "Australia/Lord_Howe" | "Australia/Melbourne" | "Australia/Perth" | "Australia/Sydney" | "Europe/Amsterdam" | "Europe/Andorra" | "Europe/Astrakhan" | "Europe/Athens" | "Europe/Belgrade" | "Europe/Berlin" | "Europe/Bratislava" | "Europe/Brussels" | "Europe/Bucharest" | "Europe/Budapest" | "Europe/Busingen" | "Europe/Chisinau" | "Europe/Copenhagen" | "Europe/Dublin" | "Europe/Gibraltar" | "Europe/Guernsey" | "Europe/Helsinki" | "Europe/Isle_of_Man" | "Europe/Istanbul" | "Europe/Jersey" | "Europe/Kaliningrad" | "Europe/Kiev" | "Europe/Kirov" | "Europe/Lisbon" | "Europe/Ljubljana" | "Europe/London" | "Europe/Luxembourg" | "Europe/Madrid" | "Europe/Malta" | "Europe/Mariehamn" | "Europe/Minsk" | "Europe/Monaco" | "Europe/Moscow" | "Europe/Oslo" | "Europe/Paris" | "Europe/Podgorica" | "Europe/Prague" | "Europe/Riga" | "Europe/Rome" | "Europe/Samara" | "Europe/San_Marino" | "Europe/Sarajevo" | "Europe/Saratov" | "Europe/Simferopol" | "Europe/Skopje" | "Europe/Sofia" | "Europe/Stockholm" | "Europe/Tallinn" | "Europe/Tirane" | "Europe/Ulyanovsk" | "Europe/Vaduz" | "Europe/Vatican" | "Europe/Vienna" | "Europe/Vilnius" | "Europe/Volgograd" | "Europe/Warsaw" | "Europe/Zagreb" | "Europe/Zurich" | "Indian/Antananarivo" | "Indian/Chagos" | "Indian/Christmas" | "Indian/Cocos" | "Indian/Comoro" | "Indian/Kerguelen" | "Indian/Mahe" | "Indian/Maldives" | "Indian/Mauritius" | "Indian/Mayotte" | "Indian/Reunion" | "Pacific/Apia" | "Pacific/Auckland" | "Pacific/Bougainville" | "Pacific/Chatham" | "Pacific/Easter" | "Pacific/Efate" | "Pacific/Enderbury" | "Pacific/Fakaofo" | "Pacific/Fiji" | "Pacific/Funafuti" | "Pacific/Galapagos" | "Pacific/Gambier" | "Pacific/Guadalcanal" | "Pacific/Guam" | "Pacific/Honolulu" | "Pacific/Kiritimati" | "Pacific/Kosrae" | "Pacific/Kwajalein" | "Pacific/Majuro" | "Pacific/Marquesas" | "Pacific/Midway" | "Pacific/Nauru" | "Pacific/Niue" | "Pacific/Norfolk" | "Pacific/Noumea" | "Pacific/Pago_Pago" | "Pacific/Palau" | "Pacific/Pitcairn" | "Pacific/Ponape" | "Pacific/Port_Moresby" | "Pacific/Rarotonga" | "Pacific/Saipan" | "Pacific/Tahiti" | "Pacific/Tarawa" | "Pacific/Tongatapu" | "Pacific/Truk" | "Pacific/Wake" | "Pacific/Wallis";
+                        /** @description Empty: any time. */
+                        windows?: {
+                            days: ("mon" | "tue" | "wed" | "thu" | "fri" | "sat" | "sun")[];
+                            /** @description `HH:MM`, 24-hour. */
+                            start: string;
+                            /** @description `HH:MM`, after `start`. */
+                            end: string;
+                        }[];
+                    };
+                    max_concurrent_calls?: number;
+                    retry?: {
+                        max_attempts?: number;
+                        delay_minutes?: number;
+                        on?: ("no_answer" | "busy" | "not_connected")[];
+                    };
+                    first_message?: string | null;
+                    metadata?: {
+                        [key: string]: string;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description The campaign, scheduled or running. */
+            201: {
+                headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
+                    /** @description true when this is the stored answer to an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        object: "campaign";
+                        /** Format: uuid */
+                        id: string;
+                        name: string;
+                        /** Format: uuid */
+                        agent_id: string;
+                        from: string | null;
+                        /** @enum {unknown} */
+                        status: "scheduled" | "running" | "paused" | "completed" | "canceled";
+                        /** @enum {unknown} */
+                        paused_reason: "requested" | "quota_exceeded" | "agent_unavailable" | null;
+                        schedule: {
+                            /** Format: date-time */
+                            start_at: string | null;
+                            timezone: string;
+                            windows: {
+                                days: ("mon" | "tue" | "wed" | "thu" | "fri" | "sat" | "sun")[];
+                                /** @description `HH:MM`, 24-hour. */
+                                start: string;
+                                /** @description `HH:MM`, after `start`. */
+                                end: string;
+                            }[];
+                        };
+                        max_concurrent_calls: number;
+                        retry: {
+                            max_attempts: number;
+                            delay_minutes: number;
+                            on: ("no_answer" | "busy" | "not_connected")[];
+                        };
+                        first_message: string | null;
+                        metadata: {
+                            [key: string]: string;
+                        };
+                        counts: {
+                            total: number;
+                            pending: number;
+                            in_progress: number;
+                            completed: number;
+                            failed: number;
+                            canceled: number;
+                        };
+                        /** Format: date-time */
+                        created_at: string;
+                        /** Format: date-time */
+                        started_at: string | null;
+                        /** Format: date-time */
+                        ended_at: string | null;
+                    };
+                };
+            };
+            /** @description Malformed request: parameter_missing, parameter_invalid, parameter_unknown, body_invalid, body_empty, body_too_large, content_type_invalid. */
+            400: {
+                headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
+                    /** @description true when this is the stored answer to an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description api_key_missing or api_key_invalid. */
+            401: {
+                headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
+                    /** @description true when this is the stored answer to an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description missing_scope or role_required. */
+            403: {
+                headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
+                    /** @description true when this is the stored answer to an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description resource_missing: no such agent. */
+            404: {
+                headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
+                    /** @description true when this is the stored answer to an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description idempotency_key_reused or idempotency_request_in_progress. */
+            409: {
+                headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
+                    /** @description true when this is the stored answer to an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description agent_not_published, agent_has_no_number, from_number_required, from_number_not_assigned, emergency_number (param recipients[i].to). */
+            422: {
+                headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
+                    /** @description true when this is the stored answer to an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description rate_limited; wait Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": string;
+                    /** @description true when this is the stored answer to an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description internal_error. */
+            500: {
+                headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
+                    /** @description true when this is the stored answer to an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description upstream_unavailable: created, start not confirmed; retry with the same key. */
+            503: {
+                headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: string;
+                    /** @description true when this is the stored answer to an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getCampaign: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                campaign_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Campaign */
+            200: {
+                headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        object: "campaign";
+                        /** Format: uuid */
+                        id: string;
+                        name: string;
+                        /** Format: uuid */
+                        agent_id: string;
+                        from: string | null;
+                        /** @enum {unknown} */
+                        status: "scheduled" | "running" | "paused" | "completed" | "canceled";
+                        /** @enum {unknown} */
+                        paused_reason: "requested" | "quota_exceeded" | "agent_unavailable" | null;
+                        schedule: {
+                            /** Format: date-time */
+                            start_at: string | null;
+                            timezone: string;
+                            windows: {
+                                days: ("mon" | "tue" | "wed" | "thu" | "fri" | "sat" | "sun")[];
+                                /** @description `HH:MM`, 24-hour. */
+                                start: string;
+                                /** @description `HH:MM`, after `start`. */
+                                end: string;
+                            }[];
+                        };
+                        max_concurrent_calls: number;
+                        retry: {
+                            max_attempts: number;
+                            delay_minutes: number;
+                            on: ("no_answer" | "busy" | "not_connected")[];
+                        };
+                        first_message: string | null;
+                        metadata: {
+                            [key: string]: string;
+                        };
+                        counts: {
+                            total: number;
+                            pending: number;
+                            in_progress: number;
+                            completed: number;
+                            failed: number;
+                            canceled: number;
+                        };
+                        /** Format: date-time */
+                        created_at: string;
+                        /** Format: date-time */
+                        started_at: string | null;
+                        /** Format: date-time */
+                        ended_at: string | null;
+                    };
+                };
+            };
+            /** @description Malformed request: parameter_missing, parameter_invalid, parameter_unknown, body_invalid, body_empty, body_too_large, content_type_invalid. */
+            400: {
+                headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description api_key_missing or api_key_invalid. */
+            401: {
+                headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description missing_scope or role_required. */
+            403: {
+                headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description resource_missing: no such campaign in the workspace. */
+            404: {
+                headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description rate_limited; wait Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description internal_error. */
+            500: {
+                headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description auth_unavailable: the key could not be checked now; upstream_unavailable: the database or Temporal did not answer. Retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listCampaignRecipients: {
+        parameters: {
+            query?: {
+                /** @description Page size, 1 to 100. */
+                limit?: number;
+                /** @description The next_cursor of the previous page: 30 characters of base64url. */
+                cursor?: string;
+                status?: "pending" | "in_progress" | "completed" | "failed" | "canceled";
+            };
+            header?: never;
+            path: {
+                campaign_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of recipients. */
+            200: {
+                headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        object: "list";
+                        data: {
+                            /** @constant */
+                            object: "campaign_recipient";
+                            /** Format: uuid */
+                            id: string;
+                            to: string;
+                            metadata: {
+                                [key: string]: string;
+                            };
+                            /** @enum {unknown} */
+                            status: "pending" | "in_progress" | "completed" | "failed" | "canceled";
+                            attempts: number;
+                            call_ids: string[];
+                            last_end_reason: string | null;
+                            /** Format: date-time */
+                            next_attempt_at: string | null;
+                        }[];
+                        has_more: boolean;
+                        next_cursor: string | null;
+                    };
+                };
+            };
+            /** @description Malformed request: parameter_missing, parameter_invalid, parameter_unknown, body_invalid, body_empty, body_too_large, content_type_invalid. */
+            400: {
+                headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description api_key_missing or api_key_invalid. */
+            401: {
+                headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description missing_scope or role_required. */
+            403: {
+                headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description resource_missing: no such campaign in the workspace. */
+            404: {
+                headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description rate_limited; wait Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description internal_error. */
+            500: {
+                headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description auth_unavailable: the key could not be checked now; upstream_unavailable: the database or Temporal did not answer. Retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    addCampaignRecipients: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                campaign_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    recipients: {
+                        /** @description E.164; unique within the campaign. */
+                        to: string;
+                        metadata?: {
+                            [key: string]: string;
+                        };
+                    }[];
+                };
+            };
+        };
+        responses: {
+            /** @description The campaign with its new counts. */
+            200: {
+                headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        object: "campaign";
+                        /** Format: uuid */
+                        id: string;
+                        name: string;
+                        /** Format: uuid */
+                        agent_id: string;
+                        from: string | null;
+                        /** @enum {unknown} */
+                        status: "scheduled" | "running" | "paused" | "completed" | "canceled";
+                        /** @enum {unknown} */
+                        paused_reason: "requested" | "quota_exceeded" | "agent_unavailable" | null;
+                        schedule: {
+                            /** Format: date-time */
+                            start_at: string | null;
+                            timezone: string;
+                            windows: {
+                                days: ("mon" | "tue" | "wed" | "thu" | "fri" | "sat" | "sun")[];
+                                /** @description `HH:MM`, 24-hour. */
+                                start: string;
+                                /** @description `HH:MM`, after `start`. */
+                                end: string;
+                            }[];
+                        };
+                        max_concurrent_calls: number;
+                        retry: {
+                            max_attempts: number;
+                            delay_minutes: number;
+                            on: ("no_answer" | "busy" | "not_connected")[];
+                        };
+                        first_message: string | null;
+                        metadata: {
+                            [key: string]: string;
+                        };
+                        counts: {
+                            total: number;
+                            pending: number;
+                            in_progress: number;
+                            completed: number;
+                            failed: number;
+                            canceled: number;
+                        };
+                        /** Format: date-time */
+                        created_at: string;
+                        /** Format: date-time */
+                        started_at: string | null;
+                        /** Format: date-time */
+                        ended_at: string | null;
+                    };
+                };
+            };
+            /** @description Malformed request: parameter_missing, parameter_invalid, parameter_unknown, body_invalid, body_empty, body_too_large, content_type_invalid. */
+            400: {
+                headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description api_key_missing or api_key_invalid. */
+            401: {
+                headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description missing_scope or role_required. */
+            403: {
+                headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description resource_missing: no such campaign in the workspace. */
+            404: {
+                headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description campaign_state_invalid, emergency_number (param recipients[i].to), campaign_recipient_limit (over 100,000). */
+            422: {
+                headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description rate_limited; wait Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description internal_error. */
+            500: {
+                headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description auth_unavailable: the key could not be checked now; upstream_unavailable: the database or Temporal did not answer. Retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    pauseCampaign: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                campaign_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The campaign, paused. */
+            200: {
+                headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        object: "campaign";
+                        /** Format: uuid */
+                        id: string;
+                        name: string;
+                        /** Format: uuid */
+                        agent_id: string;
+                        from: string | null;
+                        /** @enum {unknown} */
+                        status: "scheduled" | "running" | "paused" | "completed" | "canceled";
+                        /** @enum {unknown} */
+                        paused_reason: "requested" | "quota_exceeded" | "agent_unavailable" | null;
+                        schedule: {
+                            /** Format: date-time */
+                            start_at: string | null;
+                            timezone: string;
+                            windows: {
+                                days: ("mon" | "tue" | "wed" | "thu" | "fri" | "sat" | "sun")[];
+                                /** @description `HH:MM`, 24-hour. */
+                                start: string;
+                                /** @description `HH:MM`, after `start`. */
+                                end: string;
+                            }[];
+                        };
+                        max_concurrent_calls: number;
+                        retry: {
+                            max_attempts: number;
+                            delay_minutes: number;
+                            on: ("no_answer" | "busy" | "not_connected")[];
+                        };
+                        first_message: string | null;
+                        metadata: {
+                            [key: string]: string;
+                        };
+                        counts: {
+                            total: number;
+                            pending: number;
+                            in_progress: number;
+                            completed: number;
+                            failed: number;
+                            canceled: number;
+                        };
+                        /** Format: date-time */
+                        created_at: string;
+                        /** Format: date-time */
+                        started_at: string | null;
+                        /** Format: date-time */
+                        ended_at: string | null;
+                    };
+                };
+            };
+            /** @description Malformed request: parameter_missing, parameter_invalid, parameter_unknown, body_invalid, body_empty, body_too_large, content_type_invalid. */
+            400: {
+                headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description api_key_missing or api_key_invalid. */
+            401: {
+                headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description missing_scope or role_required. */
+            403: {
+                headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description resource_missing: no such campaign in the workspace. */
+            404: {
+                headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description campaign_state_invalid: the campaign’s status does not allow this. */
+            422: {
+                headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description rate_limited; wait Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description internal_error. */
+            500: {
+                headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description auth_unavailable: the key could not be checked now; upstream_unavailable: the database or Temporal did not answer. Retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    resumeCampaign: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                campaign_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The campaign, running. */
+            200: {
+                headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        object: "campaign";
+                        /** Format: uuid */
+                        id: string;
+                        name: string;
+                        /** Format: uuid */
+                        agent_id: string;
+                        from: string | null;
+                        /** @enum {unknown} */
+                        status: "scheduled" | "running" | "paused" | "completed" | "canceled";
+                        /** @enum {unknown} */
+                        paused_reason: "requested" | "quota_exceeded" | "agent_unavailable" | null;
+                        schedule: {
+                            /** Format: date-time */
+                            start_at: string | null;
+                            timezone: string;
+                            windows: {
+                                days: ("mon" | "tue" | "wed" | "thu" | "fri" | "sat" | "sun")[];
+                                /** @description `HH:MM`, 24-hour. */
+                                start: string;
+                                /** @description `HH:MM`, after `start`. */
+                                end: string;
+                            }[];
+                        };
+                        max_concurrent_calls: number;
+                        retry: {
+                            max_attempts: number;
+                            delay_minutes: number;
+                            on: ("no_answer" | "busy" | "not_connected")[];
+                        };
+                        first_message: string | null;
+                        metadata: {
+                            [key: string]: string;
+                        };
+                        counts: {
+                            total: number;
+                            pending: number;
+                            in_progress: number;
+                            completed: number;
+                            failed: number;
+                            canceled: number;
+                        };
+                        /** Format: date-time */
+                        created_at: string;
+                        /** Format: date-time */
+                        started_at: string | null;
+                        /** Format: date-time */
+                        ended_at: string | null;
+                    };
+                };
+            };
+            /** @description Malformed request: parameter_missing, parameter_invalid, parameter_unknown, body_invalid, body_empty, body_too_large, content_type_invalid. */
+            400: {
+                headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description api_key_missing or api_key_invalid. */
+            401: {
+                headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description missing_scope or role_required. */
+            403: {
+                headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description resource_missing: no such campaign in the workspace. */
+            404: {
+                headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description campaign_state_invalid: the campaign’s status does not allow this. */
+            422: {
+                headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description rate_limited; wait Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description internal_error. */
+            500: {
+                headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description auth_unavailable: the key could not be checked now; upstream_unavailable: the database or Temporal did not answer. Retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    cancelCampaign: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                campaign_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The campaign, canceled. */
+            200: {
+                headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        object: "campaign";
+                        /** Format: uuid */
+                        id: string;
+                        name: string;
+                        /** Format: uuid */
+                        agent_id: string;
+                        from: string | null;
+                        /** @enum {unknown} */
+                        status: "scheduled" | "running" | "paused" | "completed" | "canceled";
+                        /** @enum {unknown} */
+                        paused_reason: "requested" | "quota_exceeded" | "agent_unavailable" | null;
+                        schedule: {
+                            /** Format: date-time */
+                            start_at: string | null;
+                            timezone: string;
+                            windows: {
+                                days: ("mon" | "tue" | "wed" | "thu" | "fri" | "sat" | "sun")[];
+                                /** @description `HH:MM`, 24-hour. */
+                                start: string;
+                                /** @description `HH:MM`, after `start`. */
+                                end: string;
+                            }[];
+                        };
+                        max_concurrent_calls: number;
+                        retry: {
+                            max_attempts: number;
+                            delay_minutes: number;
+                            on: ("no_answer" | "busy" | "not_connected")[];
+                        };
+                        first_message: string | null;
+                        metadata: {
+                            [key: string]: string;
+                        };
+                        counts: {
+                            total: number;
+                            pending: number;
+                            in_progress: number;
+                            completed: number;
+                            failed: number;
+                            canceled: number;
+                        };
+                        /** Format: date-time */
+                        created_at: string;
+                        /** Format: date-time */
+                        started_at: string | null;
+                        /** Format: date-time */
+                        ended_at: string | null;
+                    };
+                };
+            };
+            /** @description Malformed request: parameter_missing, parameter_invalid, parameter_unknown, body_invalid, body_empty, body_too_large, content_type_invalid. */
+            400: {
+                headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description api_key_missing or api_key_invalid. */
+            401: {
+                headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description missing_scope or role_required. */
+            403: {
+                headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description resource_missing: no such campaign in the workspace. */
+            404: {
+                headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description campaign_state_invalid: the campaign’s status does not allow this. */
+            422: {
                 headers: {
                     /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
                     "X-Request-Id": string;
@@ -2614,7 +4088,7 @@ export interface operations {
                      */
                     url: string;
                     /** @description Event types to receive (webhook.test needs no subscription). */
-                    events: ("call.started" | "call.completed" | "call.failed" | "call.transferred")[];
+                    events: ("call.started" | "call.completed" | "call.failed" | "call.transferred" | "campaign.completed")[];
                     description?: string;
                 };
             };
@@ -2993,7 +4467,7 @@ export interface operations {
                      */
                     url?: string;
                     /** @description Event types to receive (webhook.test needs no subscription). */
-                    events?: ("call.started" | "call.completed" | "call.failed" | "call.transferred")[];
+                    events?: ("call.started" | "call.completed" | "call.failed" | "call.transferred" | "campaign.completed")[];
                     description?: string | null;
                     /**
                      * @description paused: nothing is sent until set back to active. active also re-enables a disabled endpoint.
