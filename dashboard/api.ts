@@ -92,6 +92,22 @@ export function query(values: Record<string, string | number | null | undefined>
 
 // The API's objects, as far as the pages use them.
 
+// The /v1 resources are the typed client's (clients/typescript, generated from /v1/openapi.json),
+// so a page can never read a field the API does not send; requests still go through `request`
+// above, which adds the session's CSRF token and turns errors into ApiFailure.
+export type {
+  Agent,
+  Call,
+  PhoneNumber,
+  Usage,
+  WebhookEndpoint as Webhook,
+  WebhookEndpointWithSecret as WebhookWithSecret,
+} from '../clients/typescript/src/index.js';
+
+import type { Call, Transcript } from '../clients/typescript/src/index.js';
+export type CallAnalysis = NonNullable<Call['analysis']>;
+export type TranscriptLine = Transcript['data'][number];
+
 export interface List<T> {
   object: 'list';
   data: T[];
@@ -110,76 +126,11 @@ export interface Session {
   workspaces: { user_id: string; workspace_id: string; workspace_name: string | null; role: Role }[];
 }
 
-export interface Agent {
-  id: string;
-  name: string;
-  description: string | null;
-  status: 'draft' | 'published' | 'unpublished' | 'archived';
-  language: string | null;
-  system_prompt: string | null;
-  first_message: string | null;
-  outbound_first_message: string | null;
-  voice: { provider: string | null; voice_id: string | null };
-  llm: { provider: string | null; model: string | null };
-  phone_number_ids?: string[];
-  created_at: string;
-  updated_at: string;
-}
-
 export interface Voice {
   id: string;
   name: string;
   language: string;
   gender: string;
-}
-
-export interface CallAnalysis {
-  summary: string;
-  outcome: string | null;
-  sentiment: string | null;
-  action_items: string[];
-}
-
-export interface Call {
-  id: string;
-  agent_id: string | null;
-  direction: 'inbound' | 'outbound';
-  channel: 'phone' | 'web';
-  status: string;
-  from: string | null;
-  to: string | null;
-  started_at: string;
-  ended_at: string | null;
-  duration_seconds: number | null;
-  end_reason: string | null;
-  metadata: Record<string, string>;
-  has_recording: boolean | null;
-  analysis: CallAnalysis | null;
-}
-
-export interface TranscriptLine {
-  index: number;
-  role: 'agent' | 'caller';
-  text: string;
-}
-
-export interface PhoneNumber {
-  id: string;
-  number: string;
-  label: string | null;
-  agent_id: string | null;
-  status: string;
-  capabilities: string[];
-}
-
-export interface Webhook {
-  id: string;
-  url: string;
-  events: string[];
-  description: string | null;
-  status: 'active' | 'paused' | 'disabled';
-  secret?: string | null;
-  created_at: string;
 }
 
 export interface Delivery {
@@ -220,14 +171,6 @@ export interface ApiKey {
   expires_at: string | null;
   revoked_at: string | null;
   secret?: string;
-}
-
-export interface Usage {
-  period: { start: string; end: string };
-  calls: number;
-  minutes: number;
-  average_duration_seconds: number;
-  outcomes: Record<string, number>;
 }
 
 export const SCOPES = [

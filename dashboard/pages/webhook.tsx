@@ -1,5 +1,13 @@
 import { useEffect, useState } from 'preact/hooks';
-import { api, type Delivery, type DeliveryAttempt, type List, query, type Webhook } from '../api.js';
+import {
+  api,
+  type Delivery,
+  type DeliveryAttempt,
+  type List,
+  query,
+  type Webhook,
+  type WebhookWithSecret,
+} from '../api.js';
 import {
   Badge,
   Empty,
@@ -112,7 +120,7 @@ export function WebhookPage({ id }: { id: string }) {
                   onClick={() =>
                     window.confirm('Rotate the signing secret? The old one stops working at once.') &&
                     act(async () => {
-                      const rotated = await api.post<Webhook>(`/v1/webhooks/${id}/rotate-secret`);
+                      const rotated = await api.post<WebhookWithSecret>(`/v1/webhooks/${id}/rotate-secret`);
                       setSecret(rotated.secret ?? null);
                     }, 'Secret rotated.')
                   }

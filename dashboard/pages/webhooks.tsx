@@ -1,5 +1,5 @@
 import { useState } from 'preact/hooks';
-import { api, CALL_EVENT_TYPES, type List, query, type Webhook } from '../api.js';
+import { api, CALL_EVENT_TYPES, type List, query, type Webhook, type WebhookWithSecret } from '../api.js';
 import {
   Badge,
   Empty,
@@ -78,12 +78,12 @@ function CreateWebhook({ onCreated }: { onCreated: () => void }) {
   const [url, setUrl] = useState('');
   const [description, setDescription] = useState('');
   const [events, setEvents] = useState<string[]>(['call.completed']);
-  const [created, setCreated] = useState<Webhook | null>(null);
+  const [created, setCreated] = useState<WebhookWithSecret | null>(null);
   const action = useAction();
   const submit = (event: Event) => {
     event.preventDefault();
     action.run(async () => {
-      const hook = await api.post<Webhook>('/v1/webhooks', {
+      const hook = await api.post<WebhookWithSecret>('/v1/webhooks', {
         url,
         events,
         ...(description ? { description } : {}),
