@@ -125,6 +125,7 @@ export function createWebhookActivities(deps: WebhookActivityDeps) {
         durationMs,
         responseStatus: result.responseStatus,
         error: result.error,
+        responseExcerpt: result.responseExcerpt,
         trigger: input.attempt >= 2 ? 'retry' : delivery.origin,
       });
       await em.flush();

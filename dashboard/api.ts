@@ -152,6 +152,8 @@ export interface DeliveryAttempt {
   duration_ms: number;
   response_status: number | null;
   error: string | null;
+  /** The start of the receiver's answer (200 characters), a success's too. */
+  response_excerpt: string | null;
   trigger: string;
 }
 

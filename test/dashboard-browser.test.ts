@@ -285,6 +285,21 @@ describe('the dashboard in Chromium', { skip }, () => {
     await screenshot(page, '09b-webhook-attempts');
   });
 
+  test("a receiver that answers 200 with a body: the attempt shows the answer's start too", async () => {
+    receiver.answer = (_n, path) =>
+      path === '/chatty' ? { status: 200, body: 'ok, stored as evt-42' } : { status: 200 };
+    const hook = await key().post('/webhooks', { url: `${receiver.url}/chatty`, events: ['call.completed'] });
+    assert.equal(hook.status, 201, hook.text);
+    await page.goto(url(`/webhooks/${hook.body.id}`));
+    await page.getByRole('button', { name: 'Send test event' }).click();
+    const log = page.getByRole('region', { name: 'Delivery log' });
+    await log.getByRole('button', { name: '1 attempt' }).click({ timeout: 30_000 });
+    await log
+      .getByRole('list', { name: 'Attempts' })
+      .getByText(/Attempt 1 \(test\) at .*: \d+ ms, HTTP 200: ok, stored as evt-42/)
+      .waitFor();
+  });
+
   test('API keys: create (secret shown once, it works), then revoke', async () => {
     await nav(page, 'API keys').click();
     await page.getByText('New key').click();

@@ -34,3 +34,38 @@ test('a receiver that does not answer within 10 seconds fails the attempt', asyn
   // A timer may fire a millisecond early from rounding; 9.9 s still shows it waited the 10 s.
   assert.ok(waitedMs >= 9_900, `gave up after ${waitedMs} ms, before the receiver's 10 s were over`);
 });
+
+test("a success keeps the start of the answer's body for the delivery log, without waiting for its end", async () => {
+  const chatty = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      if (req.url === '/empty') return void res.writeHead(204).end();
+      // 300 characters and then nothing more, the answer left open: the start is enough.
+      res.writeHead(200, { 'Content-Type': 'text/plain' });
+      res.write(`  ${'x'.repeat(298)}`);
+    });
+  });
+  await new Promise<void>((resolve) => chatty.listen(0, '127.0.0.1', resolve));
+  const base = `http://127.0.0.1:${(chatty.address() as AddressInfo).port}`;
+  try {
+    const send = (path: string) =>
+      sendWebhook({
+        url: base + path,
+        body: Buffer.from('{}'),
+        headers: {},
+        allowPrivate: true,
+        timeoutMs: 5_000,
+      });
+    const long = await send('/long');
+    assert.equal(long.delivered, true);
+    assert.equal(long.responseStatus, 200);
+    assert.equal(long.error, null);
+    assert.equal(long.responseExcerpt, 'x'.repeat(198), 'the first 200 characters, trimmed');
+    const empty = await send('/empty');
+    assert.equal(empty.delivered, true);
+    assert.equal(empty.responseExcerpt, null);
+  } finally {
+    chatty.closeAllConnections();
+    await new Promise<void>((resolve) => chatty.close(() => resolve()));
+  }
+});

@@ -278,7 +278,10 @@ function Attempts({
               <li key={a.attempt}>
                 Attempt {a.attempt} ({a.trigger}) at {formatTime(a.attempted_at)}: {a.duration_ms} ms,{' '}
                 <span class="break">
-                  {a.error ?? (a.response_status ? `HTTP ${a.response_status}` : 'no answer')}
+                  {a.error ??
+                    (a.response_status
+                      ? `HTTP ${a.response_status}${a.response_excerpt ? `: ${a.response_excerpt}` : ''}`
+                      : 'no answer')}
                 </span>
               </li>
             ))}

@@ -19,6 +19,8 @@ const WebhookDeliveryAttemptSchema = defineEntity({
     responseStatus: p.integer().nullable(),
     /** The failure: `HTTP 500: <start of the body>`, a timeout, a refused connection; null when delivered. */
     error: p.text().nullable(),
+    /** The start of the answer's body (200 characters), a success's too; null when there was none. */
+    responseExcerpt: p.text().nullable(),
     /** What made it (`event`, `test`, `resend`, `recover` for the first attempt, `retry` after). */
     trigger: p.string().length(20),
   },

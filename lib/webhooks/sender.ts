@@ -18,6 +18,8 @@ export interface SendResult {
   delivered: boolean;
   responseStatus: number | null;
   error: string | null;
+  /** The start of the answer's body (200 characters, trimmed), whatever its status; null without one. */
+  responseExcerpt: string | null;
 }
 
 export interface SendRequest {
@@ -55,8 +57,11 @@ export function sendWebhook(request: SendRequest): Promise<SendResult> {
       clearTimeout(timer);
       resolve(result);
     };
-    const fail = (error: string, responseStatus: number | null = null) =>
-      finish({ delivered: false, responseStatus, error });
+    const fail = (
+      error: string,
+      responseStatus: number | null = null,
+      responseExcerpt: string | null = null,
+    ) => finish({ delivered: false, responseStatus, error, responseExcerpt });
 
     let url: URL;
     try {
@@ -97,23 +102,27 @@ export function sendWebhook(request: SendRequest): Promise<SendResult> {
     req.on('response', (res) => {
       const status = res.statusCode ?? 0;
       const delivered = status >= 200 && status < 300;
-      if (delivered) {
-        res.resume(); // the answer's body is not needed
-        return finish({ delivered, responseStatus: status, error: null });
-      }
+      // The start of the answer is kept for the delivery log, a success's too; the rest is
+      // drained unread, and the answer is judged once the start is in (or the body ended).
       let text = '';
+      let judged = false;
+      const judge = () => {
+        if (judged) return;
+        judged = true;
+        const excerpt = text.slice(0, MAX_ERROR_BODY_CHARS).trim() || null;
+        if (delivered)
+          return finish({ delivered, responseStatus: status, error: null, responseExcerpt: excerpt });
+        const location = status >= 300 && status < 400 ? res.headers.location : undefined;
+        const detail = location ? `redirect to ${location} not followed` : (excerpt ?? '');
+        fail(`HTTP ${status}${detail ? `: ${detail}` : ''}`, status, excerpt);
+      };
       res.setEncoding('utf8');
       res.on('data', (chunk: string) => {
         if (text.length < MAX_ERROR_BODY_CHARS) text += chunk;
+        if (text.length >= MAX_ERROR_BODY_CHARS) judge();
       });
-      res.on('error', (err) => fail(err.message, status));
-      res.on('end', () => {
-        const location = status >= 300 && status < 400 ? res.headers.location : undefined;
-        const detail = location
-          ? `redirect to ${location} not followed`
-          : text.slice(0, MAX_ERROR_BODY_CHARS).trim();
-        fail(`HTTP ${status}${detail ? `: ${detail}` : ''}`, status);
-      });
+      res.on('error', (err) => (judged ? undefined : fail(err.message, status)));
+      res.on('end', judge);
     });
     req.end(request.body);
   });

@@ -38,6 +38,7 @@ const list = defineRoute<{ webhook_id: string; delivery_id: string }>({
           duration_ms: a.durationMs,
           response_status: a.responseStatus,
           error: a.error,
+          response_excerpt: a.responseExcerpt,
           trigger: a.trigger,
         })),
       },
