@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import type { Client } from '@temporalio/client';
+import { fingerprintOf } from '../api/middleware/idempotency.js';
 import { Agent, Event } from '../db/entities/index.js';
 import { createPhoneNumber, setLimits } from '../lib/accounts.js';
 import { campaignProgressQuery } from '../lib/temporal/campaign-messages.js';
@@ -630,6 +631,23 @@ describe('POST /campaigns: refusals', () => {
     assertApiError(await http(agentsOnly.secret).get('/campaigns'), 403, 'missing_scope');
     await http().post(`/campaigns/${campaign.id}/cancel`);
   });
+});
+
+test('Idempotency-Key: while another request holds the key, 409 idempotency_request_in_progress and no campaign', async () => {
+  // Another request of this key is under way (an API process working on it, or one killed
+  // mid-request whose claim has not run out): its claim, as the middleware writes it.
+  const key = `campaign-${randomUUID()}`;
+  const body = campaignBody({ name: `held ${key}` });
+  await db.orm.em.getConnection().execute(
+    `insert into idempotency_records
+       (id, workspace_id, key, endpoint, fingerprint, state, locked_until, created_at, expires_at)
+     values (?, ?, ?, 'POST /v1/campaigns', ?, 'in_progress', now() + interval '60 seconds', now(), now() + interval '1 day')`,
+    [randomUUID(), owner.workspaceId, key, fingerprintOf({}, JSON.stringify(body))],
+  );
+  const held = await http().post('/campaigns', body, { 'Idempotency-Key': key });
+  assertApiError(held, 409, 'idempotency_request_in_progress', 'Idempotency-Key');
+  const list = await http().get('/campaigns?limit=100');
+  assert.equal(list.body.data.filter((c: any) => c.name === `held ${key}`).length, 0);
 });
 
 describe('reading and changing campaigns', () => {
