@@ -94,60 +94,67 @@ export function decodeCursor(cursor: string): Cursor {
   return { at: new Date(bytes.readUIntBE(0, 6)), id };
 }
 
+interface PageOptions<T, R> {
+  orderBy: keyof T & string;
+  present: (row: T) => R;
+}
+
 /**
  * One page of `entity` rows matching `where`, newest first on `orderBy` (a Date property), id as
  * tiebreak. `present` turns each row into its API object.
  */
-export async function paginate<T extends { id: string }, R>(
+export function paginate<T extends { id: string }, R>(
   em: EntityManager,
   entity: new (...args: never[]) => T,
   where: FilterQuery<T>,
   page: PageQuery,
-  options: { orderBy: keyof T & string; present: (row: T) => R },
+  options: PageOptions<T, R>,
 ): Promise<ListEnvelope<R>> {
-  const column = options.orderBy;
-  let filter = where;
-  if (page.cursor) {
-    const { at, id } = decodeCursor(page.cursor);
-    const after = { $or: [{ [column]: { $lt: at } }, { [column]: at, id: { $lt: id } }] };
-    filter = { $and: [where, after] } as FilterQuery<T>;
-  }
-  const rows = await em.find(entity, filter, {
-    orderBy: { [column]: 'desc', id: 'desc' } as never,
-    limit: page.limit + 1,
+  return keysetPage(em, entity, where, page, options, {
+    direction: 'desc',
+    fromCursor: (at) => at,
+    toCursor: (value) => value as Date,
   });
-  const hasMore = rows.length > page.limit;
-  const data = hasMore ? rows.slice(0, page.limit) : rows;
-  const last = data.at(-1);
-  return {
-    object: 'list',
-    data: data.map(options.present),
-    has_more: hasMore,
-    next_cursor: hasMore && last ? encodeCursor(last[column] as Date, last.id) : null,
-  };
 }
 
 /**
  * One page of `entity` rows in ascending order of an integer column (`position`: the order a list
  * was given in), id as tiebreak. The cursor has the same form, [position, id].
  */
-export async function paginateInOrder<T extends { id: string }, R>(
+export function paginateInOrder<T extends { id: string }, R>(
   em: EntityManager,
   entity: new (...args: never[]) => T,
   where: FilterQuery<T>,
   page: PageQuery,
-  options: { orderBy: keyof T & string; present: (row: T) => R },
+  options: PageOptions<T, R>,
+): Promise<ListEnvelope<R>> {
+  return keysetPage(em, entity, where, page, options, {
+    direction: 'asc',
+    fromCursor: (at) => at.getTime(),
+    toCursor: (value) => new Date(value as number),
+  });
+}
+
+/** Keyset pagination on (column, id) in one direction; the cursor carries the last row's pair. */
+async function keysetPage<T extends { id: string }, R>(
+  em: EntityManager,
+  entity: new (...args: never[]) => T,
+  where: FilterQuery<T>,
+  page: PageQuery,
+  options: PageOptions<T, R>,
+  order: { direction: 'asc' | 'desc'; fromCursor: (at: Date) => unknown; toCursor: (value: unknown) => Date },
 ): Promise<ListEnvelope<R>> {
   const column = options.orderBy;
+  const beyond = order.direction === 'desc' ? '$lt' : '$gt';
   let filter = where;
   if (page.cursor) {
     const { at, id } = decodeCursor(page.cursor);
-    const position = at.getTime();
-    const after = { $or: [{ [column]: { $gt: position } }, { [column]: position, id: { $gt: id } }] };
+    const value = order.fromCursor(at);
+    const after = { $or: [{ [column]: { [beyond]: value } }, { [column]: value, id: { [beyond]: id } }] };
     filter = { $and: [where, after] } as FilterQuery<T>;
   }
   const rows = await em.find(entity, filter, {
-    orderBy: { [column]: 'asc', id: 'asc' } as never,
+    orderBy: { [column]: order.direction, id: order.direction } as never,
     limit: page.limit + 1,
   });
   const hasMore = rows.length > page.limit;
@@ -157,6 +164,6 @@ export async function paginateInOrder<T extends { id: string }, R>(
     object: 'list',
     data: data.map(options.present),
     has_more: hasMore,
-    next_cursor: hasMore && last ? encodeCursor(new Date(last[column] as number), last.id) : null,
+    next_cursor: hasMore && last ? encodeCursor(order.toCursor(last[column]), last.id) : null,
   };
 }

@@ -269,35 +269,33 @@ describe('the dashboard in Chromium', { skip }, () => {
     assert.equal(hooks[0].status, 'paused');
   });
 
-  test("a failing receiver: the attempt shows its status code and the answer's start", async () => {
-    receiver.answer = (_n, path) =>
-      path === '/broken' ? { status: 500, body: 'receiver exploded' } : { status: 200 };
-    const hook = await key().post('/webhooks', { url: `${receiver.url}/broken`, events: ['call.completed'] });
+  /** A webhook on `path` of the receiver, a test event sent from its page, and the first attempt's line. */
+  async function testEventAttempt(path: string, answer: { status: number; body?: string }, line: RegExp) {
+    receiver.answer = (_n, at) => (at === path ? answer : { status: 200 });
+    const hook = await key().post('/webhooks', { url: `${receiver.url}${path}`, events: ['call.completed'] });
     assert.equal(hook.status, 201, hook.text);
     await page.goto(url(`/webhooks/${hook.body.id}`));
     await page.getByRole('button', { name: 'Send test event' }).click();
     const log = page.getByRole('region', { name: 'Delivery log' });
     await log.getByRole('button', { name: '1 attempt' }).click({ timeout: 30_000 });
-    await log
-      .getByRole('list', { name: 'Attempts' })
-      .getByText(/Attempt 1 \(test\) at .*: \d+ ms, HTTP 500: receiver exploded/)
-      .waitFor();
+    await log.getByRole('list', { name: 'Attempts' }).getByText(line).waitFor();
+  }
+
+  test("a failing receiver: the attempt shows its status code and the answer's start", async () => {
+    await testEventAttempt(
+      '/broken',
+      { status: 500, body: 'receiver exploded' },
+      /Attempt 1 \(test\) at .*: \d+ ms, HTTP 500: receiver exploded/,
+    );
     await screenshot(page, '09b-webhook-attempts');
   });
 
   test("a receiver that answers 200 with a body: the attempt shows the answer's start too", async () => {
-    receiver.answer = (_n, path) =>
-      path === '/chatty' ? { status: 200, body: 'ok, stored as evt-42' } : { status: 200 };
-    const hook = await key().post('/webhooks', { url: `${receiver.url}/chatty`, events: ['call.completed'] });
-    assert.equal(hook.status, 201, hook.text);
-    await page.goto(url(`/webhooks/${hook.body.id}`));
-    await page.getByRole('button', { name: 'Send test event' }).click();
-    const log = page.getByRole('region', { name: 'Delivery log' });
-    await log.getByRole('button', { name: '1 attempt' }).click({ timeout: 30_000 });
-    await log
-      .getByRole('list', { name: 'Attempts' })
-      .getByText(/Attempt 1 \(test\) at .*: \d+ ms, HTTP 200: ok, stored as evt-42/)
-      .waitFor();
+    await testEventAttempt(
+      '/chatty',
+      { status: 200, body: 'ok, stored as evt-42' },
+      /Attempt 1 \(test\) at .*: \d+ ms, HTTP 200: ok, stored as evt-42/,
+    );
   });
 
   test('API keys: create (secret shown once, it works), then revoke', async () => {
