@@ -506,6 +506,9 @@ describe('the dashboard in Chromium', { skip }, () => {
   test('an expired session is sent to sign-in, from a page load and from a click inside the app', async () => {
     await page.goto(url('/agents'));
     await page.getByRole('heading', { name: 'Agents', exact: true }).waitFor();
+    // Nothing of the page still loading: a request sent after the session ends would send the
+    // browser to sign-in by itself, before the click this test makes.
+    await loaded(page);
     await stack.db.orm.em
       .getConnection()
       .execute("update dashboard_sessions set last_seen_at = now() - interval '31 minutes'", [], 'run');
