@@ -5,7 +5,9 @@ import { campaignRoutes } from './campaigns.js';
 import { meRoutes } from './me.js';
 import { phoneNumberRoutes } from './phone-numbers.js';
 import { usageRoutes } from './usage.js';
-import { webhookRoutes } from './webhooks.js';
+import { webhookDeliveryRoutes } from './webhook-deliveries.js';
+import { webhookEndpointRoutes } from './webhook-endpoints.js';
+import { webhookRecoveryRoutes } from './webhook-recoveries.js';
 
 /** Every route module of the API, one line each. The OpenAPI document lists exactly these. */
 export const allRoutes: RouteDefinition[] = [
@@ -15,5 +17,7 @@ export const allRoutes: RouteDefinition[] = [
   ...callRoutes,
   ...campaignRoutes,
   ...usageRoutes,
-  ...webhookRoutes,
+  ...webhookEndpointRoutes,
+  ...webhookDeliveryRoutes,
+  ...webhookRecoveryRoutes,
 ];
