@@ -1,7 +1,8 @@
 import type { RouteDefinition } from '../route.js';
 import { agentRoutes } from './agents.js';
 import { callRoutes } from './calls.js';
-import { campaignRoutes } from './campaigns.js';
+import { campaignRecipientRoutes } from './campaign-recipients.js';
+import { campaignMoveRoutes, campaignRoutes } from './campaigns.js';
 import { meRoutes } from './me.js';
 import { phoneNumberRoutes } from './phone-numbers.js';
 import { usageRoutes } from './usage.js';
@@ -16,6 +17,8 @@ export const allRoutes: RouteDefinition[] = [
   ...phoneNumberRoutes,
   ...callRoutes,
   ...campaignRoutes,
+  ...campaignRecipientRoutes,
+  ...campaignMoveRoutes,
   ...usageRoutes,
   ...webhookEndpointRoutes,
   ...webhookDeliveryRoutes,
