@@ -1,23 +1,10 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import { Call, TranscriptEntry } from '../../db/entities/index.js';
-import { type AdmissionRefusal, admitOutboundCall } from '../../lib/calls/admit-outbound-call.js';
+import { admitOutboundCall } from '../../lib/calls/admit-outbound-call.js';
 import { presentCall } from '../../lib/calls/call-resource.js';
 import { startCallWorkflow } from '../../lib/calls/start-call-workflow.js';
-import {
-  type ApiError,
-  agentHasNoNumber,
-  agentNotPublished,
-  callDailyLimit,
-  callOutcomeUnknown,
-  callRateLimited,
-  callRejected,
-  emergencyNumber,
-  fromNumberNotAssigned,
-  fromNumberRequired,
-  quotaExceeded,
-  resourceMissing,
-} from '../errors.js';
+import { admissionRefusalError } from '../admission-errors.js';
+import { callOutcomeUnknown, resourceMissing } from '../errors.js';
 import { linksTakingId } from '../links.js';
 import { storeAnswerWithWork } from '../middleware/idempotency.js';
 import { listQuerySchema, listSchema, type PageQuery, paginate } from '../pagination.js';
@@ -31,7 +18,7 @@ import {
   transcriptSchema,
 } from '../schemas/call.js';
 import { uuidParams } from '../schemas/common.js';
-import { withTimeout } from '../with-timeout.js';
+import { startWorkflowInRequest } from '../temporal-request.js';
 
 // POST /calls: the body schema (400) is checked by the router; then admitOutboundCall
 // (lib/calls/admit-outbound-call.ts) runs every other check in its documented order inside one
@@ -41,9 +28,6 @@ import { withTimeout } from '../with-timeout.js';
 //   call_daily_limit, quota_exceeded 429 with Retry-After; trial_line_busy 422 call_rejected (not
 //   stored under the Idempotency-Key). The answer under the key is written in the same
 //   transaction (docs/api-platform.md, Idempotency).
-
-/** How long POST /calls waits for Temporal to confirm the start before answering 503 call_outcome_unknown. */
-const WORKFLOW_START_TIMEOUT_MS = 10_000;
 
 type CallParams = { call_id: string };
 const callParams = uuidParams('call_id');
@@ -84,7 +68,7 @@ const create = defineRoute<Record<string, never>, Record<string, never>, CallCre
         ringTimeoutSeconds: body.ring_timeout_seconds,
         firstMessage: body.first_message,
       });
-      if (!admission.admitted) throw refusalError(admission.refusal);
+      if (!admission.admitted) throw admissionRefusalError(admission.refusal);
       const { call } = admission;
       const answer = { status: 202, body: presentCall(call) };
       await storeAnswerWithWork(em, ctx, answer, { resourceId: call.id, confirmed: false });
@@ -107,38 +91,12 @@ const create = defineRoute<Record<string, never>, Record<string, never>, CallCre
  */
 async function confirmCallStart(ctx: ApiContext, call: Call): Promise<void> {
   try {
-    const client = await ctx.state.deps.temporal();
-    await withTimeout(startCallWorkflow(client, ctx.state.deps.settings, call), WORKFLOW_START_TIMEOUT_MS);
+    await startWorkflowInRequest(ctx.state.deps, (client, settings) =>
+      startCallWorkflow(client, settings, call),
+    );
   } catch (error) {
-    if (error instanceof WorkflowExecutionAlreadyStartedError) return;
     ctx.state.logger.error('call workflow start not confirmed', { error, call_id: call.id });
     throw callOutcomeUnknown();
-  }
-}
-
-/** The spec's error for each refusal of admitOutboundCall. */
-function refusalError(refusal: AdmissionRefusal): ApiError {
-  switch (refusal.code) {
-    case 'agent_missing':
-      return resourceMissing('agent', 'agent_id');
-    case 'agent_not_published':
-      return agentNotPublished();
-    case 'agent_has_no_number':
-      return agentHasNoNumber();
-    case 'from_number_not_assigned':
-      return fromNumberNotAssigned();
-    case 'from_number_required':
-      return fromNumberRequired();
-    case 'emergency_number':
-      return emergencyNumber();
-    case 'call_rate_limited':
-      return callRateLimited(refusal.retryAfterSeconds);
-    case 'call_daily_limit':
-      return callDailyLimit(refusal.retryAfterSeconds);
-    case 'quota_exceeded':
-      return quotaExceeded(refusal.retryAfterSeconds);
-    case 'trial_line_busy':
-      return callRejected('The free trial allows one call at a time; retry when the current call has ended.');
   }
 }
 

@@ -1,114 +1,46 @@
-import { randomUUID } from 'node:crypto';
-import { LockMode } from '@mikro-orm/core';
-import type { EntityManager } from '@mikro-orm/postgresql';
-import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
-import { Campaign, CampaignRecipient, type CampaignStatus } from '../../db/entities/index.js';
-import { type AgentRefusal, checkOutboundAgent } from '../../lib/calls/admit-outbound-call.js';
-import { isEmergencyNumber } from '../../lib/calls/emergency-numbers.js';
+import { Campaign, type CampaignStatus } from '../../db/entities/index.js';
+import { checkOutboundAgent } from '../../lib/calls/admit-outbound-call.js';
+import { cancelCampaign, pauseCampaign, resumeCampaign } from '../../lib/campaigns/campaign-moves.js';
 import {
   countRecipients,
   countRecipientsOf,
   presentCampaign,
-  presentRecipient,
 } from '../../lib/campaigns/campaign-resource.js';
-import {
-  type CampaignChange,
-  signalCampaign,
-  startCampaignWorkflow,
-} from '../../lib/campaigns/campaign-workflow-client.js';
-import {
-  type ApiError,
-  agentHasNoNumber,
-  agentNotPublished,
-  campaignRecipientLimit,
-  campaignStateInvalid,
-  emergencyNumber,
-  fromNumberNotAssigned,
-  fromNumberRequired,
-  parameterInvalid,
-  resourceMissing,
-  upstreamUnavailable,
-} from '../errors.js';
+import { startCampaignWorkflow } from '../../lib/campaigns/campaign-workflow-client.js';
+import { createCampaign } from '../../lib/campaigns/create-campaign.js';
+import { agentRefusalError } from '../admission-errors.js';
+import { parameterInvalid, upstreamUnavailable } from '../errors.js';
 import { linksTakingId } from '../links.js';
 import { storeAnswerWithWork } from '../middleware/idempotency.js';
-import { listQuerySchema, listSchema, type PageQuery, paginate, paginateInOrder } from '../pagination.js';
+import { listQuerySchema, listSchema, type PageQuery, paginate } from '../pagination.js';
 import { type ApiContext, defineRoute, type RouteDefinition } from '../route.js';
-import { METADATA_LIMITS } from '../schemas/call.js';
 import {
   CAMPAIGN_DEFAULTS,
   type CampaignCreate,
   campaignCreateSchema,
   campaignListFilters,
   campaignSchema,
-  RECIPIENTS_PER_CAMPAIGN,
-  type RecipientInput,
-  type RecipientsAdd,
-  recipientListFilters,
-  recipientSchema,
-  recipientsAddSchema,
 } from '../schemas/campaign.js';
-import { uuidParams } from '../schemas/common.js';
-import { withTimeout } from '../with-timeout.js';
+import { startWorkflowInRequest } from '../temporal-request.js';
+import {
+  type CampaignParams,
+  campaignParams,
+  changeCampaign,
+  checkEmergencyNumbers,
+  checkRecipients,
+  findCampaignOr404,
+  campaignMissing as missing,
+} from './campaign-route-parts.js';
 
 // Campaigns (spec campaigns-v1, docs/campaigns.md). The campaign's row is the truth about its
 // state: these routes change it in a transaction holding the row's lock, then signal the
-// campaign's workflow (`campaign-<id>`) to take its next step. Checks of POST /campaigns, in
-// order: the body schema (400, the timezone among them: an enum), what a schema cannot say (400: window start before
-// end, `to` unique, merged metadata at most 20 keys), the agent as POST /calls checks it (404,
-// 422), then emergency numbers (422 `recipients[i].to`).
+// campaign's workflow (`campaign-<id>`) to take its next step; which move each status allows is
+// lib/campaigns/campaign-moves.ts, its recipients are campaign-recipients.ts. Checks of
+// POST /campaigns, in order: the body schema (400, the timezone among them: an enum), what a
+// schema cannot say (400: window start before end, `to` unique, merged metadata at most 20 keys),
+// the agent as POST /calls checks it (404, 422), then emergency numbers (422 `recipients[i].to`).
 
-/** How long a request waits for Temporal to confirm the workflow start or signal. */
-const TEMPORAL_TIMEOUT_MS = 10_000;
-
-type CampaignParams = { campaign_id: string };
-const campaignParams = uuidParams('campaign_id');
-const missing = { description: 'resource_missing: no such campaign in the workspace.' };
 const stateInvalid = { description: 'campaign_state_invalid: the campaign’s status does not allow this.' };
-
-function agentRefusalError(refusal: AgentRefusal): ApiError {
-  switch (refusal.code) {
-    case 'agent_missing':
-      return resourceMissing('agent', 'agent_id');
-    case 'agent_not_published':
-      return agentNotPublished();
-    case 'agent_has_no_number':
-      return agentHasNoNumber();
-    case 'from_number_not_assigned':
-      return fromNumberNotAssigned();
-    case 'from_number_required':
-      return fromNumberRequired();
-  }
-}
-
-/** The 400s a schema cannot express, and the 422 for emergency numbers, over new recipients. */
-function checkRecipients(
-  recipients: RecipientInput[],
-  campaignMetadata: Record<string, string>,
-  taken: ReadonlySet<string> = new Set(),
-): void {
-  const seen = new Set(taken);
-  for (const [i, recipient] of recipients.entries()) {
-    if (seen.has(recipient.to)) {
-      throw parameterInvalid(
-        `recipients[${i}].to`,
-        `recipients[${i}].to is already a recipient of the campaign.`,
-      );
-    }
-    seen.add(recipient.to);
-    const merged = { ...campaignMetadata, ...recipient.metadata };
-    if (Object.keys(merged).length > METADATA_LIMITS.maxKeys) {
-      throw parameterInvalid(
-        `recipients[${i}].metadata`,
-        `recipients[${i}].metadata merged over the campaign's metadata must have at most ${METADATA_LIMITS.maxKeys} keys.`,
-      );
-    }
-  }
-}
-
-function checkEmergencyNumbers(recipients: RecipientInput[]): void {
-  const i = recipients.findIndex((recipient) => isEmergencyNumber(recipient.to));
-  if (i >= 0) throw emergencyNumber(`recipients[${i}].to`);
-}
 
 function checkSchedule(schedule: CampaignCreate['schedule']): void {
   for (const [i, window] of (schedule?.windows ?? []).entries()) {
@@ -121,67 +53,16 @@ function checkSchedule(schedule: CampaignCreate['schedule']): void {
   }
 }
 
-async function insertRecipients(
-  em: EntityManager,
-  campaignId: string,
-  recipients: RecipientInput[],
-  firstPosition: number,
-): Promise<void> {
-  const now = new Date();
-  // One statement per 500 rows keeps the parameter count well under PostgreSQL's limit.
-  for (let start = 0; start < recipients.length; start += 500) {
-    const chunk = recipients.slice(start, start + 500);
-    await em.getConnection().execute(
-      `insert into campaign_recipients
-         (id, campaign_id, position, to_number, metadata, status, attempts, call_ids, created_at)
-       values ${chunk.map(() => "(?, ?, ?, ?, ?::jsonb, 'pending', 0, '[]'::jsonb, ?)").join(', ')}`,
-      chunk.flatMap((recipient, i) => [
-        randomUUID(),
-        campaignId,
-        firstPosition + start + i,
-        recipient.to,
-        JSON.stringify(recipient.metadata ?? {}),
-        now,
-      ]),
-      'run',
-      em.getTransactionContext(),
-    );
-  }
-}
-
-async function findCampaignOr404(em: EntityManager, workspaceId: string, campaignId: string, lock = false) {
-  const campaign = await em.findOne(
-    Campaign,
-    { id: campaignId, workspace: workspaceId },
-    lock ? { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true } : {},
-  );
-  if (!campaign) throw resourceMissing('campaign', 'campaign_id');
-  return campaign;
-}
-
 async function confirmStart(ctx: ApiContext, campaign: Campaign): Promise<void> {
   try {
-    const client = await ctx.state.deps.temporal();
-    await withTimeout(startCampaignWorkflow(client, ctx.state.deps.settings, campaign), TEMPORAL_TIMEOUT_MS);
+    await startWorkflowInRequest(ctx.state.deps, (client, settings) =>
+      startCampaignWorkflow(client, settings, campaign),
+    );
   } catch (error) {
-    if (error instanceof WorkflowExecutionAlreadyStartedError) return;
     ctx.state.logger.error('campaign workflow start not confirmed', { error, campaign_id: campaign.id });
     throw upstreamUnavailable(
       'The campaign was created but its start was not confirmed; retry with the same Idempotency-Key.',
     );
-  }
-}
-
-/**
- * Wakes the workflow for a change already committed. Best effort: the workflow also looks at the
- * campaign on its own at least every 15 minutes, and a lost signal is no lost change.
- */
-async function tell(ctx: ApiContext, campaign: Campaign, change: CampaignChange): Promise<void> {
-  try {
-    const client = await ctx.state.deps.temporal();
-    await withTimeout(signalCampaign(client, ctx.state.deps.settings, campaign, change), TEMPORAL_TIMEOUT_MS);
-  } catch (error) {
-    ctx.state.logger.warn('campaign workflow not signalled', { error, campaign_id: campaign.id, change });
   }
 }
 
@@ -223,17 +104,11 @@ const create = defineRoute<Record<string, never>, Record<string, never>, Campaig
       const agent = await checkOutboundAgent(em, workspaceId, body.agent_id, body.from ?? undefined);
       if ('code' in agent) throw agentRefusalError(agent);
       checkEmergencyNumbers(body.recipients);
-      const now = new Date();
-      const startAt = body.schedule?.start_at ? new Date(body.schedule.start_at) : null;
-      const campaign = em.create(Campaign, {
-        id: randomUUID(),
-        workspace: workspaceId,
-        agent: body.agent_id,
+      const campaign = await createCampaign(em, workspaceId, {
+        agentId: body.agent_id,
         name: body.name,
-        fromNumber: body.from ?? null,
-        status: startAt && startAt > now ? 'scheduled' : 'running',
-        pausedReason: null,
-        startAt,
+        from: body.from ?? null,
+        startAt: body.schedule?.start_at ? new Date(body.schedule.start_at) : null,
         timezone: body.schedule?.timezone ?? CAMPAIGN_DEFAULTS.timezone,
         windows: body.schedule?.windows ?? [],
         maxConcurrentCalls: body.max_concurrent_calls ?? CAMPAIGN_DEFAULTS.maxConcurrentCalls,
@@ -244,13 +119,8 @@ const create = defineRoute<Record<string, never>, Record<string, never>, Campaig
         },
         firstMessage: body.first_message ?? null,
         metadata,
-        completedEventId: null,
-        createdAt: now,
-        startedAt: null,
-        endedAt: null,
+        recipients: body.recipients,
       });
-      await em.flush();
-      await insertRecipients(em, campaign.id, body.recipients, 0);
       const answer = { status: 201, body: presentCampaign(campaign, await countRecipients(em, campaign.id)) };
       await storeAnswerWithWork(em, ctx, answer, { resourceId: campaign.id, confirmed: false });
       return { campaign, answer };
@@ -308,96 +178,6 @@ const get = defineRoute<CampaignParams>({
   },
 });
 
-const recipients = defineRoute<CampaignParams, PageQuery & { status?: string }>({
-  method: 'GET',
-  path: '/campaigns/:campaign_id/recipients',
-  operationId: 'listCampaignRecipients',
-  summary: 'List a campaign’s recipients in the order given.',
-  scope: 'calls:read',
-  params: campaignParams,
-  query: listQuerySchema(recipientListFilters),
-  responses: {
-    200: { description: 'A page of recipients.', schema: listSchema(recipientSchema) },
-    404: missing,
-  },
-  async handler(ctx, { params, query }) {
-    const em = ctx.state.em;
-    const campaign = await findCampaignOr404(em, ctx.state.auth.workspaceId, params.campaign_id);
-    const now = new Date();
-    const where = { campaign: campaign.id, ...(query.status ? { status: query.status as never } : {}) };
-    const page = await paginateInOrder(em, CampaignRecipient, where, query, {
-      orderBy: 'position',
-      present: (recipient) => presentRecipient(recipient, campaign, now),
-    });
-    return { status: 200, body: page };
-  },
-});
-
-/** A state change under the campaign's row lock, then the signal; answers the campaign as it is now. */
-async function changeCampaign(
-  ctx: ApiContext,
-  campaignId: string,
-  change: CampaignChange,
-  apply: (em: EntityManager, campaign: Campaign) => Promise<void>,
-) {
-  const campaign = await ctx.state.em.transactional(async (em) => {
-    const campaign = await findCampaignOr404(em, ctx.state.auth.workspaceId, campaignId, true);
-    await apply(em, campaign);
-    await em.flush();
-    return campaign;
-  });
-  await tell(ctx, campaign, change);
-  return { status: 200, body: presentCampaign(campaign, await countRecipients(ctx.state.em, campaign.id)) };
-}
-
-function requireStatus(campaign: Campaign, allowed: CampaignStatus[], move: string): void {
-  if (!allowed.includes(campaign.status)) {
-    throw campaignStateInvalid(`A ${campaign.status} campaign cannot be ${move}.`);
-  }
-}
-
-const addRecipients = defineRoute<CampaignParams, Record<string, never>, RecipientsAdd>({
-  method: 'POST',
-  path: '/campaigns/:campaign_id/recipients',
-  operationId: 'addCampaignRecipients',
-  summary: 'Add 1 to 1000 recipients to a scheduled, running or paused campaign (100,000 at most in all).',
-  scope: 'calls:write',
-  params: campaignParams,
-  body: recipientsAddSchema,
-  responses: {
-    200: { description: 'The campaign with its new counts.', schema: campaignSchema },
-    404: missing,
-    422: {
-      description:
-        'campaign_state_invalid, emergency_number (param recipients[i].to), campaign_recipient_limit (over 100,000).',
-    },
-  },
-  handler: (ctx, { params, body }) =>
-    changeCampaign(ctx, params.campaign_id, 'recipientsAdded', async (em, campaign) => {
-      const connection = em.getConnection();
-      const tx = em.getTransactionContext();
-      const existing = await connection.execute<{ to_number: string }[]>(
-        `select to_number from campaign_recipients where campaign_id = ? and to_number in (${body.recipients.map(() => '?').join(', ')})`,
-        [campaign.id, ...body.recipients.map((recipient) => recipient.to)],
-        'all',
-        tx,
-      );
-      checkRecipients(body.recipients, campaign.metadata, new Set(existing.map((row) => row.to_number)));
-      requireStatus(campaign, ['scheduled', 'running', 'paused'], 'given more recipients');
-      checkEmergencyNumbers(body.recipients);
-      const [{ n, last }] = await connection.execute<{ n: string; last: number | null }[]>(
-        'select count(*) as n, max(position) as last from campaign_recipients where campaign_id = ?',
-        [campaign.id],
-        'all',
-        tx,
-      );
-      if (Number(n) + body.recipients.length > RECIPIENTS_PER_CAMPAIGN) {
-        throw campaignRecipientLimit(RECIPIENTS_PER_CAMPAIGN);
-      }
-      await insertRecipients(em, campaign.id, body.recipients, (last ?? -1) + 1);
-    }),
-});
-
 const pause = defineRoute<CampaignParams>({
   method: 'POST',
   path: '/campaigns/:campaign_id/pause',
@@ -411,11 +191,9 @@ const pause = defineRoute<CampaignParams>({
     422: stateInvalid,
   },
   handler: (ctx, { params }) =>
-    changeCampaign(ctx, params.campaign_id, 'pause', async (_em, campaign) => {
-      requireStatus(campaign, ['running'], 'paused');
-      campaign.status = 'paused';
-      campaign.pausedReason = 'requested';
-    }),
+    changeCampaign(ctx, params.campaign_id, 'pause', async (_em, campaign) =>
+      pauseCampaign(campaign, 'requested'),
+    ),
 });
 
 const resume = defineRoute<CampaignParams>({
@@ -431,11 +209,7 @@ const resume = defineRoute<CampaignParams>({
     422: stateInvalid,
   },
   handler: (ctx, { params }) =>
-    changeCampaign(ctx, params.campaign_id, 'resume', async (_em, campaign) => {
-      requireStatus(campaign, ['paused'], 'resumed');
-      campaign.status = 'running';
-      campaign.pausedReason = null;
-    }),
+    changeCampaign(ctx, params.campaign_id, 'resume', async (_em, campaign) => resumeCampaign(campaign)),
 });
 
 const cancel = defineRoute<CampaignParams>({
@@ -451,29 +225,10 @@ const cancel = defineRoute<CampaignParams>({
     422: stateInvalid,
   },
   handler: (ctx, { params }) =>
-    changeCampaign(ctx, params.campaign_id, 'cancel', async (em, campaign) => {
-      requireStatus(campaign, ['scheduled', 'running', 'paused'], 'canceled');
-      campaign.status = 'canceled';
-      campaign.pausedReason = null;
-      campaign.endedAt = new Date();
-      await em
-        .getConnection()
-        .execute(
-          "update campaign_recipients set status = 'canceled', retry_at = null where campaign_id = ? and status = 'pending'",
-          [campaign.id],
-          'run',
-          em.getTransactionContext(),
-        );
-    }),
+    changeCampaign(ctx, params.campaign_id, 'cancel', (em, campaign) =>
+      cancelCampaign(em, campaign, new Date()),
+    ),
 });
 
-export const campaignRoutes: RouteDefinition[] = [
-  list,
-  create,
-  get,
-  recipients,
-  addRecipients,
-  pause,
-  resume,
-  cancel,
-];
+export const campaignRoutes: RouteDefinition[] = [list, create, get];
+export const campaignMoveRoutes: RouteDefinition[] = [pause, resume, cancel];

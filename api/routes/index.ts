@@ -1,11 +1,14 @@
 import type { RouteDefinition } from '../route.js';
 import { agentRoutes } from './agents.js';
 import { callRoutes } from './calls.js';
-import { campaignRoutes } from './campaigns.js';
+import { campaignRecipientRoutes } from './campaign-recipients.js';
+import { campaignMoveRoutes, campaignRoutes } from './campaigns.js';
 import { meRoutes } from './me.js';
 import { phoneNumberRoutes } from './phone-numbers.js';
 import { usageRoutes } from './usage.js';
-import { webhookRoutes } from './webhooks.js';
+import { webhookDeliveryRoutes } from './webhook-deliveries.js';
+import { webhookEndpointRoutes } from './webhook-endpoints.js';
+import { webhookRecoveryRoutes } from './webhook-recoveries.js';
 
 /** Every route module of the API, one line each. The OpenAPI document lists exactly these. */
 export const allRoutes: RouteDefinition[] = [
@@ -14,6 +17,10 @@ export const allRoutes: RouteDefinition[] = [
   ...phoneNumberRoutes,
   ...callRoutes,
   ...campaignRoutes,
+  ...campaignRecipientRoutes,
+  ...campaignMoveRoutes,
   ...usageRoutes,
-  ...webhookRoutes,
+  ...webhookEndpointRoutes,
+  ...webhookDeliveryRoutes,
+  ...webhookRecoveryRoutes,
 ];

@@ -1,3 +1,4 @@
+import { DEFAULT_RING_TIMEOUT_SECONDS } from '../../lib/calls/admit-outbound-call.js';
 import { E164_PATTERN } from '../../lib/e164.js';
 import { dateTimeSchema, E164_MAX_LENGTH, uuidSchema } from './common.js';
 
@@ -23,7 +24,12 @@ export const callCreateSchema = {
       propertyNames: { minLength: 1, maxLength: METADATA_LIMITS.maxKeyLength },
       additionalProperties: { type: 'string', maxLength: METADATA_LIMITS.maxValueLength },
     },
-    ring_timeout_seconds: { type: 'integer', minimum: 10, maximum: 120, default: 30 },
+    ring_timeout_seconds: {
+      type: 'integer',
+      minimum: 10,
+      maximum: 120,
+      default: DEFAULT_RING_TIMEOUT_SECONDS,
+    },
     first_message: {
       type: 'string',
       maxLength: 500,

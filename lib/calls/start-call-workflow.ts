@@ -17,6 +17,7 @@ import {
   campaignWorkflowId,
 } from '../temporal/workflow-contracts.js';
 import { callWorkflowMetadata } from '../temporal/workflow-metadata.js';
+import { DEFAULT_RING_TIMEOUT_SECONDS } from './admit-outbound-call.js';
 
 /**
  * Starts the call's workflow, tagged with the search attributes operators filter on in the
@@ -38,7 +39,7 @@ export async function startCallWorkflow(
     channel: call.channel,
     from: call.fromNumber ?? null,
     to: call.toNumber ?? null,
-    ringTimeoutSeconds: call.ringTimeoutSeconds ?? 30,
+    ringTimeoutSeconds: call.ringTimeoutSeconds ?? DEFAULT_RING_TIMEOUT_SECONDS,
     answered: options.answered ?? false,
     ...(options.expired ? { expired: true } : {}),
     eventsTaskQueue: queues.webhooks,

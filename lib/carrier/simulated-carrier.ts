@@ -1,6 +1,7 @@
-import { type Client, WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError } from '@temporalio/client';
+import { type Client, WorkflowNotFoundError } from '@temporalio/client';
 import { WorkflowIdReusePolicy } from '@temporalio/common';
 import { agentJoinedSignal, agentSpeechSignal, farEndReleasedSignal } from '../temporal/call-messages.js';
+import { startOnce } from '../temporal/start-once.js';
 import {
   BROWSER_CALLER_WORKFLOW,
   type BrowserCallerWorkflow,
@@ -74,18 +75,16 @@ export class SimulatedCarrier implements Carrier {
   }
 
   private async startFarEnd(callId: string, input: SimulatedCalleeInput): Promise<void> {
-    try {
-      await this.client.workflow.start<SimulatedCalleeWorkflow>(SIMULATED_CALLEE_WORKFLOW, {
+    // A retried dial finds the far end reached the first time.
+    await startOnce(
+      this.client.workflow.start<SimulatedCalleeWorkflow>(SIMULATED_CALLEE_WORKFLOW, {
         workflowId: farEndWorkflowId(callId),
         taskQueue: this.options.taskQueue,
         args: [input],
         workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
         ...farEndMetadata(callId, input),
-      });
-    } catch (error) {
-      // A retried dial: the far end was reached the first time.
-      if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
-    }
+      }),
+    );
   }
 
   /**
@@ -94,17 +93,15 @@ export class SimulatedCarrier implements Carrier {
    */
   private async startBrowserFarEnd(request: AnswerRequest): Promise<void> {
     const input = { callWorkflowId: request.callWorkflowId, abandonAfterSeconds: BROWSER_ABANDON_SECONDS };
-    try {
-      await this.client.workflow.start<BrowserCallerWorkflow>(BROWSER_CALLER_WORKFLOW, {
+    await startOnce(
+      this.client.workflow.start<BrowserCallerWorkflow>(BROWSER_CALLER_WORKFLOW, {
         workflowId: farEndWorkflowId(request.callId),
         taskQueue: this.options.taskQueue,
         args: [input],
         workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
         ...browserCallerMetadata(request.callId, input),
-      });
-    } catch (error) {
-      if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
-    }
+      }),
+    );
   }
 
   /** A far end that already hung up is gone: nothing there to hear or release. */

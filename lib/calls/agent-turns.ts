@@ -1,0 +1,137 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { TranscriptEntry } from '../../db/entities/index.js';
+import type { Carrier } from '../carrier/carrier.js';
+import type { Logger } from '../logger.js';
+import type { AgentTurnLatency } from '../temporal/call-messages.js';
+import { apologyLine } from '../voice-runtime/apology.js';
+import type { AgentAction, VoiceRuntime } from '../voice-runtime/voice-runtime.js';
+import { loadCall } from './call-status-changes.js';
+import { conversationContextOf } from './conversation-context.js';
+import type { TranscriptLine } from './transcript.js';
+import { loadTranscript, recordLines, transcriptLineOf } from './transcript-rows.js';
+
+// What the agent says on a call: its first line, each answer, and the apology when it cannot go
+// on. Each line is stored before it is played, so a retried step plays the stored line and the
+// far end hears one version of it.
+
+export interface AgentTurnDeps {
+  em: EntityManager;
+  carrier: Carrier;
+  voiceRuntime: VoiceRuntime;
+  /** The service's log, for each agent turn's latency (`agent turn`); none: not logged. */
+  logger?: Logger;
+}
+
+/** Where the step runs: its cancellation, and its attempt (for the log). */
+export interface StepContext {
+  signal: AbortSignal;
+  attempt: number;
+}
+
+export interface AgentTurnResult {
+  line: TranscriptLine | null;
+  next: AgentAction;
+  latency?: AgentTurnLatency;
+  hungUp?: boolean;
+}
+
+/** The agent's first line (per the opening-line precedence) is written and played; null when it listens first. */
+export async function connectAgent(
+  deps: AgentTurnDeps,
+  callId: string,
+  step: Pick<StepContext, 'signal'>,
+): Promise<TranscriptLine | null> {
+  const call = await loadCall(deps.em, callId);
+  const text = await deps.voiceRuntime.openingLine(conversationContextOf(call), { signal: step.signal });
+  const line: TranscriptLine | null = text ? { index: 0, role: 'agent', text, offsetSeconds: 0 } : null;
+  if (line) await recordLines(deps.em, callId, [line]);
+  await deps.carrier.connectAgent({ callId, opening: line && { index: 0, text: line.text } });
+  return line;
+}
+
+/**
+ * Writes what the person said, asks the voice runtime for the agent's answer, writes and plays
+ * it. `line` is null when the agent only acted (a tool call without words). `latency` is the
+ * turn's timing (also logged as `agent turn`). With `hangUpWithLastLine`, a line after which
+ * the agent hangs up is played with the hang-up (`hungUp`: the far end is released).
+ */
+export async function takeAgentTurn(
+  deps: AgentTurnDeps,
+  input: {
+    callId: string;
+    heard: TranscriptLine;
+    /** When the agent starts answering: the end of what it heard, in simulated seconds. */
+    answerAtSeconds: number;
+    hangUpWithLastLine?: boolean;
+  },
+  step: StepContext,
+): Promise<AgentTurnResult> {
+  const { em } = deps;
+  const { callId } = input;
+  const call = await loadCall(em, callId);
+  await recordLines(em, callId, [input.heard]);
+  const transcript = await loadTranscript(em, callId, input.heard.index + 1);
+  const index = input.heard.index + 1;
+  const started = performance.now();
+  const elapsed = () => Math.round(performance.now() - started);
+  let firstSentenceMs: number | null = null;
+  // Sentences come as soon as each is complete. The carrier port takes whole lines (the
+  // simulated far end hears the line at once), so here the first one only marks the time a
+  // streaming voice side could have started speaking; the line is played once it is whole and
+  // stored, so a retried turn never plays two versions of it.
+  const turn = await deps.voiceRuntime.respond(conversationContextOf(call), transcript, {
+    signal: step.signal,
+    onSentence: () => {
+      firstSentenceMs ??= elapsed();
+    },
+  });
+  // One clock for the three: from the moment the runtime was asked (the runtime's own first
+  // token time starts a moment later, so it never comes out after the whole answer).
+  const answerMs = elapsed();
+  const latency: AgentTurnLatency = {
+    index,
+    firstTokenMs: turn.timing ? turn.timing.firstTokenMs : answerMs,
+    firstSentenceMs: firstSentenceMs ?? (turn.timing ? null : answerMs),
+    answerMs,
+  };
+  if (turn.say) {
+    // A retry after the line was written plays the stored line, so the far end hears one version.
+    await recordLines(em, callId, [
+      { index, role: 'agent', text: turn.say, offsetSeconds: input.answerAtSeconds },
+    ]);
+  }
+  const stored = await em.fork().findOne(TranscriptEntry, { call: callId, index, role: 'agent' });
+  const hungUp = Boolean(stored && input.hangUpWithLastLine && turn.next.kind === 'hang_up');
+  if (stored) {
+    await deps.carrier.say({
+      callId,
+      index: stored.index,
+      text: stored.text,
+      ...(hungUp ? { hangUp: true } : {}),
+    });
+  }
+  deps.logger?.info('agent turn', { callId, ...latency, next: turn.next.kind, attempt: step.attempt });
+  const line = stored ? transcriptLineOf(stored) : null;
+  return hungUp ? { line, next: turn.next, latency, hungUp } : { line, next: turn.next, latency };
+}
+
+/**
+ * The agent cannot go on (a live step failed past its budget): it says a short apology in its
+ * language before the call is released. Written after every line already stored; a retry
+ * finds the apology it wrote and plays that.
+ */
+export async function apologize(
+  deps: Pick<AgentTurnDeps, 'em' | 'carrier'>,
+  input: { callId: string; index: number; offsetSeconds: number },
+): Promise<TranscriptLine> {
+  const { em, carrier } = deps;
+  const call = await loadCall(em, input.callId);
+  const text = apologyLine(call.agentSnapshot.language);
+  const last = await em.findOne(TranscriptEntry, { call: input.callId }, { orderBy: { index: 'desc' } });
+  const alreadySaid = last && last.role === 'agent' && last.text === text && last.index >= input.index;
+  const index = alreadySaid ? last.index : Math.max(input.index, (last?.index ?? -1) + 1);
+  const line: TranscriptLine = { index, role: 'agent', text, offsetSeconds: input.offsetSeconds };
+  await recordLines(em, input.callId, [line]);
+  await carrier.say({ callId: input.callId, index, text });
+  return alreadySaid ? transcriptLineOf(last) : line;
+}

@@ -1,0 +1,45 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { Client } from '@temporalio/client';
+import { WorkflowIdReusePolicy } from '@temporalio/common';
+import type { CallEventType } from '../../db/entities/index.js';
+import { startOnce } from '../temporal/start-once.js';
+import {
+  EVENT_FAN_OUT_WORKFLOW,
+  type EventFanOutWorkflow,
+  eventFanOutWorkflowId,
+} from '../temporal/workflow-contracts.js';
+import { eventFanOutMetadata } from '../temporal/workflow-metadata.js';
+import { type CallEventExtra, writeCallEventOnce } from './call-events.js';
+
+/** The event a status change writes in the same step (calls since patch `lean-call-2`). */
+export interface CallEventToWrite {
+  type: CallEventType;
+  occurredAt: string;
+  extra?: CallEventExtra;
+  /** The fan-out workflow `event-fanout-<eventId>` is started on this task queue. */
+  fanOutTaskQueue: string;
+}
+
+/**
+ * Writes the call's event once (with the call as it is now) and hands it to delivery: its fan-out
+ * workflow, started once (delivery never holds up the call). Returns the event's id.
+ */
+export async function emitCallEvent(
+  em: EntityManager,
+  client: Client,
+  callId: string,
+  event: CallEventToWrite,
+): Promise<string> {
+  const { fanOutTaskQueue, ...row } = event;
+  const eventId = await writeCallEventOnce(em, { callId, ...row, occurredAt: new Date(row.occurredAt) });
+  await startOnce(
+    client.workflow.start<EventFanOutWorkflow>(EVENT_FAN_OUT_WORKFLOW, {
+      args: [{ eventId }],
+      workflowId: eventFanOutWorkflowId(eventId),
+      taskQueue: fanOutTaskQueue,
+      ...eventFanOutMetadata({ eventId, type: event.type, callId }),
+      workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
+    }),
+  );
+  return eventId;
+}

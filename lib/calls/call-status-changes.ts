@@ -1,0 +1,80 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { Call, type CallStatus } from '../../db/entities/index.js';
+import type { CallAnalysisResult } from '../analysis/analyzer.js';
+
+// The call's row as its workflow moves it on (activities/calls.ts runs each as a step). Every
+// change is safe to repeat: a retried step finds the first one's values and keeps them.
+
+/** The call the workflow runs for is gone (its workspace was deleted): no retry brings it back. */
+export class CallMissingError extends Error {
+  override name = 'CallMissingError';
+  constructor(callId: string) {
+    super(`call ${callId} does not exist`);
+  }
+}
+
+export async function loadCall(em: EntityManager, callId: string): Promise<Call> {
+  const call = await em.findOne(Call, { id: callId });
+  if (!call) throw new CallMissingError(callId);
+  return call;
+}
+
+async function updateCall(em: EntityManager, callId: string, change: (call: Call) => void): Promise<void> {
+  const call = await loadCall(em, callId);
+  change(call);
+  await em.flush();
+}
+
+export function markRinging(em: EntityManager, callId: string): Promise<void> {
+  return updateCall(em, callId, (call) => {
+    if (call.status === 'queued') call.status = 'ringing';
+  });
+}
+
+export function markAnswered(em: EntityManager, callId: string, answeredAt: Date): Promise<void> {
+  return updateCall(em, callId, (call) => {
+    call.status = 'in_progress';
+    call.answeredAt ??= answeredAt;
+    // The carrier (the simulator too) records every answered call from the moment it connects.
+    call.hasRecording = true;
+  });
+}
+
+export function recordTransfer(em: EntityManager, callId: string, to: string): Promise<void> {
+  return updateCall(em, callId, (call) => {
+    call.transferredTo = to;
+  });
+}
+
+export function markEnded(
+  em: EntityManager,
+  input: { callId: string; endedAt: Date; durationSeconds: number; endReason: string },
+): Promise<void> {
+  return updateCall(em, input.callId, (call) => {
+    call.endedAt ??= input.endedAt;
+    call.durationSeconds ??= input.durationSeconds;
+    call.endReason ??= input.endReason;
+  });
+}
+
+export function markFailed(
+  em: EntityManager,
+  input: { callId: string; reason: string; endedAt: Date },
+): Promise<void> {
+  return updateCall(em, input.callId, (call) => {
+    call.status = 'failed';
+    call.endReason = input.reason;
+    call.endedAt ??= input.endedAt;
+  });
+}
+
+/** Completed, with its analysis (the first one written stays). */
+export function markCompleted(
+  em: EntityManager,
+  input: { callId: string; analysis: CallAnalysisResult; analyzedAt: string },
+): Promise<void> {
+  return updateCall(em, input.callId, (call) => {
+    call.status = 'completed' satisfies CallStatus;
+    call.analysis ??= { ...input.analysis, created_at: input.analyzedAt };
+  });
+}
