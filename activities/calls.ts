@@ -45,7 +45,7 @@ export interface CallActivityDeps {
 export const VOICE_RUNTIME_UNAVAILABLE = 'VoiceRuntimeUnavailable';
 export const VOICE_RUNTIME_REJECTED = 'VoiceRuntimeRejected';
 
-/** The event a status change writes in the same step (calls since patch `lean-call-2`). */
+/** The event a status change writes in the same step. */
 export interface CallEventToWrite {
   type: CallEventType;
   occurredAt: string;
@@ -298,8 +298,8 @@ export function createCallActivities(deps: CallActivityDeps) {
     },
 
     /**
-     * Hands the call over, then records where to (and writes `event`, call.transferred, since
-     * patch `lean-call-2`): a transfer the carrier refused is never recorded.
+     * Hands the call over, then records where to (and writes `event`, call.transferred): a
+     * transfer the carrier refused is never recorded.
      */
     async transferCall(input: { callId: string; to: string; event?: CallEventToWrite }) {
       await loadCall(fork(), input.callId);
@@ -357,26 +357,6 @@ export function createCallActivities(deps: CallActivityDeps) {
         call.analysis ??= { ...input.analysis, created_at: input.analyzedAt };
       });
       if (input.event) await emitEvent(input.callId, input.event);
-    },
-
-    /**
-     * Writes the event once per (call, type) and returns its id for the hand-off to delivery. With
-     * `fanOutTaskQueue` it also starts the event's fan-out workflow there (`event-fanout-<eventId>`,
-     * once: a retry finds it started); without, the call workflow starts it as its child.
-     */
-    async emitCallEvent(input: {
-      callId: string;
-      type: CallEventType;
-      occurredAt: string;
-      extra?: CallEventExtra;
-      fanOutTaskQueue?: string;
-    }): Promise<{ eventId: string }> {
-      const { fanOutTaskQueue, callId, ...event } = input;
-      if (fanOutTaskQueue !== undefined)
-        return { eventId: await emitEvent(callId, { ...event, fanOutTaskQueue }) };
-      return {
-        eventId: await writeCallEventOnce(fork(), { ...input, occurredAt: new Date(input.occurredAt) }),
-      };
     },
   });
 }

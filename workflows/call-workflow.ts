@@ -1,4 +1,4 @@
-import { getExternalWorkflowHandle, isCancellation, log, patched } from '@temporalio/workflow';
+import { deprecatePatch, getExternalWorkflowHandle, isCancellation, log } from '@temporalio/workflow';
 import { callEndedSignal } from '../lib/temporal/campaign-messages.js';
 import type { CallWorkflowInput, CallWorkflowResult } from '../lib/temporal/workflow-contracts.js';
 import { openCall } from './call/call-state.js';
@@ -33,7 +33,8 @@ export const CAMPAIGN_CALL_ENDED = 'campaign-call-ended-1';
 
 export async function callWorkflow(input: CallWorkflowInput): Promise<CallWorkflowResult> {
   const result = await runCall(input);
-  if (input.campaignWorkflowId && patched(CAMPAIGN_CALL_ENDED)) {
+  if (input.campaignWorkflowId) {
+    deprecatePatch(CAMPAIGN_CALL_ENDED);
     await tellCampaign(input.campaignWorkflowId, input.callId);
   }
   return result;

@@ -1,10 +1,4 @@
-import {
-  condition,
-  getExternalWorkflowHandle,
-  patched,
-  proxyLocalActivities,
-  setHandler,
-} from '@temporalio/workflow';
+import { condition, deprecatePatch, proxyLocalActivities, setHandler } from '@temporalio/workflow';
 import type { CarrierSimulatorActivities, FarEndMessage } from '../activities/carrier-simulator.js';
 import {
   type AgentSpeech,
@@ -12,8 +6,6 @@ import {
   agentSpeechSignal,
   type CallerSpeech,
   type CarrierCallback,
-  callerSpeechSignal,
-  carrierCallbackSignal,
   farEndReleasedSignal,
 } from '../lib/temporal/call-messages.js';
 import type { SimulatedCalleeInput } from '../lib/temporal/workflow-contracts.js';
@@ -45,8 +37,6 @@ const { callBack } = proxyLocalActivities<CarrierSimulatorActivities>({
   retry: { initialInterval: '200 milliseconds', backoffCoefficient: 2, maximumAttempts: 5 },
 });
 
-/** Patch id of the callbacks as local activities (older histories replay their signal commands). */
-const LEAN_FAR_END = 'lean-far-end-1';
 /** Patch id of the short waits slept in the callback's local activity instead of on a timer. */
 const LEANER_FAR_END = 'lean-far-end-2';
 
@@ -60,11 +50,9 @@ const LOCAL_WAIT_MS = 1000;
 
 export async function simulatedCalleeWorkflow(input: SimulatedCalleeInput): Promise<void> {
   // One patch check per far end: each records a marker and a search attribute upsert.
-  const leaner = patched(LEANER_FAR_END);
-  const lean = leaner || patched(LEAN_FAR_END);
+  deprecatePatch(LEANER_FAR_END);
   // A connected far end is someone who called in; otherwise the person the call rings.
   const script = input.connected ? callerScript(input.scenarioNumber) : calleeScript(input.scenarioNumber);
-  const callWorkflow = getExternalWorkflowHandle(input.callWorkflowId);
   let released = false;
   let joined: { opening: { index: number; text: string } | null } | undefined;
   const heardIndexes = new Set<number>();
@@ -98,15 +86,9 @@ export async function simulatedCalleeWorkflow(input: SimulatedCalleeInput): Prom
   };
   // A call that already ended refuses signals: the far end then has nothing left to do.
   const deliver = async (message: FarEndMessage, afterMs?: number) => {
-    const delivered = lean
-      ? await callBack(afterMs === undefined ? message : { ...message, afterMs }).catch(() => false)
-      : await (message.kind === 'callback'
-          ? callWorkflow.signal(carrierCallbackSignal, message.callback)
-          : callWorkflow.signal(callerSpeechSignal, message.speech)
-        ).then(
-          () => true,
-          () => false,
-        );
+    const delivered = await callBack(afterMs === undefined ? message : { ...message, afterMs }).catch(
+      () => false,
+    );
     if (!delivered) released = true;
   };
   const callbackOf = (callback: CarrierCallback): FarEndMessage => ({
@@ -124,7 +106,7 @@ export async function simulatedCalleeWorkflow(input: SimulatedCalleeInput): Prom
    */
   const after = async (seconds: number, message: () => FarEndMessage): Promise<boolean> => {
     const ms = Math.max(1, Math.round(seconds * 1000 * input.timeScale));
-    if (leaner && ms < LOCAL_WAIT_MS) {
+    if (ms < LOCAL_WAIT_MS) {
       if (released) return false;
       clock += seconds;
       await deliver(message(), ms);

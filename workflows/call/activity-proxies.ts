@@ -24,13 +24,7 @@ interface FallbackAnalysis {
 /** The steps that only write to the database (and the fallback analysis, which only reads). */
 type DatabaseWrites = Pick<
   CallActivities,
-  | 'markRinging'
-  | 'markAnswered'
-  | 'markEnded'
-  | 'markFailed'
-  | 'recordCallerLines'
-  | 'completeCall'
-  | 'emitCallEvent'
+  'markRinging' | 'markAnswered' | 'markEnded' | 'markFailed' | 'recordCallerLines' | 'completeCall'
 > &
   FallbackAnalysis;
 
@@ -43,42 +37,19 @@ const UNTIL_THE_DATABASE_IS_BACK: RetryPolicy = {
 };
 
 /**
- * Database writes: quick, retried until the database is back (no attempt limit). The fallback
- * analysis runs here too: it only reads the transcript.
+ * Database writes, as local activities: each is one marker in the history instead of three events
+ * and a workflow task of its own. Quick, retried until the database is back (no attempt limit), so
+ * they outlast a database outage; a backoff over `localRetryThreshold` waits on a durable timer.
+ * The fallback analysis runs here too: it only reads the transcript.
  */
-export const records = proxyActivities<DatabaseWrites>({
-  startToCloseTimeout: '10 seconds',
-  heartbeatTimeout: '5 seconds',
-  retry: UNTIL_THE_DATABASE_IS_BACK,
-});
-
-/**
- * The same database writes as local activities (calls started since patch `lean-call-1`,
- * workflows/call/steps.ts): each is one marker in the history instead of three events and a
- * workflow task of its own. The retry policy is the same, without an attempt limit, so they too
- * outlast a database outage; a backoff over `localRetryThreshold` waits on a durable timer.
- */
-export const recordsLocal = proxyLocalActivities<DatabaseWrites>({
+export const records = proxyLocalActivities<DatabaseWrites>({
   startToCloseTimeout: '10 seconds',
   localRetryThreshold: '1 second',
   retry: UNTIL_THE_DATABASE_IS_BACK,
 });
 
 /** Requests to the carrier only (dial, release) during a live call: a caller will not wait long. */
-export const carrier = proxyActivities<Pick<CallActivities, 'dial' | 'releaseCall'>>({
-  startToCloseTimeout: '15 seconds',
-  heartbeatTimeout: '5 seconds',
-  retry: {
-    initialInterval: '500 milliseconds',
-    backoffCoefficient: 2,
-    maximumInterval: '5 seconds',
-    maximumAttempts: 5,
-    nonRetryableErrorTypes: NON_RETRYABLE,
-  },
-});
-
-/** The carrier requests as local activities (patch `lean-call-1`): same budget, one marker each. */
-export const carrierLocal = proxyLocalActivities<Pick<CallActivities, 'dial' | 'releaseCall'>>({
+export const carrier = proxyLocalActivities<Pick<CallActivities, 'dial' | 'releaseCall'>>({
   startToCloseTimeout: '15 seconds',
   localRetryThreshold: '1 second',
   retry: {
@@ -116,14 +87,13 @@ export const liveWithDatabase = proxyActivities<LiveSteps>({
 });
 
 /**
- * The live steps as local activities (calls since patch `lean-call-2`, workflows/call/steps.ts):
- * the same 75 s budget, one marker each instead of three events and the workflow task their
+ * The live steps as local activities (workflows/call/steps.ts): the same 75 s budget, one marker each instead of three events and the workflow task their
  * completion wakes. connectAgent and agentTurn run here only for a voice runtime that answers in
  * the worker (the scripted agent); for one that calls out (a language model) they refuse at once
  * (`RunsAsActivity`) and run on `liveWithDatabase`, so a slow model turn is never held inside a
  * workflow task and shows as a pending activity.
  */
-export const liveLocal = proxyLocalActivities<LiveSteps>({
+export const live = proxyLocalActivities<LiveSteps>({
   startToCloseTimeout: '15 seconds',
   scheduleToCloseTimeout: '75 seconds',
   localRetryThreshold: '1 second',
@@ -166,7 +136,7 @@ export const analysis = proxyActivities<Pick<CallActivities, 'analyzeCall'>>({
 });
 
 /**
- * The analysis as a local activity (patch `lean-call-2`), with the same retries, for an analyzer
+ * The analysis as a local activity, with the same retries, for an analyzer
  * that answers in the worker (the transcript rules); one that calls out refuses (`RunsAsActivity`)
  * and runs on `analysis`.
  */

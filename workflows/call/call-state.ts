@@ -1,4 +1,4 @@
-import { patched, setCurrentDetails, setHandler, upsertSearchAttributes } from '@temporalio/workflow';
+import { deprecatePatch, setCurrentDetails, setHandler, upsertSearchAttributes } from '@temporalio/workflow';
 import type { CallStatus } from '../../db/entities/index.js';
 import type { TranscriptLine } from '../../lib/calls/transcript.js';
 import {
@@ -53,10 +53,6 @@ export interface Ending {
  */
 export class CallState {
   readonly callId: string;
-  /** Started since patch `lean-call-2` (LEANER_CALL). One patch check per call: each records a marker and an upsert. */
-  readonly leaner = patched(LEANER_CALL);
-  /** Started since patch `lean-call-1` (LEAN_CALL), or since `lean-call-2`, which has all it has. */
-  readonly lean = this.leaner || patched(LEAN_CALL);
   /** The voice runtime calls out (it refused to run as a local activity): its steps run as activities. */
   agentCallsOut = false;
   readonly progress: CallProgress;
@@ -82,6 +78,8 @@ export class CallState {
   nextIndex = 0;
 
   constructor(readonly input: CallWorkflowInput) {
+    // Every call runs the shape of patch `lean-call-2` (which has all of `lean-call-1`).
+    deprecatePatch(LEANER_CALL);
     this.callId = input.callId;
     this.progress = {
       step: input.answered ? 'connecting_agent' : 'dialing',

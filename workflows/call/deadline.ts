@@ -1,4 +1,4 @@
-import { CancellationScope, patched, sleep } from '@temporalio/workflow';
+import { CancellationScope, deprecatePatch, sleep } from '@temporalio/workflow';
 
 /**
  * A timeout on waits that repeat (the ring timeout over several callbacks, the silence timeout over
@@ -22,7 +22,8 @@ import { CancellationScope, patched, sleep } from '@temporalio/workflow';
  * is only a callback after the end.
  */
 export async function settleExpiry(): Promise<void> {
-  if (patched('settled-timeouts-1')) await sleep(1);
+  deprecatePatch('settled-timeouts-1');
+  await sleep(1);
 }
 
 export class Deadline {
