@@ -69,8 +69,7 @@ try {
 console.log(table(rows));
 
 if (process.env.BENCH_COST_FIXTURES === '1') {
-  const dir = fileURLToPath(new URL('../test/fixtures/call-histories', import.meta.url));
-  // The top level holds calls from before patch `lean-call-1`; each later shape a folder of its own.
+  const dir = fileURLToPath(new URL('../test/fixtures/workflow-histories', import.meta.url));
   const fixtures = readdirSync(dir, { recursive: true, encoding: 'utf8' })
     .filter((file) => file.endsWith('.json'))
     .sort()

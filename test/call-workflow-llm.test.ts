@@ -31,6 +31,7 @@ import {
   transferCall,
 } from './support/chat-completions-stand-in.js';
 import type { TestDatabase } from './support/database.js';
+import { keepHistory } from './support/kept-histories.js';
 import {
   runWorkers,
   startTimeSkippingCallStack,
@@ -148,6 +149,8 @@ function scriptedModel(request: SeenRequest): StandInReply {
 
 async function runCall(options: {
   to: string;
+  /** Commits the call's history as `<keep>-call` (test/support/kept-histories.ts). */
+  keep?: string;
   firstMessage?: string;
   timeoutMs?: number;
   metadata?: Record<string, string>;
@@ -176,6 +179,7 @@ async function runCall(options: {
   });
   const wallMs = Date.now() - startedAt;
   const history = await handle.fetchHistory();
+  if (options.keep) keepHistory(`${options.keep}-call`, history);
   histories.push(
     { workflowId: callWorkflowId(call.id), history },
     {
@@ -219,7 +223,10 @@ function firstActivity(history: History, type: string) {
 describe('the model speaks, and its tool calls end and transfer calls', { timeout: 120_000 }, () => {
   test('an outbound call says what the model says, from the prompt with its variables; end_call hangs up', async () => {
     standIn.reply = scriptedModel;
-    const { result, call, transcript, events, carrier, progress } = await runCall({ to: '+4791245678' });
+    const { result, call, transcript, events, carrier, progress } = await runCall({
+      to: '+4791245678',
+      keep: 'llm-end-call',
+    });
     assert.equal(result.status, 'completed');
     assert.equal(call.endReason, 'agent_hangup');
     assert.deepEqual(
@@ -289,6 +296,7 @@ describe('the model speaks, and its tool calls end and transfer calls', { timeou
     standIn.reply = scriptedModel;
     const { call, events, transcript } = await runCall({
       to: '+4791242002',
+      keep: 'llm-transfer-call',
       firstMessage: 'Hi {{first_name}}, Ada from Acme Dental here. \\{{not_a_variable}}',
     });
     assert.equal(call.status, 'completed');
@@ -348,7 +356,10 @@ describe('retries within the turn, and the agent_error ending', { timeout: 120_0
             status: 401,
             body: { error: { message: `Incorrect API key provided: ${request.headers.authorization}` } },
           };
-    const { result, call, events, transcript, carrier, history } = await runCall({ to: '+4791245678' });
+    const { result, call, events, transcript, carrier, history } = await runCall({
+      to: '+4791245678',
+      keep: 'llm-agent-error',
+    });
     assert.equal(result.status, 'completed');
     assert.equal(call.endReason, 'agent_error');
     assert.deepEqual(

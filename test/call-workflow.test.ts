@@ -1,11 +1,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import path from 'node:path';
 import { after, afterEach, before, beforeEach, describe, test } from 'node:test';
-import { fileURLToPath } from 'node:url';
 import type { HistoryAndWorkflowId } from '@temporalio/client';
-import proto from '@temporalio/proto';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { add, costOf } from '../bench/history-cost.js';
 import { AnalysisRejectedError, type CallAnalyzer } from '../lib/analysis/analyzer.js';
@@ -34,6 +30,7 @@ import {
 } from './support/call-fixtures.js';
 import type { TestDatabase } from './support/database.js';
 import { type callbackSinkWorkflow, stopSinkSignal } from './support/event-sink-workflows.js';
+import { keepHistory } from './support/kept-histories.js';
 import {
   type CallWorkerOptions,
   runWorkers,
@@ -71,35 +68,15 @@ afterEach(async () => {
 });
 
 /**
- * Keeps the histories of a finished call's workflows for the replay test. With
- * RECORD_CALL_HISTORIES=1 the first call of each label is also written to HISTORIES_DIR/SHAPE,
- * whose files every later run replays: a change that breaks running calls fails there.
+ * Keeps the histories of a finished call's workflows for the replay test; with a label, also as the
+ * committed histories `outbound-<label>-call` and `-far-end` (test/support/kept-histories.ts).
  */
 async function record(callId: string, label?: string): Promise<void> {
   for (const { kind, workflowId, history } of await stack.callHistories(env, callId)) {
     recorded.push({ workflowId, history });
-    const dir = path.join(HISTORIES_DIR, SHAPE);
-    const file = path.join(dir, `${label}-${kind}.json`);
-    if (label && process.env.RECORD_CALL_HISTORIES === '1' && !existsSync(file)) {
-      mkdirSync(dir, { recursive: true });
-      writeFileSync(
-        file,
-        JSON.stringify(HistoryProto.toObject(HistoryProto.fromObject(history), HISTORY_JSON)),
-      );
-    }
+    if (label) keepHistory(`outbound-${label}-${kind}`, history);
   }
 }
-
-/**
- * Committed histories, one folder per shape of the workflows' commands: the top level holds the
- * calls from before patch `lean-call-1`, each later shape a folder named after the newest patch it
- * has. A change of commands gets a new patch and a new SHAPE, recorded with RECORD_CALL_HISTORIES=1.
- */
-const HISTORIES_DIR = fileURLToPath(new URL('./fixtures/call-histories', import.meta.url));
-const SHAPE = 'settled-timeouts-1';
-const HistoryProto = proto.temporal.api.history.v1.History;
-/** Plain JSON for a history: 64-bit numbers as strings, enums by name, payload bytes in base64. */
-const HISTORY_JSON = { longs: String, enums: String, bytes: String };
 
 /** The workers of the running test's environment. */
 const workers = (options?: CallWorkerOptions) => stack.workers(env, options);
@@ -110,7 +87,7 @@ async function runCall(
     firstMessage?: string | null;
     ringTimeoutSeconds?: number;
     analyzer?: CallAnalyzer;
-    /** Names the histories kept under HISTORIES_DIR (RECORD_CALL_HISTORIES=1). */
+    /** Names the committed histories of the call (test/support/kept-histories.ts). */
     label?: string;
   } = {},
 ) {
@@ -207,7 +184,7 @@ describe('simulator scenarios (operations contract, section 4)', { timeout: 300_
     test(`to ending ${ending}: ${what}`, async () => {
       const { result, call, transcript, events } = await runCall(`+47912${ending}`, {
         ringTimeoutSeconds: 30,
-        label: `to-${ending}`,
+        label: ending,
       });
       assert.equal(result.status, expected.status);
       assert.equal(call.status, expected.status);
@@ -303,7 +280,7 @@ describe('opening line', { timeout: 180_000 }, () => {
   test('an empty first_message lets the person speak first; the agent then introduces itself', async () => {
     const { transcript, call } = await runCall('+4791235556', {
       firstMessage: '',
-      label: 'to-5556-caller-first',
+      label: '5556-caller-first',
     });
     assert.equal(transcript[0].role, 'caller');
     assert.equal(transcript[1].role, 'agent');
@@ -466,19 +443,8 @@ describe('durability', { timeout: 180_000 }, () => {
     assert.equal(description.type, 'callWorkflow');
   });
 
-  test('recorded histories (this run and committed ones) replay without nondeterminism', async () => {
+  test("this file's histories replay without nondeterminism", async () => {
     assert.ok(recorded.length > 10);
-    const committed = existsSync(HISTORIES_DIR)
-      ? readdirSync(HISTORIES_DIR, { recursive: true, encoding: 'utf8' })
-          .filter((file) => file.endsWith('.json'))
-          .map((file) => ({
-            workflowId: `fixture:${file}`,
-            history: HistoryProto.fromObject(
-              JSON.parse(readFileSync(path.join(HISTORIES_DIR, file), 'utf8')),
-            ),
-          }))
-      : [];
-    assert.ok(committed.length >= 18, `recorded histories in ${HISTORIES_DIR}`);
-    await stack.assertReplays('call-workflows', [...recorded, ...committed]);
+    await stack.assertReplays('call-workflows', recorded);
   });
 });

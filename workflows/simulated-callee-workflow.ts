@@ -15,9 +15,9 @@ import { speakingSeconds } from './speech-timing.js';
 // The far end of a simulated call: the remote carrier and the person it rings. It runs on the
 // carrier-simulator task queue and talks to the call workflow only through asynchronous
 // callbacks (signals), as a real carrier's status and media callbacks would. Its waits are
-// durable timers of simulated seconds times `timeScale`, so time-skipping tests skip them; since
-// patch `lean-far-end-2` a wait shorter than a server keeps a timer to (LOCAL_WAIT_MS) is slept in
-// the local activity that calls back after it (see `after` for a release during such a wait).
+// durable timers of simulated seconds times `timeScale`, so time-skipping tests skip them; a wait
+// shorter than a server keeps a timer to (LOCAL_WAIT_MS) is slept in the local activity that
+// calls back after it (see `after` for a release during such a wait).
 
 /** Seconds the person pauses before answering what they heard. */
 const THINKING_SECONDS = 1;
@@ -27,18 +27,14 @@ const SILENCE_BEFORE_SPEAKING_FIRST = 1.5;
 const CONNECT_SECONDS = 0.5;
 
 /**
- * Callbacks into the call as local activities (far ends started since patch `lean-far-end-1`): a
- * marker each instead of a signal command and the workflow task its completion wakes. A call that
- * cannot be reached after these attempts is taken as gone, as a refused signal was before.
+ * Callbacks into the call as local activities: a marker each instead of a signal command and the
+ * workflow task its completion wakes. A call that cannot be reached after these attempts is gone.
  */
 const { callBack } = proxyLocalActivities<CarrierSimulatorActivities>({
   startToCloseTimeout: '10 seconds',
   localRetryThreshold: '1 second',
   retry: { initialInterval: '200 milliseconds', backoffCoefficient: 2, maximumAttempts: 5 },
 });
-
-/** Patch id of the short waits slept in the callback's local activity instead of on a timer. */
-const LEANER_FAR_END = 'lean-far-end-2';
 
 /**
  * Waits shorter than this (wall-clock, after `timeScale`) are slept in the callback's local
@@ -49,8 +45,6 @@ const LEANER_FAR_END = 'lean-far-end-2';
 const LOCAL_WAIT_MS = 1000;
 
 export async function simulatedCalleeWorkflow(input: SimulatedCalleeInput): Promise<void> {
-  // One patch check per far end: each records a marker and a search attribute upsert.
-  deprecatePatch(LEANER_FAR_END);
   // A connected far end is someone who called in; otherwise the person the call rings.
   const script = input.connected ? callerScript(input.scenarioNumber) : calleeScript(input.scenarioNumber);
   let released = false;

@@ -1,4 +1,4 @@
-import { deprecatePatch, setCurrentDetails, setHandler, upsertSearchAttributes } from '@temporalio/workflow';
+import { setCurrentDetails, setHandler, upsertSearchAttributes } from '@temporalio/workflow';
 import type { CallStatus } from '../../db/entities/index.js';
 import type { TranscriptLine } from '../../lib/calls/transcript.js';
 import {
@@ -20,23 +20,6 @@ import { speakingSeconds } from '../speech-timing.js';
  * unexpectedly). The call is still completed, with an analysis and `call.completed`.
  */
 export const AGENT_ERROR = 'agent_error';
-
-/**
- * Patch id of the leaner call (workflow versioning: histories without it replay the old commands).
- * From it on, the database writes and the carrier requests are local activities
- * (workflows/call/steps.ts), the activity that writes an event starts its fan-out workflow, and the
- * ring and silence timeouts are one timer each (workflows/call/deadline.ts).
- */
-export const LEAN_CALL = 'lean-call-1';
-
-/**
- * Patch id of the leaner call still (it has everything `lean-call-1` has). From it on, the live
- * steps are local activities too (connectAgent and agentTurn when the voice runtime answers in the
- * worker, answerIncoming, transferCall), so is the analysis when the analyzer answers in the
- * worker; a status change writes its event in the same step; and the agent's last line carries
- * its hang-up (workflows/call/steps.ts).
- */
-export const LEANER_CALL = 'lean-call-2';
 
 export type FailReason = 'busy' | 'no_answer' | 'not_connected';
 
@@ -78,8 +61,6 @@ export class CallState {
   nextIndex = 0;
 
   constructor(readonly input: CallWorkflowInput) {
-    // Every call runs the shape of patch `lean-call-2` (which has all of `lean-call-1`).
-    deprecatePatch(LEANER_CALL);
     this.callId = input.callId;
     this.progress = {
       step: input.answered ? 'connecting_agent' : 'dialing',

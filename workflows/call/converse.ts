@@ -1,4 +1,4 @@
-import { condition, deprecatePatch } from '@temporalio/workflow';
+import { condition } from '@temporalio/workflow';
 import type { CallActivities } from '../../activities/calls.js';
 import type { CallerSpeech } from '../../lib/temporal/call-messages.js';
 import { lastWords, live, records } from './activity-proxies.js';
@@ -113,15 +113,11 @@ async function nextTurn(call: CallState, silence: Deadline): Promise<Ending | nu
  * the call then completes `agent_error`.
  */
 async function agentFailed(call: CallState, unanswered: CallerSpeech[]): Promise<Ending> {
-  deprecatePatch(AGENT_ERROR_APOLOGY);
   await recordUnanswered(call, unanswered);
   if (call.hungUp === null) await apologize(call);
   await release(call, 'hang_up');
   return { endReason: AGENT_ERROR, durationSeconds: call.spokenSoFar() };
 }
-
-/** Patch id of the apology on the agent_error path (workflow versioning: older histories replay without it). */
-const AGENT_ERROR_APOLOGY = 'agent-error-apology';
 
 async function recordUnanswered(call: CallState, unanswered: CallerSpeech[]): Promise<void> {
   if (unanswered.length === 0) return;
