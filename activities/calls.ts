@@ -13,7 +13,6 @@ import type { TranscriptLine } from '../lib/calls/transcript.js';
 import type { Carrier } from '../lib/carrier/carrier.js';
 import type { Logger } from '../lib/logger.js';
 import type { AgentTurnLatency } from '../lib/temporal/call-messages.js';
-import { RUNS_AS_ACTIVITY } from '../lib/temporal/failure-types.js';
 import {
   EVENT_FAN_OUT_WORKFLOW,
   type EventFanOutWorkflow,
@@ -52,13 +51,6 @@ export interface CallEventToWrite {
   extra?: CallEventExtra;
   /** The fan-out workflow `event-fanout-<eventId>` is started on this task queue. */
   fanOutTaskQueue: string;
-}
-
-/** Refuses to run `port`'s step inside a workflow task (as a local activity) unless the port answers in process. */
-function runsHere(port: { runsInProcess?: boolean }, step: string): void {
-  if (Context.current().info.isLocal && !port.runsInProcess) {
-    throw ApplicationFailure.nonRetryable(`${step} calls out; it runs as an activity`, RUNS_AS_ACTIVITY);
-  }
 }
 
 /**
@@ -178,7 +170,6 @@ export function createCallActivities(deps: CallActivityDeps) {
 
     /** The agent's first line (per the opening-line precedence) is written and played; null when it listens first. */
     async connectAgent(input: { callId: string }): Promise<TranscriptLine | null> {
-      runsHere(deps.voiceRuntime, 'connectAgent');
       const call = await loadCall(fork(), input.callId);
       const text = await deps.voiceRuntime
         .openingLine(conversationContextOf(call), { signal: Context.current().cancellationSignal })
@@ -212,7 +203,6 @@ export function createCallActivities(deps: CallActivityDeps) {
       latency?: AgentTurnLatency;
       hungUp?: boolean;
     }> {
-      runsHere(deps.voiceRuntime, 'agentTurn');
       const em = fork();
       const call = await loadCall(em, input.callId);
       await recordLines(input.callId, [input.heard]);
@@ -334,7 +324,6 @@ export function createCallActivities(deps: CallActivityDeps) {
     /** Reads the transcript and analyses it; `fallback` uses the built-in transcript rules. */
     async analyzeCall(input: { callId: string; fallback?: boolean }): Promise<CallAnalysisResult> {
       const analyzer = input.fallback ? fallbackAnalyzer : deps.analyzer;
-      runsHere(analyzer, 'analyzeCall');
       const transcript = await loadTranscript(fork(), input.callId);
       try {
         return await analyzer.analyze(transcript);

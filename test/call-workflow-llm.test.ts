@@ -112,7 +112,7 @@ class ObservedCarrier implements Carrier {
   }
   say(request: Parameters<Carrier['say']>[0]) {
     this.said.push(request.text);
-    // The agent's last line may carry its hang-up (patch `lean-call-2`): a release too.
+    // The agent's last line may carry its hang-up: a release too.
     if (request.hangUp) this.releases.push('hang_up');
     return this.inner.say(request);
   }
@@ -220,10 +220,37 @@ function firstActivity(history: History, type: string) {
   };
 }
 
+/**
+ * The agent's steps run as activities from their first attempt: no local activity attempt that
+ * fails (before, each call's first step was refused as a local activity, `RunsAsActivity`, and
+ * logged a warning with its stack), and nothing of the kind printed.
+ */
+function assertAgentStepsAreActivitiesFromTheFirstAttempt(history: History) {
+  const events = history.events ?? [];
+  const scheduled = events.flatMap(
+    (event) => event.activityTaskScheduledEventAttributes?.activityType?.name ?? [],
+  );
+  assert.equal(scheduled[0], 'connectAgent', 'the opening is an activity');
+  assert.ok(scheduled.includes('agentTurn'), 'the turns are activities');
+  const failedMarkers = events.filter(
+    (event) => event.markerRecordedEventAttributes && event.markerRecordedEventAttributes.failure,
+  );
+  assert.deepEqual(
+    failedMarkers.map((event) => event.markerRecordedEventAttributes?.failure?.message),
+    [],
+    'no local activity failed',
+  );
+  for (const line of printed) assert.ok(!/RunsAsActivity|calls out; it runs as an activity/.test(line), line);
+}
+
+/** Milliseconds of a history's Duration. */
+const ms = (duration: { seconds?: unknown; nanos?: number | null } | null | undefined) =>
+  Number(duration?.seconds ?? 0) * 1000 + Math.round((duration?.nanos ?? 0) / 1e6);
+
 describe('the model speaks, and its tool calls end and transfer calls', { timeout: 120_000 }, () => {
   test('an outbound call says what the model says, from the prompt with its variables; end_call hangs up', async () => {
     standIn.reply = scriptedModel;
-    const { result, call, transcript, events, carrier, progress } = await runCall({
+    const { result, call, transcript, events, carrier, progress, history } = await runCall({
       to: '+4791245678',
       keep: 'llm-end-call',
     });
@@ -244,6 +271,7 @@ describe('the model speaks, and its tool calls end and transfer calls', { timeou
       ['call.started', 'call.completed'],
     );
     assert.ok(call.analysis?.summary);
+    assertAgentStepsAreActivitiesFromTheFirstAttempt(history);
 
     // The opening (nothing configured on an outbound call: the model opens) and four turns.
     assert.equal(standIn.requests.length, 5);
@@ -314,6 +342,25 @@ describe('the model speaks, and its tool calls end and transfer calls', { timeou
     );
     assert.equal(events[1].body.data.transferred_to, TRANSFER_TO);
     assert.equal(call.analysis?.outcome, 'transferred');
+  });
+});
+
+describe('VOICE_LLM_TIMEOUT_MS sets the budget of the agent steps', { timeout: 120_000 }, () => {
+  test('a 30 s timeout: each attempt of the opening and the turns may take it, and the whole step longer', async () => {
+    standIn.reply = scriptedModel;
+    const { call, history } = await runCall({ to: '+4791245678', timeoutMs: 30_000 });
+    assert.equal(call.endReason, 'agent_hangup');
+    const steps = (history.events ?? []).flatMap((event) => {
+      const scheduled = event.activityTaskScheduledEventAttributes;
+      const name = scheduled?.activityType?.name;
+      return name === 'connectAgent' || name === 'agentTurn' ? [scheduled!] : [];
+    });
+    assert.equal(steps.length, 5, 'the opening and four turns');
+    for (const step of steps) {
+      // Before, a fixed 15 s cut a model answering within its 30 s.
+      assert.ok(ms(step.startToCloseTimeout) > 30_000, `start-to-close ${ms(step.startToCloseTimeout)} ms`);
+      assert.ok(ms(step.scheduleToCloseTimeout) >= ms(step.startToCloseTimeout) + 30_000);
+    }
   });
 });
 

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { Worker } from '@temporalio/worker';
+import * as workflows from '../workflows/index.js';
 import { keptHistories } from './support/kept-histories.js';
 import { installQuietRuntime } from './support/quiet-logger.js';
 import { bundleWorkflows } from './support/workflow-bundles.js';
@@ -28,13 +29,18 @@ const PATHS = [
   'llm-end-call-call',
   'llm-transfer-call-call',
   'llm-agent-error-call',
-  // A campaign, and one of its calls (test/campaign-workflow.test.ts).
+  // A campaign and one of its calls; a campaign across continue-as-new (test/campaign-workflow.test.ts).
   'campaign',
   'campaign-call',
+  'campaign-first-run',
+  'campaign-last-run',
+  // Webhooks: a fan-out, a delivery retried on its schedule, a recovery across continue-as-new
+  // (test/webhook-delivery.test.ts).
+  'event-fan-out',
+  'webhook-delivery',
+  'webhook-recovery-first-run',
+  'webhook-recovery-last-run',
 ];
-
-/** The workflows with a committed history so far. */
-const WORKFLOWS = ['callWorkflow', 'simulatedCalleeWorkflow', 'browserCallerWorkflow', 'campaignWorkflow'];
 
 test('every workflow and every path named has a committed history', () => {
   const kept = keptHistories();
@@ -45,7 +51,7 @@ test('every workflow and every path named has a committed history', () => {
       ({ history }) => history.events?.[0]?.workflowExecutionStartedEventAttributes?.workflowType?.name,
     ),
   );
-  for (const workflow of WORKFLOWS) assert.ok(types.has(workflow), `no history of ${workflow}`);
+  for (const workflow of Object.keys(workflows)) assert.ok(types.has(workflow), `no history of ${workflow}`);
 });
 
 test('every committed history replays with the current workflow code', { timeout: 120_000 }, async () => {

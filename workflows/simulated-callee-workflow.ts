@@ -9,6 +9,7 @@ import {
   farEndReleasedSignal,
 } from '../lib/temporal/call-messages.js';
 import type { SimulatedCalleeInput } from '../lib/temporal/workflow-contracts.js';
+import { FAR_END_CALLBACKS } from './activity-options.js';
 import { calleeScript, callerScript } from './callee-scripts.js';
 import { speakingSeconds } from './speech-timing.js';
 
@@ -30,11 +31,7 @@ const CONNECT_SECONDS = 0.5;
  * Callbacks into the call as local activities: a marker each instead of a signal command and the
  * workflow task its completion wakes. A call that cannot be reached after these attempts is gone.
  */
-const { callBack } = proxyLocalActivities<CarrierSimulatorActivities>({
-  startToCloseTimeout: '10 seconds',
-  localRetryThreshold: '1 second',
-  retry: { initialInterval: '200 milliseconds', backoffCoefficient: 2, maximumAttempts: 5 },
-});
+const { callBack } = proxyLocalActivities<CarrierSimulatorActivities>(FAR_END_CALLBACKS);
 
 /**
  * Waits shorter than this (wall-clock, after `timeScale`) are slept in the callback's local

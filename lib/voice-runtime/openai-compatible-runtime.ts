@@ -48,6 +48,10 @@ interface Completion {
 export class OpenAiCompatibleRuntime implements VoiceRuntime {
   private readonly client: OpenAI;
 
+  get timeoutMs(): number {
+    return this.options.timeoutMs;
+  }
+
   constructor(private readonly options: OpenAiCompatibleRuntimeOptions) {
     this.client = openAiCompatibleClient(options);
   }

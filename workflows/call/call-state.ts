@@ -10,6 +10,7 @@ import {
   callProgressQuery,
   carrierCallbackSignal,
 } from '../../lib/temporal/call-messages.js';
+import type { CallRuntime } from '../../lib/temporal/call-runtime.js';
 import { CallStatusKey } from '../../lib/temporal/search-attributes.js';
 import type { CallWorkflowInput } from '../../lib/temporal/workflow-contracts.js';
 import { speakingSeconds } from '../speech-timing.js';
@@ -36,8 +37,8 @@ export interface Ending {
  */
 export class CallState {
   readonly callId: string;
-  /** The voice runtime calls out (it refused to run as a local activity): its steps run as activities. */
-  agentCallsOut = false;
+  /** How the agent and the analyzer run, once asked (before the agent's first step). */
+  runtime: CallRuntime | null = null;
   readonly progress: CallProgress;
   /** Carrier callbacks not yet handled, oldest first (`hung_up` is kept apart in `hungUp`). */
   readonly callbacks: CarrierCallback[] = [];

@@ -1,10 +1,10 @@
-import { ApplicationFailure, TemporalFailure } from '@temporalio/common';
+import { TemporalFailure } from '@temporalio/common';
 import { isCancellation } from '@temporalio/workflow';
 import type { CallActivities, CallEventToWrite } from '../../activities/calls.js';
 import type { CallEventType } from '../../db/entities/index.js';
 import type { CallEventExtra } from '../../lib/calls/call-events.js';
-import { RUNS_AS_ACTIVITY } from '../../lib/temporal/failure-types.js';
-import { analysis, analysisLocal, carrier, live, liveWithDatabase } from './activity-proxies.js';
+import type { CallRuntime } from '../../lib/temporal/call-runtime.js';
+import { agentCallingOut, analysis, analysisInWorker, carrier, live, runtime } from './activity-proxies.js';
 import type { CallState } from './call-state.js';
 
 // Steps more than one phase of the call takes.
@@ -23,58 +23,41 @@ export function now(): string {
   return new Date().toISOString();
 }
 
-/** A local activity refused because its port calls out: it must run as an activity. */
-function runsAsActivity(error: unknown): boolean {
-  for (let failure = error; failure instanceof Error; failure = failure.cause) {
-    if (failure instanceof ApplicationFailure && failure.type === RUNS_AS_ACTIVITY) return true;
-  }
-  return false;
+/** How the call's agent and analyzer run, asked of the worker once (lib/temporal/call-runtime.ts). */
+async function runtimeOf(call: CallState): Promise<CallRuntime> {
+  call.runtime ??= await runtime.callRuntime();
+  return call.runtime;
 }
 
 /**
- * Runs an agent step as a local activity first; a voice runtime that calls out refuses that at
- * once, and from then on the call's agent steps are activities.
+ * The proxy of the agent's steps: local activities for a runtime in the worker, activities for one
+ * that calls out. (Not returned from an async function: awaiting a proxy would ask it for `then`.)
  */
-async function agentStep<T>(
-  call: CallState,
-  step: (proxy: typeof liveWithDatabase) => Promise<T>,
-): Promise<T> {
-  if (!call.agentCallsOut) {
-    try {
-      return await step(live);
-    } catch (error) {
-      if (!runsAsActivity(error)) throw error;
-      call.agentCallsOut = true;
-    }
-  }
-  return step(liveWithDatabase);
+function agentStepsOf({ agentTimeoutMs }: CallRuntime) {
+  return agentTimeoutMs === null ? live : agentCallingOut(agentTimeoutMs);
 }
 
 /** The agent joins the answered call (with its opening line, or none: it listens first). */
-export function connectAgent(call: CallState): ReturnType<CallActivities['connectAgent']> {
-  return agentStep(call, (proxy) => proxy.connectAgent({ callId: call.callId }));
+export async function connectAgent(call: CallState): ReturnType<CallActivities['connectAgent']> {
+  return agentStepsOf(await runtimeOf(call)).connectAgent({ callId: call.callId });
 }
 
 /** One agent turn; the agent's last line carries its hang-up. */
-export function agentTurn(
+export async function agentTurn(
   call: CallState,
   input: Omit<Parameters<CallActivities['agentTurn']>[0], 'callId' | 'hangUpWithLastLine'>,
 ): ReturnType<CallActivities['agentTurn']> {
-  const turn = { callId: call.callId, ...input, hangUpWithLastLine: true };
-  return agentStep(call, (proxy) => proxy.agentTurn(turn));
+  return agentStepsOf(await runtimeOf(call)).agentTurn({
+    callId: call.callId,
+    ...input,
+    hangUpWithLastLine: true,
+  });
 }
 
-/**
- * The configured analyzer's answer: as a local activity first, unless the analyzer calls out (a
- * language model), which refuses that at once and runs as an activity.
- */
+/** The configured analyzer's answer: a local activity, or an activity for an analyzer that calls out. */
 export async function analyzeWithAnalyzer(call: CallState): ReturnType<CallActivities['analyzeCall']> {
-  try {
-    return await analysisLocal.analyzeCall({ callId: call.callId });
-  } catch (error) {
-    if (!runsAsActivity(error)) throw error;
-  }
-  return analysis.analyzeCall({ callId: call.callId });
+  const proxy = (await runtimeOf(call)).analyzerCallsOut ? analysis : analysisInWorker;
+  return proxy.analyzeCall({ callId: call.callId });
 }
 
 /** The event a status change writes in the same step (`{ event }` to spread into the step's input). */
