@@ -114,7 +114,8 @@ async function runCall(
   ports: { carrier?: Carrier; voiceRuntime?: VoiceRuntime } = {},
   beforeStart?: (callId: string) => Promise<void>,
 ) {
-  const call = await createQueuedCall(db.orm, fixture, { to });
+  // A transfer needs a target (lib/voice-runtime/transfer-target.ts): the 2002 callee asks for one.
+  const call = await createQueuedCall(db.orm, fixture, { to, metadata: { transfer_to: '+4722998877' } });
   await beforeStart?.(call.id);
   // Without a carrier of the test's own, the simulated one the calls worker builds by default.
   const workers = await stack.workers(env, { ports });

@@ -14,6 +14,7 @@ import {
   farEndWorkflowId,
 } from '../lib/temporal/workflow-contracts.js';
 import { apologyLine } from '../lib/voice-runtime/apology.js';
+import { TRANSFER_UNAVAILABLE } from '../lib/voice-runtime/llm-prompt.js';
 import { OpenAiCompatibleRuntime } from '../lib/voice-runtime/openai-compatible-runtime.js';
 import {
   type AgentFixture,
@@ -342,6 +343,46 @@ describe('the model speaks, and its tool calls end and transfer calls', { timeou
     );
     assert.equal(events[1].body.data.transferred_to, TRANSFER_TO);
     assert.equal(call.analysis?.outcome, 'transferred');
+  });
+});
+
+describe('a transfer without a number to go to', { timeout: 120_000 }, () => {
+  test('the model is told transfer is not available, its answer is spoken, and the call goes on', async () => {
+    // Before, an outbound call's own caller ID was the target, which rings this agent again.
+    standIn.reply = (request) => {
+      const last = request.body.messages.at(-1);
+      if (last.role === 'tool')
+        return streamed("I'm sorry, I can't put you through, but I can help you myself.");
+      if (last.role === 'user' && /real person/.test(last.content)) {
+        return streamed('Let me see.', [{ name: 'transfer_call', arguments: '{}' }]);
+      }
+      return scriptedModel(request);
+    };
+    const { call, events, transcript } = await runCall({
+      to: '+4791242002',
+      firstMessage: 'Hi {{first_name}}.',
+    });
+    assert.equal(call.status, 'completed');
+    assert.equal(call.transferredTo, null);
+    assert.deepEqual(
+      events.map((event) => event.type),
+      ['call.started', 'call.completed'],
+    );
+    assert.equal(
+      transcript.at(-1)?.text,
+      "Let me see. I'm sorry, I can't put you through, but I can help you myself.",
+    );
+    assert.equal(call.endReason, 'caller_hangup', 'the person heard it out and hung up');
+    const system: string = standIn.requests[0].body.messages[0].content;
+    assert.match(system, /This call has no number to transfer to/);
+    const followUp = standIn.requests.at(-1)!.body.messages;
+    assert.deepEqual(
+      followUp.slice(-2).map((message: { role: string }) => message.role),
+      ['assistant', 'tool'],
+    );
+    assert.equal(followUp.at(-2).tool_calls[0].function.name, 'transfer_call');
+    assert.equal(followUp.at(-1).tool_call_id, followUp.at(-2).tool_calls[0].id);
+    assert.equal(followUp.at(-1).content, TRANSFER_UNAVAILABLE);
   });
 });
 

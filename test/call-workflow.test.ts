@@ -22,6 +22,7 @@ import {
   SIMULATED_CALLEE_WORKFLOW,
   type SimulatedCalleeWorkflow,
 } from '../lib/temporal/workflow-contracts.js';
+import { TRANSFER_UNAVAILABLE_LINE } from '../lib/voice-runtime/scripted-agent.js';
 import {
   type AgentFixture,
   createAgentFixture,
@@ -87,6 +88,7 @@ async function runCall(
     firstMessage?: string | null;
     ringTimeoutSeconds?: number;
     analyzer?: CallAnalyzer;
+    metadata?: Record<string, string>;
     /** Names the committed histories of the call (test/support/kept-histories.ts). */
     label?: string;
   } = {},
@@ -108,6 +110,9 @@ async function runCall(
   await record(call.id, options.label);
   return { result, wallMs, ...(await storedCall(db.orm, call.id)) };
 }
+
+/** Where the 2002 scenario's calls are transferred (their `metadata.transfer_to`). */
+const TRANSFER_DESK = '+4722998877';
 
 type Expected = {
   status: string;
@@ -185,6 +190,8 @@ describe('simulator scenarios (operations contract, section 4)', { timeout: 300_
       const { result, call, transcript, events } = await runCall(`+47912${ending}`, {
         ringTimeoutSeconds: 30,
         label: ending,
+        // A transfer needs a target (lib/voice-runtime/transfer-target.ts).
+        ...(ending === '2002' ? { metadata: { transfer_to: TRANSFER_DESK } } : {}),
       });
       assert.equal(result.status, expected.status);
       assert.equal(call.status, expected.status);
@@ -233,8 +240,8 @@ describe('simulator scenarios (operations contract, section 4)', { timeout: 300_
       assert.match(transcript[0].text, /this is Ada.*I'm calling/);
       if (ending === '2002') {
         const transferred = events[1].body;
-        assert.equal(transferred.data.transferred_to, fixture.number);
-        assert.equal(call.transferredTo, fixture.number);
+        assert.equal(transferred.data.transferred_to, TRANSFER_DESK);
+        assert.equal(call.transferredTo, TRANSFER_DESK);
       }
       if (ending === '2004')
         assert.deepEqual(
@@ -247,6 +254,23 @@ describe('simulator scenarios (operations contract, section 4)', { timeout: 300_
       }
     });
   }
+});
+
+describe('transfers', { timeout: 120_000 }, () => {
+  test('an outbound call without a transfer target: the agent says it cannot transfer, the call goes on', async () => {
+    // Before, the call was transferred to its own caller ID, which rings this agent again.
+    const { call, events, transcript } = await runCall('+4791232002');
+    assert.equal(call.status, 'completed');
+    assert.equal(call.transferredTo, null);
+    assert.deepEqual(
+      events.map((event) => event.type),
+      ['call.started', 'call.completed'],
+    );
+    assert.match(transcript.at(-2)?.text ?? '', /put me through/);
+    assert.equal(transcript.at(-1)?.text, TRANSFER_UNAVAILABLE_LINE);
+    // The person heard it out and hung up.
+    assert.equal(call.endReason, 'caller_hangup');
+  });
 });
 
 describe('ring timeout', { timeout: 180_000 }, () => {
