@@ -1,13 +1,11 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
-import type { CallEventType } from '../db/entities/index.js';
 import type { Orm } from '../db/orm.js';
 import type { CallAnalysisResult, CallAnalyzer } from '../lib/analysis/analyzer.js';
 import { TranscriptAnalyzer } from '../lib/analysis/transcript-analyzer.js';
 import { type AgentTurnDeps, apologize, connectAgent, takeAgentTurn } from '../lib/calls/agent-turns.js';
 import { type CallEventToWrite, emitCallEvent } from '../lib/calls/call-event-hand-off.js';
-import { type CallEventExtra, writeCallEventOnce } from '../lib/calls/call-events.js';
 import {
   CallMissingError,
   loadCall,
@@ -22,7 +20,6 @@ import type { TranscriptLine } from '../lib/calls/transcript.js';
 import { loadTranscript, recordLines } from '../lib/calls/transcript-rows.js';
 import type { Carrier } from '../lib/carrier/carrier.js';
 import type { Logger } from '../lib/logger.js';
-import { RUNS_AS_ACTIVITY } from '../lib/temporal/failure-types.js';
 import { type VoiceRuntime, VoiceRuntimeError } from '../lib/voice-runtime/voice-runtime.js';
 import { heartbeating } from './heartbeat.js';
 
@@ -44,13 +41,6 @@ export interface CallActivityDeps {
 /** Failure types of the voice runtime (activities/calls.ts), as the workflow history shows them. */
 export const VOICE_RUNTIME_UNAVAILABLE = 'VoiceRuntimeUnavailable';
 export const VOICE_RUNTIME_REJECTED = 'VoiceRuntimeRejected';
-
-/** Refuses to run `port`'s step inside a workflow task (as a local activity) unless the port answers in process. */
-function runsHere(port: { runsInProcess?: boolean }, step: string): void {
-  if (Context.current().info.isLocal && !port.runsInProcess) {
-    throw ApplicationFailure.nonRetryable(`${step} calls out; it runs as an activity`, RUNS_AS_ACTIVITY);
-  }
-}
 
 /**
  * A failure as Temporal should treat it: a call that is gone, or a request the voice runtime or
@@ -132,13 +122,11 @@ export function createCallActivities(deps: CallActivityDeps) {
 
       /** The agent's first line (per the opening-line precedence) is written and played; null when it listens first. */
       async connectAgent(input: { callId: string }): Promise<TranscriptLine | null> {
-        runsHere(deps.voiceRuntime, 'connectAgent');
         return connectAgent(turnDeps(), input.callId, step());
       },
 
       /** What the person said, the agent's answer written and played (lib/calls/agent-turns.ts). */
       async agentTurn(input: Parameters<typeof takeAgentTurn>[1]) {
-        runsHere(deps.voiceRuntime, 'agentTurn');
         return takeAgentTurn(turnDeps(), input, step());
       },
 
@@ -157,8 +145,8 @@ export function createCallActivities(deps: CallActivityDeps) {
       },
 
       /**
-       * Hands the call over, then records where to (and writes `event`, call.transferred, since
-       * patch `lean-call-2`): a transfer the carrier refused is never recorded.
+       * Hands the call over, then records where to (and writes `event`, call.transferred): a
+       * transfer the carrier refused is never recorded.
        */
       async transferCall(input: { callId: string; to: string; event?: CallEventToWrite }) {
         await loadCall(em(), input.callId);
@@ -188,7 +176,6 @@ export function createCallActivities(deps: CallActivityDeps) {
       /** Reads the transcript and analyses it; `fallback` uses the built-in transcript rules. */
       async analyzeCall(input: { callId: string; fallback?: boolean }): Promise<CallAnalysisResult> {
         const analyzer = input.fallback ? fallbackAnalyzer : deps.analyzer;
-        runsHere(analyzer, 'analyzeCall');
         return analyzer.analyze(await loadTranscript(em(), input.callId));
       },
 
@@ -200,27 +187,6 @@ export function createCallActivities(deps: CallActivityDeps) {
       }) {
         await markCompleted(em(), input);
         await emit(input.callId, input.event);
-      },
-
-      /**
-       * Writes the event once per (call, type) and returns its id for the hand-off to delivery. With
-       * `fanOutTaskQueue` it also starts the event's fan-out workflow there (`event-fanout-<eventId>`,
-       * once: a retry finds it started); without, the call workflow starts it as its child.
-       */
-      async emitCallEvent(input: {
-        callId: string;
-        type: CallEventType;
-        occurredAt: string;
-        extra?: CallEventExtra;
-        fanOutTaskQueue?: string;
-      }): Promise<{ eventId: string }> {
-        const { fanOutTaskQueue, callId, ...event } = input;
-        if (fanOutTaskQueue !== undefined) {
-          return { eventId: await emitCallEvent(em(), client(), callId, { ...event, fanOutTaskQueue }) };
-        }
-        return {
-          eventId: await writeCallEventOnce(em(), { ...input, occurredAt: new Date(input.occurredAt) }),
-        };
       },
     }),
   );

@@ -14,7 +14,7 @@ import { add, type Cost, costOf } from './history-cost.js';
 // signals received and sent, child workflows, history events. The counts are deterministic: they
 // depend on the workflow code, not on the machine.
 //
-//   npm run bench -- call-cost        (BENCH_COST_FIXTURES=1 also counts test/fixtures/call-histories)
+//   npm run bench -- call-cost        (BENCH_COST_FIXTURES=1 also counts test/fixtures/workflow-histories)
 
 const HistoryProto = proto.temporal.api.history.v1.History;
 
@@ -50,7 +50,11 @@ try {
   const fixture = await createAgentFixture(stack.db.orm, { name: 'Ada' });
   for (const [to, name] of SCENARIOS) {
     await stack.withEnvironment(async (env) => {
-      const call = await createQueuedCall(stack.db.orm, fixture, { to });
+      // A transfer needs a target (lib/voice-runtime/transfer-target.ts).
+      const call = await createQueuedCall(stack.db.orm, fixture, {
+        to,
+        metadata: { transfer_to: '+4722998877' },
+      });
       await runWorkers(await stack.workers(env), async () => {
         await startCallWorkflow(env.client, stack.settings, call);
         await env.client.workflow.getHandle(callWorkflowId(call.id)).result();
@@ -69,8 +73,7 @@ try {
 console.log(table(rows));
 
 if (process.env.BENCH_COST_FIXTURES === '1') {
-  const dir = fileURLToPath(new URL('../test/fixtures/call-histories', import.meta.url));
-  // The top level holds calls from before patch `lean-call-1`; each later shape a folder of its own.
+  const dir = fileURLToPath(new URL('../test/fixtures/workflow-histories', import.meta.url));
   const fixtures = readdirSync(dir, { recursive: true, encoding: 'utf8' })
     .filter((file) => file.endsWith('.json'))
     .sort()

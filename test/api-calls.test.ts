@@ -108,7 +108,14 @@ describe('POST /calls', () => {
       ['2002', 'completed', 'transferred'],
     ];
     const started = await Promise.all(
-      cases.map(([ending]) => http().post('/calls', { agent_id: agent.agentId, to: callee(ending) })),
+      cases.map(([ending]) =>
+        // A transfer needs a target (lib/voice-runtime/transfer-target.ts).
+        http().post('/calls', {
+          agent_id: agent.agentId,
+          to: callee(ending),
+          metadata: { transfer_to: '+4722998877' },
+        }),
+      ),
     );
     for (const [i, [, status, endReason]] of cases.entries()) {
       const done = await waitForEnd(started[i].body.id);

@@ -12,6 +12,7 @@ import {
   farEndWorkflowId,
 } from '../lib/temporal/workflow-contracts.js';
 import { type AgentFixture, createAgentFixture, storedCall } from './support/call-fixtures.js';
+import { keepHistory } from './support/kept-histories.js';
 import {
   runWorkers,
   startTimeSkippingCallStack,
@@ -47,7 +48,12 @@ async function transcriptLines(callId: string, count: number) {
   assert.fail(`call ${callId} did not reach ${count} transcript lines`);
 }
 
-async function testPanelCall(env: TestWorkflowEnvironment, person: (callId: string) => Promise<void>) {
+/** A test-panel call the person plays through `person`; with `keep`, its histories are committed as `test-panel-call` and `-browser-caller`. */
+async function testPanelCall(
+  env: TestWorkflowEnvironment,
+  person: (callId: string) => Promise<void>,
+  keep = false,
+) {
   const { callId } = await startWebCall(
     { em: stack.db.orm.em.fork() as EntityManager, temporal: env.client, settings: stack.settings },
     { agentId: agent.agentId, fromLabel: 'Test panel (ada@example.test)', browserFarEnd: true },
@@ -59,21 +65,29 @@ async function testPanelCall(env: TestWorkflowEnvironment, person: (callId: stri
       .getHandle(callWorkflowId(callId))
       .result()) as CallWorkflowResult;
     await stack.settle(env, callId);
-    recorded.push(...(await stack.callHistories(env, callId)));
+    const histories = await stack.callHistories(env, callId);
+    recorded.push(...histories);
+    for (const { kind, history } of histories) {
+      if (keep) keepHistory(kind === 'call' ? 'test-panel-call' : 'test-panel-browser-caller', history);
+    }
     return { result, ...(await storedCall(stack.db.orm, callId)) };
   });
 }
 
 test("the person's lines reach the call once each, and their hang-up ends it", async () => {
   const { result, call, transcript } = await stack.withEnvironment((env) =>
-    testPanelCall(env, async (callId) => {
-      const farEnd = env.client.workflow.getHandle(farEndWorkflowId(callId));
-      await farEnd.signal(browserCallerSaysSignal, { line: 0, text: 'I want to move my appointment.' });
-      // The browser retried: the same line again is not said twice.
-      await farEnd.signal(browserCallerSaysSignal, { line: 0, text: 'I want to move my appointment.' });
-      await transcriptLines(callId, 3);
-      await farEnd.signal(browserCallerHangUpSignal);
-    }),
+    testPanelCall(
+      env,
+      async (callId) => {
+        const farEnd = env.client.workflow.getHandle(farEndWorkflowId(callId));
+        await farEnd.signal(browserCallerSaysSignal, { line: 0, text: 'I want to move my appointment.' });
+        // The browser retried: the same line again is not said twice.
+        await farEnd.signal(browserCallerSaysSignal, { line: 0, text: 'I want to move my appointment.' });
+        await transcriptLines(callId, 3);
+        await farEnd.signal(browserCallerHangUpSignal);
+      },
+      true,
+    ),
   );
   assert.equal(result.status, 'completed');
   assert.equal(call.endReason, 'caller_hangup');

@@ -14,6 +14,7 @@ import {
   farEndWorkflowId,
 } from '../lib/temporal/workflow-contracts.js';
 import { apologyLine } from '../lib/voice-runtime/apology.js';
+import { TRANSFER_UNAVAILABLE } from '../lib/voice-runtime/llm-prompt.js';
 import { OpenAiCompatibleRuntime } from '../lib/voice-runtime/openai-compatible-runtime.js';
 import {
   type AgentFixture,
@@ -31,6 +32,7 @@ import {
   transferCall,
 } from './support/chat-completions-stand-in.js';
 import type { TestDatabase } from './support/database.js';
+import { keepHistory } from './support/kept-histories.js';
 import {
   runWorkers,
   startTimeSkippingCallStack,
@@ -111,7 +113,7 @@ class ObservedCarrier implements Carrier {
   }
   say(request: Parameters<Carrier['say']>[0]) {
     this.said.push(request.text);
-    // The agent's last line may carry its hang-up (patch `lean-call-2`): a release too.
+    // The agent's last line may carry its hang-up: a release too.
     if (request.hangUp) this.releases.push('hang_up');
     return this.inner.say(request);
   }
@@ -148,6 +150,8 @@ function scriptedModel(request: SeenRequest): StandInReply {
 
 async function runCall(options: {
   to: string;
+  /** Commits the call's history as `<keep>-call` (test/support/kept-histories.ts). */
+  keep?: string;
   firstMessage?: string;
   timeoutMs?: number;
   metadata?: Record<string, string>;
@@ -176,6 +180,7 @@ async function runCall(options: {
   });
   const wallMs = Date.now() - startedAt;
   const history = await handle.fetchHistory();
+  if (options.keep) keepHistory(`${options.keep}-call`, history);
   histories.push(
     { workflowId: callWorkflowId(call.id), history },
     {
@@ -216,10 +221,40 @@ function firstActivity(history: History, type: string) {
   };
 }
 
+/**
+ * The agent's steps run as activities from their first attempt: no local activity attempt that
+ * fails (before, each call's first step was refused as a local activity, `RunsAsActivity`, and
+ * logged a warning with its stack), and nothing of the kind printed.
+ */
+function assertAgentStepsAreActivitiesFromTheFirstAttempt(history: History) {
+  const events = history.events ?? [];
+  const scheduled = events.flatMap(
+    (event) => event.activityTaskScheduledEventAttributes?.activityType?.name ?? [],
+  );
+  assert.equal(scheduled[0], 'connectAgent', 'the opening is an activity');
+  assert.ok(scheduled.includes('agentTurn'), 'the turns are activities');
+  const failedMarkers = events.filter(
+    (event) => event.markerRecordedEventAttributes && event.markerRecordedEventAttributes.failure,
+  );
+  assert.deepEqual(
+    failedMarkers.map((event) => event.markerRecordedEventAttributes?.failure?.message),
+    [],
+    'no local activity failed',
+  );
+  for (const line of printed) assert.ok(!/RunsAsActivity|calls out; it runs as an activity/.test(line), line);
+}
+
+/** Milliseconds of a history's Duration. */
+const ms = (duration: { seconds?: unknown; nanos?: number | null } | null | undefined) =>
+  Number(duration?.seconds ?? 0) * 1000 + Math.round((duration?.nanos ?? 0) / 1e6);
+
 describe('the model speaks, and its tool calls end and transfer calls', { timeout: 120_000 }, () => {
   test('an outbound call says what the model says, from the prompt with its variables; end_call hangs up', async () => {
     standIn.reply = scriptedModel;
-    const { result, call, transcript, events, carrier, progress } = await runCall({ to: '+4791245678' });
+    const { result, call, transcript, events, carrier, progress, history } = await runCall({
+      to: '+4791245678',
+      keep: 'llm-end-call',
+    });
     assert.equal(result.status, 'completed');
     assert.equal(call.endReason, 'agent_hangup');
     assert.deepEqual(
@@ -237,6 +272,7 @@ describe('the model speaks, and its tool calls end and transfer calls', { timeou
       ['call.started', 'call.completed'],
     );
     assert.ok(call.analysis?.summary);
+    assertAgentStepsAreActivitiesFromTheFirstAttempt(history);
 
     // The opening (nothing configured on an outbound call: the model opens) and four turns.
     assert.equal(standIn.requests.length, 5);
@@ -289,6 +325,7 @@ describe('the model speaks, and its tool calls end and transfer calls', { timeou
     standIn.reply = scriptedModel;
     const { call, events, transcript } = await runCall({
       to: '+4791242002',
+      keep: 'llm-transfer-call',
       firstMessage: 'Hi {{first_name}}, Ada from Acme Dental here. \\{{not_a_variable}}',
     });
     assert.equal(call.status, 'completed');
@@ -306,6 +343,65 @@ describe('the model speaks, and its tool calls end and transfer calls', { timeou
     );
     assert.equal(events[1].body.data.transferred_to, TRANSFER_TO);
     assert.equal(call.analysis?.outcome, 'transferred');
+  });
+});
+
+describe('a transfer without a number to go to', { timeout: 120_000 }, () => {
+  test('the model is told transfer is not available, its answer is spoken, and the call goes on', async () => {
+    // Before, an outbound call's own caller ID was the target, which rings this agent again.
+    standIn.reply = (request) => {
+      const last = request.body.messages.at(-1);
+      if (last.role === 'tool')
+        return streamed("I'm sorry, I can't put you through, but I can help you myself.");
+      if (last.role === 'user' && /real person/.test(last.content)) {
+        return streamed('Let me see.', [{ name: 'transfer_call', arguments: '{}' }]);
+      }
+      return scriptedModel(request);
+    };
+    const { call, events, transcript } = await runCall({
+      to: '+4791242002',
+      firstMessage: 'Hi {{first_name}}.',
+    });
+    assert.equal(call.status, 'completed');
+    assert.equal(call.transferredTo, null);
+    assert.deepEqual(
+      events.map((event) => event.type),
+      ['call.started', 'call.completed'],
+    );
+    assert.equal(
+      transcript.at(-1)?.text,
+      "Let me see. I'm sorry, I can't put you through, but I can help you myself.",
+    );
+    assert.equal(call.endReason, 'caller_hangup', 'the person heard it out and hung up');
+    const system: string = standIn.requests[0].body.messages[0].content;
+    assert.match(system, /This call has no number to transfer to/);
+    const followUp = standIn.requests.at(-1)!.body.messages;
+    assert.deepEqual(
+      followUp.slice(-2).map((message: { role: string }) => message.role),
+      ['assistant', 'tool'],
+    );
+    assert.equal(followUp.at(-2).tool_calls[0].function.name, 'transfer_call');
+    assert.equal(followUp.at(-1).tool_call_id, followUp.at(-2).tool_calls[0].id);
+    assert.equal(followUp.at(-1).content, TRANSFER_UNAVAILABLE);
+  });
+});
+
+describe('VOICE_LLM_TIMEOUT_MS sets the budget of the agent steps', { timeout: 120_000 }, () => {
+  test('a 30 s timeout: each attempt of the opening and the turns may take it, and the whole step longer', async () => {
+    standIn.reply = scriptedModel;
+    const { call, history } = await runCall({ to: '+4791245678', timeoutMs: 30_000 });
+    assert.equal(call.endReason, 'agent_hangup');
+    const steps = (history.events ?? []).flatMap((event) => {
+      const scheduled = event.activityTaskScheduledEventAttributes;
+      const name = scheduled?.activityType?.name;
+      return name === 'connectAgent' || name === 'agentTurn' ? [scheduled!] : [];
+    });
+    assert.equal(steps.length, 5, 'the opening and four turns');
+    for (const step of steps) {
+      // Before, a fixed 15 s cut a model answering within its 30 s.
+      assert.ok(ms(step.startToCloseTimeout) > 30_000, `start-to-close ${ms(step.startToCloseTimeout)} ms`);
+      assert.ok(ms(step.scheduleToCloseTimeout) >= ms(step.startToCloseTimeout) + 30_000);
+    }
   });
 });
 
@@ -348,7 +444,10 @@ describe('retries within the turn, and the agent_error ending', { timeout: 120_0
             status: 401,
             body: { error: { message: `Incorrect API key provided: ${request.headers.authorization}` } },
           };
-    const { result, call, events, transcript, carrier, history } = await runCall({ to: '+4791245678' });
+    const { result, call, events, transcript, carrier, history } = await runCall({
+      to: '+4791245678',
+      keep: 'llm-agent-error',
+    });
     assert.equal(result.status, 'completed');
     assert.equal(call.endReason, 'agent_error');
     assert.deepEqual(

@@ -1,11 +1,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import path from 'node:path';
 import { after, afterEach, before, beforeEach, describe, test } from 'node:test';
-import { fileURLToPath } from 'node:url';
 import type { HistoryAndWorkflowId } from '@temporalio/client';
-import proto from '@temporalio/proto';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { add, costOf } from '../bench/history-cost.js';
 import { AnalysisRejectedError, type CallAnalyzer } from '../lib/analysis/analyzer.js';
@@ -26,6 +22,7 @@ import {
   SIMULATED_CALLEE_WORKFLOW,
   type SimulatedCalleeWorkflow,
 } from '../lib/temporal/workflow-contracts.js';
+import { TRANSFER_UNAVAILABLE_LINE } from '../lib/voice-runtime/scripted-agent.js';
 import {
   type AgentFixture,
   createAgentFixture,
@@ -34,6 +31,7 @@ import {
 } from './support/call-fixtures.js';
 import type { TestDatabase } from './support/database.js';
 import { type callbackSinkWorkflow, stopSinkSignal } from './support/event-sink-workflows.js';
+import { keepHistory } from './support/kept-histories.js';
 import {
   type CallWorkerOptions,
   runWorkers,
@@ -71,35 +69,15 @@ afterEach(async () => {
 });
 
 /**
- * Keeps the histories of a finished call's workflows for the replay test. With
- * RECORD_CALL_HISTORIES=1 the first call of each label is also written to HISTORIES_DIR/SHAPE,
- * whose files every later run replays: a change that breaks running calls fails there.
+ * Keeps the histories of a finished call's workflows for the replay test; with a label, also as the
+ * committed histories `outbound-<label>-call` and `-far-end` (test/support/kept-histories.ts).
  */
 async function record(callId: string, label?: string): Promise<void> {
   for (const { kind, workflowId, history } of await stack.callHistories(env, callId)) {
     recorded.push({ workflowId, history });
-    const dir = path.join(HISTORIES_DIR, SHAPE);
-    const file = path.join(dir, `${label}-${kind}.json`);
-    if (label && process.env.RECORD_CALL_HISTORIES === '1' && !existsSync(file)) {
-      mkdirSync(dir, { recursive: true });
-      writeFileSync(
-        file,
-        JSON.stringify(HistoryProto.toObject(HistoryProto.fromObject(history), HISTORY_JSON)),
-      );
-    }
+    if (label) keepHistory(`outbound-${label}-${kind}`, history);
   }
 }
-
-/**
- * Committed histories, one folder per shape of the workflows' commands: the top level holds the
- * calls from before patch `lean-call-1`, each later shape a folder named after the newest patch it
- * has. A change of commands gets a new patch and a new SHAPE, recorded with RECORD_CALL_HISTORIES=1.
- */
-const HISTORIES_DIR = fileURLToPath(new URL('./fixtures/call-histories', import.meta.url));
-const SHAPE = 'settled-timeouts-1';
-const HistoryProto = proto.temporal.api.history.v1.History;
-/** Plain JSON for a history: 64-bit numbers as strings, enums by name, payload bytes in base64. */
-const HISTORY_JSON = { longs: String, enums: String, bytes: String };
 
 /** The workers of the running test's environment. */
 const workers = (options?: CallWorkerOptions) => stack.workers(env, options);
@@ -110,7 +88,8 @@ async function runCall(
     firstMessage?: string | null;
     ringTimeoutSeconds?: number;
     analyzer?: CallAnalyzer;
-    /** Names the histories kept under HISTORIES_DIR (RECORD_CALL_HISTORIES=1). */
+    metadata?: Record<string, string>;
+    /** Names the committed histories of the call (test/support/kept-histories.ts). */
     label?: string;
   } = {},
 ) {
@@ -131,6 +110,9 @@ async function runCall(
   await record(call.id, options.label);
   return { result, wallMs, ...(await storedCall(db.orm, call.id)) };
 }
+
+/** Where the 2002 scenario's calls are transferred (their `metadata.transfer_to`). */
+const TRANSFER_DESK = '+4722998877';
 
 type Expected = {
   status: string;
@@ -207,7 +189,9 @@ describe('simulator scenarios (operations contract, section 4)', { timeout: 300_
     test(`to ending ${ending}: ${what}`, async () => {
       const { result, call, transcript, events } = await runCall(`+47912${ending}`, {
         ringTimeoutSeconds: 30,
-        label: `to-${ending}`,
+        label: ending,
+        // A transfer needs a target (lib/voice-runtime/transfer-target.ts).
+        ...(ending === '2002' ? { metadata: { transfer_to: TRANSFER_DESK } } : {}),
       });
       assert.equal(result.status, expected.status);
       assert.equal(call.status, expected.status);
@@ -256,8 +240,8 @@ describe('simulator scenarios (operations contract, section 4)', { timeout: 300_
       assert.match(transcript[0].text, /this is Ada.*I'm calling/);
       if (ending === '2002') {
         const transferred = events[1].body;
-        assert.equal(transferred.data.transferred_to, fixture.number);
-        assert.equal(call.transferredTo, fixture.number);
+        assert.equal(transferred.data.transferred_to, TRANSFER_DESK);
+        assert.equal(call.transferredTo, TRANSFER_DESK);
       }
       if (ending === '2004')
         assert.deepEqual(
@@ -270,6 +254,23 @@ describe('simulator scenarios (operations contract, section 4)', { timeout: 300_
       }
     });
   }
+});
+
+describe('transfers', { timeout: 120_000 }, () => {
+  test('an outbound call without a transfer target: the agent says it cannot transfer, the call goes on', async () => {
+    // Before, the call was transferred to its own caller ID, which rings this agent again.
+    const { call, events, transcript } = await runCall('+4791232002');
+    assert.equal(call.status, 'completed');
+    assert.equal(call.transferredTo, null);
+    assert.deepEqual(
+      events.map((event) => event.type),
+      ['call.started', 'call.completed'],
+    );
+    assert.match(transcript.at(-2)?.text ?? '', /put me through/);
+    assert.equal(transcript.at(-1)?.text, TRANSFER_UNAVAILABLE_LINE);
+    // The person heard it out and hung up.
+    assert.equal(call.endReason, 'caller_hangup');
+  });
 });
 
 describe('ring timeout', { timeout: 180_000 }, () => {
@@ -303,7 +304,7 @@ describe('opening line', { timeout: 180_000 }, () => {
   test('an empty first_message lets the person speak first; the agent then introduces itself', async () => {
     const { transcript, call } = await runCall('+4791235556', {
       firstMessage: '',
-      label: 'to-5556-caller-first',
+      label: '5556-caller-first',
     });
     assert.equal(transcript[0].role, 'caller');
     assert.equal(transcript[1].role, 'agent');
@@ -345,21 +346,16 @@ describe('analysis', { timeout: 180_000 }, () => {
   });
 });
 
-/** What a committed history costs (bench/history-cost.ts). */
-function committedCost(file: string) {
-  return costOf(HistoryProto.fromObject(JSON.parse(readFileSync(path.join(HISTORIES_DIR, file), 'utf8'))));
-}
-
 describe('cost in Temporal (docs/performance.md)', { timeout: 180_000 }, () => {
-  test('an answered call on the scripted agent: at most half the workflow tasks and events of before lean-call-1', async () => {
+  test('an answered call on the scripted agent: at most half the workflow tasks and events of the first shape', async () => {
     const { call } = await runCall('+4791235678');
     const [callCost, farEndCost] = (await stack.callHistories(env, call.id)).map(({ history }) =>
       costOf(history),
     );
     const now = add(callCost!, farEndCost!);
-    // The committed histories at the top level are calls from before patch `lean-call-1`.
-    const before = add(committedCost('to-5678-call.json'), committedCost('to-5678-far-end.json'));
-    assert.deepEqual([before.workflowTasks, before.events], [43, 233]);
+    // The same call in the first shape of the workflows (every step an activity, a signal per
+    // callback; docs/performance.md): 43 workflow tasks, 233 history events.
+    const before = { workflowTasks: 43, events: 233 };
     assert.equal(now.activities, 0, 'every step of a call on the scripted agent is a local activity');
     assert.ok(now.workflowTasks * 2 <= before.workflowTasks, `${now.workflowTasks} workflow tasks`);
     assert.ok(now.events * 2 <= before.events, `${now.events} history events`);
@@ -471,19 +467,8 @@ describe('durability', { timeout: 180_000 }, () => {
     assert.equal(description.type, 'callWorkflow');
   });
 
-  test('recorded histories (this run and committed ones) replay without nondeterminism', async () => {
+  test("this file's histories replay without nondeterminism", async () => {
     assert.ok(recorded.length > 10);
-    const committed = existsSync(HISTORIES_DIR)
-      ? readdirSync(HISTORIES_DIR, { recursive: true, encoding: 'utf8' })
-          .filter((file) => file.endsWith('.json'))
-          .map((file) => ({
-            workflowId: `fixture:${file}`,
-            history: HistoryProto.fromObject(
-              JSON.parse(readFileSync(path.join(HISTORIES_DIR, file), 'utf8')),
-            ),
-          }))
-      : [];
-    assert.ok(committed.length >= 18, `recorded histories in ${HISTORIES_DIR}`);
-    await stack.assertReplays('call-workflows', [...recorded, ...committed]);
+    await stack.assertReplays('call-workflows', recorded);
   });
 });

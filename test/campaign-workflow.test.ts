@@ -30,6 +30,7 @@ import {
   recipientsOf,
 } from './support/campaign-fixtures.js';
 import type { TestDatabase } from './support/database.js';
+import { keepHistory } from './support/kept-histories.js';
 import {
   type CallWorkerOptions,
   runWorkers,
@@ -91,13 +92,23 @@ async function startCampaign(
 
 const handleOf = (campaign: Campaign) => env.client.workflow.getHandle(campaignWorkflowId(campaign.id));
 
-/** Keeps the campaign's history and its first call's (which signals the campaign) for the replay test. */
-async function keepHistory(campaign: Campaign): Promise<void> {
+/**
+ * Keeps the campaign's history and its first call's (which signals the campaign) for the replay
+ * test; with `commit`, also as the committed histories `campaign` and `campaign-call`
+ * (test/support/kept-histories.ts).
+ */
+async function keepForReplay(campaign: Campaign, commit = false): Promise<void> {
   const handle = handleOf(campaign);
-  recorded.push({ workflowId: handle.workflowId, history: await handle.fetchHistory() });
+  const history = await handle.fetchHistory();
+  recorded.push({ workflowId: handle.workflowId, history });
   const [call] = await callsOf(db.orm, campaign.id);
   const callHandle = env.client.workflow.getHandle(callWorkflowId(call.id));
-  recorded.push({ workflowId: callHandle.workflowId, history: await callHandle.fetchHistory() });
+  const callHistory = await callHandle.fetchHistory();
+  recorded.push({ workflowId: callHandle.workflowId, history: callHistory });
+  if (commit) {
+    keepHistory('campaign', history);
+    keepHistory('campaign-call', callHistory);
+  }
 }
 
 /** Runs the workers until the campaign's workflow ends, and returns its result. */
@@ -178,7 +189,7 @@ describe('windows', { timeout: 300_000 }, () => {
     assert.equal(row.status, 'completed');
     assert.equal(row.startedAt?.toISOString(), firstCall.toISOString());
     assert.ok(row.endedAt && row.endedAt > retries[1]);
-    await keepHistory(campaign);
+    await keepForReplay(campaign, true);
   });
 
   test('a live call is never cut at the end of a window; the next call waits for the next window', async () => {
@@ -234,7 +245,7 @@ describe('retries and pacing', { timeout: 300_000 }, () => {
         assert.ok(minutes(wait) >= 30 && minutes(wait) < 31, `retry ${i} after ${minutes(wait)} min`);
       }
     }
-    await keepHistory(campaign);
+    await keepForReplay(campaign);
   });
 
   test('never more than max_concurrent_calls live (measured), in the order given', async () => {
@@ -508,7 +519,7 @@ describe('durability', { timeout: 900_000 }, () => {
       recipients.map((to) => (to.endsWith('1002') ? 2 : 1)),
     );
     assert.ok(maxLiveCalls(calls) <= 3);
-    await keepHistory(campaign);
+    await keepForReplay(campaign);
   });
 
   // About 3 minutes for the 2,000 on a shared 2-core machine: the calls are real call workflows.
@@ -577,13 +588,15 @@ describe('durability', { timeout: 900_000 }, () => {
       'the first run continued as new',
     );
     assert.ok(firstEvents.length < bound, `first run: ${firstEvents.length} events`);
+    keepHistory('campaign-first-run', firstRun);
+    keepHistory('campaign-last-run', last);
   });
 });
 
 describe('replay', () => {
   test('campaign histories replay without nondeterminism', async () => {
     assert.ok(recorded.length >= 4, `${recorded.length} histories`);
-    // The calls' histories carry the callEnded signal to their campaign (behind its patch).
+    // The calls' histories carry the callEnded signal to their campaign.
     const signals = recorded.flatMap((r) =>
       ((r.history as proto.temporal.api.history.v1.IHistory).events ?? []).flatMap(
         (event) => event.signalExternalWorkflowExecutionInitiatedEventAttributes ?? [],

@@ -13,6 +13,7 @@ import type { CallWorkflowResult } from '../lib/temporal/workflow-contracts.js';
 import { callWorkflowId } from '../lib/temporal/workflow-contracts.js';
 import { type AgentFixture, createAgentFixture, storedCall } from './support/call-fixtures.js';
 import type { TestDatabase } from './support/database.js';
+import { keepHistory } from './support/kept-histories.js';
 import {
   runWorkers,
   startTimeSkippingCallStack,
@@ -46,21 +47,26 @@ const deps = (env: TestWorkflowEnvironment) => ({
   settings,
 });
 
-/** Waits until the call's workflow and its far end have finished; keeps both histories for replay. */
-async function finish(env: TestWorkflowEnvironment, callId: string) {
+/**
+ * Waits until the call's workflow and its far end have finished; keeps both histories for replay,
+ * and with `keep` as the committed histories `<keep>-call` and `-far-end` (test/support/kept-histories.ts).
+ */
+async function finish(env: TestWorkflowEnvironment, callId: string, keep?: string) {
   const result = (await env.client.workflow.getHandle(callWorkflowId(callId)).result()) as CallWorkflowResult;
   await stack.settle(env, callId);
-  recorded.push(...(await stack.callHistories(env, callId)));
+  const histories = await stack.callHistories(env, callId);
+  recorded.push(...histories);
+  for (const { kind, history } of histories) if (keep) keepHistory(`${keep}-${kind}`, history);
   return { result, ...(await storedCall(db.orm, callId)) };
 }
 
 /** A person calls `to` from `from`; the call is taken and runs to its end. */
-async function callIn(to: string, from: string, beforeWorkersRun?: () => Promise<void>) {
+async function callIn(to: string, from: string, beforeWorkersRun?: () => Promise<void>, keep?: string) {
   return stack.withEnvironment(async (env) => {
     const answer = await answerIncomingPhoneCall(deps(env), { to, from });
     await beforeWorkersRun?.();
     assert.ok(answer.answered, `the call is taken, not ${JSON.stringify(answer)}`);
-    const finished = await withWorkers(env, () => finish(env, answer.callId));
+    const finished = await withWorkers(env, () => finish(env, answer.callId, keep));
     const description = await env.client.workflow.getHandle(callWorkflowId(answer.callId)).describe();
     return { answer, ...finished, searchAttributes: description.typedSearchAttributes };
   });
@@ -94,7 +100,12 @@ describe('inbound phone calls that are taken', { timeout: 180_000 }, () => {
 
   test('answered: in_progress with call.started, every line, hang-up, analysis, completed', async () => {
     const from = caller('5678');
-    const { answer, result, call, transcript, events, searchAttributes } = await callIn(ada.number, from);
+    const { answer, result, call, transcript, events, searchAttributes } = await callIn(
+      ada.number,
+      from,
+      undefined,
+      'inbound-phone',
+    );
     assert.equal(answer.answered, true);
     assert.equal(result.status, 'completed');
     assert.equal(call.direction, 'inbound');
@@ -306,7 +317,7 @@ describe('web calls', { timeout: 180_000 }, () => {
     });
     const { call, transcript, events } = await stack.withEnvironment(async (env) => {
       const { callId } = await startWebCall(deps(env), { agentId: draft.agentId, fromLabel: 'Test panel' });
-      return withWorkers(env, () => finish(env, callId));
+      return withWorkers(env, () => finish(env, callId, 'inbound-web'));
     });
     assert.equal(call.direction, 'inbound');
     assert.equal(call.channel, 'web');

@@ -28,6 +28,7 @@ import type { eventFanOutWorkflow } from '../workflows/event-fan-out.js';
 import type { webhookDeliveryWorkflow } from '../workflows/webhook-delivery.js';
 import type { webhookRecoveryWorkflow } from '../workflows/webhook-recovery.js';
 import { freshDatabase, type TestDatabase } from './support/database.js';
+import { keepHistory } from './support/kept-histories.js';
 import { installQuietRuntime } from './support/quiet-logger.js';
 import { createTimeSkippingEnvironment } from './support/temporal.js';
 import { insertEndpoint, insertEvent } from './support/webhook-fixtures.js';
@@ -179,6 +180,15 @@ test('a receiver that fails 4 times then succeeds gets 5 attempts on the 30 s, 2
   assert.equal(delivery!.nextAttemptAt, null);
   const after = await db.orm.em.fork().findOneOrFail(WebhookEndpoint, { id: endpoint.id });
   assert.equal(after.failingSince, null, 'a success ends the failing run');
+  // Committed for the replay test (test/support/kept-histories.ts).
+  keepHistory(
+    'event-fan-out',
+    await env.client.workflow.getHandle(`event-fanout-${event.id}`).fetchHistory(),
+  );
+  keepHistory(
+    'webhook-delivery',
+    await env.client.workflow.getHandle(webhookDeliveryWorkflowId(delivery!.id)).fetchHistory(),
+  );
 });
 
 test('a receiver that never succeeds gets exactly 5 attempts, then the delivery is failed', async () => {
@@ -559,6 +569,12 @@ test('a recovery sends again, oldest first and 10 per second, exactly the events
       : undefined,
   );
   assert.deepEqual(await handle.result(), { status: 'completed', eventsSent: 4 }, 'the last of three runs');
+  // Committed for the replay test (test/support/kept-histories.ts): a run that continued as new, and the last.
+  keepHistory(
+    'webhook-recovery-first-run',
+    await env.client.workflow.getHandle(handle.workflowId, handle.firstExecutionRunId).fetchHistory(),
+  );
+  keepHistory('webhook-recovery-last-run', await handle.fetchHistory());
   // Started oldest first, one every 100 ms (the receiver may see neighbours swap when one
   // request is slower than the next).
   const logged = await db.orm.em.fork().find(WebhookDelivery, { recovery: recovery.id });

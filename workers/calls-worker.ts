@@ -1,4 +1,5 @@
 import { Worker } from '@temporalio/worker';
+import { createCallRuntimeActivities } from '../activities/call-runtime.js';
 import { createCallActivities } from '../activities/calls.js';
 import { createCampaignActivities } from '../activities/campaigns.js';
 import { analyzerFromSettings } from '../lib/analysis/index.js';
@@ -18,6 +19,10 @@ export type CallsWorkerDeps = WorkerNeeds<
 /** The worker of the `calls` task queue: call and campaign workflows and their activities. */
 export function createCallsWorker(deps: CallsWorkerDeps): Promise<Worker> {
   const queues = taskQueues(deps.settings);
+  // The language model when VOICE_LLM_URL is set, else the scripted agent; every call (outbound,
+  // inbound phone, web) runs its turns through this one runtime.
+  const voiceRuntime = deps.ports?.voiceRuntime ?? voiceRuntimeFromSettings(deps.settings);
+  const analyzer = deps.ports?.analyzer ?? analyzerFromSettings(deps.settings);
   const carrier =
     deps.ports?.carrier ??
     new SimulatedCarrier(deps.client, { taskQueue: queues.simulator, timeScale: deps.settings.simTimeScale });
@@ -30,12 +35,11 @@ export function createCallsWorker(deps: CallsWorkerDeps): Promise<Worker> {
       ...createCallActivities({
         orm: deps.orm,
         carrier,
-        // The language model when VOICE_LLM_URL is set, else the scripted agent; every call (outbound,
-        // inbound phone, web) runs its turns through this one runtime.
-        voiceRuntime: deps.ports?.voiceRuntime ?? voiceRuntimeFromSettings(deps.settings),
-        analyzer: deps.ports?.analyzer ?? analyzerFromSettings(deps.settings),
+        voiceRuntime,
+        analyzer,
         logger: deps.logger ?? createLogger(deps.settings.logLevel, { fields: { worker: 'calls' } }),
       }),
+      ...createCallRuntimeActivities({ voiceRuntime, analyzer }),
       // Campaigns run on the calls queue: their steps start calls exactly as POST /calls does.
       ...createCampaignActivities({ orm: deps.orm, settings: deps.settings }),
     },

@@ -10,6 +10,7 @@ import {
   farEndReleasedSignal,
 } from '../lib/temporal/call-messages.js';
 import type { BrowserCallerInput } from '../lib/temporal/workflow-contracts.js';
+import { FAR_END_CALLBACKS } from './activity-options.js';
 import { speakingSeconds } from './speech-timing.js';
 
 // The far end of a dashboard test-panel call: the person in the browser. It stands where the
@@ -18,11 +19,7 @@ import { speakingSeconds } from './speech-timing.js';
 // The agent's lines reach the browser from the call's transcript, which the call workflow writes
 // before playing each line, so this workflow only has to pass the person's side on.
 
-const { callBack } = proxyLocalActivities<CarrierSimulatorActivities>({
-  startToCloseTimeout: '10 seconds',
-  localRetryThreshold: '1 second',
-  retry: { initialInterval: '200 milliseconds', backoffCoefficient: 2, maximumAttempts: 5 },
-});
+const { callBack } = proxyLocalActivities<CarrierSimulatorActivities>(FAR_END_CALLBACKS);
 
 export async function browserCallerWorkflow(input: BrowserCallerInput): Promise<void> {
   const pickedUpAt = workflowInfo().startTime.getTime();

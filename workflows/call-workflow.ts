@@ -1,4 +1,4 @@
-import { getExternalWorkflowHandle, isCancellation, log, patched } from '@temporalio/workflow';
+import { getExternalWorkflowHandle, isCancellation, log } from '@temporalio/workflow';
 import { callEndedSignal } from '../lib/temporal/campaign-messages.js';
 import type { CallWorkflowInput, CallWorkflowResult } from '../lib/temporal/workflow-contracts.js';
 import { openCall } from './call/call-state.js';
@@ -21,19 +21,14 @@ import { complete, fail, finishAfterFailure } from './call/finish.js';
 //
 // The phases live in workflows/call/: connect.ts, converse.ts, finish.ts (with the last resort),
 // the call's state and its signals in call-state.ts, the activity proxies and their retry budgets
-// in activity-proxies.ts. Every change there must keep recorded histories replaying
-// (test/fixtures/call-histories/): same activities, timers, children and upserts in the same order,
-// or a new path behind `patched()` (as `lean-call-1`, call-state.ts) that old histories skip.
-
-/**
- * Patch id of the campaign's wake-up: a campaign's call signals `callEnded` to its campaign when
- * it is final. Only campaign calls (input `campaignWorkflowId`) take the new command.
- */
-export const CAMPAIGN_CALL_ENDED = 'campaign-call-ended-1';
+// in activity-proxies.ts. Every change there must keep the committed histories replaying
+// (test/fixtures/workflow-histories/, docs/development.md "Changing a workflow"): same activities,
+// timers, children, signals and upserts in the same order, or a new path behind `patched()`.
 
 export async function callWorkflow(input: CallWorkflowInput): Promise<CallWorkflowResult> {
   const result = await runCall(input);
-  if (input.campaignWorkflowId && patched(CAMPAIGN_CALL_ENDED)) {
+  // A campaign's call signals `callEnded` to its campaign when it is final.
+  if (input.campaignWorkflowId) {
     await tellCampaign(input.campaignWorkflowId, input.callId);
   }
   return result;

@@ -23,6 +23,7 @@ import type {
   CampaignWorkflowInput,
   CampaignWorkflowResult,
 } from '../lib/temporal/workflow-contracts.js';
+import { CAMPAIGN_STEP } from './activity-options.js';
 
 // One workflow per campaign (`campaign-<campaignId>`, task queue `calls`). It keeps no recipient
 // in memory: every step is the `advanceCampaign` activity (activities/campaigns.ts), which reads
@@ -42,11 +43,7 @@ export const CAMPAIGN_HISTORY_EVENTS_PER_RUN = 10_000;
 /** Without a signal or a due time, look again after this: a lost signal costs at most this long. */
 const IDLE_CHECK_MS = 15 * 60_000;
 
-const { advanceCampaign } = proxyActivities<CampaignActivities>({
-  startToCloseTimeout: '5 minutes',
-  heartbeatTimeout: '20 seconds',
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
-});
+const { advanceCampaign } = proxyActivities<CampaignActivities>(CAMPAIGN_STEP);
 
 export async function campaignWorkflow(input: CampaignWorkflowInput): Promise<CampaignWorkflowResult> {
   const stepsPerRun = input.stepsPerRun ?? CAMPAIGN_STEPS_PER_RUN;

@@ -3,17 +3,15 @@ import { ParentClosePolicy, proxyActivities, startChild, WorkflowIdReusePolicy }
 import type { createWebhookActivities } from '../activities/webhooks.js';
 import { type EventFanOutInput, webhookDeliveryWorkflowId } from '../lib/temporal/workflow-contracts.js';
 import { webhookDeliveryMetadata } from '../lib/temporal/workflow-metadata.js';
+import { WEBHOOK_BOOKKEEPING } from './activity-options.js';
 import { webhookDeliveryWorkflow } from './webhook-delivery.js';
 
 // Started by the call workflow for every event it writes (id `event-fanout-<eventId>`):
 // records a delivery per subscribed active endpoint and starts one delivery workflow each,
 // then ends. The deliveries run on their own, so a slow receiver holds up nobody else.
 
-const { recordEventDeliveries } = proxyActivities<ReturnType<typeof createWebhookActivities>>({
-  startToCloseTimeout: '30 seconds',
-  heartbeatTimeout: '10 seconds',
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
-});
+const { recordEventDeliveries } =
+  proxyActivities<ReturnType<typeof createWebhookActivities>>(WEBHOOK_BOOKKEEPING);
 
 export async function eventFanOutWorkflow(input: EventFanOutInput): Promise<{ deliveries: number }> {
   const { deliveryIds, eventType } = await recordEventDeliveries({ eventId: input.eventId });

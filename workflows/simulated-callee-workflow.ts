@@ -1,10 +1,4 @@
-import {
-  condition,
-  getExternalWorkflowHandle,
-  patched,
-  proxyLocalActivities,
-  setHandler,
-} from '@temporalio/workflow';
+import { condition, deprecatePatch, proxyLocalActivities, setHandler } from '@temporalio/workflow';
 import type { CarrierSimulatorActivities, FarEndMessage } from '../activities/carrier-simulator.js';
 import {
   type AgentSpeech,
@@ -12,20 +6,19 @@ import {
   agentSpeechSignal,
   type CallerSpeech,
   type CarrierCallback,
-  callerSpeechSignal,
-  carrierCallbackSignal,
   farEndReleasedSignal,
 } from '../lib/temporal/call-messages.js';
 import type { SimulatedCalleeInput } from '../lib/temporal/workflow-contracts.js';
+import { FAR_END_CALLBACKS } from './activity-options.js';
 import { calleeScript, callerScript } from './callee-scripts.js';
 import { speakingSeconds } from './speech-timing.js';
 
 // The far end of a simulated call: the remote carrier and the person it rings. It runs on the
 // carrier-simulator task queue and talks to the call workflow only through asynchronous
 // callbacks (signals), as a real carrier's status and media callbacks would. Its waits are
-// durable timers of simulated seconds times `timeScale`, so time-skipping tests skip them; since
-// patch `lean-far-end-2` a wait shorter than a server keeps a timer to (LOCAL_WAIT_MS) is slept in
-// the local activity that calls back after it (see `after` for a release during such a wait).
+// durable timers of simulated seconds times `timeScale`, so time-skipping tests skip them; a wait
+// shorter than a server keeps a timer to (LOCAL_WAIT_MS) is slept in the local activity that
+// calls back after it (see `after` for a release during such a wait).
 
 /** Seconds the person pauses before answering what they heard. */
 const THINKING_SECONDS = 1;
@@ -35,20 +28,10 @@ const SILENCE_BEFORE_SPEAKING_FIRST = 1.5;
 const CONNECT_SECONDS = 0.5;
 
 /**
- * Callbacks into the call as local activities (far ends started since patch `lean-far-end-1`): a
- * marker each instead of a signal command and the workflow task its completion wakes. A call that
- * cannot be reached after these attempts is taken as gone, as a refused signal was before.
+ * Callbacks into the call as local activities: a marker each instead of a signal command and the
+ * workflow task its completion wakes. A call that cannot be reached after these attempts is gone.
  */
-const { callBack } = proxyLocalActivities<CarrierSimulatorActivities>({
-  startToCloseTimeout: '10 seconds',
-  localRetryThreshold: '1 second',
-  retry: { initialInterval: '200 milliseconds', backoffCoefficient: 2, maximumAttempts: 5 },
-});
-
-/** Patch id of the callbacks as local activities (older histories replay their signal commands). */
-const LEAN_FAR_END = 'lean-far-end-1';
-/** Patch id of the short waits slept in the callback's local activity instead of on a timer. */
-const LEANER_FAR_END = 'lean-far-end-2';
+const { callBack } = proxyLocalActivities<CarrierSimulatorActivities>(FAR_END_CALLBACKS);
 
 /**
  * Waits shorter than this (wall-clock, after `timeScale`) are slept in the callback's local
@@ -59,12 +42,8 @@ const LEANER_FAR_END = 'lean-far-end-2';
 const LOCAL_WAIT_MS = 1000;
 
 export async function simulatedCalleeWorkflow(input: SimulatedCalleeInput): Promise<void> {
-  // One patch check per far end: each records a marker and a search attribute upsert.
-  const leaner = patched(LEANER_FAR_END);
-  const lean = leaner || patched(LEAN_FAR_END);
   // A connected far end is someone who called in; otherwise the person the call rings.
   const script = input.connected ? callerScript(input.scenarioNumber) : calleeScript(input.scenarioNumber);
-  const callWorkflow = getExternalWorkflowHandle(input.callWorkflowId);
   let released = false;
   let joined: { opening: { index: number; text: string } | null } | undefined;
   const heardIndexes = new Set<number>();
@@ -98,15 +77,9 @@ export async function simulatedCalleeWorkflow(input: SimulatedCalleeInput): Prom
   };
   // A call that already ended refuses signals: the far end then has nothing left to do.
   const deliver = async (message: FarEndMessage, afterMs?: number) => {
-    const delivered = lean
-      ? await callBack(afterMs === undefined ? message : { ...message, afterMs }).catch(() => false)
-      : await (message.kind === 'callback'
-          ? callWorkflow.signal(carrierCallbackSignal, message.callback)
-          : callWorkflow.signal(callerSpeechSignal, message.speech)
-        ).then(
-          () => true,
-          () => false,
-        );
+    const delivered = await callBack(afterMs === undefined ? message : { ...message, afterMs }).catch(
+      () => false,
+    );
     if (!delivered) released = true;
   };
   const callbackOf = (callback: CarrierCallback): FarEndMessage => ({
@@ -124,7 +97,7 @@ export async function simulatedCalleeWorkflow(input: SimulatedCalleeInput): Prom
    */
   const after = async (seconds: number, message: () => FarEndMessage): Promise<boolean> => {
     const ms = Math.max(1, Math.round(seconds * 1000 * input.timeScale));
-    if (leaner && ms < LOCAL_WAIT_MS) {
+    if (ms < LOCAL_WAIT_MS) {
       if (released) return false;
       clock += seconds;
       await deliver(message(), ms);

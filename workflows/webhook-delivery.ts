@@ -2,22 +2,13 @@ import { proxyActivities, setCurrentDetails, sleep } from '@temporalio/workflow'
 import type { createWebhookActivities } from '../activities/webhooks.js';
 import type { WebhookDeliveryInput, WebhookDeliveryResult } from '../lib/temporal/workflow-contracts.js';
 import { busyPauseMs, MAX_DELIVERY_ATTEMPTS, retryDelayAfter } from '../lib/webhooks/retry-schedule.js';
+import { WEBHOOK_DELIVERY_ATTEMPT } from './activity-options.js';
 
 // One event to one endpoint: up to MAX_DELIVERY_ATTEMPTS attempts on the schedule of
 // lib/webhooks/retry-schedule.ts. The activity logs every attempt on the WebhookDelivery row.
 
-const { attemptWebhookDelivery } = proxyActivities<ReturnType<typeof createWebhookActivities>>({
-  // Up to 30 s waiting for a free slot to the endpoint, 10 s for the receiver, and the log.
-  startToCloseTimeout: '2 minutes',
-  heartbeatTimeout: '10 seconds',
-  // Retries here cover our own failures (database, worker crash), not the receiver's answer.
-  retry: {
-    initialInterval: '1 second',
-    backoffCoefficient: 2,
-    maximumInterval: '1 minute',
-    maximumAttempts: 10,
-  },
-});
+const { attemptWebhookDelivery } =
+  proxyActivities<ReturnType<typeof createWebhookActivities>>(WEBHOOK_DELIVERY_ATTEMPT);
 
 export async function webhookDeliveryWorkflow(input: WebhookDeliveryInput): Promise<WebhookDeliveryResult> {
   let attempt = 1;

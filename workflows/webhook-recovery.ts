@@ -21,6 +21,7 @@ import {
   RECOVERY_BATCHES_PER_RUN,
   RECOVERY_SEND_INTERVAL_MS,
 } from '../lib/webhooks/retry-schedule.js';
+import { WEBHOOK_BOOKKEEPING } from './activity-options.js';
 import { webhookDeliveryWorkflow } from './webhook-delivery.js';
 
 // One recovery (POST /webhooks/{id}/recover, id `webhook-recovery-<recoveryId>`): the events fixed
@@ -30,11 +31,8 @@ import { webhookDeliveryWorkflow } from './webhook-delivery.js';
 // batch the endpoint is checked, so pausing, disabling or deleting it stops the recovery within a
 // second. The workflow continues as new every RECOVERY_BATCHES_PER_RUN batches.
 
-const { takeRecoveryEvents, completeRecovery } = proxyActivities<ReturnType<typeof createWebhookActivities>>({
-  startToCloseTimeout: '30 seconds',
-  heartbeatTimeout: '10 seconds',
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
-});
+const { takeRecoveryEvents, completeRecovery } =
+  proxyActivities<ReturnType<typeof createWebhookActivities>>(WEBHOOK_BOOKKEEPING);
 
 export async function webhookRecoveryWorkflow(input: WebhookRecoveryInput): Promise<WebhookRecoveryResult> {
   const batchesPerRun = input.batchesPerRun ?? RECOVERY_BATCHES_PER_RUN;

@@ -11,7 +11,7 @@ import {
 import { eventFanOutMetadata } from '../temporal/workflow-metadata.js';
 import { type CallEventExtra, writeCallEventOnce } from './call-events.js';
 
-/** The event a status change writes in the same step (calls since patch `lean-call-2`). */
+/** The event a status change writes in the same step. */
 export interface CallEventToWrite {
   type: CallEventType;
   occurredAt: string;

@@ -1,7 +1,7 @@
 import type { ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
 import type { TranscriptLine } from '../calls/transcript.js';
-import { isE164 } from '../e164.js';
 import { fillVariables } from './dynamic-variables.js';
+import { configuredTransferTarget } from './transfer-target.js';
 import type { ConversationContext } from './voice-runtime.js';
 
 // What the language-model runtime sends for one agent turn (operations contract, section 7):
@@ -42,6 +42,13 @@ export const AGENT_TOOLS: ChatCompletionTool[] = [
     },
   },
 ];
+
+/**
+ * The tool result of a `transfer_call` without a number to go to (none given, none configured):
+ * the model is asked again with it, and the call goes on.
+ */
+export const TRANSFER_UNAVAILABLE =
+  'Transfer is not available: this call has no number to transfer to. Tell the person you cannot put them through, and go on helping them.';
 
 /** The whole `messages` array of one request. */
 export function chatMessages(
@@ -85,18 +92,13 @@ export function serviceInstructions(context: ConversationContext): string {
   } else {
     lines.push('The person called you.');
   }
-  const transferTo = transferNumber(context);
+  const transferTo = configuredTransferTarget(context);
   lines.push(
-    `When the conversation is over, say goodbye and call ${END_CALL}. When the person asks for a human${transferTo ? '' : ' and you know a number to reach one'}, tell them you are transferring them and call ${TRANSFER_CALL}${transferTo ? ` with ${transferTo}` : ''}.`,
+    transferTo
+      ? `When the conversation is over, say goodbye and call ${END_CALL}. When the person asks for a human, tell them you are transferring them and call ${TRANSFER_CALL} with ${transferTo}.`
+      : `When the conversation is over, say goodbye and call ${END_CALL}. This call has no number to transfer to: when the person asks for a human, tell them you cannot put them through and go on helping, unless they or your instructions give you a number to reach one; then tell them you are transferring them and call ${TRANSFER_CALL} with it.`,
   );
   return lines.join('\n');
-}
-
-/** Where a transfer goes unless the prompt says otherwise: `metadata.transfer_to` (E.164), else the business's number. */
-function transferNumber(context: ConversationContext): string | null {
-  const requested = context.metadata.transfer_to;
-  if (requested && isE164(requested)) return requested;
-  return context.ownNumber;
 }
 
 const languageNames = new Intl.DisplayNames(['en'], { type: 'language' });

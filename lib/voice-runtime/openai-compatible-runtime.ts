@@ -8,9 +8,10 @@ import type {
 import type { TranscriptLine } from '../calls/transcript.js';
 import { isE164 } from '../e164.js';
 import { classifyRequestFailure, openAiCompatibleClient } from '../llm/openai-client.js';
-import { AGENT_TOOLS, chatMessages, END_CALL, TRANSFER_CALL } from './llm-prompt.js';
+import { AGENT_TOOLS, chatMessages, END_CALL, TRANSFER_CALL, TRANSFER_UNAVAILABLE } from './llm-prompt.js';
 import { configuredOpeningLine, introduction } from './opening-line.js';
 import { SentenceSplitter } from './sentences.js';
+import { configuredTransferTarget } from './transfer-target.js';
 import {
   type AgentAction,
   type AgentTurn,
@@ -40,13 +41,17 @@ export const OPENAI_COMPATIBLE_PROVIDER = 'openai-compatible';
 
 interface Completion {
   text: string;
-  toolCalls: { name: string; arguments: string }[];
+  toolCalls: ToolCall[];
   firstTokenMs: number | null;
   answerMs: number;
 }
 
 export class OpenAiCompatibleRuntime implements VoiceRuntime {
   private readonly client: OpenAI;
+
+  get timeoutMs(): number {
+    return this.options.timeoutMs;
+  }
 
   constructor(private readonly options: OpenAiCompatibleRuntimeOptions) {
     this.client = openAiCompatibleClient(options);
@@ -68,16 +73,34 @@ export class OpenAiCompatibleRuntime implements VoiceRuntime {
     transcript: TranscriptLine[],
     options: RespondOptions = {},
   ): Promise<AgentTurn> {
-    const completion = await this.complete(chatMessages(context, transcript), options);
-    const next = actionOf(completion.toolCalls);
-    if (!completion.text && next.kind === 'continue') {
+    const messages = chatMessages(context, transcript);
+    const completion = await this.complete(messages, options);
+    let next = actionOf(completion.toolCalls, configuredTransferTarget(context));
+    let say = completion.text;
+    let answerMs = completion.answerMs;
+    if (next.kind === 'transfer_unavailable') {
+      // Nowhere to transfer to: the model hears so as the tool's result, and its answer goes on the call.
+      const followUp = await this.complete(
+        [
+          ...messages,
+          {
+            role: 'assistant',
+            content: completion.text || null,
+            tool_calls: [{ id: next.toolCallId, type: 'function', function: next.call }],
+          },
+          { role: 'tool', tool_call_id: next.toolCallId, content: TRANSFER_UNAVAILABLE },
+        ],
+        options,
+      );
+      next = actionOf(followUp.toolCalls, null);
+      if (next.kind === 'transfer_unavailable') next = { kind: 'continue' };
+      say = [completion.text, followUp.text].filter(Boolean).join(' ');
+      answerMs += followUp.answerMs;
+    }
+    if (!say && next.kind === 'continue') {
       throw new VoiceRuntimeError('the language model answered with neither words nor a tool call', true);
     }
-    return {
-      say: completion.text,
-      next,
-      timing: { firstTokenMs: completion.firstTokenMs, answerMs: completion.answerMs },
-    };
+    return { say, next, timing: { firstTokenMs: completion.firstTokenMs, answerMs } };
   }
 
   /** One request: the answer's text (sentences handed over as they complete) and its tool calls. */
@@ -93,7 +116,7 @@ export class OpenAiCompatibleRuntime implements VoiceRuntime {
     const signal = AbortSignal.any([deadline, request.signal, ...(options.signal ? [options.signal] : [])]);
     let firstTokenMs: number | null = null;
     let text = '';
-    const tools = new Map<number, { name: string; arguments: string }>();
+    const tools = new Map<number, ToolCall>();
     const splitter = new SentenceSplitter((sentence) => options.onSentence?.(sentence));
     const addText = (piece: string | null | undefined) => {
       if (!piece) return;
@@ -118,7 +141,8 @@ export class OpenAiCompatibleRuntime implements VoiceRuntime {
           for (const [position, call] of (delta.tool_calls ?? []).entries()) {
             firstTokenMs ??= elapsed();
             const index = call.index ?? position;
-            const tool = tools.get(index) ?? { name: '', arguments: '' };
+            const tool = tools.get(index) ?? { id: '', name: '', arguments: '' };
+            tool.id ||= call.id ?? '';
             tool.name += call.function?.name ?? '';
             tool.arguments += call.function?.arguments ?? '';
             tools.set(index, tool);
@@ -135,7 +159,11 @@ export class OpenAiCompatibleRuntime implements VoiceRuntime {
         for (const [index, call] of (message.tool_calls ?? []).entries()) {
           if (call.type !== 'function') continue;
           firstTokenMs ??= elapsed();
-          tools.set(index, { name: call.function.name, arguments: call.function.arguments ?? '' });
+          tools.set(index, {
+            id: call.id,
+            name: call.function.name,
+            arguments: call.function.arguments ?? '',
+          });
         }
       }
     } catch (error) {
@@ -154,13 +182,33 @@ export class OpenAiCompatibleRuntime implements VoiceRuntime {
   }
 }
 
-/** The first tool call that means something: `end_call`, or `transfer_call` to an E.164 number. */
-function actionOf(toolCalls: { name: string; arguments: string }[]): AgentAction {
+interface ToolCall {
+  id: string;
+  name: string;
+  arguments: string;
+}
+
+/**
+ * The first tool call that means something: `end_call`, or `transfer_call` to the E.164 number
+ * the model gave, else to the call's configured target (`configured`); with neither, the transfer
+ * is unavailable and the model is told so.
+ */
+function actionOf(
+  toolCalls: ToolCall[],
+  configured: string | null,
+):
+  | AgentAction
+  | { kind: 'transfer_unavailable'; toolCallId: string; call: { name: string; arguments: string } } {
   for (const call of toolCalls) {
     if (call.name === END_CALL) return { kind: 'hang_up' };
     if (call.name === TRANSFER_CALL) {
-      const number = transferNumberOf(call.arguments);
-      if (number) return { kind: 'transfer', to: number };
+      const to = transferNumberOf(call.arguments) ?? configured;
+      if (to) return { kind: 'transfer', to };
+      return {
+        kind: 'transfer_unavailable',
+        toolCallId: call.id || 'transfer_call',
+        call: { name: call.name, arguments: call.arguments },
+      };
     }
   }
   return { kind: 'continue' };

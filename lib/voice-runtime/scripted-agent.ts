@@ -1,6 +1,6 @@
 import type { TranscriptLine } from '../calls/transcript.js';
-import { isE164 } from '../e164.js';
 import { configuredOpeningLine, introduction } from './opening-line.js';
+import { configuredTransferTarget } from './transfer-target.js';
 import type { AgentTurn, ConversationContext, VoiceRuntime } from './voice-runtime.js';
 
 // The default voice runtime: a rule-based agent that reacts to what the other person said. It
@@ -15,7 +15,9 @@ const WANTS_PERSON = /\b(real person|human|someone|somebody|put me through|opera
 const SAYS_GOODBYE = /\b(bye|goodbye)\b/i;
 const ASKS_TO_SEND = /\b(send|email|e-mail|text) me\b/i;
 const THANKS = /\b(thank|thanks|perfect|great)\b/i;
-/** A number a transfer may go to: the API's E.164 rule. */
+/** What the agent says when the person asks for a human and the call has nowhere to transfer to. */
+export const TRANSFER_UNAVAILABLE_LINE =
+  "I'm sorry, I can't put you through to a person on this call, but I'm happy to help you myself.";
 
 export class ScriptedAgent implements VoiceRuntime {
   readonly runsInProcess = true;
@@ -42,9 +44,10 @@ export class ScriptedAgent implements VoiceRuntime {
       };
     }
     if (WANTS_PERSON.test(heard)) {
-      const to = transferTarget(context);
+      const to = configuredTransferTarget(context);
       if (to)
         return { say: "Of course. I'm transferring you to a colleague now.", next: { kind: 'transfer', to } };
+      return { say: TRANSFER_UNAVAILABLE_LINE, next: { kind: 'continue' } };
     }
     if (SAYS_GOODBYE.test(heard)) {
       return { say: 'Thank you for your time. Goodbye!', next: { kind: 'hang_up' } };
@@ -63,11 +66,4 @@ export class ScriptedAgent implements VoiceRuntime {
     }
     return { say: 'Great. Shall I go ahead and confirm that for you?', next: { kind: 'continue' } };
   }
-}
-
-/** `metadata.transfer_to` when it is an E.164 number, else the business's own number on the call. */
-function transferTarget(context: ConversationContext): string | null {
-  const requested = context.metadata.transfer_to;
-  if (requested && isE164(requested)) return requested;
-  return context.ownNumber;
 }

@@ -70,9 +70,16 @@ export interface VoiceRuntime {
   /**
    * True when the runtime answers in the worker itself, without calling out (the scripted agent):
    * its steps then run inside the call's workflow task, as local activities. A runtime that waits
-   * on a language model leaves it unset: its turns stay activities an operator sees pending.
+   * on a language model leaves it unset: its turns are activities an operator sees pending
+   * (the workflow asks before the first step, lib/temporal/call-runtime.ts).
    */
   readonly runsInProcess?: boolean;
+  /**
+   * How long one request of a runtime that calls out may take (`VOICE_LLM_TIMEOUT_MS`); the
+   * activities of the agent's steps allow that and a margin (workflows/activity-options.ts).
+   * Unset: 10 s.
+   */
+  readonly timeoutMs?: number;
   /** The agent's first words once the call is connected, or null when the other person speaks first. */
   openingLine(context: ConversationContext, options?: RespondOptions): Promise<string | null>;
   /** The agent's next line after the other person spoke (the transcript ends with their line). */

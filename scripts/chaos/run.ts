@@ -234,7 +234,8 @@ function callRequests(fixture: WorkspaceFixture, scenario: string, count: number
         body: {
           agent_id: fixture.agentId,
           to: `+1202${String(i).padStart(4, '0')}${callee.suffix}`,
-          metadata: { key, scenario, callee: callee.label },
+          // A transfer needs a target (lib/voice-runtime/transfer-target.ts).
+          metadata: { key, scenario, callee: callee.label, transfer_to: '+12025550100' },
         },
       },
     };

@@ -1,4 +1,4 @@
-import { patched, setCurrentDetails, setHandler, upsertSearchAttributes } from '@temporalio/workflow';
+import { setCurrentDetails, setHandler, upsertSearchAttributes } from '@temporalio/workflow';
 import type { CallStatus } from '../../db/entities/index.js';
 import type { TranscriptLine } from '../../lib/calls/transcript.js';
 import {
@@ -10,6 +10,7 @@ import {
   callProgressQuery,
   carrierCallbackSignal,
 } from '../../lib/temporal/call-messages.js';
+import type { CallRuntime } from '../../lib/temporal/call-runtime.js';
 import { CallStatusKey } from '../../lib/temporal/search-attributes.js';
 import type { CallWorkflowInput } from '../../lib/temporal/workflow-contracts.js';
 import { speakingSeconds } from '../speech-timing.js';
@@ -20,23 +21,6 @@ import { speakingSeconds } from '../speech-timing.js';
  * unexpectedly). The call is still completed, with an analysis and `call.completed`.
  */
 export const AGENT_ERROR = 'agent_error';
-
-/**
- * Patch id of the leaner call (workflow versioning: histories without it replay the old commands).
- * From it on, the database writes and the carrier requests are local activities
- * (workflows/call/steps.ts), the activity that writes an event starts its fan-out workflow, and the
- * ring and silence timeouts are one timer each (workflows/call/deadline.ts).
- */
-export const LEAN_CALL = 'lean-call-1';
-
-/**
- * Patch id of the leaner call still (it has everything `lean-call-1` has). From it on, the live
- * steps are local activities too (connectAgent and agentTurn when the voice runtime answers in the
- * worker, answerIncoming, transferCall), so is the analysis when the analyzer answers in the
- * worker; a status change writes its event in the same step; and the agent's last line carries
- * its hang-up (workflows/call/steps.ts).
- */
-export const LEANER_CALL = 'lean-call-2';
 
 export type FailReason = 'busy' | 'no_answer' | 'not_connected';
 
@@ -53,12 +37,8 @@ export interface Ending {
  */
 export class CallState {
   readonly callId: string;
-  /** Started since patch `lean-call-2` (LEANER_CALL). One patch check per call: each records a marker and an upsert. */
-  readonly leaner = patched(LEANER_CALL);
-  /** Started since patch `lean-call-1` (LEAN_CALL), or since `lean-call-2`, which has all it has. */
-  readonly lean = this.leaner || patched(LEAN_CALL);
-  /** The voice runtime calls out (it refused to run as a local activity): its steps run as activities. */
-  agentCallsOut = false;
+  /** How the agent and the analyzer run, once asked (before the agent's first step). */
+  runtime: CallRuntime | null = null;
   readonly progress: CallProgress;
   /** Carrier callbacks not yet handled, oldest first (`hung_up` is kept apart in `hungUp`). */
   readonly callbacks: CarrierCallback[] = [];

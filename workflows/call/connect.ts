@@ -1,8 +1,9 @@
 import { condition } from '@temporalio/workflow';
 import type { CarrierCallback } from '../../lib/temporal/call-messages.js';
+import { carrier, live, records } from './activity-proxies.js';
 import type { CallState, FailReason } from './call-state.js';
 import { Deadline, settleExpiry } from './deadline.js';
-import { carrierOf, db, failedForGood, live, release } from './steps.js';
+import { failedForGood, release } from './steps.js';
 
 /**
  * Connect: dial and wait for the answer (outbound), or pick up a call that came in. Returns
@@ -18,20 +19,18 @@ export async function connect(call: CallState): Promise<'connected' | FailReason
 async function dial(call: CallState): Promise<'connected' | FailReason> {
   const { callId, input } = call;
   try {
-    await carrierOf(call).dial({
+    await carrier.dial({
       callId,
       to: input.to!,
       from: input.from,
       ringTimeoutSeconds: input.ringTimeoutSeconds,
     });
   } catch (error) {
-    if (!failedForGood(error, call)) throw error;
+    if (!failedForGood(error)) throw error;
     return 'not_connected';
   }
   call.farEndReached = true;
-  const dialedAt = Date.now();
-  const ringTimeoutLeft = () => Math.max(1, dialedAt + input.ringTimeoutSeconds * 1000 - Date.now());
-  const answer = await firstAnswer(call, ringTimeoutLeft);
+  const answer = await firstAnswer(call, input.ringTimeoutSeconds * 1000);
   if (answer === 'ring_timeout' || answer === 'declined') {
     await release(call, 'cancel');
     return 'no_answer';
@@ -41,28 +40,8 @@ async function dial(call: CallState): Promise<'connected' | FailReason> {
   return 'connected';
 }
 
-/** The first callback other than `ringing` (the first `ringing` marks the call ringing), or the ring timeout. */
+/** The first callback other than `ringing` (the first `ringing` marks the call ringing), or the ring timeout (one timer). */
 async function firstAnswer(
-  call: CallState,
-  ringTimeoutLeft: () => number,
-): Promise<CarrierCallback['type'] | 'ring_timeout'> {
-  if (call.lean) return firstAnswerBeforeDeadline(call, ringTimeoutLeft());
-  let ringing = false;
-  for (;;) {
-    if (!(await condition(() => call.callbacks.length > 0, ringTimeoutLeft()))) return 'ring_timeout';
-    const callback = call.callbacks.shift()!;
-    if (callback.type !== 'ringing') return callback.type;
-    if (!ringing) {
-      ringing = true;
-      call.step('ringing');
-      await db(call).markRinging({ callId: call.callId });
-      call.setStatus('ringing');
-    }
-  }
-}
-
-/** The same, with one timer for the ring timeout (patch `lean-call-1`). */
-async function firstAnswerBeforeDeadline(
   call: CallState,
   ringTimeoutMs: number,
 ): Promise<CarrierCallback['type'] | 'ring_timeout'> {
@@ -81,7 +60,7 @@ async function firstAnswerBeforeDeadline(
       if (!ringing) {
         ringing = true;
         call.step('ringing');
-        await db(call).markRinging({ callId: call.callId });
+        await records.markRinging({ callId: call.callId });
         call.setStatus('ringing');
       }
     }
@@ -93,9 +72,9 @@ async function firstAnswerBeforeDeadline(
 /** A call that came in (inbound phone or web): pick it up, the carrier connects the caller. */
 async function answerIncoming(call: CallState): Promise<'connected' | FailReason> {
   try {
-    await live(call).answerIncoming({ callId: call.callId });
+    await live.answerIncoming({ callId: call.callId });
   } catch (error) {
-    if (!failedForGood(error, call)) throw error;
+    if (!failedForGood(error)) throw error;
     return 'not_connected';
   }
   call.farEndReached = true;

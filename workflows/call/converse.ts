@@ -1,23 +1,12 @@
-import { condition, patched } from '@temporalio/workflow';
+import { condition } from '@temporalio/workflow';
 import type { CallActivities } from '../../activities/calls.js';
 import type { CallerSpeech } from '../../lib/temporal/call-messages.js';
-import { lastWords } from './activity-proxies.js';
+import { lastWords, live, records } from './activity-proxies.js';
 import { AGENT_ERROR, agentFinishedAt, type CallState, type Ending, lineOf } from './call-state.js';
 import { Deadline, settleExpiry } from './deadline.js';
-import {
-  agentTurn,
-  connectAgent,
-  db,
-  emitUnlessWritten,
-  eventWith,
-  failedForGood,
-  live,
-  now,
-  release,
-} from './steps.js';
+import { agentTurn, connectAgent, eventWith, failedForGood, now, release } from './steps.js';
 
 /** Longest the agent waits for the other person to say something before it ends the call. */
-const SILENCE_TIMEOUT = '10 minutes';
 const SILENCE_TIMEOUT_MS = 10 * 60_000;
 /** Agent turns whose latency the `callProgress` query keeps (the most recent ones). */
 const MAX_TURN_LATENCIES = 50;
@@ -28,26 +17,19 @@ const MAX_TURN_LATENCIES = 50;
  * stays silent or the agent cannot go on. Returns how the call ended, for `finish`.
  */
 export async function converse(call: CallState): Promise<Ending> {
-  await db(call).markAnswered({ callId: call.callId, answeredAt: now(), ...eventWith(call, 'call.started') });
+  await records.markAnswered({ callId: call.callId, answeredAt: now(), ...eventWith(call, 'call.started') });
   call.answered = true;
   call.setStatus('in_progress');
-  await emitUnlessWritten(call, 'call.started');
   call.step('connecting_agent');
   try {
     call.lastAgentLine = await connectAgent(call);
   } catch (error) {
-    if (!failedForGood(error, call)) throw error;
+    if (!failedForGood(error)) throw error;
     return agentFailed(call, call.heard.splice(0));
   }
   call.nextIndex = call.lastAgentLine ? 1 : 0;
   call.progress.transcriptLines = call.nextIndex;
   call.step('in_conversation');
-  if (!call.lean) {
-    for (;;) {
-      const ending = await nextTurn(call);
-      if (ending) return ending;
-    }
-  }
   const silence = new Deadline(SILENCE_TIMEOUT_MS);
   try {
     for (;;) {
@@ -59,10 +41,9 @@ export async function converse(call: CallState): Promise<Ending> {
   }
 }
 
-/** Someone speaks, or the call ends: before `lean-call-1` with a timer per wait, since then with one `Deadline`. */
-async function someoneSpoke(call: CallState, silence: Deadline | null): Promise<boolean> {
+/** Someone speaks, or the call ends (true); or the silence timeout, one `Deadline` over every wait (false). */
+async function someoneSpoke(call: CallState, silence: Deadline): Promise<boolean> {
   const spoke = () => call.heard.length > 0 || call.hungUp !== null;
-  if (!silence) return condition(spoke, SILENCE_TIMEOUT);
   silence.restart();
   await condition(() => spoke() || silence.expired);
   if (spoke()) return true;
@@ -71,7 +52,7 @@ async function someoneSpoke(call: CallState, silence: Deadline | null): Promise<
 }
 
 /** Waits for the person (or the silence timeout) and lets the agent answer; the ending once the call is over. */
-async function nextTurn(call: CallState, silence: Deadline | null = null): Promise<Ending | null> {
+async function nextTurn(call: CallState, silence: Deadline): Promise<Ending | null> {
   const { callId, heard } = call;
   if (!(await someoneSpoke(call, silence))) {
     await release(call, 'hang_up');
@@ -79,7 +60,7 @@ async function nextTurn(call: CallState, silence: Deadline | null = null): Promi
   }
   if (call.hungUp !== null) {
     const unanswered = heard.splice(0).map((speech) => lineOf(speech, call.nextIndex++));
-    await db(call).recordCallerLines({ callId, lines: unanswered });
+    await records.recordCallerLines({ callId, lines: unanswered });
     call.progress.transcriptLines = call.nextIndex;
     return { endReason: 'caller_hangup', durationSeconds: call.hungUp.atSeconds };
   }
@@ -91,7 +72,7 @@ async function nextTurn(call: CallState, silence: Deadline | null = null): Promi
       answerAtSeconds: speech.endedAtSeconds,
     });
   } catch (error) {
-    if (!failedForGood(error, call)) throw error;
+    if (!failedForGood(error)) throw error;
     return agentFailed(call, [speech, ...heard.splice(0)]);
   }
   // A turn may act without a line (a language model's tool call without words): the person's
@@ -105,23 +86,22 @@ async function nextTurn(call: CallState, silence: Deadline | null = null): Promi
   }
   const spokenUntil = turn.line ? agentFinishedAt(call.lastAgentLine) : call.spokenSoFar();
   if (turn.next.kind === 'hang_up') {
-    // The last line carried the hang-up (patch `lean-call-2`), unless the agent hung up without words.
+    // The last line carried the hang-up, unless the agent hung up without words.
     if (!turn.hungUp) await release(call, 'hang_up');
     return { endReason: 'agent_hangup', durationSeconds: spokenUntil };
   }
   if (turn.next.kind === 'transfer') {
     const transferred = { transferred_to: turn.next.to };
     try {
-      await live(call).transferCall({
+      await live.transferCall({
         callId,
         to: turn.next.to,
         ...eventWith(call, 'call.transferred', transferred),
       });
     } catch (error) {
-      if (!failedForGood(error, call)) throw error;
+      if (!failedForGood(error)) throw error;
       return agentFailed(call, heard.splice(0));
     }
-    await emitUnlessWritten(call, 'call.transferred', transferred);
     return { endReason: 'transferred', durationSeconds: spokenUntil };
   }
   return null;
@@ -133,25 +113,16 @@ async function nextTurn(call: CallState, silence: Deadline | null = null): Promi
  * the call then completes `agent_error`.
  */
 async function agentFailed(call: CallState, unanswered: CallerSpeech[]): Promise<Ending> {
-  // Calls that reached this point before the apology existed replay the old order: release first.
-  if (!patched(AGENT_ERROR_APOLOGY)) {
-    await release(call, 'hang_up');
-    await recordUnanswered(call, unanswered);
-    return { endReason: AGENT_ERROR, durationSeconds: call.spokenSoFar() };
-  }
   await recordUnanswered(call, unanswered);
   if (call.hungUp === null) await apologize(call);
   await release(call, 'hang_up');
   return { endReason: AGENT_ERROR, durationSeconds: call.spokenSoFar() };
 }
 
-/** Patch id of the apology on the agent_error path (workflow versioning: older histories replay without it). */
-const AGENT_ERROR_APOLOGY = 'agent-error-apology';
-
 async function recordUnanswered(call: CallState, unanswered: CallerSpeech[]): Promise<void> {
   if (unanswered.length === 0) return;
   const lines = unanswered.map((speech) => lineOf(speech, call.nextIndex++));
-  await db(call).recordCallerLines({ callId: call.callId, lines });
+  await records.recordCallerLines({ callId: call.callId, lines });
   call.progress.transcriptLines = call.nextIndex;
 }
 
@@ -167,6 +138,6 @@ async function apologize(call: CallState): Promise<void> {
     call.nextIndex = Math.max(call.nextIndex, line.index + 1);
     call.progress.transcriptLines = call.nextIndex;
   } catch (error) {
-    if (!failedForGood(error, call)) throw error;
+    if (!failedForGood(error)) throw error;
   }
 }

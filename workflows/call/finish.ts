@@ -1,22 +1,15 @@
 import { log } from '@temporalio/workflow';
 import type { CallActivities } from '../../activities/calls.js';
 import type { CallWorkflowResult } from '../../lib/temporal/workflow-contracts.js';
+import { records } from './activity-proxies.js';
 import { AGENT_ERROR, type CallState, type Ending, type FailReason } from './call-state.js';
-import {
-  analyzeWithAnalyzer,
-  db,
-  emitUnlessWritten,
-  eventWith,
-  failedForGood,
-  now,
-  release,
-} from './steps.js';
+import { analyzeWithAnalyzer, eventWith, failedForGood, now, release } from './steps.js';
 
 /** Finish a call never answered: it ends `failed`, with `call.failed`. */
 export async function fail(call: CallState, reason: FailReason): Promise<CallWorkflowResult> {
   call.failedWith = reason;
   call.progress.endReason = reason;
-  await db(call).markFailed({
+  await records.markFailed({
     callId: call.callId,
     reason,
     endedAt: now(),
@@ -24,7 +17,6 @@ export async function fail(call: CallState, reason: FailReason): Promise<CallWor
   });
   call.setStatus('failed');
   call.step('failed');
-  await emitUnlessWritten(call, 'call.failed', { reason });
   return { status: 'failed', endReason: reason, durationSeconds: null };
 }
 
@@ -37,7 +29,7 @@ export async function complete(call: CallState, ending: Ending): Promise<CallWor
     const durationSeconds = Math.round(ending.durationSeconds);
     call.step('hanging_up');
     call.progress.endReason = ending.endReason;
-    await db(call).markEnded({
+    await records.markEnded({
       callId: call.callId,
       endedAt: now(),
       durationSeconds,
@@ -48,14 +40,13 @@ export async function complete(call: CallState, ending: Ending): Promise<CallWor
   const how = call.ended;
   call.step('analyzing');
   const result = await analyze(call);
-  await db(call).completeCall({
+  await records.completeCall({
     callId: call.callId,
     analysis: result,
     analyzedAt: now(),
     ...eventWith(call, 'call.completed'),
   });
   call.setStatus('completed');
-  await emitUnlessWritten(call, 'call.completed');
   call.step('completed');
   return { status: 'completed', endReason: how.endReason, durationSeconds: how.durationSeconds };
 }
@@ -65,9 +56,9 @@ async function analyze(call: CallState): ReturnType<CallActivities['analyzeCall'
   try {
     return await analyzeWithAnalyzer(call);
   } catch (error) {
-    if (!failedForGood(error, call)) throw error;
+    if (!failedForGood(error)) throw error;
     // They only read the transcript, so they are retried like a database write.
-    return await db(call).analyzeCall({ callId: call.callId, fallback: true });
+    return await records.analyzeCall({ callId: call.callId, fallback: true });
   }
 }
 

@@ -1,35 +1,10 @@
-import {
-  ApplicationFailure,
-  TemporalFailure,
-  WorkflowExecutionAlreadyStartedError,
-} from '@temporalio/common';
-import {
-  ActivityFailure,
-  isCancellation,
-  ParentClosePolicy,
-  startChild,
-  WorkflowIdReusePolicy,
-} from '@temporalio/workflow';
+import { TemporalFailure } from '@temporalio/common';
+import { isCancellation } from '@temporalio/workflow';
 import type { CallActivities, CallEventToWrite } from '../../activities/calls.js';
 import type { CallEventType } from '../../db/entities/index.js';
 import type { CallEventExtra } from '../../lib/calls/call-events.js';
-import { RUNS_AS_ACTIVITY } from '../../lib/temporal/failure-types.js';
-import {
-  EVENT_FAN_OUT_WORKFLOW,
-  type EventFanOutWorkflow,
-  eventFanOutWorkflowId,
-} from '../../lib/temporal/workflow-contracts.js';
-import { eventFanOutMetadata } from '../../lib/temporal/workflow-metadata.js';
-import {
-  analysis,
-  analysisLocal,
-  carrier,
-  carrierLocal,
-  liveLocal,
-  liveWithDatabase,
-  records,
-  recordsLocal,
-} from './activity-proxies.js';
+import type { CallRuntime } from '../../lib/temporal/call-runtime.js';
+import { agentCallingOut, analysis, analysisInWorker, carrier, live, runtime } from './activity-proxies.js';
 import type { CallState } from './call-state.js';
 
 // Steps more than one phase of the call takes.
@@ -37,13 +12,10 @@ import type { CallState } from './call-state.js';
 /**
  * A step of `call` failed for good (its retries ran out or it cannot be retried); not a
  * cancellation. An activity's failure comes as an ActivityFailure, a local activity's as the
- * failure itself (an ApplicationFailure, a TimeoutFailure): calls since patch `lean-call-2` take
- * both, older ones only the first, as they did (their other failures went to the last resort).
+ * failure itself (an ApplicationFailure, a TimeoutFailure): both are TemporalFailures.
  */
-export function failedForGood(error: unknown, call: CallState): boolean {
-  if (isCancellation(error)) return false;
-  if (error instanceof ActivityFailure) return true;
-  return call.leaner && error instanceof TemporalFailure;
+export function failedForGood(error: unknown): boolean {
+  return !isCancellation(error) && error instanceof TemporalFailure;
 }
 
 /** Workflow time as an ISO timestamp, for the rows the activities write. */
@@ -51,136 +23,57 @@ export function now(): string {
   return new Date().toISOString();
 }
 
-/** The database writes of this call: local activities from patch `lean-call-1` on. */
-export function db(call: CallState): typeof records {
-  return call.lean ? recordsLocal : records;
-}
-
-/** The carrier requests of this call: local activities from patch `lean-call-1` on. */
-export function carrierOf(call: CallState): typeof carrier {
-  return call.lean ? carrierLocal : carrier;
-}
-
-/** answerIncoming and transferCall of this call: local activities from patch `lean-call-2` on. */
-export function live(call: CallState): Pick<typeof liveWithDatabase, 'answerIncoming' | 'transferCall'> {
-  return call.leaner ? liveLocal : liveWithDatabase;
-}
-
-/** A local activity refused because its port calls out: it must run as an activity. */
-function runsAsActivity(error: unknown): boolean {
-  for (let failure = error; failure instanceof Error; failure = failure.cause) {
-    if (failure instanceof ApplicationFailure && failure.type === RUNS_AS_ACTIVITY) return true;
-  }
-  return false;
+/** How the call's agent and analyzer run, asked of the worker once (lib/temporal/call-runtime.ts). */
+async function runtimeOf(call: CallState): Promise<CallRuntime> {
+  call.runtime ??= await runtime.callRuntime();
+  return call.runtime;
 }
 
 /**
- * Runs an agent step: since patch `lean-call-2` as a local activity first; a voice runtime that
- * calls out refuses that at once, and from then on the call's agent steps are activities.
+ * The proxy of the agent's steps: local activities for a runtime in the worker, activities for one
+ * that calls out. (Not returned from an async function: awaiting a proxy would ask it for `then`.)
  */
-async function agentStep<T>(
-  call: CallState,
-  step: (proxy: typeof liveWithDatabase) => Promise<T>,
-): Promise<T> {
-  if (call.leaner && !call.agentCallsOut) {
-    try {
-      return await step(liveLocal);
-    } catch (error) {
-      if (!runsAsActivity(error)) throw error;
-      call.agentCallsOut = true;
-    }
-  }
-  return step(liveWithDatabase);
+function agentStepsOf({ agentTimeoutMs }: CallRuntime) {
+  return agentTimeoutMs === null ? live : agentCallingOut(agentTimeoutMs);
 }
 
 /** The agent joins the answered call (with its opening line, or none: it listens first). */
-export function connectAgent(call: CallState): ReturnType<CallActivities['connectAgent']> {
-  return agentStep(call, (proxy) => proxy.connectAgent({ callId: call.callId }));
+export async function connectAgent(call: CallState): ReturnType<CallActivities['connectAgent']> {
+  return agentStepsOf(await runtimeOf(call)).connectAgent({ callId: call.callId });
 }
 
-/** One agent turn; since patch `lean-call-2` the agent's last line carries its hang-up. */
-export function agentTurn(
+/** One agent turn; the agent's last line carries its hang-up. */
+export async function agentTurn(
   call: CallState,
   input: Omit<Parameters<CallActivities['agentTurn']>[0], 'callId' | 'hangUpWithLastLine'>,
 ): ReturnType<CallActivities['agentTurn']> {
-  const turn = { callId: call.callId, ...input, ...(call.leaner ? { hangUpWithLastLine: true } : {}) };
-  return agentStep(call, (proxy) => proxy.agentTurn(turn));
+  return agentStepsOf(await runtimeOf(call)).agentTurn({
+    callId: call.callId,
+    ...input,
+    hangUpWithLastLine: true,
+  });
 }
 
-/**
- * The configured analyzer's answer: since patch `lean-call-2` as a local activity first, unless the
- * analyzer calls out (a language model), which refuses that at once and runs as an activity.
- */
+/** The configured analyzer's answer: a local activity, or an activity for an analyzer that calls out. */
 export async function analyzeWithAnalyzer(call: CallState): ReturnType<CallActivities['analyzeCall']> {
-  if (call.leaner) {
-    try {
-      return await analysisLocal.analyzeCall({ callId: call.callId });
-    } catch (error) {
-      if (!runsAsActivity(error)) throw error;
-    }
-  }
-  return analysis.analyzeCall({ callId: call.callId });
+  const proxy = (await runtimeOf(call)).analyzerCallsOut ? analysis : analysisInWorker;
+  return proxy.analyzeCall({ callId: call.callId });
 }
 
-/**
- * The event a status change writes in the same step, since patch `lean-call-2` (`{ event }` to
- * spread into the step's input; nothing before: the call then writes it with `emit`).
- */
+/** The event a status change writes in the same step (`{ event }` to spread into the step's input). */
 export function eventWith(
   call: CallState,
   type: CallEventType,
   extra?: CallEventExtra,
-): { event?: CallEventToWrite } {
-  if (!call.leaner) return {};
+): { event: CallEventToWrite } {
   return { event: { type, occurredAt: now(), extra, fanOutTaskQueue: call.input.eventsTaskQueue } };
-}
-
-/** Writes the event, unless the status change already did (`eventWith`). */
-export async function emitUnlessWritten(
-  call: CallState,
-  type: CallEventType,
-  extra?: CallEventExtra,
-): Promise<void> {
-  if (!call.leaner) await emit(call, type, extra);
-}
-
-/**
- * Writes the event (once per call and type), then hands it to its fan-out workflow
- * `event-fanout-<eventId>`: since patch `lean-call-1` the activity starts it (same id, queue and
- * summary), before that the call started it as an abandoned child.
- */
-export async function emit(call: CallState, type: CallEventType, extra?: CallEventExtra): Promise<void> {
-  if (call.lean) {
-    await recordsLocal.emitCallEvent({
-      callId: call.callId,
-      type,
-      occurredAt: now(),
-      extra,
-      fanOutTaskQueue: call.input.eventsTaskQueue,
-    });
-    return;
-  }
-  const { eventId } = await records.emitCallEvent({ callId: call.callId, type, occurredAt: now(), extra });
-  try {
-    // Delivery runs on its own: the call never waits for webhooks.
-    await startChild<EventFanOutWorkflow>(EVENT_FAN_OUT_WORKFLOW, {
-      args: [{ eventId }],
-      workflowId: eventFanOutWorkflowId(eventId),
-      taskQueue: call.input.eventsTaskQueue,
-      ...eventFanOutMetadata({ eventId, type, callId: call.callId }),
-      parentClosePolicy: ParentClosePolicy.ABANDON,
-      workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
-    });
-  } catch (error) {
-    if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
-  }
 }
 
 /** Ends the far end from our side, best effort: a carrier that cannot be reached does not stop the call from ending. */
 export async function release(call: CallState, reason: 'hang_up' | 'cancel'): Promise<void> {
   try {
-    await carrierOf(call).releaseCall({ callId: call.callId, reason });
+    await carrier.releaseCall({ callId: call.callId, reason });
   } catch (error) {
-    if (!failedForGood(error, call)) throw error;
+    if (!failedForGood(error)) throw error;
   }
 }

@@ -1,0 +1,152 @@
+import type { ActivityOptions, Duration, LocalActivityOptions, RetryPolicy } from '@temporalio/common';
+
+// Every activity's timeouts and retry policy the workflows use, in one place. Changing one changes
+// running workflows: keep them unless the budget itself changes (docs/calls.md, "Retry budgets").
+//
+// The database writes are idempotent (unique keys, conditional updates), so they are retried
+// until the database is back, however long it takes. A PostgreSQL restart (about 30 s) must never
+// end a call early: every step that touches the database survives at least that.
+
+/** Failure types the call activities throw that no retry can fix (activities/calls.ts). */
+const CALL_NON_RETRYABLE = ['CallNotFound', 'AnalysisRejectedError'];
+
+/** Until it succeeds: no attempt limit, backing off to 1 minute (steps of workflows that run on their own). */
+const UNTIL_IT_SUCCEEDS: RetryPolicy = {
+  initialInterval: '1 second',
+  backoffCoefficient: 2,
+  maximumInterval: '1 minute',
+};
+
+/** A call step's retries: waits doubling from `initialInterval` up to `maximumInterval`; the call's refusals are not retried. */
+function callRetry(
+  initialInterval: Duration,
+  maximumInterval: Duration,
+  maximumAttempts?: number,
+): RetryPolicy {
+  return {
+    initialInterval,
+    backoffCoefficient: 2,
+    maximumInterval,
+    ...(maximumAttempts ? { maximumAttempts } : {}),
+    nonRetryableErrorTypes: CALL_NON_RETRYABLE,
+  };
+}
+
+/** A local activity: a backoff over 1 s (`localRetryThreshold`) waits on a durable timer. */
+function local(
+  startToCloseTimeout: Duration,
+  retry: RetryPolicy,
+  scheduleToCloseTimeout?: Duration,
+): LocalActivityOptions {
+  return {
+    startToCloseTimeout,
+    ...(scheduleToCloseTimeout ? { scheduleToCloseTimeout } : {}),
+    localRetryThreshold: '1 second',
+    retry,
+  };
+}
+
+/** A call's database writes: no attempt limit, backing off to 30 s. */
+const UNTIL_THE_DATABASE_IS_BACK = callRetry('1 second', '30 seconds');
+
+/** A call's live steps: attempts every 5 s at most, without an attempt limit (the budget is the schedule-to-close). */
+const LIVE_RETRY = callRetry('500 milliseconds', '5 seconds');
+
+/**
+ * A call's database writes, as local activities: quick, retried until the database is back; a
+ * backoff over `localRetryThreshold` waits on a durable timer.
+ */
+export const CALL_DATABASE_WRITES = local('10 seconds', UNTIL_THE_DATABASE_IS_BACK);
+
+/** A call's requests to the carrier (dial, release), as local activities: a caller will not wait long. */
+export const CALL_CARRIER_REQUESTS = local('15 seconds', callRetry('500 milliseconds', '5 seconds', 5));
+
+/**
+ * A call's live steps that also read or write the database, as local activities: attempts every
+ * 5 s at most, without an attempt limit, for up to 75 s in all. That outlasts a 30 s database
+ * outage even when the attempt running as it ends hangs for its whole 15 s (30 + 15 + 5 = 50 s),
+ * yet still ends a call whose agent truly cannot go on within about a minute and a quarter.
+ */
+export const CALL_LIVE_STEPS = local('15 seconds', LIVE_RETRY, '75 seconds');
+
+/** What an attempt of an agent step takes beyond the runtime's own answer: the database, the carrier. */
+const AGENT_STEP_MARGIN_MS = 5_000;
+/** The live steps' budget beyond one attempt: a 30 s database outage, a backoff, and room to spare. */
+const LIVE_BUDGET_BEYOND_ONE_ATTEMPT_MS = 60_000;
+
+/**
+ * The agent's steps (connectAgent, agentTurn) when its runtime calls out (a language model), as
+ * activities an operator sees pending: each attempt may take the runtime's timeout
+ * (`VOICE_LLM_TIMEOUT_MS`) and a margin, the whole step one more minute (75 s at the default 10 s),
+ * with the live steps' retries.
+ */
+export function CALL_AGENT_STEPS_CALLING_OUT(runtimeTimeoutMs: number): ActivityOptions {
+  const attemptMs = runtimeTimeoutMs + AGENT_STEP_MARGIN_MS;
+  return {
+    startToCloseTimeout: attemptMs,
+    scheduleToCloseTimeout: attemptMs + LIVE_BUDGET_BEYOND_ONE_ATTEMPT_MS,
+    heartbeatTimeout: '5 seconds',
+    retry: LIVE_RETRY,
+  };
+}
+
+/** The agent's apology before it hangs up on a call it cannot go on with: best effort, a few seconds. */
+export const CALL_APOLOGY: ActivityOptions = {
+  startToCloseTimeout: '10 seconds',
+  heartbeatTimeout: '5 seconds',
+  retry: callRetry('500 milliseconds', '2 seconds', 3),
+};
+
+/** About 62 s of waits over 6 attempts, so a 30 s database outage does not exhaust it either. */
+const ANALYSIS_RETRY = callRetry('2 seconds', '1 minute', 6);
+
+/** The analysis by an analyzer that calls out (a language model): longer attempts that heartbeat. */
+export const CALL_ANALYSIS_CALLING_OUT: ActivityOptions = {
+  startToCloseTimeout: '2 minutes',
+  heartbeatTimeout: '20 seconds',
+  retry: ANALYSIS_RETRY,
+};
+
+/** The analysis by an analyzer that answers in the worker (the transcript rules), as a local activity. */
+export const CALL_ANALYSIS_IN_WORKER = local('2 minutes', ANALYSIS_RETRY);
+
+/** What the call's worker says about its runtime (a local activity that answers at once). */
+export const CALL_RUNTIME_QUESTION: LocalActivityOptions = {
+  startToCloseTimeout: '10 seconds',
+  retry: { maximumAttempts: 3 },
+};
+
+/**
+ * A far end's callbacks into its call (the simulated carrier, the test panel's browser), as local
+ * activities; a call that cannot be reached after these attempts is taken as gone.
+ */
+export const FAR_END_CALLBACKS = local('10 seconds', {
+  initialInterval: '200 milliseconds',
+  backoffCoefficient: 2,
+  maximumAttempts: 5,
+});
+
+/** A campaign's step: reads and writes many rows and starts calls, so it heartbeats; until it succeeds. */
+export const CAMPAIGN_STEP: ActivityOptions = {
+  startToCloseTimeout: '5 minutes',
+  heartbeatTimeout: '20 seconds',
+  retry: UNTIL_IT_SUCCEEDS,
+};
+
+/** The webhooks' bookkeeping steps (recording deliveries, taking a recovery's events): until they succeed. */
+export const WEBHOOK_BOOKKEEPING: ActivityOptions = {
+  startToCloseTimeout: '30 seconds',
+  heartbeatTimeout: '10 seconds',
+  retry: UNTIL_IT_SUCCEEDS,
+};
+
+/**
+ * One delivery attempt: up to 30 s waiting for a free slot to the endpoint, 10 s for the receiver,
+ * and the log. Retries here cover our own failures (database, worker crash), not the receiver's
+ * answer (that is the delivery schedule, lib/webhooks/retry-schedule.ts).
+ */
+export const WEBHOOK_DELIVERY_ATTEMPT: ActivityOptions = {
+  startToCloseTimeout: '2 minutes',
+  heartbeatTimeout: '10 seconds',
+  retry: { ...UNTIL_IT_SUCCEEDS, maximumAttempts: 10 },
+};
