@@ -1,6 +1,9 @@
 // Every setting the service reads, in one place. Names are fixed by
 // ../shared/docs/operations-contract.md section 2; additions are documented in README.md.
 
+import { isE164 } from './e164.js';
+import { SIMULATED_FRONT_DESK } from './voice-runtime/transfer-target.js';
+
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
 
 export interface Settings {
@@ -32,6 +35,12 @@ export interface Settings {
    * contract section 7); off (the built-in scripted agent) unless VOICE_LLM_URL is set.
    */
   voiceLlm: LlmEndpoint | undefined;
+  /**
+   * TRANSFER_NUMBER: where an agent transfers a person who asks for a human when neither the model
+   * nor the call's `metadata.transfer_to` names a number (E.164); `none`: nowhere. Unset: the call
+   * simulator's front desk, while the simulator is the carrier.
+   */
+  transferNumber: string | null;
 }
 
 /** An OpenAI-compatible chat-completions endpoint, from `<PREFIX>_URL`, `_API_KEY`, `_MODEL`, `_TIMEOUT_MS`. */
@@ -62,6 +71,14 @@ function temporalTls(env: NodeJS.ProcessEnv): Settings['temporalTls'] {
     throw new Error('TEMPORAL_TLS_CERT and TEMPORAL_TLS_KEY go together: set both (PEM files) or neither');
   }
   return { certPath, keyPath };
+}
+
+function transferNumber(value: string | undefined): string | null {
+  if (value === undefined || value === '') return SIMULATED_FRONT_DESK;
+  if (value.toLowerCase() === 'none') return null;
+  if (!isE164(value))
+    throw new Error(`TRANSFER_NUMBER must be an E.164 number such as +4722000100, or none; got "${value}"`);
+  return value;
 }
 
 /** The endpoint the `prefix`_* variables name; off (undefined) unless `prefix`_URL is set. */
@@ -100,5 +117,6 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
     logLevel: logLevel as LogLevel,
     analysisLlm: llmEndpoint(env, 'ANALYSIS_LLM', 30_000),
     voiceLlm: llmEndpoint(env, 'VOICE_LLM', 10_000),
+    transferNumber: transferNumber(env.TRANSFER_NUMBER),
   };
 }

@@ -22,7 +22,8 @@ import {
   SIMULATED_CALLEE_WORKFLOW,
   type SimulatedCalleeWorkflow,
 } from '../lib/temporal/workflow-contracts.js';
-import { TRANSFER_UNAVAILABLE_LINE } from '../lib/voice-runtime/scripted-agent.js';
+import { ScriptedAgent, TRANSFER_UNAVAILABLE_LINE } from '../lib/voice-runtime/scripted-agent.js';
+import { SIMULATED_FRONT_DESK } from '../lib/voice-runtime/transfer-target.js';
 import {
   type AgentFixture,
   createAgentFixture,
@@ -88,15 +89,21 @@ async function runCall(
     firstMessage?: string | null;
     ringTimeoutSeconds?: number;
     analyzer?: CallAnalyzer;
+    /** TRANSFER_NUMBER of the scripted agent; unset: the settings' default (the simulator's desk). */
+    transferNumber?: string | null;
     metadata?: Record<string, string>;
     /** Names the committed histories of the call (test/support/kept-histories.ts). */
     label?: string;
   } = {},
 ) {
-  const call = await createQueuedCall(db.orm, fixture, { to, ...options });
+  const { analyzer, transferNumber, ...callOptions } = options;
+  const call = await createQueuedCall(db.orm, fixture, { to, ...callOptions });
   // Wall-clock time of the call itself, from its start to its result: worker start-up excluded.
   let wallMs = 0;
-  const ports = options.analyzer ? { analyzer: options.analyzer } : undefined;
+  const ports = {
+    ...(analyzer ? { analyzer } : {}),
+    ...(transferNumber !== undefined ? { voiceRuntime: new ScriptedAgent({ transferNumber }) } : {}),
+  };
   const result = await runWorkers(await workers({ ports }), async () => {
     const startedAt = Date.now();
     await startCallWorkflow(env.client, settings, call);
@@ -257,9 +264,21 @@ describe('simulator scenarios (operations contract, section 4)', { timeout: 300_
 });
 
 describe('transfers', { timeout: 120_000 }, () => {
-  test('an outbound call without a transfer target: the agent says it cannot transfer, the call goes on', async () => {
+  test("without metadata.transfer_to an outbound call goes to TRANSFER_NUMBER (default: the simulator's front desk), never its own caller ID", async () => {
     // Before, the call was transferred to its own caller ID, which rings this agent again.
-    const { call, events, transcript } = await runCall('+4791232002');
+    const { call, events } = await runCall('+4791242002');
+    assert.equal(call.status, 'completed');
+    assert.equal(call.endReason, 'transferred');
+    assert.equal(call.transferredTo, SIMULATED_FRONT_DESK);
+    assert.notEqual(call.transferredTo, call.fromNumber);
+    assert.equal(
+      events.find((e) => e.type === 'call.transferred')?.body.data.transferred_to,
+      SIMULATED_FRONT_DESK,
+    );
+  });
+
+  test('with TRANSFER_NUMBER=none and no transfer_to: the agent says it cannot transfer, the call goes on', async () => {
+    const { call, events, transcript } = await runCall('+4791232002', { transferNumber: null });
     assert.equal(call.status, 'completed');
     assert.equal(call.transferredTo, null);
     assert.deepEqual(

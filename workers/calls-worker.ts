@@ -13,7 +13,13 @@ import { callWorkflowsPath } from './workflow-code.js';
 /** What the calls worker takes of WorkerDeps. */
 export type CallsWorkerDeps = WorkerNeeds<
   'connection' | 'client' | 'orm' | 'ports' | 'workflowBundle' | 'maxCachedWorkflows' | 'logger',
-  'temporalNamespace' | 'taskQueuePrefix' | 'simTimeScale' | 'analysisLlm' | 'voiceLlm' | 'logLevel'
+  | 'temporalNamespace'
+  | 'taskQueuePrefix'
+  | 'simTimeScale'
+  | 'analysisLlm'
+  | 'voiceLlm'
+  | 'transferNumber'
+  | 'logLevel'
 >;
 
 /** The worker of the `calls` task queue: call and campaign workflows and their activities. */

@@ -1,4 +1,4 @@
-import { condition, deprecatePatch, proxyLocalActivities, setHandler } from '@temporalio/workflow';
+import { condition, proxyLocalActivities, setHandler } from '@temporalio/workflow';
 import type { CarrierSimulatorActivities, FarEndMessage } from '../activities/carrier-simulator.js';
 import {
   type AgentSpeech,

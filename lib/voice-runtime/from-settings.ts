@@ -4,8 +4,13 @@ import { ScriptedAgent } from './scripted-agent.js';
 import type { VoiceRuntime } from './voice-runtime.js';
 
 /** The voice runtime the settings ask for: the language model when VOICE_LLM_URL is set, else the scripted agent. */
-export function voiceRuntimeFromSettings(settings: Pick<Settings, 'voiceLlm'>): VoiceRuntime {
-  return settings.voiceLlm ? new OpenAiCompatibleRuntime(settings.voiceLlm) : new ScriptedAgent();
+export function voiceRuntimeFromSettings(
+  settings: Pick<Settings, 'voiceLlm' | 'transferNumber'>,
+): VoiceRuntime {
+  const { transferNumber } = settings;
+  return settings.voiceLlm
+    ? new OpenAiCompatibleRuntime({ ...settings.voiceLlm, transferNumber })
+    : new ScriptedAgent({ transferNumber });
 }
 
 /** What an Agent shows of the runtime its calls use (`voice.provider`, `llm`). */

@@ -1,7 +1,6 @@
 import type { ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
 import type { TranscriptLine } from '../calls/transcript.js';
 import { fillVariables } from './dynamic-variables.js';
-import { configuredTransferTarget } from './transfer-target.js';
 import type { ConversationContext } from './voice-runtime.js';
 
 // What the language-model runtime sends for one agent turn (operations contract, section 7):
@@ -54,9 +53,10 @@ export const TRANSFER_UNAVAILABLE =
 export function chatMessages(
   context: ConversationContext,
   transcript: readonly TranscriptLine[],
+  transferTo: string | null,
 ): ChatCompletionMessageParam[] {
   return [
-    { role: 'system', content: systemMessage(context) },
+    { role: 'system', content: systemMessage(context, transferTo) },
     ...transcript.map(
       (line): ChatCompletionMessageParam =>
         line.role === 'agent'
@@ -67,14 +67,14 @@ export function chatMessages(
 }
 
 /** The agent's `system_prompt` with its variables filled in, then the service's instructions. */
-export function systemMessage(context: ConversationContext): string {
+export function systemMessage(context: ConversationContext, transferTo: string | null): string {
   const prompt = fillVariables(context.agent.systemPrompt ?? '', context.metadata).trim();
-  const instructions = serviceInstructions(context);
+  const instructions = serviceInstructions(context, transferTo);
   return prompt ? `${prompt}\n\n${instructions}` : instructions;
 }
 
 /** The service's own instructions: the setting, the language, the call's direction, the tools. */
-export function serviceInstructions(context: ConversationContext): string {
+export function serviceInstructions(context: ConversationContext, transferTo: string | null): string {
   const name = context.agent.name;
   const lines: string[] = [];
   const medium = context.channel === 'web' ? 'a voice call in a web browser' : 'a live phone call';
@@ -92,7 +92,6 @@ export function serviceInstructions(context: ConversationContext): string {
   } else {
     lines.push('The person called you.');
   }
-  const transferTo = configuredTransferTarget(context);
   lines.push(
     transferTo
       ? `When the conversation is over, say goodbye and call ${END_CALL}. When the person asks for a human, tell them you are transferring them and call ${TRANSFER_CALL} with ${transferTo}.`

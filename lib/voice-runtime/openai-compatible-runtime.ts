@@ -34,6 +34,8 @@ export interface OpenAiCompatibleRuntimeOptions {
   model: string;
   /** One attempt of one turn, from the request until the last byte of the answer. */
   timeoutMs: number;
+  /** TRANSFER_NUMBER: where a transfer goes when the call's metadata names no `transfer_to`. */
+  transferNumber?: string | null;
 }
 
 /** The provider name the Agent's `llm` shows while this runtime is on. */
@@ -57,6 +59,10 @@ export class OpenAiCompatibleRuntime implements VoiceRuntime {
     this.client = openAiCompatibleClient(options);
   }
 
+  private transferTo(context: ConversationContext): string | null {
+    return configuredTransferTarget(context, this.options.transferNumber ?? null);
+  }
+
   /**
    * The configured opening line (dynamic variables filled in); on an outbound call with none
    * configured the model opens (it knows from its instructions that it placed the call).
@@ -64,7 +70,7 @@ export class OpenAiCompatibleRuntime implements VoiceRuntime {
   async openingLine(context: ConversationContext, options: RespondOptions = {}): Promise<string | null> {
     const configured = configuredOpeningLine(context);
     if (configured !== undefined) return configured;
-    const completion = await this.complete(chatMessages(context, []), options);
+    const completion = await this.complete(chatMessages(context, [], this.transferTo(context)), options);
     return completion.text || introduction(context);
   }
 
@@ -73,9 +79,9 @@ export class OpenAiCompatibleRuntime implements VoiceRuntime {
     transcript: TranscriptLine[],
     options: RespondOptions = {},
   ): Promise<AgentTurn> {
-    const messages = chatMessages(context, transcript);
+    const messages = chatMessages(context, transcript, this.transferTo(context));
     const completion = await this.complete(messages, options);
-    let next = actionOf(completion.toolCalls, configuredTransferTarget(context));
+    let next = actionOf(completion.toolCalls, this.transferTo(context));
     let say = completion.text;
     let answerMs = completion.answerMs;
     if (next.kind === 'transfer_unavailable') {

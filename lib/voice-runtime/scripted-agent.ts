@@ -22,6 +22,9 @@ export const TRANSFER_UNAVAILABLE_LINE =
 export class ScriptedAgent implements VoiceRuntime {
   readonly runsInProcess = true;
 
+  /** `transferNumber` is TRANSFER_NUMBER: where a transfer goes when the call's metadata names none. */
+  constructor(private readonly options: { transferNumber?: string | null } = {}) {}
+
   async openingLine(context: ConversationContext): Promise<string | null> {
     const configured = configuredOpeningLine(context);
     return configured === undefined ? introduction(context) : configured;
@@ -44,7 +47,7 @@ export class ScriptedAgent implements VoiceRuntime {
       };
     }
     if (WANTS_PERSON.test(heard)) {
-      const to = configuredTransferTarget(context);
+      const to = configuredTransferTarget(context, this.options.transferNumber ?? null);
       if (to)
         return { say: "Of course. I'm transferring you to a colleague now.", next: { kind: 'transfer', to } };
       return { say: TRANSFER_UNAVAILABLE_LINE, next: { kind: 'continue' } };
