@@ -20,16 +20,9 @@ import {
 } from '../errors.js';
 import { linksTakingId } from '../links.js';
 import { storeAnswerWithWork } from '../middleware/idempotency.js';
-import { listQuerySchema, listSchema, type PageQuery, paginate } from '../pagination.js';
+import { listQuerySchema, listSchema, paginate } from '../pagination.js';
 import { type ApiContext, defineRoute, type RouteDefinition } from '../route.js';
-import {
-  type CallCreate,
-  type CallListFilters,
-  callCreateSchema,
-  callListFilters,
-  callSchema,
-  transcriptSchema,
-} from '../schemas/call.js';
+import { callCreateSchema, callListFilters, callSchema, transcriptSchema } from '../schemas/call.js';
 import { uuidParams } from '../schemas/common.js';
 import { withTimeout } from '../with-timeout.js';
 
@@ -45,11 +38,10 @@ import { withTimeout } from '../with-timeout.js';
 /** How long POST /calls waits for Temporal to confirm the start before answering 503 call_outcome_unknown. */
 const WORKFLOW_START_TIMEOUT_MS = 10_000;
 
-type CallParams = { call_id: string };
 const callParams = uuidParams('call_id');
 const missing = { description: 'resource_missing: no such call in the workspace.' };
 
-const create = defineRoute<Record<string, never>, Record<string, never>, CallCreate>({
+const create = defineRoute({
   method: 'POST',
   path: '/calls',
   operationId: 'createCall',
@@ -142,7 +134,7 @@ function refusalError(refusal: AdmissionRefusal): ApiError {
   }
 }
 
-const list = defineRoute<Record<string, never>, PageQuery & CallListFilters>({
+const list = defineRoute({
   method: 'GET',
   path: '/calls',
   operationId: 'listCalls',
@@ -174,7 +166,7 @@ async function findCallOr404(em: EntityManager, workspaceId: string, callId: str
   return call;
 }
 
-const get = defineRoute<CallParams>({
+const get = defineRoute({
   method: 'GET',
   path: '/calls/:call_id',
   operationId: 'getCall',
@@ -188,7 +180,7 @@ const get = defineRoute<CallParams>({
   },
 });
 
-const transcript = defineRoute<CallParams>({
+const transcript = defineRoute({
   method: 'GET',
   path: '/calls/:call_id/transcript',
   operationId: 'getCallTranscript',

@@ -31,7 +31,7 @@ import {
 } from '../errors.js';
 import { linksTakingId } from '../links.js';
 import { storeAnswerWithWork } from '../middleware/idempotency.js';
-import { listQuerySchema, listSchema, type PageQuery, paginate, paginateInOrder } from '../pagination.js';
+import { listQuerySchema, listSchema, paginate, paginateInOrder } from '../pagination.js';
 import { type ApiContext, defineRoute, type RouteDefinition } from '../route.js';
 import { METADATA_LIMITS } from '../schemas/call.js';
 import {
@@ -42,7 +42,6 @@ import {
   campaignSchema,
   RECIPIENTS_PER_CAMPAIGN,
   type RecipientInput,
-  type RecipientsAdd,
   recipientListFilters,
   recipientSchema,
   recipientsAddSchema,
@@ -60,7 +59,6 @@ import { withTimeout } from '../with-timeout.js';
 /** How long a request waits for Temporal to confirm the workflow start or signal. */
 const TEMPORAL_TIMEOUT_MS = 10_000;
 
-type CampaignParams = { campaign_id: string };
 const campaignParams = uuidParams('campaign_id');
 const missing = { description: 'resource_missing: no such campaign in the workspace.' };
 const stateInvalid = { description: 'campaign_state_invalid: the campaign’s status does not allow this.' };
@@ -185,7 +183,7 @@ async function tell(ctx: ApiContext, campaign: Campaign, change: CampaignChange)
   }
 }
 
-const create = defineRoute<Record<string, never>, Record<string, never>, CampaignCreate>({
+const create = defineRoute({
   method: 'POST',
   path: '/campaigns',
   operationId: 'createCampaign',
@@ -264,7 +262,7 @@ const create = defineRoute<Record<string, never>, Record<string, never>, Campaig
   },
 });
 
-const list = defineRoute<Record<string, never>, PageQuery & { status?: CampaignStatus }>({
+const list = defineRoute({
   method: 'GET',
   path: '/campaigns',
   operationId: 'listCampaigns',
@@ -293,7 +291,7 @@ const list = defineRoute<Record<string, never>, PageQuery & { status?: CampaignS
   },
 });
 
-const get = defineRoute<CampaignParams>({
+const get = defineRoute({
   method: 'GET',
   path: '/campaigns/:campaign_id',
   operationId: 'getCampaign',
@@ -308,7 +306,7 @@ const get = defineRoute<CampaignParams>({
   },
 });
 
-const recipients = defineRoute<CampaignParams, PageQuery & { status?: string }>({
+const recipients = defineRoute({
   method: 'GET',
   path: '/campaigns/:campaign_id/recipients',
   operationId: 'listCampaignRecipients',
@@ -356,7 +354,7 @@ function requireStatus(campaign: Campaign, allowed: CampaignStatus[], move: stri
   }
 }
 
-const addRecipients = defineRoute<CampaignParams, Record<string, never>, RecipientsAdd>({
+const addRecipients = defineRoute({
   method: 'POST',
   path: '/campaigns/:campaign_id/recipients',
   operationId: 'addCampaignRecipients',
@@ -398,7 +396,7 @@ const addRecipients = defineRoute<CampaignParams, Record<string, never>, Recipie
     }),
 });
 
-const pause = defineRoute<CampaignParams>({
+const pause = defineRoute({
   method: 'POST',
   path: '/campaigns/:campaign_id/pause',
   operationId: 'pauseCampaign',
@@ -418,7 +416,7 @@ const pause = defineRoute<CampaignParams>({
     }),
 });
 
-const resume = defineRoute<CampaignParams>({
+const resume = defineRoute({
   method: 'POST',
   path: '/campaigns/:campaign_id/resume',
   operationId: 'resumeCampaign',
@@ -438,7 +436,7 @@ const resume = defineRoute<CampaignParams>({
     }),
 });
 
-const cancel = defineRoute<CampaignParams>({
+const cancel = defineRoute({
   method: 'POST',
   path: '/campaigns/:campaign_id/cancel',
   operationId: 'cancelCampaign',

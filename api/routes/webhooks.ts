@@ -28,41 +28,26 @@ import {
 } from '../errors.js';
 import { linksTakingId } from '../links.js';
 import { storeAnswerWithWork, withdrawAnswerWithWork } from '../middleware/idempotency.js';
-import { listQuerySchema, listSchema, type PageQuery, paginate } from '../pagination.js';
+import { listQuerySchema, listSchema, paginate } from '../pagination.js';
 import { presentWebhookDelivery } from '../presenters/webhook-delivery.js';
 import { presentWebhookEndpoint, presentWebhookEndpointWithSecret } from '../presenters/webhook-endpoint.js';
 import { presentWebhookRecovery } from '../presenters/webhook-recovery.js';
 import { type ApiContext, defineRoute, type RouteDefinition } from '../route.js';
 import { deletedSchema, uuidParams } from '../schemas/common.js';
 import {
-  type WebhookCreate,
-  type WebhookTest,
-  type WebhookUpdate,
   webhookCreateSchema,
   webhookEndpointSchema,
   webhookEndpointWithSecretSchema,
   webhookTestSchema,
   webhookUpdateSchema,
 } from '../schemas/webhook.js';
-import {
-  deliveryFilterProperties,
-  type WebhookDeliveryTrigger,
-  webhookDeliverySchema,
-} from '../schemas/webhook-delivery.js';
-import {
-  type WebhookRecover,
-  webhookRecoverSchema,
-  webhookRecoverySchema,
-} from '../schemas/webhook-recovery.js';
+import { deliveryFilterProperties, webhookDeliverySchema } from '../schemas/webhook-delivery.js';
+import { webhookRecoverSchema, webhookRecoverySchema } from '../schemas/webhook-recovery.js';
 import { withTimeout } from '../with-timeout.js';
 
 // Webhook endpoints and their delivery log (docs/webhooks.md). Adding, changing, testing,
 // removing, rotating, resending and recovering need a key made by an owner or admin.
 
-type WebhookParams = { webhook_id: string };
-type DeliveryParams = WebhookParams & { delivery_id: string };
-type RecoveryParams = WebhookParams & { recovery_id: string };
-type DeliveriesQuery = PageQuery & { status?: string; event_type?: string; trigger?: WebhookDeliveryTrigger };
 const webhookParams = uuidParams('webhook_id');
 const ownerOrAdmin: ('owner' | 'admin')[] = ['owner', 'admin'];
 const missing = { description: 'resource_missing: no such webhook endpoint in the workspace.' };
@@ -89,7 +74,7 @@ async function requireAllowedUrl(ctx: ApiContext, url: string) {
   if (problem) throw parameterInvalid('url', problem);
 }
 
-const list = defineRoute<Record<string, never>, PageQuery>({
+const list = defineRoute({
   method: 'GET',
   path: '/webhooks',
   operationId: 'listWebhooks',
@@ -112,7 +97,7 @@ const list = defineRoute<Record<string, never>, PageQuery>({
   },
 });
 
-const create = defineRoute<Record<string, never>, Record<string, never>, WebhookCreate>({
+const create = defineRoute({
   method: 'POST',
   path: '/webhooks',
   operationId: 'createWebhook',
@@ -167,7 +152,7 @@ const create = defineRoute<Record<string, never>, Record<string, never>, Webhook
   },
 });
 
-const get = defineRoute<WebhookParams>({
+const get = defineRoute({
   method: 'GET',
   path: '/webhooks/:webhook_id',
   operationId: 'getWebhook',
@@ -181,7 +166,7 @@ const get = defineRoute<WebhookParams>({
   },
 });
 
-const update = defineRoute<WebhookParams, Record<string, never>, WebhookUpdate>({
+const update = defineRoute({
   method: 'PATCH',
   path: '/webhooks/:webhook_id',
   operationId: 'updateWebhook',
@@ -213,7 +198,7 @@ const update = defineRoute<WebhookParams, Record<string, never>, WebhookUpdate>(
   },
 });
 
-const remove = defineRoute<WebhookParams>({
+const remove = defineRoute({
   method: 'DELETE',
   path: '/webhooks/:webhook_id',
   operationId: 'deleteWebhook',
@@ -231,7 +216,7 @@ const remove = defineRoute<WebhookParams>({
   },
 });
 
-const rotateSecret = defineRoute<WebhookParams>({
+const rotateSecret = defineRoute({
   method: 'POST',
   path: '/webhooks/:webhook_id/rotate-secret',
   operationId: 'rotateWebhookSecret',
@@ -253,7 +238,7 @@ const rotateSecret = defineRoute<WebhookParams>({
   },
 });
 
-const sendTest = defineRoute<WebhookParams, Record<string, never>, WebhookTest>({
+const sendTest = defineRoute({
   method: 'POST',
   path: '/webhooks/:webhook_id/test',
   operationId: 'testWebhook',
@@ -297,7 +282,7 @@ const sendTest = defineRoute<WebhookParams, Record<string, never>, WebhookTest>(
   },
 });
 
-const deliveries = defineRoute<WebhookParams, DeliveriesQuery>({
+const deliveries = defineRoute({
   method: 'GET',
   path: '/webhooks/:webhook_id/deliveries',
   operationId: 'listWebhookDeliveries',
@@ -332,7 +317,7 @@ const deliveries = defineRoute<WebhookParams, DeliveriesQuery>({
   },
 });
 
-const resend = defineRoute<DeliveryParams>({
+const resend = defineRoute({
   method: 'POST',
   path: '/webhooks/:webhook_id/deliveries/:delivery_id/resend',
   operationId: 'resendWebhookDelivery',
@@ -418,7 +403,7 @@ const recoveryInProgress = () =>
     { param: 'webhook_id', storable: false },
   );
 
-const recover = defineRoute<WebhookParams, Record<string, never>, WebhookRecover>({
+const recover = defineRoute({
   method: 'POST',
   path: '/webhooks/:webhook_id/recover',
   operationId: 'recoverWebhookDeliveries',
@@ -545,7 +530,7 @@ async function startRecovery(ctx: ApiContext, recovery: WebhookRecovery, endpoin
   }
 }
 
-const getRecovery = defineRoute<RecoveryParams>({
+const getRecovery = defineRoute({
   method: 'GET',
   path: '/webhooks/:webhook_id/recoveries/:recovery_id',
   operationId: 'getWebhookRecovery',

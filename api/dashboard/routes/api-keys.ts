@@ -2,7 +2,7 @@ import { ApiKey, User } from '../../../db/entities/index.js';
 import { createApiKey, OperatorError, revokeApiKey } from '../../../lib/accounts.js';
 import { SCOPES } from '../../../lib/scopes.js';
 import { parameterInvalid, resourceMissing } from '../../errors.js';
-import { listQuerySchema, listSchema, type PageQuery, paginate } from '../../pagination.js';
+import { listQuerySchema, listSchema, paginate } from '../../pagination.js';
 import { defineRoute, type RouteDefinition } from '../../route.js';
 import { dateTimeSchema, uuidParams, uuidSchema } from '../../schemas/common.js';
 
@@ -10,8 +10,6 @@ import { dateTimeSchema, uuidParams, uuidSchema } from '../../schemas/common.js'
 // operator CLI's functions (lib/accounts.ts) for the signed-in person. Everyone in the workspace
 // sees which keys exist, never a secret; owners and admins create and revoke (`roles`, checked
 // by the router like every route). A new key acts as the person who made it.
-
-type KeyBody = { name: string; scopes: string[]; expires_at?: string | null };
 
 const keySchema = {
   type: 'object',
@@ -41,7 +39,7 @@ function presentKey(key: ApiKey, emails: Map<string, string>) {
   };
 }
 
-const list = defineRoute<Record<string, never>, PageQuery>({
+const list = defineRoute({
   method: 'GET',
   path: '/keys',
   operationId: 'listApiKeys',
@@ -61,7 +59,7 @@ const list = defineRoute<Record<string, never>, PageQuery>({
   },
 });
 
-const create = defineRoute<Record<string, never>, Record<string, never>, KeyBody>({
+const create = defineRoute({
   method: 'POST',
   path: '/keys',
   operationId: 'createApiKey',
@@ -105,7 +103,7 @@ const create = defineRoute<Record<string, never>, Record<string, never>, KeyBody
   },
 });
 
-const revoke = defineRoute<{ key_id: string }>({
+const revoke = defineRoute({
   method: 'POST',
   path: '/keys/:key_id/revoke',
   operationId: 'revokeApiKey',

@@ -7,7 +7,7 @@ import { uuidParams } from '../../schemas/common.js';
 // The events a call produced and each one's deliveries to the workspace's endpoints, for the call
 // page. /v1 lists deliveries per endpoint only; this is the same data seen from the call.
 
-const list = defineRoute<{ call_id: string }>({
+const list = defineRoute({
   method: 'GET',
   path: '/calls/:call_id/events',
   operationId: 'listCallEvents',

@@ -6,7 +6,7 @@ import { uuidParams } from '../../schemas/common.js';
 // Every attempt of one delivery (status code, duration, what went wrong), for the delivery log.
 // /v1 shows a delivery's latest attempt only.
 
-const list = defineRoute<{ webhook_id: string; delivery_id: string }>({
+const list = defineRoute({
   method: 'GET',
   path: '/webhooks/:webhook_id/deliveries/:delivery_id/attempts',
   operationId: 'listDeliveryAttempts',

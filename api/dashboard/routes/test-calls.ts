@@ -14,7 +14,6 @@ import { findAgentOr404 } from '../../workspace-resources.js';
 // Starting one is placing a call, so it needs what POST /calls needs (calls:write; not a viewer).
 // The agent's lines reach the browser through GET /dashboard/api/calls/{call_id}/live (api/dashboard/call-events.ts).
 
-type CallParams = { call_id: string };
 const callParams = uuidParams('call_id');
 
 async function findTestCallOr404(ctx: ApiContext, callId: string): Promise<Call> {
@@ -27,7 +26,7 @@ async function findTestCallOr404(ctx: ApiContext, callId: string): Promise<Call>
   return call;
 }
 
-const start = defineRoute<Record<string, never>, Record<string, never>, { agent_id: string }>({
+const start = defineRoute({
   method: 'POST',
   path: '/test-calls',
   operationId: 'startTestCall',
@@ -58,7 +57,7 @@ const start = defineRoute<Record<string, never>, Record<string, never>, { agent_
   },
 });
 
-const say = defineRoute<CallParams, Record<string, never>, { line: number; text: string }>({
+const say = defineRoute({
   method: 'POST',
   path: '/test-calls/:call_id/say',
   operationId: 'sayInTestCall',
@@ -90,7 +89,7 @@ const say = defineRoute<CallParams, Record<string, never>, { line: number; text:
   },
 });
 
-const hangUp = defineRoute<CallParams>({
+const hangUp = defineRoute({
   method: 'POST',
   path: '/test-calls/:call_id/hang-up',
   operationId: 'hangUpTestCall',
