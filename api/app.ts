@@ -1,7 +1,8 @@
-import Koa from 'koa';
+import Koa, { type Context, type Next } from 'koa';
 import { dashboardUrl } from '../lib/dashboard/url.js';
 import { ApiKeyAuthenticator } from './api-key-authenticator.js';
-import { dashboard } from './dashboard/dashboard.js';
+import { AUTH_PREFIX } from './dashboard/auth-routes.js';
+import { DASHBOARD_API_PREFIX, dashboard } from './dashboard/dashboard.js';
 import { SessionStore } from './dashboard/sessions.js';
 import { errorMiddleware } from './middleware/errors.js';
 import { requestContext } from './middleware/request-context.js';
@@ -44,6 +45,7 @@ export function createApp(
   koa.silent = true;
   koa.use(requestContext(deps, reads));
   koa.use(errorMiddleware);
+  koa.use(noStore);
   koa.use(async (ctx, next) => {
     if (ctx.path !== `${API_PREFIX}/openapi.json` || !['GET', 'HEAD'].includes(ctx.method)) return next();
     ctx.type = 'application/json; charset=utf-8';
@@ -61,4 +63,18 @@ export function createApp(
       await reads.end();
     },
   };
+}
+
+/**
+ * Every answer of the API and of the dashboard's endpoints is one caller's data, and some carry a
+ * secret (a new key, a webhook's signing secret) or the session's CSRF token: no cache, shared or
+ * private, may keep one. The OpenAPI document and the dashboard's assets may be cached.
+ */
+const NO_STORE_PREFIXES = [`${API_PREFIX}/`, `${DASHBOARD_API_PREFIX}/`, `${AUTH_PREFIX}/`];
+
+async function noStore(ctx: Context, next: Next) {
+  if (ctx.path !== `${API_PREFIX}/openapi.json` && NO_STORE_PREFIXES.some((p) => ctx.path.startsWith(p))) {
+    ctx.set('Cache-Control', 'no-store');
+  }
+  await next();
 }

@@ -175,6 +175,15 @@ export const rateLimited = (retryAfterSeconds: number) =>
   tooMany('rate_limited', 'Too many requests for this API key.', retryAfterSeconds);
 export const signInRateLimited = (retryAfterSeconds: number) =>
   tooMany('rate_limited', 'Too many sign-in attempts; wait before trying again.', retryAfterSeconds);
+export const inviteRateLimited = (retryAfterSeconds: number) =>
+  tooMany(
+    'rate_limited',
+    'Too many invite attempts from this address; wait before trying again.',
+    retryAfterSeconds,
+  );
+/** The dashboard's live call view: a session holds a few open streams at once. */
+export const tooManyLiveViews = () =>
+  tooMany('rate_limited', 'Too many live call views are open in this session; close one first.', 5);
 export const callRateLimited = (retryAfterSeconds: number) =>
   tooMany('call_rate_limited', 'Too many outbound calls in the last minute.', retryAfterSeconds);
 export const callDailyLimit = (retryAfterSeconds: number) =>

@@ -30,6 +30,7 @@ export const paginationQueryProperties = {
   cursor: {
     type: 'string',
     pattern: CURSOR_PATTERN,
+    maxLength: 30,
     description: 'The next_cursor of the previous page: 30 characters of base64url.',
   },
 } as const;

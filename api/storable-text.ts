@@ -1,4 +1,5 @@
 import type { JsonSchema } from './route.js';
+import { rewriteSchema } from './schema-rewrite.js';
 
 // PostgreSQL's text and jsonb cannot hold a NUL character, so no text the API stores or compares
 // may contain one. Rather than each schema repeating it, every free-text string of a request's
@@ -7,23 +8,9 @@ import type { JsonSchema } from './route.js';
 // shows the result, so a new field of a new route is covered, and documented, without a thought.
 
 export const NO_NUL_PATTERN = '^[^\\u0000]*$';
-const DATA_KEYWORDS = new Set(['enum', 'const', 'default', 'examples', 'example']);
 
 export function withStorableText(schema: JsonSchema): JsonSchema {
-  return rewrite(schema) as JsonSchema;
-}
-
-function rewrite(node: unknown): unknown {
-  if (Array.isArray(node)) return node.map(rewrite);
-  if (!node || typeof node !== 'object') return node;
-  const schema = node as JsonSchema;
-  const out: JsonSchema = {};
-  for (const [key, value] of Object.entries(schema)) {
-    // Values of these keywords are data, not schemas.
-    out[key] = DATA_KEYWORDS.has(key) ? value : rewrite(value);
-  }
-  if (isFreeText(schema)) out.pattern = NO_NUL_PATTERN;
-  return out;
+  return rewriteSchema(schema, (node) => (isFreeText(node) ? { ...node, pattern: NO_NUL_PATTERN } : node));
 }
 
 function isFreeText(schema: JsonSchema): boolean {

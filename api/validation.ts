@@ -3,8 +3,10 @@ import addFormatsModule from 'ajv-formats';
 import { UUID_PATTERN } from '../lib/uuid.js';
 import { BCP47_PATTERN } from './bcp47.js';
 import { type ApiError, parameterInvalid, parameterMissing, parameterUnknown } from './errors.js';
+import { withLengthFirst } from './length-first.js';
 import { CURSOR_PATTERN } from './pagination.js';
 import type { JsonSchema } from './route.js';
+import { isStorableDateTime } from './storable-date-time.js';
 import { NO_NUL_PATTERN } from './storable-text.js';
 
 // ajv compiles every route's schemas once at start. Bodies are validated as sent (no coercion, no
@@ -17,6 +19,8 @@ function newAjv(options: { coerceTypes: boolean; useDefaults: boolean }) {
   addFormats(ajv, ['date-time', 'uri', 'email']);
   // ajv-formats' uuid also takes a `urn:uuid:` prefix, which PostgreSQL refuses (a 500).
   ajv.addFormat('uuid', UUID_PATTERN);
+  // RFC 3339 less what cannot be stored: a leap second, years outside 0001..9999 (UTC).
+  ajv.addFormat('date-time', { type: 'string', validate: isStorableDateTime });
   return ajv;
 }
 
@@ -26,7 +30,7 @@ const queryAjv = newAjv({ coerceTypes: true, useDefaults: true });
 export type Validator = (data: unknown) => ApiError | null;
 
 export function compileBodyValidator(schema: JsonSchema): Validator {
-  const validate = toValidator(bodyAjv.compile(schema));
+  const validate = toValidator(bodyAjv.compile(withLengthFirst(schema)));
   return (data) => validate(data) ?? storableTextError(data);
 }
 
@@ -61,7 +65,7 @@ function storableTextError(value: unknown, path = ''): ApiError | null {
 
 /** For query and path params: strings are coerced to the schema's types, defaults filled in. */
 export function compileQueryValidator(schema: JsonSchema): Validator {
-  const validate = toValidator(queryAjv.compile(schema));
+  const validate = toValidator(queryAjv.compile(withLengthFirst(schema)));
   // ajv coerces anything JavaScript reads as a number (`0x10`, `1e1`, ` 5`); an integer parameter
   // takes decimal digits only.
   const properties = (schema.properties ?? {}) as Record<string, JsonSchema>;
@@ -129,7 +133,7 @@ function join(path: string, field: string): string {
 
 const FORMAT_NAMES: Record<string, string> = {
   uuid: 'a UUID',
-  'date-time': 'an ISO 8601 date-time with a time zone',
+  'date-time': 'an ISO 8601 date-time with a time zone, from 0001 to 9999 UTC, without a leap second',
   uri: 'a URI',
   email: 'an email address',
 };

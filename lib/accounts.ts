@@ -11,6 +11,7 @@ import {
   type WorkspacePlan,
 } from '../db/entities/index.js';
 import { generateApiKeySecret, hashApiKeySecret } from './api-key-secret.js';
+import { endSessionsOf } from './dashboard/end-sessions.js';
 import { isE164 } from './e164.js';
 import { isScope, SCOPES } from './scopes.js';
 import { isUuid } from './uuid.js';
@@ -60,6 +61,21 @@ export async function setUserRole(em: EntityManager, input: { userId: string; ro
   if (!user) throw new OperatorError(`no user with id ${input.userId}`);
   user.role = role;
   await em.flush();
+  return user;
+}
+
+/**
+ * Removes a person from a workspace: their membership goes, and with it (by the foreign keys) the
+ * API keys they made and their invites; every dashboard session of theirs ends, in the same
+ * transaction, so no signed-in page outlives the removal (they sign in again for other workspaces).
+ */
+export async function removeUser(em: EntityManager, input: { userId: string }) {
+  const user = isUuid(input.userId) ? await em.findOne(User, { id: input.userId }) : null;
+  if (!user) throw new OperatorError(`no user with id ${input.userId}`);
+  await em.transactional(async (tx) => {
+    await endSessionsOf(tx, user.email);
+    await tx.nativeDelete(User, { id: user.id });
+  });
   return user;
 }
 

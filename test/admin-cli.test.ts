@@ -116,6 +116,10 @@ test('user create prints id and role; user set-role changes the stored role', as
   const changed = await adminJson('user', 'set-role', '--id', String(created.id), '--role', 'viewer');
   assert.deepEqual(changed, { id: created.id, role: 'viewer' });
   assert.equal((await em().findOneOrFail(User, { id: String(created.id) })).role, 'viewer');
+
+  const removed = await adminJson('user', 'remove', '--id', String(created.id));
+  assert.deepEqual(removed, { id: created.id, removed: true });
+  assert.equal(await em().findOne(User, { id: String(created.id) }), null);
 });
 
 test('key create prints the secret once and stores only its hash; key revoke sets revokedAt', async () => {
@@ -362,6 +366,7 @@ describe('refusals: non-zero exit, one line on stderr, nothing on stdout', { con
       1,
       /role must be one of/,
     ],
+    ['unknown user on remove', () => ['user', 'remove', '--id', unknownId], 1, /no user with id/],
     [
       'unknown user on set-role',
       () => ['user', 'set-role', '--id', unknownId, '--role', 'admin'],
@@ -604,6 +609,7 @@ test('--help lists every command and each command lists its flags', async () => 
     'workspace create',
     'user create',
     'user set-role',
+    'user remove',
     'key create',
     'key revoke',
     'number create',

@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { test } from 'node:test';
 import { parse } from 'yaml';
 import { SEARCH_ATTRIBUTES } from '../lib/temporal/search-attributes.js';
@@ -10,6 +12,7 @@ import {
 } from '../scripts/cluster/settings.js';
 import { MAX_RESTART_DELAY_MS, restartDelay } from '../scripts/cluster/supervisor.js';
 import { allTemporalPorts, temporalServerConfig } from '../scripts/cluster/temporal-config.js';
+import { writeUiConfig } from '../scripts/cluster/temporal-server.js';
 import { goToolchainFor } from '../scripts/temporal-server-binaries.js';
 
 // The cheap parts of `npm run start:cluster` (no Go build, no server): its settings, the Temporal
@@ -127,4 +130,18 @@ test("the Go build uses the machine's go when it is new enough, else fetches go1
   assert.equal(goToolchainFor('go version go1.26.10 linux/amd64'), 'local');
   assert.equal(goToolchainFor('go version go1.27 linux/amd64'), 'local');
   assert.equal(goToolchainFor('something else'), 'go1.26.10');
+});
+
+test('the Web UI, which has no sign-in of its own, listens on the loopback address only', () => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'ui-config-'));
+  try {
+    writeUiConfig({ dir, uiPort: 18233, temporalAddress: '127.0.0.1:17233', namespace: 'default' });
+    const config = parse(readFileSync(path.join(dir, 'cluster.yaml'), 'utf8'));
+    assert.equal(config.host, '127.0.0.1');
+    assert.equal(config.port, 18233);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+  const compose = parse(readFileSync('docker-compose.yml', 'utf8'));
+  assert.deepEqual(compose.services['temporal-ui'].ports, ['127.0.0.1:8233:8080']);
 });

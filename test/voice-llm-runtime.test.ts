@@ -119,6 +119,14 @@ describe('dynamic variables', () => {
     assert.equal(fillVariables('{{{name}}}', metadata), '{Kari}');
   });
 
+  test('time linear in the text: an unclosed {{ before 49,000 spaces (a system prompt) is quick', () => {
+    const prompt = `{{a${' '.repeat(49_000)}`;
+    const started = performance.now();
+    assert.equal(fillVariables(prompt, { a: 'x' }), prompt);
+    // The earlier pattern took 16 s here (quadratic); linear is about a millisecond.
+    assert.ok(performance.now() - started < 1_000, `${performance.now() - started} ms`);
+  });
+
   test('every opening line of the scripted agent fills them too', async () => {
     const scripted = new ScriptedAgent();
     const metadata = { first_name: 'Kari' };

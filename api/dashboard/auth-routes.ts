@@ -6,6 +6,7 @@ import { decoyPasswordHash, PASSWORD_MAX_LENGTH, passwordMatches } from '../../l
 import {
   type ApiError,
   csrfTokenInvalid,
+  inviteRateLimited,
   parameterInvalid,
   sessionMissing,
   signInFailed,
@@ -50,6 +51,10 @@ const pickBody = compileBodyValidator({
   properties: { user_id: { type: 'string', format: 'uuid' } },
 });
 
+function clientAddress(ctx: Ctx): string {
+  return ctx.ip || ctx.request.socket.remoteAddress || 'unknown';
+}
+
 async function bodyOf<T>(ctx: Ctx, validate: (data: unknown) => ApiError | null): Promise<T> {
   const body = parseJsonObject(await readRawBody(ctx)) ?? {};
   const error = validate(body);
@@ -70,8 +75,7 @@ export function authRoutes(deps: AuthRouteDeps): Middleware {
   router.post('/sign-in', async (ctx) => {
     const { email, password } = await bodyOf<{ email: string; password: string }>(ctx, signInBody);
     const normalized = email.trim().toLowerCase();
-    const address = ctx.ip || ctx.request.socket.remoteAddress || 'unknown';
-    const decision = await deps.limiter.take({ email: normalized, address });
+    const decision = await deps.limiter.take({ email: normalized, address: clientAddress(ctx) });
     if (!decision.allowed) throw signInRateLimited(decision.retryAfterSeconds);
     const credential = await ctx.state.em.findOne(DashboardCredential, { email: normalized });
     // The same argon2 work whether or not the account exists.
@@ -85,6 +89,8 @@ export function authRoutes(deps: AuthRouteDeps): Middleware {
 
   router.post('/invite', async (ctx) => {
     const { token, password } = await bodyOf<{ token: string; password: string }>(ctx, inviteBody);
+    const decision = await deps.limiter.takeInvite({ address: clientAddress(ctx) });
+    if (!decision.allowed) throw inviteRateLimited(decision.retryAfterSeconds);
     const result = await acceptInvite(ctx.state.em, { token, password });
     if (!result.ok) {
       if (result.refusal === 'password_invalid') throw parameterInvalid('password', result.message);

@@ -68,8 +68,12 @@ export class SessionStore {
     return { token };
   }
 
-  /** The live session behind a cookie token, or null (unknown, signed out, idle or past its end). */
-  async find(token: string | undefined): Promise<SessionInfo | null> {
+  /**
+   * The live session behind a cookie token, or null (unknown, signed out, idle or past its end).
+   * A request counts as activity (`touch`); a long-lived stream re-checking its session does not,
+   * so an open live view does not keep an idle session alive.
+   */
+  async find(token: string | undefined, options: { touch?: boolean } = {}): Promise<SessionInfo | null> {
     if (!token || token.length > 100) return null;
     const rows = await this.orm.em
       .getConnection()
@@ -79,7 +83,7 @@ export class SessionStore {
     const now = this.now();
     const lastSeen = new Date(row.last_seen_at).getTime();
     if (new Date(row.expires_at).getTime() <= now || lastSeen + IDLE_TIMEOUT_MS <= now) return null;
-    if (now - lastSeen >= TOUCH_INTERVAL_MS) {
+    if ((options.touch ?? true) && now - lastSeen >= TOUCH_INTERVAL_MS) {
       await this.orm.em
         .getConnection()
         .execute(

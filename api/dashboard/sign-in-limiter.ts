@@ -1,10 +1,10 @@
 import { createHash } from 'node:crypto';
 import type { Orm } from '../../db/orm.js';
 
-// Sign-in attempts per account and per client address, counted in PostgreSQL
-// (sign_in_attempt_windows) so every API process shares the counts. Every attempt counts, right
-// or wrong, so guessing is bounded whichever way it is spread. Windows of WINDOW_SECONDS; a
-// refusal says when the window ends (the 429's Retry-After).
+// Sign-in attempts per account and per client address, and invite uses per client address,
+// counted in PostgreSQL (sign_in_attempt_windows) so every API process shares the counts. Every
+// attempt counts, right or wrong, so guessing is bounded whichever way it is spread. Windows of
+// WINDOW_SECONDS; a refusal says when the window ends (the 429's Retry-After).
 
 export const WINDOW_SECONDS = 15 * 60;
 export const ATTEMPTS_PER_ACCOUNT = 10;
@@ -18,14 +18,27 @@ export class SignInLimiter {
     private readonly now: () => number = Date.now,
   ) {}
 
-  async take(input: { email: string; address: string }): Promise<SignInDecision> {
+  /** A sign-in: limited per account and per address. */
+  take(input: { email: string; address: string }): Promise<SignInDecision> {
+    return this.decide([
+      [`account:${digest(input.email.toLowerCase())}`, ATTEMPTS_PER_ACCOUNT],
+      [`address:${digest(input.address)}`, ATTEMPTS_PER_ADDRESS],
+    ]);
+  }
+
+  /**
+   * An invite use (a token guess costs a look-up, a right one an argon2 hash): limited per address
+   * like sign-in, in a bucket of its own so the two do not use up each other's attempts.
+   */
+  takeInvite(input: { address: string }): Promise<SignInDecision> {
+    return this.decide([[`invite-address:${digest(input.address)}`, ATTEMPTS_PER_ADDRESS]]);
+  }
+
+  private async decide(buckets: [bucket: string, limit: number][]): Promise<SignInDecision> {
     const nowSeconds = Math.floor(this.now() / 1000);
     const windowStart = nowSeconds - (nowSeconds % WINDOW_SECONDS);
-    const [account, address] = await Promise.all([
-      this.count(`account:${digest(input.email.toLowerCase())}`, windowStart),
-      this.count(`address:${digest(input.address)}`, windowStart),
-    ]);
-    if (account > ATTEMPTS_PER_ACCOUNT || address > ATTEMPTS_PER_ADDRESS) {
+    const counts = await Promise.all(buckets.map(([bucket]) => this.count(bucket, windowStart)));
+    if (counts.some((count, i) => count > buckets[i]![1])) {
       return { allowed: false, retryAfterSeconds: windowStart + WINDOW_SECONDS - nowSeconds };
     }
     return { allowed: true };

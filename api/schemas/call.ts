@@ -1,10 +1,10 @@
 import { E164_PATTERN } from '../../lib/e164.js';
-import { dateTimeSchema, uuidSchema } from './common.js';
+import { dateTimeSchema, E164_MAX_LENGTH, uuidSchema } from './common.js';
 
 // Bounds from the spec's CallCreate and Limits; the order of the checks after the schema is in
 // docs/calls.md.
 
-const e164 = { type: 'string', pattern: E164_PATTERN } as const;
+const e164 = { type: 'string', pattern: E164_PATTERN, maxLength: E164_MAX_LENGTH } as const;
 
 /** Metadata keys and values are short strings; at most 20 keys. */
 export const METADATA_LIMITS = { maxKeys: 20, maxKeyLength: 40, maxValueLength: 500 } as const;

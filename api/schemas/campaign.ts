@@ -3,7 +3,7 @@ import { HH_MM_PATTERN, TIMEZONES } from '../../lib/campaigns/calling-windows.js
 import { E164_PATTERN } from '../../lib/e164.js';
 import type { BodyOf } from '../route.js';
 import { METADATA_LIMITS } from './call.js';
-import { dateTimeSchema, uuidSchema } from './common.js';
+import { DATE_TIME_MAX_LENGTH, dateTimeSchema, E164_MAX_LENGTH, uuidSchema } from './common.js';
 
 // Campaign and Recipient (spec campaigns-v1). What a schema cannot say (a known IANA timezone, a
 // window's start before its end, `to` unique within the campaign, the merged metadata's 20 keys)
@@ -25,8 +25,13 @@ export const CAMPAIGN_DEFAULTS = {
   },
 };
 
-const e164 = { type: 'string', pattern: E164_PATTERN } as const;
-const hhmm = { type: 'string', pattern: HH_MM_PATTERN, description: '`HH:MM`, 24-hour.' } as const;
+const e164 = { type: 'string', pattern: E164_PATTERN, maxLength: E164_MAX_LENGTH } as const;
+const hhmm = {
+  type: 'string',
+  pattern: HH_MM_PATTERN,
+  maxLength: 5,
+  description: '`HH:MM`, 24-hour.',
+} as const;
 
 const metadataSchema = {
   type: 'object',
@@ -50,7 +55,12 @@ const scheduleSchema = {
   type: 'object',
   additionalProperties: false,
   properties: {
-    start_at: { type: ['string', 'null'], format: 'date-time', description: 'null: now.' },
+    start_at: {
+      type: ['string', 'null'],
+      format: 'date-time',
+      maxLength: DATE_TIME_MAX_LENGTH,
+      description: 'null: now.',
+    },
     timezone: {
       type: 'string',
       enum: [...TIMEZONES],
@@ -95,7 +105,7 @@ export const campaignCreateSchema = {
     name: { type: 'string', minLength: 1, maxLength: 200 },
     agent_id: uuidSchema,
     recipients: recipientsSchema,
-    from: { type: ['string', 'null'], pattern: E164_PATTERN },
+    from: { type: ['string', 'null'], pattern: E164_PATTERN, maxLength: E164_MAX_LENGTH },
     schedule: scheduleSchema,
     max_concurrent_calls: { type: 'integer', minimum: 1, maximum: 50 },
     retry: retrySchema,

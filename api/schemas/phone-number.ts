@@ -1,6 +1,6 @@
 import { PHONE_NUMBER_CAPABILITIES, PHONE_NUMBER_STATUSES } from '../../db/entities/index.js';
 import { E164_PATTERN } from '../../lib/e164.js';
-import { dateTimeSchema, uuidSchema } from './common.js';
+import { dateTimeSchema, UUID_MAX_LENGTH, uuidSchema } from './common.js';
 
 export const phoneNumberUpdateSchema = {
   type: 'object',
@@ -10,6 +10,7 @@ export const phoneNumberUpdateSchema = {
     agent_id: {
       type: ['string', 'null'],
       format: 'uuid',
+      maxLength: UUID_MAX_LENGTH,
       description: 'The agent that answers; null for none.',
     },
   },

@@ -1,6 +1,6 @@
 import { WEBHOOK_RECOVERY_STATUSES, WEBHOOK_RECOVERY_STOP_REASONS } from '../../db/entities/index.js';
 import { RECOVERY_WINDOW_DAYS } from '../../lib/webhooks/recovery.js';
-import { dateTimeSchema, uuidSchema } from './common.js';
+import { DATE_TIME_MAX_LENGTH, dateTimeSchema, uuidSchema } from './common.js';
 
 // POST /webhooks/{webhook_id}/recover and the WebhookRecovery it answers (docs/webhooks.md).
 
@@ -12,11 +12,13 @@ export const webhookRecoverSchema = {
     since: {
       type: 'string',
       format: 'date-time',
+      maxLength: DATE_TIME_MAX_LENGTH,
       description: `Start of the period (event time): at most ${RECOVERY_WINDOW_DAYS} days back, not in the future.`,
     },
     until: {
       type: 'string',
       format: 'date-time',
+      maxLength: DATE_TIME_MAX_LENGTH,
       description: 'End of the period, not before since (default: the time of the request).',
     },
   },

@@ -4,6 +4,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { DashboardCredential, DashboardInvite, User } from '../../db/entities/index.js';
 import { OperatorError } from '../accounts.js';
 import { isUuid } from '../uuid.js';
+import { endSessionsOf } from './end-sessions.js';
 import { hashPassword, passwordProblem } from './passwords.js';
 import { hashToken, randomToken } from './tokens.js';
 
@@ -38,16 +39,19 @@ export async function createInvite(
 export type InviteRefusal = 'invite_invalid' | 'password_invalid';
 
 /**
- * Uses an invite: sets the person's password (for every workspace of that email) and marks the
- * invite used, in one transaction so a link works exactly once. Returns the invited user.
+ * Uses an invite: sets the person's password (for every workspace of that email), marks the invite
+ * used and ends every dashboard session the person has, in one transaction, so a link works
+ * exactly once and a session stolen before the reset does not outlive it (the caller then starts
+ * the one new session). The token is looked up before any argon2 work: a wrong or used token costs
+ * one indexed read, not a hash. `hash` is the password hash (tests count its calls).
  */
 export async function acceptInvite(
   em: EntityManager,
   input: { token: string; password: string },
+  hash: (password: string) => Promise<string> = hashPassword,
 ): Promise<{ ok: true; user: User } | { ok: false; refusal: InviteRefusal; message: string }> {
   const problem = passwordProblem(input.password);
   if (problem) return { ok: false, refusal: 'password_invalid', message: problem };
-  const passwordHash = await hashPassword(input.password);
   return em.transactional(async (tx) => {
     const invite = await tx.findOne(
       DashboardInvite,
@@ -61,12 +65,14 @@ export async function acceptInvite(
         message: 'This invite link is not valid: it was used already or has expired. Ask for a new one.',
       };
     }
+    const passwordHash = await hash(input.password);
     const user = await tx.findOneOrFail(User, { id: invite.user });
     invite.usedAt = new Date();
     const credential = await tx.findOne(DashboardCredential, { email: user.email });
     if (credential) credential.passwordHash = passwordHash;
     else tx.create(DashboardCredential, { email: user.email, passwordHash });
     await tx.flush();
+    await endSessionsOf(tx, user.email);
     return { ok: true as const, user };
   });
 }

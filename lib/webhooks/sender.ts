@@ -32,12 +32,17 @@ export interface SendRequest {
 
 class TargetRefused extends Error {}
 
+/**
+ * The attempt's error when the target is not a public address. The delivery log is the tenant's,
+ * so it does not say what the name resolved to (a way to map internal DNS).
+ */
+export const TARGET_REFUSED = 'target refused: the address is not public';
+
 const guardedLookup: LookupFunction = (hostname, options, callback) => {
   dnsLookup(hostname, { ...options, all: true } as LookupAllOptions, (err, answers: LookupAddress[]) => {
     if (err) return callback(err, '', 0);
     for (const answer of answers) {
-      const reason = forbiddenAddressReason(answer.address);
-      if (reason) return callback(new TargetRefused(`${hostname} resolves to a ${reason}`), '', 0);
+      if (forbiddenAddressReason(answer.address)) return callback(new TargetRefused(), '', 0);
     }
     if (options.all) return (callback as unknown as (e: null, a: LookupAddress[]) => void)(null, answers);
     const first = answers[0];
@@ -74,8 +79,7 @@ export function sendWebhook(request: SendRequest): Promise<SendResult> {
     if (!request.allowPrivate) {
       if (url.protocol !== 'https:') return fail('only https targets are allowed');
       const host = url.hostname.replace(/^\[|\]$/g, '');
-      const reason = isIP(host) ? forbiddenAddressReason(host) : null;
-      if (reason) return fail(`target refused: ${reason}`);
+      if (isIP(host) && forbiddenAddressReason(host)) return fail(TARGET_REFUSED);
     }
 
     const req = transport.request(url, {
@@ -91,14 +95,11 @@ export function sendWebhook(request: SendRequest): Promise<SendResult> {
     if (!request.allowPrivate) {
       req.on('socket', (socket: Socket) => {
         socket.once('connect', () => {
-          const reason = forbiddenAddressReason(socket.remoteAddress ?? '');
-          if (reason) req.destroy(new TargetRefused(`connected address is a ${reason}`));
+          if (forbiddenAddressReason(socket.remoteAddress ?? '')) req.destroy(new TargetRefused());
         });
       });
     }
-    req.on('error', (err) =>
-      fail(err instanceof TargetRefused ? `target refused: ${err.message}` : err.message),
-    );
+    req.on('error', (err) => fail(err instanceof TargetRefused ? TARGET_REFUSED : err.message));
     req.on('response', (res) => {
       const status = res.statusCode ?? 0;
       const delivered = status >= 200 && status < 300;

@@ -13,6 +13,13 @@ export interface UrlPolicy {
   allowPrivate: boolean;
 }
 
+/**
+ * Said of every URL whose host is not a public address (a private literal, a local name, a name
+ * that resolves to a private address): the same words for each, so a tenant cannot use the
+ * refusal to map internal DNS.
+ */
+export const URL_NOT_ALLOWED = 'url is not allowed: webhooks go to public https addresses only';
+
 /** Why the URL may not be registered, or null when it may. */
 export async function webhookUrlProblem(raw: string, policy: UrlPolicy): Promise<string | null> {
   if (raw.length > WEBHOOK_URL_MAX_LENGTH) return `url must be at most ${WEBHOOK_URL_MAX_LENGTH} characters`;
@@ -32,18 +39,14 @@ export async function webhookUrlProblem(raw: string, policy: UrlPolicy): Promise
   // URL already normalised numeric forms such as http://2130706433/ to 127.0.0.1.
   const host = url.hostname.replace(/^\[|\]$/g, '');
   if (isIP(host)) {
-    const reason = forbiddenAddressReason(host);
-    return reason ? `url points to a ${reason}; only public addresses are allowed` : null;
+    return forbiddenAddressReason(host) ? URL_NOT_ALLOWED : null;
   }
   const name = host.toLowerCase().replace(/\.$/, '');
   if (name === 'localhost' || name.endsWith('.localhost') || !name.includes('.')) {
-    return 'url must name a public host';
+    return URL_NOT_ALLOWED;
   }
-  for (const address of await resolveQuietly(name)) {
-    const reason = forbiddenAddressReason(address);
-    if (reason) return `url resolves to a ${reason}; only public addresses are allowed`;
-  }
-  return null;
+  const addresses = await resolveQuietly(name);
+  return addresses.some((address) => forbiddenAddressReason(address)) ? URL_NOT_ALLOWED : null;
 }
 
 /**

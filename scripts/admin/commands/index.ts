@@ -4,7 +4,7 @@ import { keyCreate, keyRevoke } from './key.js';
 import { limitsSet } from './limits.js';
 import { numberCreate } from './number.js';
 import { simulateInbound, simulateWebCall } from './simulate.js';
-import { userCreate, userInvite, userSetRole } from './user.js';
+import { userCreate, userInvite, userRemove, userSetRole } from './user.js';
 import { workspaceCreate } from './workspace.js';
 
 /** Every operator command, in the order help lists them. A new command is one more line here. */
@@ -12,6 +12,7 @@ export const commands: Command[] = [
   workspaceCreate,
   userCreate,
   userSetRole,
+  userRemove,
   userInvite,
   keyCreate,
   keyRevoke,

@@ -1,5 +1,5 @@
 import { USER_ROLES } from '../../../db/entities/index.js';
-import { createUser, setUserRole } from '../../../lib/accounts.js';
+import { createUser, removeUser, setUserRole } from '../../../lib/accounts.js';
 import { createInvite, DEFAULT_INVITE_HOURS, inviteUrl } from '../../../lib/dashboard/invites.js';
 import { dashboardUrl } from '../../../lib/dashboard/url.js';
 import { defineCommand } from '../command.js';
@@ -35,6 +35,21 @@ export const userSetRole = defineCommand({
     return {
       json: { id: user.id, role: user.role },
       text: `User ${user.id} ${user.email} is now ${user.role}`,
+    };
+  },
+});
+
+export const userRemove = defineCommand({
+  name: 'user remove',
+  summary: 'Remove a person from a workspace: their keys stop working, their dashboard sessions end.',
+  flags: {
+    id: { type: 'string', required: true, value: 'ID', help: 'user id' },
+  },
+  async run({ id }, context) {
+    const user = await removeUser(await context.em(), { userId: id });
+    return {
+      json: { id: user.id, removed: true },
+      text: `Removed user ${user.id} ${user.email} from workspace ${user.workspace}; their keys are revoked and their dashboard sessions ended`,
     };
   },
 });
