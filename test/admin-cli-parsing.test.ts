@@ -45,7 +45,7 @@ describe('a wrong command line: exit code 2 and exactly this line on stderr, not
     [
       'a group with a flag but no subcommand',
       ['user', '--email', 'a@b.test'],
-      '"user" needs a subcommand: user create, user set-role, user invite',
+      '"user" needs a subcommand: user create, user set-role, user remove, user invite',
     ],
     [
       'unknown subcommand',
