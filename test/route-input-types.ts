@@ -1,5 +1,5 @@
-import type { listQuerySchema } from '../api/pagination.js';
-import { type BodyOf, defineRoute, type QueryOf } from '../api/route.js';
+import type { listQuerySchema } from '../api/http/pagination.js';
+import { type BodyOf, defineRoute, type QueryOf } from '../api/http/route.js';
 import type { agentUpdateSchema } from '../api/schemas/agent.js';
 import { callCreateSchema, type callListFilters } from '../api/schemas/call.js';
 import { uuidParams } from '../api/schemas/common.js';

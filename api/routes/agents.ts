@@ -2,15 +2,15 @@ import { randomUUID } from 'node:crypto';
 import { Agent, PhoneNumber } from '../../db/entities/index.js';
 import type { Settings } from '../../lib/settings.js';
 import { agentRuntime, DEFAULT_AGENT_LANGUAGE } from '../agent-runtime.js';
-import { agentNotReady } from '../errors.js';
-import { linksTakingId } from '../links.js';
+import { findAgentOr404, readAgentOr404 } from '../auth/workspace-resources.js';
+import { agentNotReady } from '../http/errors.js';
+import { linksTakingId } from '../http/links.js';
+import { listQuerySchema, listSchema, paginate } from '../http/pagination.js';
+import { defineRoute, type RouteDefinition } from '../http/route.js';
 import { storeAnswerWithWork } from '../middleware/idempotency.js';
-import { listQuerySchema, listSchema, paginate } from '../pagination.js';
 import { presentAgent } from '../presenters/agent.js';
-import { defineRoute, type RouteDefinition } from '../route.js';
 import { agentCreateSchema, agentSchema, agentUpdateSchema } from '../schemas/agent.js';
 import { deletedSchema, uuidParams } from '../schemas/common.js';
-import { findAgentOr404, readAgentOr404 } from '../workspace-resources.js';
 
 // Agent status rules (docs/api-platform.md):
 // - publish: draft, unpublished → published; needs a non-blank system_prompt (else 422

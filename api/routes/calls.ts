@@ -17,14 +17,14 @@ import {
   fromNumberRequired,
   quotaExceeded,
   resourceMissing,
-} from '../errors.js';
-import { linksTakingId } from '../links.js';
+} from '../http/errors.js';
+import { linksTakingId } from '../http/links.js';
+import { listQuerySchema, listSchema, paginate } from '../http/pagination.js';
+import { type ApiContext, defineRoute, type RouteDefinition } from '../http/route.js';
+import { withTimeout } from '../http/with-timeout.js';
 import { storeAnswerWithWork } from '../middleware/idempotency.js';
-import { listQuerySchema, listSchema, paginate } from '../pagination.js';
-import { type ApiContext, defineRoute, type RouteDefinition } from '../route.js';
 import { callCreateSchema, callListFilters, callSchema, transcriptSchema } from '../schemas/call.js';
 import { uuidParams } from '../schemas/common.js';
-import { withTimeout } from '../with-timeout.js';
 
 // POST /calls: the body schema (400) is checked by the router; then admitOutboundCall
 // (lib/calls/admit-outbound-call.ts) runs every other check in its documented order inside one

@@ -28,11 +28,12 @@ import {
   parameterInvalid,
   resourceMissing,
   upstreamUnavailable,
-} from '../errors.js';
-import { linksTakingId } from '../links.js';
+} from '../http/errors.js';
+import { linksTakingId } from '../http/links.js';
+import { listQuerySchema, listSchema, paginate, paginateInOrder } from '../http/pagination.js';
+import { type ApiContext, defineRoute, type RouteDefinition } from '../http/route.js';
+import { withTimeout } from '../http/with-timeout.js';
 import { storeAnswerWithWork } from '../middleware/idempotency.js';
-import { listQuerySchema, listSchema, paginate, paginateInOrder } from '../pagination.js';
-import { type ApiContext, defineRoute, type RouteDefinition } from '../route.js';
 import { METADATA_LIMITS } from '../schemas/call.js';
 import {
   CAMPAIGN_DEFAULTS,
@@ -47,7 +48,6 @@ import {
   recipientsAddSchema,
 } from '../schemas/campaign.js';
 import { uuidParams } from '../schemas/common.js';
-import { withTimeout } from '../with-timeout.js';
 
 // Campaigns (spec campaigns-v1, docs/campaigns.md). The campaign's row is the truth about its
 // state: these routes change it in a transaction holding the row's lock, then signal the

@@ -1,10 +1,10 @@
 import { PhoneNumber } from '../../db/entities/index.js';
-import { listQuerySchema, listSchema, paginate } from '../pagination.js';
+import { findAgentOr404, findPhoneNumberOr404 } from '../auth/workspace-resources.js';
+import { listQuerySchema, listSchema, paginate } from '../http/pagination.js';
+import { defineRoute, type RouteDefinition } from '../http/route.js';
 import { presentPhoneNumber } from '../presenters/phone-number.js';
-import { defineRoute, type RouteDefinition } from '../route.js';
 import { uuidParams } from '../schemas/common.js';
 import { phoneNumberSchema, phoneNumberUpdateSchema } from '../schemas/phone-number.js';
-import { findAgentOr404, findPhoneNumberOr404 } from '../workspace-resources.js';
 
 // Numbers are created by the operator (`admin number create`); the API lists them and sets which
 // agent answers each one.

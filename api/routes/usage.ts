@@ -1,7 +1,7 @@
 import { CALL_OUTCOMES } from '../../lib/analysis/analyzer.js';
 import { minutesOf, startOfNextUtcMonth, startOfUtcMonth } from '../../lib/calls/call-limits.js';
-import { parameterInvalid } from '../errors.js';
-import { defineRoute, type RouteDefinition } from '../route.js';
+import { parameterInvalid } from '../http/errors.js';
+import { defineRoute, type RouteDefinition } from '../http/route.js';
 import { usageQuerySchema, usageSchema } from '../schemas/call-usage.js';
 
 // GET /usage: calls started in [start, end) of every direction and status. `minutes` adds up

@@ -25,14 +25,15 @@ import {
   resourceMissing,
   unprocessable,
   upstreamUnavailable,
-} from '../errors.js';
-import { linksTakingId } from '../links.js';
+} from '../http/errors.js';
+import { linksTakingId } from '../http/links.js';
+import { listQuerySchema, listSchema, paginate } from '../http/pagination.js';
+import { type ApiContext, defineRoute, type RouteDefinition } from '../http/route.js';
+import { withTimeout } from '../http/with-timeout.js';
 import { storeAnswerWithWork, withdrawAnswerWithWork } from '../middleware/idempotency.js';
-import { listQuerySchema, listSchema, paginate } from '../pagination.js';
 import { presentWebhookDelivery } from '../presenters/webhook-delivery.js';
 import { presentWebhookEndpoint, presentWebhookEndpointWithSecret } from '../presenters/webhook-endpoint.js';
 import { presentWebhookRecovery } from '../presenters/webhook-recovery.js';
-import { type ApiContext, defineRoute, type RouteDefinition } from '../route.js';
 import { deletedSchema, uuidParams } from '../schemas/common.js';
 import {
   webhookCreateSchema,
@@ -43,7 +44,6 @@ import {
 } from '../schemas/webhook.js';
 import { deliveryFilterProperties, webhookDeliverySchema } from '../schemas/webhook-delivery.js';
 import { webhookRecoverSchema, webhookRecoverySchema } from '../schemas/webhook-recovery.js';
-import { withTimeout } from '../with-timeout.js';
 
 // Webhook endpoints and their delivery log (docs/webhooks.md). Adding, changing, testing,
 // removing, rotating, resending and recovering need a key made by an owner or admin.

@@ -1,7 +1,7 @@
 import { CAMPAIGN_STATUSES, RECIPIENT_STATUSES } from '../../db/entities/index.js';
 import { HH_MM_PATTERN, TIMEZONES } from '../../lib/campaigns/calling-windows.js';
 import { E164_PATTERN } from '../../lib/e164.js';
-import type { BodyOf } from '../route.js';
+import type { BodyOf } from '../http/route.js';
 import { METADATA_LIMITS } from './call.js';
 import { DATE_TIME_MAX_LENGTH, dateTimeSchema, E164_MAX_LENGTH, uuidSchema } from './common.js';
 

@@ -1,9 +1,9 @@
 import { ApiKey, User } from '../../../db/entities/index.js';
 import { createApiKey, OperatorError, revokeApiKey } from '../../../lib/accounts.js';
 import { SCOPES } from '../../../lib/scopes.js';
-import { parameterInvalid, resourceMissing } from '../../errors.js';
-import { listQuerySchema, listSchema, paginate } from '../../pagination.js';
-import { defineRoute, type RouteDefinition } from '../../route.js';
+import { parameterInvalid, resourceMissing } from '../../http/errors.js';
+import { listQuerySchema, listSchema, paginate } from '../../http/pagination.js';
+import { defineRoute, type RouteDefinition } from '../../http/route.js';
 import { dateTimeSchema, uuidParams, uuidSchema } from '../../schemas/common.js';
 
 // API keys in the dashboard: /v1 has no key endpoints, so these dashboard-only routes run the

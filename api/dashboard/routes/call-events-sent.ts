@@ -1,7 +1,7 @@
 import { Call, Event, WebhookDelivery, WebhookEndpoint } from '../../../db/entities/index.js';
-import { resourceMissing } from '../../errors.js';
+import { resourceMissing } from '../../http/errors.js';
+import { defineRoute, type RouteDefinition } from '../../http/route.js';
 import { presentWebhookDelivery } from '../../presenters/webhook-delivery.js';
-import { defineRoute, type RouteDefinition } from '../../route.js';
 import { uuidParams } from '../../schemas/common.js';
 
 // The events a call produced and each one's deliveries to the workspace's endpoints, for the call

@@ -1,6 +1,6 @@
 import { WebhookDelivery, WebhookDeliveryAttempt } from '../../../db/entities/index.js';
-import { resourceMissing } from '../../errors.js';
-import { defineRoute, type RouteDefinition } from '../../route.js';
+import { resourceMissing } from '../../http/errors.js';
+import { defineRoute, type RouteDefinition } from '../../http/route.js';
 import { uuidParams } from '../../schemas/common.js';
 
 // Every attempt of one delivery (status code, duration, what went wrong), for the delivery log.

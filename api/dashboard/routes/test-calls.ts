@@ -4,10 +4,10 @@ import { OperatorError } from '../../../lib/accounts.js';
 import { startWebCall } from '../../../lib/calls/incoming-calls.js';
 import { browserCallerHangUpSignal, browserCallerSaysSignal } from '../../../lib/temporal/call-messages.js';
 import { farEndWorkflowId } from '../../../lib/temporal/workflow-contracts.js';
-import { resourceMissing, unprocessable } from '../../errors.js';
-import { type ApiContext, defineRoute, type RouteDefinition } from '../../route.js';
+import { findAgentOr404 } from '../../auth/workspace-resources.js';
+import { resourceMissing, unprocessable } from '../../http/errors.js';
+import { type ApiContext, defineRoute, type RouteDefinition } from '../../http/route.js';
 import { uuidParams, uuidSchema } from '../../schemas/common.js';
-import { findAgentOr404 } from '../../workspace-resources.js';
 
 // The test panel: a `web` call to a draft or published agent through the same call workflow as
 // every call, with the person in the browser as its far end (workflows/browser-caller-workflow.ts).

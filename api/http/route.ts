@@ -2,18 +2,18 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Client } from '@temporalio/client';
 import type { FromSchema, JSONSchema } from 'json-schema-to-ts';
 import type { ParameterizedContext } from 'koa';
-import type { UserRole } from '../db/entities/index.js';
-import type { Orm } from '../db/orm.js';
-import type { Logger } from '../lib/logger.js';
-import type { Scope } from '../lib/scopes.js';
-import type { Settings } from '../lib/settings.js';
-import type { CommittedAnswer } from './middleware/idempotency.js';
-import type { ReadPool } from './read-pool.js';
+import type { UserRole } from '../../db/entities/index.js';
+import type { Orm } from '../../db/orm.js';
+import type { Logger } from '../../lib/logger.js';
+import type { Scope } from '../../lib/scopes.js';
+import type { Settings } from '../../lib/settings.js';
+import type { CommittedAnswer } from '../middleware/idempotency.js';
+import type { ReadPool } from '../read-pool.js';
 
 /*
  * Declarative route definitions: the contract every route module (api/routes/*.ts) follows.
  * A module exports an array of RouteDefinition; api/routes/index.ts lists the modules. The router
- * (api/router.ts) runs every request through the same pipeline, in this order:
+ * (api/http/router.ts) runs every request through the same pipeline, in this order:
  *
  *   1. X-Request-Id set; unknown method or path → 404 route_not_found
  *   2. auth: `Authorization: Bearer <key>` → 401 api_key_missing / api_key_invalid,
@@ -38,7 +38,7 @@ import type { ReadPool } from './read-pool.js';
  *   8. handler(ctx, { params, query, body }) → { status, body, headers?, storedBody? }.
  *      The types of params, query and body are derived from the route's schemas (defineRoute),
  *      so a field the schema does not have cannot be read, nor one it has be left out.
- *      Throw ApiError (api/errors.ts) for every refusal; nothing else writes error bodies.
+ *      Throw ApiError (api/http/errors.ts) for every refusal; nothing else writes error bodies.
  *      `storedBody` is what an idempotent replay answers instead of `body` (secrets removed).
  *      A replay repeats status and body only; `headers` are not stored. A handler whose work
  *      commits to the database stores its answer in that transaction (storeAnswerWithWork in
