@@ -4,6 +4,7 @@ import { SCOPES } from '../../../lib/scopes.js';
 import { parameterInvalid, resourceMissing } from '../../http/errors.js';
 import { listQuerySchema, listSchema, paginate } from '../../http/pagination.js';
 import { defineRoute, type RouteDefinition } from '../../http/route.js';
+import { presentKey } from '../../presenters/api-key.js';
 import { dateTimeSchema, uuidParams, uuidSchema } from '../../schemas/common.js';
 
 // API keys in the dashboard: /v1 has no key endpoints, so these dashboard-only routes run the
@@ -25,19 +26,6 @@ const keySchema = {
     revoked_at: { anyOf: [dateTimeSchema, { type: 'null' }] },
   },
 };
-
-function presentKey(key: ApiKey, emails: Map<string, string>) {
-  return {
-    object: 'api_key',
-    id: key.id,
-    name: key.name,
-    scopes: key.scopes,
-    created_by: emails.get(key.createdBy) ?? null,
-    created_at: key.createdAt.toISOString(),
-    expires_at: key.expiresAt?.toISOString() ?? null,
-    revoked_at: key.revokedAt?.toISOString() ?? null,
-  };
-}
 
 const list = defineRoute({
   method: 'GET',
