@@ -1,18 +1,18 @@
 import Koa, { type Context, type Next } from 'koa';
 import { dashboardUrl } from '../lib/dashboard/url.js';
-import { ApiKeyAuthenticator } from './api-key-authenticator.js';
+import { ApiKeyAuthenticator } from './auth/api-key-authenticator.js';
+import { RateLimiter } from './auth/rate-limiter.js';
 import { AUTH_PREFIX } from './dashboard/auth-routes.js';
 import { DASHBOARD_API_PREFIX, dashboard } from './dashboard/dashboard.js';
 import { SessionStore } from './dashboard/sessions.js';
+import { openApiDocument } from './http/openapi.js';
+import type { ApiState, AppDeps, RouteDefinition } from './http/route.js';
+import { API_PREFIX, buildRouter } from './http/router.js';
+import { unreadableRequestHandler } from './http/unreadable-request.js';
 import { errorMiddleware } from './middleware/errors.js';
 import { requestContext } from './middleware/request-context.js';
-import { openApiDocument } from './openapi.js';
-import { RateLimiter } from './rate-limiter.js';
 import { createReadPool } from './read-pool.js';
-import type { ApiState, AppDeps, RouteDefinition } from './route.js';
-import { API_PREFIX, buildRouter } from './router.js';
 import { allRoutes } from './routes/index.js';
-import { unreadableRequestHandler } from './unreadable-request.js';
 
 export interface ApiApp {
   koa: Koa<ApiState>;

@@ -3,7 +3,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import Koa from 'koa';
 import { createApp } from '../api/app.js';
-import { defineRoute } from '../api/route.js';
+import { defineRoute } from '../api/http/route.js';
 import { allRoutes } from '../api/routes/index.js';
 import { listen } from '../api/server.js';
 import { startLocalPostgres } from '../db/embedded-postgres.js';

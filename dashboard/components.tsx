@@ -134,6 +134,59 @@ export function Pager({
   );
 }
 
+/**
+ * A list as every list page shows it: loading and error states, the empty note, a table with a
+ * header row and one row per item (`row` returns the item's `<tr>`, with its key), and for a paged
+ * list the pager below it.
+ */
+export function ListTable<T>({
+  resource,
+  empty,
+  columns,
+  row,
+  pager,
+}: {
+  resource: Resource<{ data: T[]; next_cursor?: string | null }>;
+  empty: ComponentChildren;
+  /** Column headers; `false` leaves a column out (one only some people see). */
+  columns: (string | false)[];
+  row: (item: T) => ComponentChildren;
+  pager?: { pages: ReturnType<typeof usePages>; label: string };
+}) {
+  return (
+    <>
+      <Loaded resource={resource}>
+        {(page) =>
+          page.data.length === 0 ? (
+            <Empty>{empty}</Empty>
+          ) : (
+            <div class="table-wrap">
+              <table>
+                <thead>
+                  <tr>
+                    {columns.map(
+                      (column) =>
+                        column !== false && (
+                          <th key={column} scope="col">
+                            {column}
+                          </th>
+                        ),
+                    )}
+                  </tr>
+                </thead>
+                <tbody>{page.data.map(row)}</tbody>
+              </table>
+            </div>
+          )
+        }
+      </Loaded>
+      {resource.data && pager && (
+        <Pager pages={pager.pages} nextCursor={resource.data.next_cursor ?? null} label={pager.label} />
+      )}
+    </>
+  );
+}
+
 export function SecretOnce({ label, secret }: { label: string; secret: string }) {
   const [copied, setCopied] = useState(false);
   const field = useRef<HTMLInputElement>(null);

@@ -2,7 +2,7 @@ import type { Configuration } from '@mikro-orm/core';
 import { PostgreSqlConnection, PostgreSqlDriver } from '@mikro-orm/postgresql';
 import type { DatabaseConnection, Driver, TransactionSettings } from 'kysely';
 import pg, { type PoolConfig } from 'pg';
-import { isDatabaseUnavailable } from '../lib/database-errors.js';
+import { isDatabaseUnavailable } from './database-errors.js';
 
 // Kysely (under MikroORM 7.2.1) hands a transaction's connection back to the pool only after its
 // COMMIT or ROLLBACK succeeds. When the server has dropped the connection, both fail, and the dead

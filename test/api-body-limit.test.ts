@@ -3,7 +3,7 @@ import { once } from 'node:events';
 import net from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { BODY_LIMIT_BYTES, LINGER_MAX_BYTES, LINGER_MAX_MS } from '../api/request-body.js';
+import { BODY_LIMIT_BYTES, LINGER_MAX_BYTES, LINGER_MAX_MS } from '../api/http/request-body.js';
 import { closeApiAndDatabase, type Fixture, startApiOnFreshDatabase, type TestApi } from './support/api.js';
 import type { TestDatabase } from './support/database.js';
 import type { OversizeCase, OversizeResult, OversizeRun } from './support/oversize-client.js';

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import * as errors from '../api/errors.js';
-import { ApiError } from '../api/errors.js';
+import * as errors from '../api/http/errors.js';
+import { ApiError } from '../api/http/errors.js';
 import { errorTypeOf } from './support/assert-api.js';
 
 // The spec's error code table, letter by letter: each code has its constructor, with the spec's

@@ -6,8 +6,8 @@ import {
   callRejected,
   internalError,
   rateLimited,
-} from '../api/errors.js';
-import { defineRoute, type RouteDefinition } from '../api/route.js';
+} from '../api/http/errors.js';
+import { defineRoute, type RouteDefinition } from '../api/http/route.js';
 import { allRoutes } from '../api/routes/index.js';
 import { Agent } from '../db/entities/index.js';
 import { createFixture, type Fixture, startApi, type TestApi } from './support/api.js';

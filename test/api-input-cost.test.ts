@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { dashboardApiRoutes } from '../api/dashboard/dashboard.js';
-import type { JsonSchema } from '../api/route.js';
+import type { JsonSchema } from '../api/http/route.js';
+import { withStorableText } from '../api/http/storable-text.js';
 import { allRoutes } from '../api/routes/index.js';
-import { withStorableText } from '../api/storable-text.js';
 import { closeApiAndDatabase, type Fixture, startApiOnFreshDatabase, type TestApi } from './support/api.js';
 import { assertApiError } from './support/assert-api.js';
 import { createAgentFixture, uniqueNumber } from './support/call-fixtures.js';

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { ApiKeyAuthenticator, CACHE_TTL_MS } from '../api/api-key-authenticator.js';
-import { ApiError } from '../api/errors.js';
+import { ApiKeyAuthenticator, CACHE_TTL_MS } from '../api/auth/api-key-authenticator.js';
+import { ApiError } from '../api/http/errors.js';
 import { revokeApiKey, setUserRole } from '../lib/accounts.js';
 import { createFixture } from './support/api.js';
 import { freshDatabase, type TestDatabase } from './support/database.js';

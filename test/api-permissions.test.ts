@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { defineRoute } from '../api/route.js';
+import { defineRoute } from '../api/http/route.js';
 import { allRoutes } from '../api/routes/index.js';
 import { createPhoneNumber } from '../lib/accounts.js';
 import {

@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import net from 'node:net';
 import { after, before, describe, test } from 'node:test';
-import { BODY_LIMIT_BYTES } from '../api/request-body.js';
-import { defineRoute } from '../api/route.js';
+import { BODY_LIMIT_BYTES } from '../api/http/request-body.js';
+import { defineRoute } from '../api/http/route.js';
 import { allRoutes } from '../api/routes/index.js';
 import {
   closeApiAndDatabase,

@@ -260,7 +260,7 @@ describe('the dashboard in Chromium', { skip }, () => {
       .waitFor();
 
     await log.getByRole('button', { name: 'Resend' }).first().click();
-    await log.getByRole('cell', { name: 'resend' }).waitFor();
+    await log.getByRole('cell', { name: 'resend', exact: true }).waitFor();
     await receiver.waitForRequests(2, 30_000);
     await page.getByRole('button', { name: 'Pause' }).click();
     await page.getByRole('button', { name: 'Resume' }).waitFor();

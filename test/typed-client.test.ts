@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { NativeConnection, type Worker } from '@temporalio/worker';
-import { openApiDocument } from '../api/openapi.js';
+import { openApiDocument } from '../api/http/openapi.js';
 import { allRoutes } from '../api/routes/index.js';
 import {
   type Agent,

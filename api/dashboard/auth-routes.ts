@@ -12,10 +12,10 @@ import {
   signInFailed,
   signInRateLimited,
   unprocessable,
-} from '../errors.js';
-import { parseJsonObject, readRawBody } from '../request-body.js';
-import type { ApiState } from '../route.js';
-import { compileBodyValidator } from '../validation.js';
+} from '../http/errors.js';
+import { parseJsonObject, readRawBody } from '../http/request-body.js';
+import type { ApiState } from '../http/route.js';
+import { compileBodyValidator } from '../http/validation.js';
 import { csrfTokenMatches, type SessionStore, sessionToken, setSessionCookie } from './sessions.js';
 import type { SignInLimiter } from './sign-in-limiter.js';
 

@@ -2,9 +2,9 @@ import { PassThrough } from 'node:stream';
 import type { Context, Middleware } from 'koa';
 import { Call, TranscriptEntry } from '../../db/entities/index.js';
 import { isUuid } from '../../lib/uuid.js';
-import { parameterInvalid, resourceMissing, tooManyLiveViews } from '../errors.js';
-import type { ApiContext, ApiState, RouteDefinition } from '../route.js';
-import { authenticate, authorize, type RouterServices } from '../router.js';
+import { parameterInvalid, resourceMissing, tooManyLiveViews } from '../http/errors.js';
+import type { ApiContext, ApiState, RouteDefinition } from '../http/route.js';
+import { authenticate, authorize, type RouterServices } from '../http/router.js';
 import { sessionToken } from './sessions.js';
 
 // GET /dashboard/api/calls/{call_id}/live: a call's transcript lines and status as server-sent

@@ -1,8 +1,8 @@
 import type { Context, Middleware } from 'koa';
 import type { Orm } from '../../db/orm.js';
-import { routeNotFound } from '../errors.js';
-import type { ApiState } from '../route.js';
-import { API_PREFIX, buildRouter, type RouterServices } from '../router.js';
+import { routeNotFound } from '../http/errors.js';
+import type { ApiState } from '../http/route.js';
+import { API_PREFIX, buildRouter, type RouterServices } from '../http/router.js';
 import { dashboardAssets } from './assets.js';
 import { AUTH_PREFIX, authRoutes } from './auth-routes.js';
 import { callEvents } from './call-events.js';
@@ -17,7 +17,7 @@ import { SignInLimiter } from './sign-in-limiter.js';
 // The dashboard, served by the API process on the same port under `/` (operations contract,
 // section 8). Its data comes from /v1 itself, with the session standing in for a key; the few
 // things /v1 has no endpoint for (keys, the test panel, voices, attempts) are routes under /dashboard/api
-// that run through the same pipeline (api/router.ts) and take only a session. Everything outside
+// that run through the same pipeline (api/http/router.ts) and take only a session. Everything outside
 // /v1 is the dashboard's; /v1 stays exactly as it was.
 
 export const DASHBOARD_API_PREFIX = '/dashboard/api';

@@ -1,6 +1,6 @@
 import type { Middleware } from 'koa';
-import { routeNotFound } from '../errors.js';
-import type { ApiState } from '../route.js';
+import { routeNotFound } from '../http/errors.js';
+import type { ApiState } from '../http/route.js';
 import { dashboardAssets } from './assets.js';
 import { type SessionStore, sessionToken } from './sessions.js';
 

@@ -1,7 +1,7 @@
 import type { Context, Next } from 'koa';
-import { isDatabaseUnavailable } from '../../lib/database-errors.js';
-import { ApiError, databaseUnavailable, internalError } from '../errors.js';
-import type { ApiState } from '../route.js';
+import { isDatabaseUnavailable } from '../../db/database-errors.js';
+import { ApiError, databaseUnavailable, internalError } from '../http/errors.js';
+import type { ApiState } from '../http/route.js';
 import { type Outcome, sendOutcome } from './outcome.js';
 
 /**

@@ -1,8 +1,8 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { IdempotencyState } from '../../db/entities/idempotency-record.js';
-import { idempotencyKeyReused, idempotencyRequestInProgress, parameterInvalid } from '../errors.js';
-import type { ApiContext, RouteResult } from '../route.js';
+import { idempotencyKeyReused, idempotencyRequestInProgress, parameterInvalid } from '../http/errors.js';
+import type { ApiContext, RouteResult } from '../http/route.js';
 import type { Outcome } from './outcome.js';
 
 // One mechanism for every creating POST that takes an Idempotency-Key. The database decides,

@@ -1,8 +1,8 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Context, Next } from 'koa';
+import { newRequestId } from '../http/request-id.js';
+import type { ApiState, AppDeps } from '../http/route.js';
 import type { ReadPool } from '../read-pool.js';
-import { newRequestId } from '../request-id.js';
-import type { ApiState, AppDeps } from '../route.js';
 
 /**
  * Outermost middleware: a request id on every response (X-Request-Id), deps and a request-scoped

@@ -2,21 +2,15 @@ import { randomUUID } from 'node:crypto';
 import { Agent, PhoneNumber } from '../../db/entities/index.js';
 import type { Settings } from '../../lib/settings.js';
 import { agentRuntime, DEFAULT_AGENT_LANGUAGE } from '../agent-runtime.js';
-import { agentNotReady } from '../errors.js';
-import { linksTakingId } from '../links.js';
+import { findAgentOr404, readAgentOr404 } from '../auth/workspace-resources.js';
+import { agentNotReady } from '../http/errors.js';
+import { linksTakingId } from '../http/links.js';
+import { listQuerySchema, listSchema, paginate } from '../http/pagination.js';
+import { defineRoute, type RouteDefinition } from '../http/route.js';
 import { storeAnswerWithWork } from '../middleware/idempotency.js';
-import { listQuerySchema, listSchema, type PageQuery, paginate } from '../pagination.js';
 import { presentAgent } from '../presenters/agent.js';
-import { defineRoute, type RouteDefinition } from '../route.js';
-import {
-  type AgentCreate,
-  type AgentUpdate,
-  agentCreateSchema,
-  agentSchema,
-  agentUpdateSchema,
-} from '../schemas/agent.js';
+import { agentCreateSchema, agentSchema, agentUpdateSchema } from '../schemas/agent.js';
 import { deletedSchema, uuidParams } from '../schemas/common.js';
-import { findAgentOr404, readAgentOr404 } from '../workspace-resources.js';
 
 // Agent status rules (docs/api-platform.md):
 // - publish: draft, unpublished → published; needs a non-blank system_prompt (else 422
@@ -27,7 +21,6 @@ import { findAgentOr404, readAgentOr404 } from '../workspace-resources.js';
 //   agent_not_ready).
 // - PATCH cannot blank the system_prompt of a published agent (422 agent_not_ready).
 
-type AgentParams = { agent_id: string };
 const agentParams = uuidParams('agent_id');
 const agentResponse = { description: 'Agent', schema: agentSchema };
 const missing = { description: 'resource_missing: no such agent in the workspace.' };
@@ -38,7 +31,7 @@ const runtimeOf = (ctx: { state: { deps: { settings: Pick<Settings, 'voiceLlm'> 
 
 const isBlank = (text: string | null | undefined) => !text || text.trim() === '';
 
-const list = defineRoute<Record<string, never>, PageQuery>({
+const list = defineRoute({
   method: 'GET',
   path: '/agents',
   operationId: 'listAgents',
@@ -58,7 +51,7 @@ const list = defineRoute<Record<string, never>, PageQuery>({
   },
 });
 
-const create = defineRoute<Record<string, never>, Record<string, never>, AgentCreate>({
+const create = defineRoute({
   method: 'POST',
   path: '/agents',
   operationId: 'createAgent',
@@ -107,7 +100,7 @@ const create = defineRoute<Record<string, never>, Record<string, never>, AgentCr
   },
 });
 
-const get = defineRoute<AgentParams>({
+const get = defineRoute({
   method: 'GET',
   path: '/agents/:agent_id',
   operationId: 'getAgent',
@@ -121,7 +114,7 @@ const get = defineRoute<AgentParams>({
   },
 });
 
-const update = defineRoute<AgentParams, Record<string, never>, AgentUpdate>({
+const update = defineRoute({
   method: 'PATCH',
   path: '/agents/:agent_id',
   operationId: 'updateAgent',
@@ -154,7 +147,7 @@ const update = defineRoute<AgentParams, Record<string, never>, AgentUpdate>({
   },
 });
 
-const remove = defineRoute<AgentParams>({
+const remove = defineRoute({
   method: 'DELETE',
   path: '/agents/:agent_id',
   operationId: 'deleteAgent',
@@ -175,7 +168,7 @@ const remove = defineRoute<AgentParams>({
   },
 });
 
-const publish = defineRoute<AgentParams>({
+const publish = defineRoute({
   method: 'POST',
   path: '/agents/:agent_id/publish',
   operationId: 'publishAgent',
@@ -203,7 +196,7 @@ const publish = defineRoute<AgentParams>({
   },
 });
 
-const unpublish = defineRoute<AgentParams>({
+const unpublish = defineRoute({
   method: 'POST',
   path: '/agents/:agent_id/unpublish',
   operationId: 'unpublishAgent',

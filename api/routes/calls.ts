@@ -3,22 +3,15 @@ import { Call, TranscriptEntry } from '../../db/entities/index.js';
 import { admitOutboundCall } from '../../lib/calls/admit-outbound-call.js';
 import { presentCall } from '../../lib/calls/call-resource.js';
 import { startCallWorkflow } from '../../lib/calls/start-call-workflow.js';
-import { admissionRefusalError } from '../admission-errors.js';
-import { callOutcomeUnknown, resourceMissing } from '../errors.js';
-import { linksTakingId } from '../links.js';
+import { admissionRefusalError } from '../http/admission-errors.js';
+import { callOutcomeUnknown, resourceMissing } from '../http/errors.js';
+import { linksTakingId } from '../http/links.js';
+import { listQuerySchema, listSchema, paginate } from '../http/pagination.js';
+import { type ApiContext, defineRoute, type RouteDefinition } from '../http/route.js';
+import { startWorkflowInRequest } from '../http/temporal-request.js';
 import { storeAnswerWithWork } from '../middleware/idempotency.js';
-import { listQuerySchema, listSchema, type PageQuery, paginate } from '../pagination.js';
-import { type ApiContext, defineRoute, type RouteDefinition } from '../route.js';
-import {
-  type CallCreate,
-  type CallListFilters,
-  callCreateSchema,
-  callListFilters,
-  callSchema,
-  transcriptSchema,
-} from '../schemas/call.js';
+import { callCreateSchema, callListFilters, callSchema, transcriptSchema } from '../schemas/call.js';
 import { uuidParams } from '../schemas/common.js';
-import { startWorkflowInRequest } from '../temporal-request.js';
 
 // POST /calls: the body schema (400) is checked by the router; then admitOutboundCall
 // (lib/calls/admit-outbound-call.ts) runs every other check in its documented order inside one
@@ -33,7 +26,7 @@ type CallParams = { call_id: string };
 const callParams = uuidParams('call_id');
 const missing = { description: 'resource_missing: no such call in the workspace.' };
 
-const create = defineRoute<Record<string, never>, Record<string, never>, CallCreate>({
+const create = defineRoute({
   method: 'POST',
   path: '/calls',
   operationId: 'createCall',
@@ -100,7 +93,7 @@ async function confirmCallStart(ctx: ApiContext, call: Call): Promise<void> {
   }
 }
 
-const list = defineRoute<Record<string, never>, PageQuery & CallListFilters>({
+const list = defineRoute({
   method: 'GET',
   path: '/calls',
   operationId: 'listCalls',
@@ -132,7 +125,7 @@ async function findCallOr404(em: EntityManager, workspaceId: string, callId: str
   return call;
 }
 
-const get = defineRoute<CallParams>({
+const get = defineRoute({
   method: 'GET',
   path: '/calls/:call_id',
   operationId: 'getCall',
@@ -146,7 +139,7 @@ const get = defineRoute<CallParams>({
   },
 });
 
-const transcript = defineRoute<CallParams>({
+const transcript = defineRoute({
   method: 'GET',
   path: '/calls/:call_id/transcript',
   operationId: 'getCallTranscript',

@@ -6,19 +6,17 @@ import {
   recipientTally,
 } from '../../lib/campaigns/campaign-recipients.js';
 import { presentRecipient } from '../../lib/campaigns/campaign-resource.js';
-import { campaignRecipientLimit } from '../errors.js';
-import { listQuerySchema, listSchema, type PageQuery, paginateInOrder } from '../pagination.js';
-import { defineRoute, type RouteDefinition } from '../route.js';
+import { campaignRecipientLimit } from '../http/errors.js';
+import { listQuerySchema, listSchema, paginateInOrder } from '../http/pagination.js';
+import { defineRoute, type RouteDefinition } from '../http/route.js';
 import {
   campaignSchema,
   RECIPIENTS_PER_CAMPAIGN,
-  type RecipientsAdd,
   recipientListFilters,
   recipientSchema,
   recipientsAddSchema,
 } from '../schemas/campaign.js';
 import {
-  type CampaignParams,
   campaignParams,
   changeCampaign,
   checkEmergencyNumbers,
@@ -30,7 +28,7 @@ import {
 // A campaign's recipients (spec campaigns-v1, docs/campaigns.md): listed in the order given, and
 // added to a campaign that has not ended.
 
-const recipients = defineRoute<CampaignParams, PageQuery & { status?: string }>({
+const recipients = defineRoute({
   method: 'GET',
   path: '/campaigns/:campaign_id/recipients',
   operationId: 'listCampaignRecipients',
@@ -55,7 +53,7 @@ const recipients = defineRoute<CampaignParams, PageQuery & { status?: string }>(
   },
 });
 
-const addRecipients = defineRoute<CampaignParams, Record<string, never>, RecipientsAdd>({
+const addRecipients = defineRoute({
   method: 'POST',
   path: '/campaigns/:campaign_id/recipients',
   operationId: 'addCampaignRecipients',

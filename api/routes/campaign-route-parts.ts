@@ -4,12 +4,12 @@ import { isEmergencyNumber } from '../../lib/calls/emergency-numbers.js';
 import { type CampaignMoveRefusal, lockCampaign } from '../../lib/campaigns/campaign-moves.js';
 import { countRecipients, presentCampaign } from '../../lib/campaigns/campaign-resource.js';
 import { type CampaignChange, signalCampaign } from '../../lib/campaigns/campaign-workflow-client.js';
-import { campaignStateInvalid, emergencyNumber, parameterInvalid, resourceMissing } from '../errors.js';
-import type { ApiContext } from '../route.js';
+import { campaignStateInvalid, emergencyNumber, parameterInvalid, resourceMissing } from '../http/errors.js';
+import type { ApiContext } from '../http/route.js';
+import { askTemporal } from '../http/temporal-request.js';
 import { METADATA_LIMITS } from '../schemas/call.js';
 import type { RecipientInput } from '../schemas/campaign.js';
 import { uuidParams } from '../schemas/common.js';
-import { askTemporal } from '../temporal-request.js';
 
 // What the campaign routes share (campaigns.ts, campaign-recipients.ts): finding the campaign,
 // changing it under its row lock and telling its workflow, and the checks of new recipients.

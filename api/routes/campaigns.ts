@@ -1,4 +1,4 @@
-import { Campaign, type CampaignStatus } from '../../db/entities/index.js';
+import { Campaign } from '../../db/entities/index.js';
 import { checkOutboundAgent } from '../../lib/calls/admit-outbound-call.js';
 import { cancelCampaign, pauseCampaign, resumeCampaign } from '../../lib/campaigns/campaign-moves.js';
 import {
@@ -8,12 +8,13 @@ import {
 } from '../../lib/campaigns/campaign-resource.js';
 import { startCampaignWorkflow } from '../../lib/campaigns/campaign-workflow-client.js';
 import { createCampaign } from '../../lib/campaigns/create-campaign.js';
-import { agentRefusalError } from '../admission-errors.js';
-import { parameterInvalid, upstreamUnavailable } from '../errors.js';
-import { linksTakingId } from '../links.js';
+import { agentRefusalError } from '../http/admission-errors.js';
+import { parameterInvalid, upstreamUnavailable } from '../http/errors.js';
+import { linksTakingId } from '../http/links.js';
+import { listQuerySchema, listSchema, paginate } from '../http/pagination.js';
+import { type ApiContext, defineRoute, type RouteDefinition } from '../http/route.js';
+import { startWorkflowInRequest } from '../http/temporal-request.js';
 import { storeAnswerWithWork } from '../middleware/idempotency.js';
-import { listQuerySchema, listSchema, type PageQuery, paginate } from '../pagination.js';
-import { type ApiContext, defineRoute, type RouteDefinition } from '../route.js';
 import {
   CAMPAIGN_DEFAULTS,
   type CampaignCreate,
@@ -21,9 +22,7 @@ import {
   campaignListFilters,
   campaignSchema,
 } from '../schemas/campaign.js';
-import { startWorkflowInRequest } from '../temporal-request.js';
 import {
-  type CampaignParams,
   campaignParams,
   changeCampaign,
   checkEmergencyNumbers,
@@ -66,7 +65,7 @@ async function confirmStart(ctx: ApiContext, campaign: Campaign): Promise<void> 
   }
 }
 
-const create = defineRoute<Record<string, never>, Record<string, never>, CampaignCreate>({
+const create = defineRoute({
   method: 'POST',
   path: '/campaigns',
   operationId: 'createCampaign',
@@ -134,7 +133,7 @@ const create = defineRoute<Record<string, never>, Record<string, never>, Campaig
   },
 });
 
-const list = defineRoute<Record<string, never>, PageQuery & { status?: CampaignStatus }>({
+const list = defineRoute({
   method: 'GET',
   path: '/campaigns',
   operationId: 'listCampaigns',
@@ -163,7 +162,7 @@ const list = defineRoute<Record<string, never>, PageQuery & { status?: CampaignS
   },
 });
 
-const get = defineRoute<CampaignParams>({
+const get = defineRoute({
   method: 'GET',
   path: '/campaigns/:campaign_id',
   operationId: 'getCampaign',
@@ -178,7 +177,7 @@ const get = defineRoute<CampaignParams>({
   },
 });
 
-const pause = defineRoute<CampaignParams>({
+const pause = defineRoute({
   method: 'POST',
   path: '/campaigns/:campaign_id/pause',
   operationId: 'pauseCampaign',
@@ -196,7 +195,7 @@ const pause = defineRoute<CampaignParams>({
     ),
 });
 
-const resume = defineRoute<CampaignParams>({
+const resume = defineRoute({
   method: 'POST',
   path: '/campaigns/:campaign_id/resume',
   operationId: 'resumeCampaign',
@@ -212,7 +211,7 @@ const resume = defineRoute<CampaignParams>({
     changeCampaign(ctx, params.campaign_id, 'resume', async (_em, campaign) => resumeCampaign(campaign)),
 });
 
-const cancel = defineRoute<CampaignParams>({
+const cancel = defineRoute({
   method: 'POST',
   path: '/campaigns/:campaign_id/cancel',
   operationId: 'cancelCampaign',

@@ -1,4 +1,4 @@
-import type { RouteDefinition } from '../route.js';
+import type { RouteDefinition } from '../http/route.js';
 import { agentRoutes } from './agents.js';
 import { callRoutes } from './calls.js';
 import { campaignRecipientRoutes } from './campaign-recipients.js';

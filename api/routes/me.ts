@@ -1,7 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { Workspace } from '../../db/entities/index.js';
 import type { Logger } from '../../lib/logger.js';
-import { defineRoute } from '../route.js';
+import { defineRoute } from '../http/route.js';
 import { apiKeyInfoSchema } from '../schemas/api-key.js';
 
 export const meRoutes = [

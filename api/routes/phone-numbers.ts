@@ -1,23 +1,18 @@
 import { PhoneNumber } from '../../db/entities/index.js';
-import { listQuerySchema, listSchema, type PageQuery, paginate } from '../pagination.js';
+import { findAgentOr404, findPhoneNumberOr404 } from '../auth/workspace-resources.js';
+import { listQuerySchema, listSchema, paginate } from '../http/pagination.js';
+import { defineRoute, type RouteDefinition } from '../http/route.js';
 import { presentPhoneNumber } from '../presenters/phone-number.js';
-import { defineRoute, type RouteDefinition } from '../route.js';
 import { uuidParams } from '../schemas/common.js';
-import {
-  type PhoneNumberUpdate,
-  phoneNumberSchema,
-  phoneNumberUpdateSchema,
-} from '../schemas/phone-number.js';
-import { findAgentOr404, findPhoneNumberOr404 } from '../workspace-resources.js';
+import { phoneNumberSchema, phoneNumberUpdateSchema } from '../schemas/phone-number.js';
 
 // Numbers are created by the operator (`admin number create`); the API lists them and sets which
 // agent answers each one.
 
-type NumberParams = { phone_number_id: string };
 const numberParams = uuidParams('phone_number_id');
 const missing = { description: 'resource_missing: no such number (or agent) in the workspace.' };
 
-const list = defineRoute<Record<string, never>, PageQuery>({
+const list = defineRoute({
   method: 'GET',
   path: '/phone-numbers',
   operationId: 'listPhoneNumbers',
@@ -34,7 +29,7 @@ const list = defineRoute<Record<string, never>, PageQuery>({
   },
 });
 
-const get = defineRoute<NumberParams>({
+const get = defineRoute({
   method: 'GET',
   path: '/phone-numbers/:phone_number_id',
   operationId: 'getPhoneNumber',
@@ -52,7 +47,7 @@ const get = defineRoute<NumberParams>({
   },
 });
 
-const update = defineRoute<NumberParams, Record<string, never>, PhoneNumberUpdate>({
+const update = defineRoute({
   method: 'PATCH',
   path: '/phone-numbers/:phone_number_id',
   operationId: 'updatePhoneNumber',

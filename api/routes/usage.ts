@@ -1,15 +1,15 @@
 import { CALL_OUTCOMES } from '../../lib/analysis/analyzer.js';
 import { minutesOf, startOfNextUtcMonth, startOfUtcMonth } from '../../lib/calls/call-limits.js';
-import { parameterInvalid } from '../errors.js';
-import { defineRoute, type RouteDefinition } from '../route.js';
-import { type UsageQuery, usageQuerySchema, usageSchema } from '../schemas/call-usage.js';
+import { parameterInvalid } from '../http/errors.js';
+import { defineRoute, type RouteDefinition } from '../http/route.js';
+import { usageQuerySchema, usageSchema } from '../schemas/call-usage.js';
 
 // GET /usage: calls started in [start, end) of every direction and status. `minutes` adds up
 // the calls' durations and rounds up to whole minutes (the same count the minutes quota uses);
 // `average_duration_seconds` is over calls with a duration (answered ones), rounded; `outcomes`
 // counts calls with an analysis by its outcome (anything else as `unknown`).
 
-const usage = defineRoute<Record<string, never>, UsageQuery>({
+const usage = defineRoute({
   method: 'GET',
   path: '/usage',
   operationId: 'getUsage',

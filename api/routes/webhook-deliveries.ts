@@ -1,11 +1,11 @@
 import type { FilterQuery } from '@mikro-orm/core';
 import { WebhookDelivery, WebhookEndpoint } from '../../db/entities/index.js';
 import { recordResend } from '../../lib/webhooks/deliveries.js';
-import { resourceMissing, upstreamUnavailable } from '../errors.js';
+import { resourceMissing, upstreamUnavailable } from '../http/errors.js';
+import { listQuerySchema, listSchema, type PageQuery, paginate } from '../http/pagination.js';
+import { defineRoute, type RouteDefinition } from '../http/route.js';
 import { storeAnswerWithWork, withdrawAnswerWithWork } from '../middleware/idempotency.js';
-import { listQuerySchema, listSchema, type PageQuery, paginate } from '../pagination.js';
 import { presentWebhookDelivery } from '../presenters/webhook-delivery.js';
-import { defineRoute, type RouteDefinition } from '../route.js';
 import { uuidParams } from '../schemas/common.js';
 import {
   deliveryFilterProperties,
@@ -27,7 +27,7 @@ import {
 type DeliveryParams = WebhookParams & { delivery_id: string };
 type DeliveriesQuery = PageQuery & { status?: string; event_type?: string; trigger?: WebhookDeliveryTrigger };
 
-const deliveries = defineRoute<WebhookParams, DeliveriesQuery>({
+const deliveries = defineRoute({
   method: 'GET',
   path: '/webhooks/:webhook_id/deliveries',
   operationId: 'listWebhookDeliveries',
@@ -62,7 +62,7 @@ const deliveries = defineRoute<WebhookParams, DeliveriesQuery>({
   },
 });
 
-const resend = defineRoute<DeliveryParams>({
+const resend = defineRoute({
   method: 'POST',
   path: '/webhooks/:webhook_id/deliveries/:delivery_id/resend',
   operationId: 'resendWebhookDelivery',

@@ -3,18 +3,15 @@ import { Event, WebhookDelivery, WebhookEndpoint } from '../../db/entities/index
 import { generateWebhookSecret } from '../../lib/webhooks/secret.js';
 import { DEFAULT_TEST_MESSAGE, recordTestEvent } from '../../lib/webhooks/test-event.js';
 import { webhookUrlProblem } from '../../lib/webhooks/url-rules.js';
-import { parameterInvalid, upstreamUnavailable } from '../errors.js';
-import { linksTakingId } from '../links.js';
+import { parameterInvalid, upstreamUnavailable } from '../http/errors.js';
+import { linksTakingId } from '../http/links.js';
+import { listQuerySchema, listSchema, paginate } from '../http/pagination.js';
+import { type ApiContext, defineRoute, type RouteDefinition } from '../http/route.js';
 import { storeAnswerWithWork } from '../middleware/idempotency.js';
-import { listQuerySchema, listSchema, type PageQuery, paginate } from '../pagination.js';
 import { presentWebhookDelivery } from '../presenters/webhook-delivery.js';
 import { presentWebhookEndpoint, presentWebhookEndpointWithSecret } from '../presenters/webhook-endpoint.js';
-import { type ApiContext, defineRoute, type RouteDefinition } from '../route.js';
 import { deletedSchema } from '../schemas/common.js';
 import {
-  type WebhookCreate,
-  type WebhookTest,
-  type WebhookUpdate,
   webhookCreateSchema,
   webhookEndpointSchema,
   webhookEndpointWithSecretSchema,
@@ -28,7 +25,6 @@ import {
   endpointMissing as missing,
   ownerOrAdmin,
   startDelivery,
-  type WebhookParams,
   webhookParams,
 } from './webhook-route-parts.js';
 
@@ -48,7 +44,7 @@ async function requireAllowedUrl(ctx: ApiContext, url: string) {
   if (problem) throw parameterInvalid('url', problem);
 }
 
-const list = defineRoute<Record<string, never>, PageQuery>({
+const list = defineRoute({
   method: 'GET',
   path: '/webhooks',
   operationId: 'listWebhooks',
@@ -71,7 +67,7 @@ const list = defineRoute<Record<string, never>, PageQuery>({
   },
 });
 
-const create = defineRoute<Record<string, never>, Record<string, never>, WebhookCreate>({
+const create = defineRoute({
   method: 'POST',
   path: '/webhooks',
   operationId: 'createWebhook',
@@ -126,7 +122,7 @@ const create = defineRoute<Record<string, never>, Record<string, never>, Webhook
   },
 });
 
-const get = defineRoute<WebhookParams>({
+const get = defineRoute({
   method: 'GET',
   path: '/webhooks/:webhook_id',
   operationId: 'getWebhook',
@@ -140,7 +136,7 @@ const get = defineRoute<WebhookParams>({
   },
 });
 
-const update = defineRoute<WebhookParams, Record<string, never>, WebhookUpdate>({
+const update = defineRoute({
   method: 'PATCH',
   path: '/webhooks/:webhook_id',
   operationId: 'updateWebhook',
@@ -172,7 +168,7 @@ const update = defineRoute<WebhookParams, Record<string, never>, WebhookUpdate>(
   },
 });
 
-const remove = defineRoute<WebhookParams>({
+const remove = defineRoute({
   method: 'DELETE',
   path: '/webhooks/:webhook_id',
   operationId: 'deleteWebhook',
@@ -190,7 +186,7 @@ const remove = defineRoute<WebhookParams>({
   },
 });
 
-const rotateSecret = defineRoute<WebhookParams>({
+const rotateSecret = defineRoute({
   method: 'POST',
   path: '/webhooks/:webhook_id/rotate-secret',
   operationId: 'rotateWebhookSecret',
@@ -212,7 +208,7 @@ const rotateSecret = defineRoute<WebhookParams>({
   },
 });
 
-const sendTest = defineRoute<WebhookParams, Record<string, never>, WebhookTest>({
+const sendTest = defineRoute({
   method: 'POST',
   path: '/webhooks/:webhook_id/test',
   operationId: 'testWebhook',

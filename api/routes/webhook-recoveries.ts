@@ -12,18 +12,14 @@ import {
   resourceMissing,
   unprocessable,
   upstreamUnavailable,
-} from '../errors.js';
-import { linksTakingId } from '../links.js';
+} from '../http/errors.js';
+import { linksTakingId } from '../http/links.js';
+import { type ApiContext, defineRoute, type RouteDefinition } from '../http/route.js';
+import { startWorkflowInRequest } from '../http/temporal-request.js';
 import { storeAnswerWithWork, withdrawAnswerWithWork } from '../middleware/idempotency.js';
 import { presentWebhookRecovery } from '../presenters/webhook-recovery.js';
-import { type ApiContext, defineRoute, type RouteDefinition } from '../route.js';
 import { uuidParams } from '../schemas/common.js';
-import {
-  type WebhookRecover,
-  webhookRecoverSchema,
-  webhookRecoverySchema,
-} from '../schemas/webhook-recovery.js';
-import { startWorkflowInRequest } from '../temporal-request.js';
+import { webhookRecoverSchema, webhookRecoverySchema } from '../schemas/webhook-recovery.js';
 import {
   findEndpointOr404,
   endpointMissing as missing,
@@ -64,7 +60,7 @@ function recoveryRefusalError(refusal: RecoveryRefusal): ApiError {
   }
 }
 
-const recover = defineRoute<WebhookParams, Record<string, never>, WebhookRecover>({
+const recover = defineRoute({
   method: 'POST',
   path: '/webhooks/:webhook_id/recover',
   operationId: 'recoverWebhookDeliveries',
@@ -165,7 +161,7 @@ async function startRecovery(ctx: ApiContext, recovery: WebhookRecovery, endpoin
   );
 }
 
-const getRecovery = defineRoute<RecoveryParams>({
+const getRecovery = defineRoute({
   method: 'GET',
   path: '/webhooks/:webhook_id/recoveries/:recovery_id',
   operationId: 'getWebhookRecovery',

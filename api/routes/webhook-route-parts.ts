@@ -1,11 +1,11 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { type WebhookDelivery, WebhookEndpoint } from '../../db/entities/index.js';
 import { startWebhookDelivery } from '../../lib/webhooks/test-event.js';
-import { resourceMissing } from '../errors.js';
-import { linksTakingId } from '../links.js';
-import type { ApiContext } from '../route.js';
+import { resourceMissing } from '../http/errors.js';
+import { linksTakingId } from '../http/links.js';
+import type { ApiContext } from '../http/route.js';
+import { startWorkflowInRequest } from '../http/temporal-request.js';
 import { uuidParams } from '../schemas/common.js';
-import { startWorkflowInRequest } from '../temporal-request.js';
 
 // What the webhook routes share (webhook-endpoints.ts, webhook-deliveries.ts,
 // webhook-recoveries.ts): every one of them is about one endpoint of the workspace.

@@ -3,7 +3,10 @@ import { dateTimeSchema, uuidSchema } from './common.js';
 
 // Bounds from the spec's Limits; characters are Unicode code points.
 
-const nullable = (schema: Record<string, unknown>) => ({ ...schema, type: [schema.type, 'null'] });
+const nullable = <const S extends { type: string }>(schema: S) =>
+  ({ ...schema, type: [schema.type, 'null'] }) as Omit<S, 'type'> & {
+    readonly type: readonly [S['type'], 'null'];
+  };
 
 const fields = {
   name: { type: 'string', minLength: 1, maxLength: 200 },
@@ -18,7 +21,7 @@ const fields = {
   first_message: { type: 'string', maxLength: 500 },
   outbound_first_message: { type: 'string', maxLength: 500 },
   voice_id: { type: 'string', minLength: 1, maxLength: 200 },
-};
+} as const;
 
 export const agentCreateSchema = {
   type: 'object',
@@ -33,7 +36,7 @@ export const agentCreateSchema = {
       language: 'en-US',
     },
   ],
-};
+} as const;
 
 export const agentUpdateSchema = {
   type: 'object',
@@ -45,28 +48,7 @@ export const agentUpdateSchema = {
     first_message: nullable(fields.first_message),
     outbound_first_message: nullable(fields.outbound_first_message),
   },
-};
-
-export interface AgentCreate {
-  name: string;
-  description?: string;
-  language?: string;
-  system_prompt?: string;
-  first_message?: string;
-  outbound_first_message?: string;
-  voice_id?: string;
-}
-
-export interface AgentUpdate {
-  name?: string;
-  description?: string | null;
-  language?: string;
-  system_prompt?: string;
-  first_message?: string | null;
-  outbound_first_message?: string | null;
-  voice_id?: string;
-}
-
+} as const;
 const nullableString = { type: ['string', 'null'] };
 
 export const agentSchema = {

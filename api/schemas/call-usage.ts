@@ -13,12 +13,7 @@ export const usageQuerySchema = {
       description: 'End of the period (exclusive); default the start of next UTC month.',
     },
   },
-};
-
-export interface UsageQuery {
-  start?: string;
-  end?: string;
-}
+} as const;
 
 export const usageSchema = {
   type: 'object',

@@ -5,7 +5,7 @@ import { dateTimeSchema, E164_MAX_LENGTH, uuidSchema } from './common.js';
 // Bounds from the spec's CallCreate and Limits; the order of the checks after the schema is in
 // docs/calls.md.
 
-const e164 = { type: 'string', pattern: E164_PATTERN, maxLength: E164_MAX_LENGTH };
+const e164 = { type: 'string', pattern: E164_PATTERN, maxLength: E164_MAX_LENGTH } as const;
 
 /** Metadata keys and values are short strings; at most 20 keys. */
 export const METADATA_LIMITS = { maxKeys: 20, maxKeyLength: 40, maxValueLength: 500 } as const;
@@ -43,30 +43,14 @@ export const callCreateSchema = {
       metadata: { customer_id: 'c_1042', name: 'Kari' },
     },
   ],
-};
-
-export interface CallCreate {
-  agent_id: string;
-  to: string;
-  from?: string;
-  metadata?: Record<string, string>;
-  ring_timeout_seconds?: number;
-  first_message?: string;
-}
+} as const;
 
 export const callListFilters = {
   agent_id: { ...uuidSchema, description: 'Only calls handled by this agent.' },
   direction: { type: 'string', enum: ['inbound', 'outbound'] },
   created_after: { ...dateTimeSchema, description: 'Calls started at or after this time.' },
   created_before: { ...dateTimeSchema, description: 'Calls started before this time.' },
-};
-
-export interface CallListFilters {
-  agent_id?: string;
-  direction?: 'inbound' | 'outbound';
-  created_after?: string;
-  created_before?: string;
-}
+} as const;
 
 const nullable = (type: string) => ({ type: [type, 'null'] });
 

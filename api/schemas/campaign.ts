@@ -1,6 +1,7 @@
 import { CAMPAIGN_STATUSES, RECIPIENT_STATUSES } from '../../db/entities/index.js';
 import { HH_MM_PATTERN, TIMEZONES } from '../../lib/campaigns/calling-windows.js';
 import { E164_PATTERN } from '../../lib/e164.js';
+import type { BodyOf } from '../http/route.js';
 import { METADATA_LIMITS } from './call.js';
 import { DATE_TIME_MAX_LENGTH, dateTimeSchema, E164_MAX_LENGTH, uuidSchema } from './common.js';
 
@@ -24,15 +25,20 @@ export const CAMPAIGN_DEFAULTS = {
   },
 };
 
-const e164 = { type: 'string', pattern: E164_PATTERN, maxLength: E164_MAX_LENGTH };
-const hhmm = { type: 'string', pattern: HH_MM_PATTERN, maxLength: 5, description: '`HH:MM`, 24-hour.' };
+const e164 = { type: 'string', pattern: E164_PATTERN, maxLength: E164_MAX_LENGTH } as const;
+const hhmm = {
+  type: 'string',
+  pattern: HH_MM_PATTERN,
+  maxLength: 5,
+  description: '`HH:MM`, 24-hour.',
+} as const;
 
 const metadataSchema = {
   type: 'object',
   maxProperties: METADATA_LIMITS.maxKeys,
   propertyNames: { minLength: 1, maxLength: METADATA_LIMITS.maxKeyLength },
   additionalProperties: { type: 'string', maxLength: METADATA_LIMITS.maxValueLength },
-};
+} as const;
 
 const windowSchema = {
   type: 'object',
@@ -43,7 +49,7 @@ const windowSchema = {
     start: hhmm,
     end: { ...hhmm, description: '`HH:MM`, after `start`.' },
   },
-};
+} as const;
 
 const scheduleSchema = {
   type: 'object',
@@ -62,7 +68,7 @@ const scheduleSchema = {
     },
     windows: { type: 'array', maxItems: 50, items: windowSchema, description: 'Empty: any time.' },
   },
-};
+} as const;
 
 const retrySchema = {
   type: 'object',
@@ -72,7 +78,7 @@ const retrySchema = {
     delay_minutes: { type: 'integer', minimum: 1, maximum: 1440 },
     on: { type: 'array', minItems: 1, uniqueItems: true, items: { enum: [...RETRYABLE_END_REASONS] } },
   },
-};
+} as const;
 
 export const recipientInputSchema = {
   type: 'object',
@@ -82,14 +88,14 @@ export const recipientInputSchema = {
     to: { ...e164, description: 'E.164; unique within the campaign.' },
     metadata: metadataSchema,
   },
-};
+} as const;
 
 const recipientsSchema = {
   type: 'array',
   minItems: 1,
   maxItems: RECIPIENTS_PER_REQUEST,
   items: recipientInputSchema,
-};
+} as const;
 
 export const campaignCreateSchema = {
   type: 'object',
@@ -106,42 +112,20 @@ export const campaignCreateSchema = {
     first_message: { type: ['string', 'null'], maxLength: 500 },
     metadata: metadataSchema,
   },
-};
+} as const;
 
-export interface RecipientInput {
-  to: string;
-  metadata?: Record<string, string>;
-}
-
-export interface CampaignCreate {
-  name: string;
-  agent_id: string;
-  recipients: RecipientInput[];
-  from?: string | null;
-  schedule?: {
-    start_at?: string | null;
-    timezone?: string;
-    windows?: { days: (typeof CAMPAIGN_DAYS)[number][]; start: string; end: string }[];
-  };
-  max_concurrent_calls?: number;
-  retry?: { max_attempts?: number; delay_minutes?: number; on?: (typeof RETRYABLE_END_REASONS)[number][] };
-  first_message?: string | null;
-  metadata?: Record<string, string>;
-}
+export type RecipientInput = BodyOf<typeof recipientInputSchema>;
+export type CampaignCreate = BodyOf<typeof campaignCreateSchema>;
 
 export const recipientsAddSchema = {
   type: 'object',
   additionalProperties: false,
   required: ['recipients'],
   properties: { recipients: recipientsSchema },
-};
+} as const;
 
-export interface RecipientsAdd {
-  recipients: RecipientInput[];
-}
-
-export const campaignListFilters = { status: { enum: [...CAMPAIGN_STATUSES] } };
-export const recipientListFilters = { status: { enum: [...RECIPIENT_STATUSES] } };
+export const campaignListFilters = { status: { enum: [...CAMPAIGN_STATUSES] } } as const;
+export const recipientListFilters = { status: { enum: [...RECIPIENT_STATUSES] } } as const;
 
 const countsSchema = {
   type: 'object',

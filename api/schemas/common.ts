@@ -15,12 +15,15 @@ export const dateTimeSchema = {
 } as const;
 
 /** Path params schema: each name a UUID (a non-UUID value is 400 parameter_invalid). */
-export function uuidParams(...names: string[]) {
+export function uuidParams<const N extends readonly string[]>(...names: N) {
   return {
     type: 'object',
     required: names,
-    properties: Object.fromEntries(names.map((name) => [name, uuidSchema])),
-  };
+    properties: Object.fromEntries(names.map((name) => [name, uuidSchema])) as Record<
+      N[number],
+      typeof uuidSchema
+    >,
+  } as const;
 }
 
 /** `{ object, id, deleted: true }`, the answer of every DELETE. */

@@ -14,11 +14,7 @@ export const phoneNumberUpdateSchema = {
       description: 'The agent that answers; null for none.',
     },
   },
-};
-
-export interface PhoneNumberUpdate {
-  agent_id: string | null;
-}
+} as const;
 
 export const phoneNumberSchema = {
   type: 'object',

@@ -67,4 +67,4 @@ export const deliveryFilterProperties = {
     enum: [...WEBHOOK_DELIVERY_TRIGGERS],
     description: 'Only deliveries whose latest attempt was made for this reason (see trigger).',
   },
-};
+} as const;

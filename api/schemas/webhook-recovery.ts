@@ -22,12 +22,7 @@ export const webhookRecoverSchema = {
       description: 'End of the period, not before since (default: the time of the request).',
     },
   },
-};
-
-export interface WebhookRecover {
-  since: string;
-  until?: string;
-}
+} as const;
 
 export const webhookRecoverySchema = {
   type: 'object',

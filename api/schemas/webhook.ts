@@ -21,7 +21,7 @@ const fields = {
     description: 'Event types to receive (webhook.test needs no subscription).',
   },
   description: { type: 'string', maxLength: 500 },
-};
+} as const;
 
 export const webhookCreateSchema = {
   type: 'object',
@@ -29,7 +29,7 @@ export const webhookCreateSchema = {
   required: ['url', 'events'],
   properties: fields,
   examples: [{ url: 'https://example.com/voice-agent/webhooks', events: ['call.completed', 'call.failed'] }],
-};
+} as const;
 
 export const webhookUpdateSchema = {
   type: 'object',
@@ -44,7 +44,7 @@ export const webhookUpdateSchema = {
         'paused: nothing is sent until set back to active. active also re-enables a disabled endpoint.',
     },
   },
-};
+} as const;
 
 export const webhookTestSchema = {
   type: 'object',
@@ -52,24 +52,7 @@ export const webhookTestSchema = {
   properties: {
     message: { type: 'string', minLength: 1, maxLength: 500, description: 'data.message of the test event.' },
   },
-};
-
-export interface WebhookCreate {
-  url: string;
-  events: string[];
-  description?: string;
-}
-
-export interface WebhookUpdate {
-  url?: string;
-  events?: string[];
-  description?: string | null;
-  status?: 'active' | 'paused';
-}
-
-export interface WebhookTest {
-  message?: string;
-}
+} as const;
 
 const endpointProperties = {
   object: { const: 'webhook_endpoint' },

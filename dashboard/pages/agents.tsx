@@ -2,12 +2,10 @@ import { useState } from 'preact/hooks';
 import { type Agent, api, type List, query } from '../api.js';
 import {
   Badge,
-  Empty,
   ErrorNote,
   Field,
   formatTime,
-  Loaded,
-  Pager,
+  ListTable,
   PageTitle,
   useAction,
   usePages,
@@ -29,43 +27,25 @@ export function AgentsPage() {
       {canWrite && <CreateAgent />}
       <section aria-labelledby="agent-list">
         <h2 id="agent-list">All agents</h2>
-        <Loaded resource={agents}>
-          {(page) =>
-            page.data.length === 0 ? (
-              <Empty>No agents yet.{canWrite ? ' Create one above.' : ''}</Empty>
-            ) : (
-              <div class="table-wrap">
-                <table>
-                  <thead>
-                    <tr>
-                      <th scope="col">Name</th>
-                      <th scope="col">Status</th>
-                      <th scope="col">Language</th>
-                      <th scope="col">Voice</th>
-                      <th scope="col">Updated</th>
-                    </tr>
-                  </thead>
-                  <tbody>
-                    {page.data.map((agent) => (
-                      <tr key={agent.id}>
-                        <td>
-                          <Link href={`/agents/${agent.id}`}>{agent.name}</Link>
-                        </td>
-                        <td>
-                          <Badge value={agent.status} />
-                        </td>
-                        <td>{agent.language ?? '–'}</td>
-                        <td>{agent.voice.voice_id ?? '–'}</td>
-                        <td>{formatTime(agent.updated_at)}</td>
-                      </tr>
-                    ))}
-                  </tbody>
-                </table>
-              </div>
-            )
-          }
-        </Loaded>
-        {agents.data && <Pager pages={pages} nextCursor={agents.data.next_cursor} label="Agents" />}
+        <ListTable
+          resource={agents}
+          empty={<>No agents yet.{canWrite ? ' Create one above.' : ''}</>}
+          columns={['Name', 'Status', 'Language', 'Voice', 'Updated']}
+          row={(agent) => (
+            <tr key={agent.id}>
+              <td>
+                <Link href={`/agents/${agent.id}`}>{agent.name}</Link>
+              </td>
+              <td>
+                <Badge value={agent.status} />
+              </td>
+              <td>{agent.language ?? '–'}</td>
+              <td>{agent.voice.voice_id ?? '–'}</td>
+              <td>{formatTime(agent.updated_at)}</td>
+            </tr>
+          )}
+          pager={{ pages, label: 'Agents' }}
+        />
       </section>
     </>
   );

@@ -1,6 +1,15 @@
 import { useEffect } from 'preact/hooks';
 import { type Agent, api, type Call, type CallEvent, type List, type TranscriptLine } from '../api.js';
-import { Badge, Empty, formatDuration, formatTime, Loaded, PageTitle, useResource } from '../components.js';
+import {
+  Badge,
+  Empty,
+  formatDuration,
+  formatTime,
+  ListTable,
+  Loaded,
+  PageTitle,
+  useResource,
+} from '../components.js';
 import { Link } from '../router.js';
 import { useSession } from '../session.js';
 
@@ -115,49 +124,33 @@ export function CallPage({ id }: { id: string }) {
           </section>
           <section class="card" aria-labelledby="call-events">
             <h2 id="call-events">Events and deliveries</h2>
-            <Loaded resource={events}>
-              {(e) =>
-                e.data.length === 0 ? (
-                  <Empty>No events yet.</Empty>
-                ) : (
-                  <div class="table-wrap">
-                    <table>
-                      <thead>
-                        <tr>
-                          <th scope="col">Event</th>
-                          <th scope="col">At</th>
-                          <th scope="col">Deliveries</th>
-                        </tr>
-                      </thead>
-                      <tbody>
-                        {e.data.map((event) => (
-                          <tr key={event.id}>
-                            <td>
-                              {event.type}
-                              <br />
-                              <code class="small">{event.id}</code>
-                            </td>
-                            <td>{formatTime(event.created_at)}</td>
-                            <td>
-                              {event.deliveries.length === 0
-                                ? 'no endpoint subscribed'
-                                : event.deliveries.map((d) => (
-                                    <div key={d.id}>
-                                      <Link href={`/webhooks/${d.webhook_id}`}>{d.url ?? d.webhook_id}</Link>:{' '}
-                                      <Badge value={d.status} /> {d.attempts} attempt
-                                      {d.attempts === 1 ? '' : 's'}
-                                      {d.response_status ? `, HTTP ${d.response_status}` : ''}
-                                    </div>
-                                  ))}
-                            </td>
-                          </tr>
+            <ListTable
+              resource={events}
+              empty="No events yet."
+              columns={['Event', 'At', 'Deliveries']}
+              row={(event) => (
+                <tr key={event.id}>
+                  <td>
+                    {event.type}
+                    <br />
+                    <code class="small">{event.id}</code>
+                  </td>
+                  <td>{formatTime(event.created_at)}</td>
+                  <td>
+                    {event.deliveries.length === 0
+                      ? 'no endpoint subscribed'
+                      : event.deliveries.map((d) => (
+                          <div key={d.id}>
+                            <Link href={`/webhooks/${d.webhook_id}`}>{d.url ?? d.webhook_id}</Link>:{' '}
+                            <Badge value={d.status} /> {d.attempts} attempt
+                            {d.attempts === 1 ? '' : 's'}
+                            {d.response_status ? `, HTTP ${d.response_status}` : ''}
+                          </div>
                         ))}
-                      </tbody>
-                    </table>
-                  </div>
-                )
-              }
-            </Loaded>
+                  </td>
+                </tr>
+              )}
+            />
           </section>
         </>
       )}

@@ -2,12 +2,10 @@ import { useState } from 'preact/hooks';
 import { type Agent, api, type Call, type List, query } from '../api.js';
 import {
   Badge,
-  Empty,
   Field,
   formatDuration,
   formatTime,
-  Loaded,
-  Pager,
+  ListTable,
   PageTitle,
   usePages,
   useResource,
@@ -107,51 +105,31 @@ export function CallsPage() {
           Refresh
         </button>
       </form>
-      <Loaded resource={calls}>
-        {(page) =>
-          page.data.length === 0 ? (
-            <Empty>No calls match.</Empty>
-          ) : (
-            <div class="table-wrap">
-              <table>
-                <thead>
-                  <tr>
-                    <th scope="col">Started</th>
-                    <th scope="col">Agent</th>
-                    <th scope="col">Direction</th>
-                    <th scope="col">From → to</th>
-                    <th scope="col">Status</th>
-                    <th scope="col">Duration</th>
-                    <th scope="col">Ended because</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {page.data.map((call) => (
-                    <tr key={call.id}>
-                      <td>
-                        <Link href={`/calls/${call.id}`}>{formatTime(call.started_at)}</Link>
-                      </td>
-                      <td>{call.agent_id ? (nameOf.get(call.agent_id) ?? 'deleted agent') : '–'}</td>
-                      <td>
-                        {call.direction} · {call.channel}
-                      </td>
-                      <td>
-                        {call.from ?? call.metadata.from_label ?? '–'} → {call.to ?? '–'}
-                      </td>
-                      <td>
-                        <Badge value={call.status} />
-                      </td>
-                      <td>{formatDuration(call.duration_seconds)}</td>
-                      <td>{call.end_reason?.replace(/_/g, ' ') ?? '–'}</td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </div>
-          )
-        }
-      </Loaded>
-      {calls.data && <Pager pages={pages} nextCursor={calls.data.next_cursor} label="Calls" />}
+      <ListTable
+        resource={calls}
+        empty="No calls match."
+        columns={['Started', 'Agent', 'Direction', 'From → to', 'Status', 'Duration', 'Ended because']}
+        row={(call) => (
+          <tr key={call.id}>
+            <td>
+              <Link href={`/calls/${call.id}`}>{formatTime(call.started_at)}</Link>
+            </td>
+            <td>{call.agent_id ? (nameOf.get(call.agent_id) ?? 'deleted agent') : '–'}</td>
+            <td>
+              {call.direction} · {call.channel}
+            </td>
+            <td>
+              {call.from ?? call.metadata.from_label ?? '–'} → {call.to ?? '–'}
+            </td>
+            <td>
+              <Badge value={call.status} />
+            </td>
+            <td>{formatDuration(call.duration_seconds)}</td>
+            <td>{call.end_reason?.replace(/_/g, ' ') ?? '–'}</td>
+          </tr>
+        )}
+        pager={{ pages, label: 'Calls' }}
+      />
     </>
   );
 }

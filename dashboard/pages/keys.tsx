@@ -1,12 +1,10 @@
 import { useState } from 'preact/hooks';
 import { type ApiKey, api, type List, query, SCOPES } from '../api.js';
 import {
-  Empty,
   ErrorNote,
   Field,
   formatTime,
-  Loaded,
-  Pager,
+  ListTable,
   PageTitle,
   SecretOnce,
   useAction,
@@ -42,66 +40,36 @@ export function KeysPage() {
       <section aria-labelledby="key-list">
         <h2 id="key-list">Keys of this workspace</h2>
         <ErrorNote error={action.error} />
-        <Loaded resource={keys}>
-          {(page) =>
-            page.data.length === 0 ? (
-              <Empty>No keys yet.</Empty>
-            ) : (
-              <div class="table-wrap">
-                <table>
-                  <thead>
-                    <tr>
-                      <th scope="col">Name</th>
-                      <th scope="col">Scopes</th>
-                      <th scope="col">Made by</th>
-                      <th scope="col">Created</th>
-                      <th scope="col">Expires</th>
-                      <th scope="col">State</th>
-                      {canManage && <th scope="col">Action</th>}
-                    </tr>
-                  </thead>
-                  <tbody>
-                    {page.data.map((key) => {
-                      const expired =
-                        key.expires_at !== null && new Date(key.expires_at).getTime() <= Date.now();
-                      return (
-                        <tr key={key.id}>
-                          <th scope="row">{key.name}</th>
-                          <td class="scopes">{key.scopes.join(' ')}</td>
-                          <td class="break">{key.created_by ?? '–'}</td>
-                          <td>{formatTime(key.created_at)}</td>
-                          <td>{key.expires_at ? formatTime(key.expires_at) : 'never'}</td>
-                          <td>
-                            {key.revoked_at
-                              ? `revoked ${formatTime(key.revoked_at)}`
-                              : expired
-                                ? 'expired'
-                                : 'active'}
-                          </td>
-                          {canManage && (
-                            <td>
-                              {!key.revoked_at && (
-                                <button
-                                  type="button"
-                                  class="danger"
-                                  disabled={action.busy}
-                                  onClick={() => revoke(key)}
-                                >
-                                  Revoke
-                                </button>
-                              )}
-                            </td>
-                          )}
-                        </tr>
-                      );
-                    })}
-                  </tbody>
-                </table>
-              </div>
-            )
-          }
-        </Loaded>
-        {keys.data && <Pager pages={pages} nextCursor={keys.data.next_cursor} label="Keys" />}
+        <ListTable
+          resource={keys}
+          empty="No keys yet."
+          columns={['Name', 'Scopes', 'Made by', 'Created', 'Expires', 'State', canManage && 'Action']}
+          row={(key) => {
+            const expired = key.expires_at !== null && new Date(key.expires_at).getTime() <= Date.now();
+            return (
+              <tr key={key.id}>
+                <th scope="row">{key.name}</th>
+                <td class="scopes">{key.scopes.join(' ')}</td>
+                <td class="break">{key.created_by ?? '–'}</td>
+                <td>{formatTime(key.created_at)}</td>
+                <td>{key.expires_at ? formatTime(key.expires_at) : 'never'}</td>
+                <td>
+                  {key.revoked_at ? `revoked ${formatTime(key.revoked_at)}` : expired ? 'expired' : 'active'}
+                </td>
+                {canManage && (
+                  <td>
+                    {!key.revoked_at && (
+                      <button type="button" class="danger" disabled={action.busy} onClick={() => revoke(key)}>
+                        Revoke
+                      </button>
+                    )}
+                  </td>
+                )}
+              </tr>
+            );
+          }}
+          pager={{ pages, label: 'Keys' }}
+        />
       </section>
     </>
   );

@@ -1,16 +1,6 @@
 import { useState } from 'preact/hooks';
 import { type Agent, api, type List, type PhoneNumber, query } from '../api.js';
-import {
-  Badge,
-  Empty,
-  ErrorNote,
-  Loaded,
-  Pager,
-  PageTitle,
-  useAction,
-  usePages,
-  useResource,
-} from '../components.js';
+import { Badge, ErrorNote, ListTable, PageTitle, useAction, usePages, useResource } from '../components.js';
 import { useSession } from '../session.js';
 
 export function NumbersPage() {
@@ -24,37 +14,15 @@ export function NumbersPage() {
     <>
       <PageTitle>Phone numbers</PageTitle>
       <p class="hint">A number's agent answers its calls once that agent is published.</p>
-      <Loaded resource={numbers}>
-        {(page) =>
-          page.data.length === 0 ? (
-            <Empty>No numbers yet. An operator adds them (npm run admin -- number create).</Empty>
-          ) : (
-            <div class="table-wrap">
-              <table>
-                <thead>
-                  <tr>
-                    <th scope="col">Number</th>
-                    <th scope="col">Label</th>
-                    <th scope="col">Status</th>
-                    <th scope="col">Agent</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {page.data.map((n) => (
-                    <NumberRow
-                      key={n.id}
-                      number={n}
-                      agents={agents.data?.data ?? []}
-                      onSaved={numbers.reload}
-                    />
-                  ))}
-                </tbody>
-              </table>
-            </div>
-          )
-        }
-      </Loaded>
-      {numbers.data && <Pager pages={pages} nextCursor={numbers.data.next_cursor} label="Phone numbers" />}
+      <ListTable
+        resource={numbers}
+        empty="No numbers yet. An operator adds them (npm run admin -- number create)."
+        columns={['Number', 'Label', 'Status', 'Agent']}
+        row={(n) => (
+          <NumberRow key={n.id} number={n} agents={agents.data?.data ?? []} onSaved={numbers.reload} />
+        )}
+        pager={{ pages, label: 'Phone numbers' }}
+      />
     </>
   );
 }

@@ -13,8 +13,8 @@ import {
   Empty,
   ErrorNote,
   formatTime,
+  ListTable,
   Loaded,
-  Pager,
   PageTitle,
   SecretOnce,
   useAction,
@@ -151,52 +151,34 @@ export function WebhookPage({ id }: { id: string }) {
                 Refresh
               </button>
             </div>
-            <Loaded resource={deliveries}>
-              {(page) =>
-                page.data.length === 0 ? (
-                  <Empty>Nothing delivered yet.</Empty>
-                ) : (
-                  <div class="table-wrap">
-                    <table>
-                      <thead>
-                        <tr>
-                          <th scope="col">Created</th>
-                          <th scope="col">Event</th>
-                          <th scope="col">Status</th>
-                          <th scope="col">Attempts</th>
-                          <th scope="col">Last response</th>
-                          <th scope="col">Trigger</th>
-                          {canManage && <th scope="col">Action</th>}
-                        </tr>
-                      </thead>
-                      <tbody>
-                        {page.data.map((d) => (
-                          <DeliveryRow
-                            key={d.id}
-                            webhookId={id}
-                            delivery={d}
-                            columns={canManage ? 7 : 6}
-                            resend={
-                              canManage
-                                ? () =>
-                                    act(
-                                      () => api.post(`/v1/webhooks/${id}/deliveries/${d.id}/resend`),
-                                      'Resent.',
-                                    )
-                                : undefined
-                            }
-                            busy={action.busy}
-                          />
-                        ))}
-                      </tbody>
-                    </table>
-                  </div>
-                )
-              }
-            </Loaded>
-            {deliveries.data && (
-              <Pager pages={pages} nextCursor={deliveries.data.next_cursor} label="Deliveries" />
-            )}
+            <ListTable
+              resource={deliveries}
+              empty="Nothing delivered yet."
+              columns={[
+                'Created',
+                'Event',
+                'Status',
+                'Attempts',
+                'Last response',
+                'Trigger',
+                canManage && 'Action',
+              ]}
+              row={(d) => (
+                <DeliveryRow
+                  key={d.id}
+                  webhookId={id}
+                  delivery={d}
+                  columns={canManage ? 7 : 6}
+                  resend={
+                    canManage
+                      ? () => act(() => api.post(`/v1/webhooks/${id}/deliveries/${d.id}/resend`), 'Resent.')
+                      : undefined
+                  }
+                  busy={action.busy}
+                />
+              )}
+              pager={{ pages, label: 'Deliveries' }}
+            />
           </section>
         </>
       )}

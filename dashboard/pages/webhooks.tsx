@@ -2,12 +2,10 @@ import { useState } from 'preact/hooks';
 import { api, CALL_EVENT_TYPES, type List, query, type Webhook, type WebhookWithSecret } from '../api.js';
 import {
   Badge,
-  Empty,
   ErrorNote,
   Field,
   formatTime,
-  Loaded,
-  Pager,
+  ListTable,
   PageTitle,
   SecretOnce,
   useAction,
@@ -34,41 +32,24 @@ export function WebhooksPage() {
       )}
       <section aria-labelledby="hook-list">
         <h2 id="hook-list">Endpoints</h2>
-        <Loaded resource={hooks}>
-          {(page) =>
-            page.data.length === 0 ? (
-              <Empty>No endpoints yet.</Empty>
-            ) : (
-              <div class="table-wrap">
-                <table>
-                  <thead>
-                    <tr>
-                      <th scope="col">URL</th>
-                      <th scope="col">Events</th>
-                      <th scope="col">Status</th>
-                      <th scope="col">Created</th>
-                    </tr>
-                  </thead>
-                  <tbody>
-                    {page.data.map((hook) => (
-                      <tr key={hook.id}>
-                        <td class="break">
-                          <Link href={`/webhooks/${hook.id}`}>{hook.url}</Link>
-                        </td>
-                        <td>{hook.events.join(', ')}</td>
-                        <td>
-                          <Badge value={hook.status} />
-                        </td>
-                        <td>{formatTime(hook.created_at)}</td>
-                      </tr>
-                    ))}
-                  </tbody>
-                </table>
-              </div>
-            )
-          }
-        </Loaded>
-        {hooks.data && <Pager pages={pages} nextCursor={hooks.data.next_cursor} label="Endpoints" />}
+        <ListTable
+          resource={hooks}
+          empty="No endpoints yet."
+          columns={['URL', 'Events', 'Status', 'Created']}
+          row={(hook) => (
+            <tr key={hook.id}>
+              <td class="break">
+                <Link href={`/webhooks/${hook.id}`}>{hook.url}</Link>
+              </td>
+              <td>{hook.events.join(', ')}</td>
+              <td>
+                <Badge value={hook.status} />
+              </td>
+              <td>{formatTime(hook.created_at)}</td>
+            </tr>
+          )}
+          pager={{ pages, label: 'Endpoints' }}
+        />
       </section>
     </>
   );

@@ -1,5 +1,5 @@
+import { isDatabaseUnavailable } from '../../db/database-errors.js';
 import { OperatorError } from '../../lib/accounts.js';
-import { isDatabaseUnavailable } from '../../lib/database-errors.js';
 import { loadSettings } from '../../lib/settings.js';
 import { UsageError } from './command.js';
 import { commands } from './commands/index.js';

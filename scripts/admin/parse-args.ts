@@ -1,3 +1,4 @@
+import { parseArgs } from 'node:util';
 import {
   type Command,
   type FlagSpec,
@@ -8,8 +9,9 @@ import {
 } from './command.js';
 import { commandHelp, groupHelp, overallHelp } from './help.js';
 
-// Turns argv into the command to run with typed flag values, or into help text. Every way of
-// getting the CLI wrong is a UsageError with a message that names the flag or word at fault.
+// Turns argv into the command to run with typed flag values, or into help text. The leading words
+// pick the command; node:util's parseArgs reads its flags. Every way of getting the CLI wrong is a
+// UsageError with a message that names the flag or word at fault (test/admin-cli-parsing.test.ts).
 
 export type Invocation =
   | { kind: 'help'; text: string }
@@ -49,30 +51,36 @@ export function parseInvocation(argv: readonly string[], commands: readonly Comm
 }
 
 function parseFlags(command: Command, args: readonly string[]): FlagValues<FlagSpecs> {
-  const byName = new Map(Object.entries(command.flags).map(([key, spec]) => [flagName(key), { key, spec }]));
+  const keyOf = new Map(Object.keys(command.flags).map((key) => [flagName(key), key]));
+  // node:util reads the flags, each as text: the CLI types the values itself (parseValue). Not
+  // strict, so that a value may start with a dash (`--calls-per-day -5`) and every mistake gets
+  // the CLI's own message (docs/operator-cli.md), in the order the flags were given.
+  const { tokens } = parseArgs({
+    args: [...args],
+    options: Object.fromEntries(
+      [...keyOf.keys()].map((name) => [name.slice(2), { type: 'string' as const }]),
+    ),
+    strict: false,
+    allowPositionals: true,
+    tokens: true,
+  });
   const values: FlagValues<FlagSpecs> = {};
-  for (let i = 0; i < args.length; i++) {
-    const arg = args[i];
-    if (!arg.startsWith('--')) throw new UsageError(`unexpected argument "${arg}"`);
-    const eq = arg.indexOf('=');
-    const name = eq === -1 ? arg : arg.slice(0, eq);
-    const flag = byName.get(name);
-    if (!flag) {
-      const known = [...byName.keys(), '--json', '--help'].join(', ');
+  for (const token of tokens) {
+    const arg = args[token.index];
+    if (token.kind === 'positional' || (token.kind === 'option' && !token.rawName.startsWith('--')))
+      throw new UsageError(`unexpected argument "${arg}"`);
+    const name = token.kind === 'option' ? token.rawName : arg;
+    const key = keyOf.get(name);
+    if (token.kind === 'option-terminator' || key === undefined) {
+      const known = [...keyOf.keys(), '--json', '--help'].join(', ');
       throw new UsageError(`unknown flag ${name} for "${command.name}"; its flags are ${known}`);
     }
-    if (flag.key in values) throw new UsageError(`${name} is given more than once`);
-    let raw: string;
-    if (eq !== -1) raw = arg.slice(eq + 1);
-    else {
-      // A value that starts with "--" is taken for a forgotten value; `--flag=--text` passes one.
-      const next = args[i + 1];
-      if (next === undefined || next.startsWith('--'))
-        throw new UsageError(`${name} needs a value (${flag.spec.value})`);
-      raw = next;
-      i++;
-    }
-    values[flag.key] = parseValue(name, flag.spec, raw);
+    if (key in values) throw new UsageError(`${name} is given more than once`);
+    const spec = command.flags[key];
+    // A value that starts with "--" is taken for a forgotten value; `--flag=--text` passes one.
+    if (token.value === undefined || (!token.inlineValue && token.value.startsWith('--')))
+      throw new UsageError(`${name} needs a value (${spec.value})`);
+    values[key] = parseValue(name, spec, token.value);
   }
   const missing = Object.entries(command.flags)
     .filter(([key, spec]) => spec.required && !(key in values))

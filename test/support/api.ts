@@ -1,6 +1,6 @@
 import { Client, Connection } from '@temporalio/client';
 import { type ApiApp, createApp } from '../../api/app.js';
-import type { AppDeps, RouteDefinition } from '../../api/route.js';
+import type { AppDeps, RouteDefinition } from '../../api/http/route.js';
 import { allRoutes } from '../../api/routes/index.js';
 import { listen } from '../../api/server.js';
 import type { UserRole } from '../../db/entities/index.js';

@@ -1,17 +1,16 @@
 import { ApiKey, User } from '../../../db/entities/index.js';
 import { createApiKey, OperatorError, revokeApiKey } from '../../../lib/accounts.js';
 import { SCOPES } from '../../../lib/scopes.js';
-import { parameterInvalid, resourceMissing } from '../../errors.js';
-import { listQuerySchema, listSchema, type PageQuery, paginate } from '../../pagination.js';
-import { defineRoute, type RouteDefinition } from '../../route.js';
+import { parameterInvalid, resourceMissing } from '../../http/errors.js';
+import { listQuerySchema, listSchema, paginate } from '../../http/pagination.js';
+import { defineRoute, type RouteDefinition } from '../../http/route.js';
+import { presentKey } from '../../presenters/api-key.js';
 import { dateTimeSchema, uuidParams, uuidSchema } from '../../schemas/common.js';
 
 // API keys in the dashboard: /v1 has no key endpoints, so these dashboard-only routes run the
 // operator CLI's functions (lib/accounts.ts) for the signed-in person. Everyone in the workspace
 // sees which keys exist, never a secret; owners and admins create and revoke (`roles`, checked
 // by the router like every route). A new key acts as the person who made it.
-
-type KeyBody = { name: string; scopes: string[]; expires_at?: string | null };
 
 const keySchema = {
   type: 'object',
@@ -28,20 +27,7 @@ const keySchema = {
   },
 };
 
-function presentKey(key: ApiKey, emails: Map<string, string>) {
-  return {
-    object: 'api_key',
-    id: key.id,
-    name: key.name,
-    scopes: key.scopes,
-    created_by: emails.get(key.createdBy) ?? null,
-    created_at: key.createdAt.toISOString(),
-    expires_at: key.expiresAt?.toISOString() ?? null,
-    revoked_at: key.revokedAt?.toISOString() ?? null,
-  };
-}
-
-const list = defineRoute<Record<string, never>, PageQuery>({
+const list = defineRoute({
   method: 'GET',
   path: '/keys',
   operationId: 'listApiKeys',
@@ -61,7 +47,7 @@ const list = defineRoute<Record<string, never>, PageQuery>({
   },
 });
 
-const create = defineRoute<Record<string, never>, Record<string, never>, KeyBody>({
+const create = defineRoute({
   method: 'POST',
   path: '/keys',
   operationId: 'createApiKey',
@@ -105,7 +91,7 @@ const create = defineRoute<Record<string, never>, Record<string, never>, KeyBody
   },
 });
 
-const revoke = defineRoute<{ key_id: string }>({
+const revoke = defineRoute({
   method: 'POST',
   path: '/keys/:key_id/revoke',
   operationId: 'revokeApiKey',

@@ -1,13 +1,13 @@
 import { Call, Event, WebhookDelivery, WebhookEndpoint } from '../../../db/entities/index.js';
-import { resourceMissing } from '../../errors.js';
+import { resourceMissing } from '../../http/errors.js';
+import { defineRoute, type RouteDefinition } from '../../http/route.js';
 import { presentWebhookDelivery } from '../../presenters/webhook-delivery.js';
-import { defineRoute, type RouteDefinition } from '../../route.js';
 import { uuidParams } from '../../schemas/common.js';
 
 // The events a call produced and each one's deliveries to the workspace's endpoints, for the call
 // page. /v1 lists deliveries per endpoint only; this is the same data seen from the call.
 
-const list = defineRoute<{ call_id: string }>({
+const list = defineRoute({
   method: 'GET',
   path: '/calls/:call_id/events',
   operationId: 'listCallEvents',

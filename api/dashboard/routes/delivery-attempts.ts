@@ -1,12 +1,12 @@
 import { WebhookDelivery, WebhookDeliveryAttempt } from '../../../db/entities/index.js';
-import { resourceMissing } from '../../errors.js';
-import { defineRoute, type RouteDefinition } from '../../route.js';
+import { resourceMissing } from '../../http/errors.js';
+import { defineRoute, type RouteDefinition } from '../../http/route.js';
 import { uuidParams } from '../../schemas/common.js';
 
 // Every attempt of one delivery (status code, duration, what went wrong), for the delivery log.
 // /v1 shows a delivery's latest attempt only.
 
-const list = defineRoute<{ webhook_id: string; delivery_id: string }>({
+const list = defineRoute({
   method: 'GET',
   path: '/webhooks/:webhook_id/deliveries/:delivery_id/attempts',
   operationId: 'listDeliveryAttempts',

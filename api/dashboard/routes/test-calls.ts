@@ -4,17 +4,16 @@ import { OperatorError } from '../../../lib/accounts.js';
 import { startWebCall } from '../../../lib/calls/incoming-calls.js';
 import { browserCallerHangUpSignal, browserCallerSaysSignal } from '../../../lib/temporal/call-messages.js';
 import { farEndWorkflowId } from '../../../lib/temporal/workflow-contracts.js';
-import { resourceMissing, unprocessable } from '../../errors.js';
-import { type ApiContext, defineRoute, type RouteDefinition } from '../../route.js';
+import { findAgentOr404 } from '../../auth/workspace-resources.js';
+import { resourceMissing, unprocessable } from '../../http/errors.js';
+import { type ApiContext, defineRoute, type RouteDefinition } from '../../http/route.js';
 import { uuidParams, uuidSchema } from '../../schemas/common.js';
-import { findAgentOr404 } from '../../workspace-resources.js';
 
 // The test panel: a `web` call to a draft or published agent through the same call workflow as
 // every call, with the person in the browser as its far end (workflows/browser-caller-workflow.ts).
 // Starting one is placing a call, so it needs what POST /calls needs (calls:write; not a viewer).
 // The agent's lines reach the browser through GET /dashboard/api/calls/{call_id}/live (api/dashboard/call-events.ts).
 
-type CallParams = { call_id: string };
 const callParams = uuidParams('call_id');
 
 async function findTestCallOr404(ctx: ApiContext, callId: string): Promise<Call> {
@@ -27,7 +26,7 @@ async function findTestCallOr404(ctx: ApiContext, callId: string): Promise<Call>
   return call;
 }
 
-const start = defineRoute<Record<string, never>, Record<string, never>, { agent_id: string }>({
+const start = defineRoute({
   method: 'POST',
   path: '/test-calls',
   operationId: 'startTestCall',
@@ -58,7 +57,7 @@ const start = defineRoute<Record<string, never>, Record<string, never>, { agent_
   },
 });
 
-const say = defineRoute<CallParams, Record<string, never>, { line: number; text: string }>({
+const say = defineRoute({
   method: 'POST',
   path: '/test-calls/:call_id/say',
   operationId: 'sayInTestCall',
@@ -90,7 +89,7 @@ const say = defineRoute<CallParams, Record<string, never>, { line: number; text:
   },
 });
 
-const hangUp = defineRoute<CallParams>({
+const hangUp = defineRoute({
   method: 'POST',
   path: '/test-calls/:call_id/hang-up',
   operationId: 'hangUpTestCall',

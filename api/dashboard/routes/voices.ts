@@ -1,5 +1,5 @@
 import { VOICES } from '../../../lib/voice-runtime/voices.js';
-import { defineRoute, type RouteDefinition } from '../../route.js';
+import { defineRoute, type RouteDefinition } from '../../http/route.js';
 
 const list = defineRoute({
   method: 'GET',

@@ -1,8 +1,8 @@
-import type { UserRole } from '../db/entities/index.js';
-import type { Orm } from '../db/orm.js';
-import { API_KEY_PREFIX, hashApiKeySecret } from '../lib/api-key-secret.js';
-import { apiKeyInvalid, apiKeyMissing, authUnavailable } from './errors.js';
-import type { AuthInfo } from './route.js';
+import type { UserRole } from '../../db/entities/index.js';
+import type { Orm } from '../../db/orm.js';
+import { API_KEY_PREFIX, hashApiKeySecret } from '../../lib/api-key-secret.js';
+import { apiKeyInvalid, apiKeyMissing, authUnavailable } from '../http/errors.js';
+import type { AuthInfo } from '../http/route.js';
 
 // Resolves `Authorization: Bearer <key>` to the key, its creator's current role and the
 // workspace's request limit. Found keys are cached for CACHE_TTL_MS (30 s) so the hot path needs

@@ -1,8 +1,8 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { Agent, PhoneNumber } from '../db/entities/index.js';
-import { resourceMissing } from './errors.js';
-import type { AgentFields } from './presenters/agent.js';
-import type { ReadPool } from './read-pool.js';
+import { Agent, PhoneNumber } from '../../db/entities/index.js';
+import { resourceMissing } from '../http/errors.js';
+import type { AgentFields } from '../presenters/agent.js';
+import type { ReadPool } from '../read-pool.js';
 
 // Loading a resource by id inside the key's workspace. An id from another workspace, or of a
 // deleted agent, is answered exactly like an id that never existed: 404 resource_missing.

@@ -1,5 +1,5 @@
+import { IDEMPOTENCY_HEADER, MAX_KEY_LENGTH } from '../middleware/idempotency.js';
 import { ERROR_TYPES } from './errors.js';
-import { IDEMPOTENCY_HEADER, MAX_KEY_LENGTH } from './middleware/idempotency.js';
 import { BODY_LIMIT_BYTES } from './request-body.js';
 import type { JsonSchema, OpenApiLink, RouteDefinition } from './route.js';
 import { withStorableText } from './storable-text.js';

@@ -1,18 +1,19 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Client } from '@temporalio/client';
+import type { FromSchema, JSONSchema } from 'json-schema-to-ts';
 import type { ParameterizedContext } from 'koa';
-import type { UserRole } from '../db/entities/index.js';
-import type { Orm } from '../db/orm.js';
-import type { Logger } from '../lib/logger.js';
-import type { Scope } from '../lib/scopes.js';
-import type { Settings } from '../lib/settings.js';
-import type { CommittedAnswer } from './middleware/idempotency.js';
-import type { ReadPool } from './read-pool.js';
+import type { UserRole } from '../../db/entities/index.js';
+import type { Orm } from '../../db/orm.js';
+import type { Logger } from '../../lib/logger.js';
+import type { Scope } from '../../lib/scopes.js';
+import type { Settings } from '../../lib/settings.js';
+import type { CommittedAnswer } from '../middleware/idempotency.js';
+import type { ReadPool } from '../read-pool.js';
 
 /*
  * Declarative route definitions: the contract every route module (api/routes/*.ts) follows.
  * A module exports an array of RouteDefinition; api/routes/index.ts lists the modules. The router
- * (api/router.ts) runs every request through the same pipeline, in this order:
+ * (api/http/router.ts) runs every request through the same pipeline, in this order:
  *
  *   1. X-Request-Id set; unknown method or path → 404 route_not_found
  *   2. auth: `Authorization: Bearer <key>` → 401 api_key_missing / api_key_invalid,
@@ -35,7 +36,9 @@ import type { ReadPool } from './read-pool.js';
  *      `param` names the field: the top-level name (`name`, `limit`, `agent_id`), nested fields
  *      joined by dots (`metadata.foo`), array items by index (`events[1]`).
  *   8. handler(ctx, { params, query, body }) → { status, body, headers?, storedBody? }.
- *      Throw ApiError (api/errors.ts) for every refusal; nothing else writes error bodies.
+ *      The types of params, query and body are derived from the route's schemas (defineRoute),
+ *      so a field the schema does not have cannot be read, nor one it has be left out.
+ *      Throw ApiError (api/http/errors.ts) for every refusal; nothing else writes error bodies.
  *      `storedBody` is what an idempotent replay answers instead of `body` (secrets removed).
  *      A replay repeats status and body only; `headers` are not stored. A handler whose work
  *      commits to the database stores its answer in that transaction (storeAnswerWithWork in
@@ -119,7 +122,21 @@ export interface RouteInput<P, Q, B> {
   body: B;
 }
 
-export interface RouteDefinition<P = any, Q = any, B = any> {
+// What a handler receives for each of a route's schemas, as the router hands it over: path
+// params are the path's names only; query defaults are applied (so `limit` is always there), body
+// defaults are not (a PATCH never invents fields, so a defaulted body field stays optional).
+// No schema: no fields.
+export type ParamsOf<S> = S extends JSONSchema ? NamedOnly<FromSchema<S>> : NoFields;
+export type QueryOf<S> = S extends JSONSchema ? FromSchema<S> : NoFields;
+export type BodyOf<S> = S extends JSONSchema
+  ? FromSchema<S, { keepDefaultedPropertiesOptional: true }>
+  : NoFields;
+type SchemaObject = Exclude<JSONSchema, boolean>;
+type NoFields = Record<never, never>;
+type NamedOnly<T> = { [K in keyof T as string extends K ? never : K]: T[K] };
+
+/** A route as the router and the OpenAPI document read it (the handler's input types erased). */
+export interface RouteDefinition {
   method: HttpMethod;
   /** Relative to /v1, koa-router syntax: `/agents/:agent_id`. */
   path: string;
@@ -136,7 +153,7 @@ export interface RouteDefinition<P = any, Q = any, B = any> {
   responses: Record<number, RouteResponse>;
   /** Takes an Idempotency-Key (creating POSTs). */
   idempotent?: boolean;
-  handler(ctx: ApiContext, input: RouteInput<P, Q, B>): Promise<RouteResult>;
+  handler(ctx: ApiContext, input: RouteInput<unknown, unknown, unknown>): Promise<RouteResult>;
   /**
    * Finishes a request whose work committed under its Idempotency-Key (storeAnswerWithWork with
    * `confirmed: false`) but whose process stopped before confirming the rest. Must not redo the
@@ -145,9 +162,22 @@ export interface RouteDefinition<P = any, Q = any, B = any> {
   resume?(ctx: ApiContext, committed: CommittedAnswer): Promise<void>;
 }
 
-/** Identity helper that types the handler's input. */
-export function defineRoute<P = Record<string, never>, Q = Record<string, never>, B = Record<string, never>>(
-  route: RouteDefinition<P, Q, B>,
-): RouteDefinition<P, Q, B> {
+/** A route as written: its schemas are `as const`, so the handler's input is typed from them. */
+export type TypedRouteDefinition<PS, QS, BS> = Omit<
+  RouteDefinition,
+  'params' | 'query' | 'body' | 'handler'
+> & {
+  params?: PS;
+  query?: QS;
+  body?: BS;
+  handler(ctx: ApiContext, input: RouteInput<ParamsOf<PS>, QueryOf<QS>, BodyOf<BS>>): Promise<RouteResult>;
+};
+
+/** Identity helper that types the handler's input from the route's schemas. */
+export function defineRoute<
+  const PS extends SchemaObject | undefined = undefined,
+  const QS extends SchemaObject | undefined = undefined,
+  const BS extends SchemaObject | undefined = undefined,
+>(route: TypedRouteDefinition<PS, QS, BS>): RouteDefinition {
   return route;
 }

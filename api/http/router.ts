@@ -1,8 +1,18 @@
 import Router from '@koa/router';
 import type { Context, Middleware } from 'koa';
-import { grants, SCOPES } from '../lib/scopes.js';
-import type { ApiKeyAuthenticator } from './api-key-authenticator.js';
-import { csrfTokenMatches, type SessionStore, sessionToken } from './dashboard/sessions.js';
+import { grants, SCOPES } from '../../lib/scopes.js';
+import type { ApiKeyAuthenticator } from '../auth/api-key-authenticator.js';
+import type { RateLimiter } from '../auth/rate-limiter.js';
+import { csrfTokenMatches, type SessionStore, sessionToken } from '../dashboard/sessions.js';
+import { errorOutcome } from '../middleware/errors.js';
+import {
+  type CommittedAnswer,
+  fingerprintOf,
+  idempotencyKeyOf,
+  replay,
+  runIdempotently,
+} from '../middleware/idempotency.js';
+import { isStorableStatus, type Outcome, sendOutcome } from '../middleware/outcome.js';
 import {
   apiKeyMissing,
   authUnavailable,
@@ -15,22 +25,12 @@ import {
   sessionMissing,
   workspaceNotSelected,
 } from './errors.js';
-import { errorOutcome } from './middleware/errors.js';
-import {
-  type CommittedAnswer,
-  fingerprintOf,
-  idempotencyKeyOf,
-  replay,
-  runIdempotently,
-} from './middleware/idempotency.js';
-import { isStorableStatus, type Outcome, sendOutcome } from './middleware/outcome.js';
-import type { RateLimiter } from './rate-limiter.js';
 import { parseJsonObject, readRawBody } from './request-body.js';
 import type { ApiContext, ApiState, RouteDefinition } from './route.js';
 import { withStorableText } from './storable-text.js';
 import { compileBodyValidator, compileQueryValidator, type Validator } from './validation.js';
 
-// Turns route definitions into Koa routes, each running the pipeline described in api/route.ts.
+// Turns route definitions into Koa routes, each running the pipeline described in api/http/route.ts.
 
 export const API_PREFIX = '/v1';
 const BODY_METHODS = new Set(['POST', 'PATCH', 'PUT']);

@@ -1,5 +1,5 @@
 import type { Duplex } from 'node:stream';
-import type { Logger } from '../lib/logger.js';
+import type { Logger } from '../../lib/logger.js';
 import { requestInvalid } from './errors.js';
 import { newRequestId } from './request-id.js';
 

@@ -1,5 +1,5 @@
-import type { Orm } from '../db/orm.js';
-import type { Logger } from '../lib/logger.js';
+import type { Orm } from '../../db/orm.js';
+import type { Logger } from '../../lib/logger.js';
 
 // Requests per second per API key, shared by every API process through rate_limit_windows
 // (one row per key and one-second window). To keep the hot path free of a database round trip,

@@ -1,6 +1,6 @@
 import type { Client } from '@temporalio/client';
-import type { Settings } from '../lib/settings.js';
-import { startOnce } from '../lib/temporal/start-once.js';
+import type { Settings } from '../../lib/settings.js';
+import { startOnce } from '../../lib/temporal/start-once.js';
 import type { AppDeps } from './route.js';
 import { withTimeout } from './with-timeout.js';
 

@@ -1,5 +1,7 @@
 import type { EntityManager, FilterQuery } from '@mikro-orm/postgresql';
+import type { JSONSchema } from 'json-schema-to-ts';
 import { parameterInvalid } from './errors.js';
+import type { QueryOf } from './route.js';
 
 // Cursor pagination for every list: newest first on a timestamp column, the id as tiebreak, so
 // the order is total and stable while rows are added. The cursor is opaque to clients: base64url
@@ -34,18 +36,18 @@ export const paginationQueryProperties = {
 } as const;
 
 /** A list's whole query schema: pagination plus `extra` filters; anything else is parameter_unknown. */
-export function listQuerySchema(extra: Record<string, unknown> = {}) {
+export function listQuerySchema<const E extends Record<string, JSONSchema> = Record<never, never>>(
+  extra: E = {} as E,
+) {
   return {
     type: 'object',
     additionalProperties: false,
     properties: { ...paginationQueryProperties, ...extra },
-  };
+  } as const;
 }
 
-export interface PageQuery {
-  limit: number;
-  cursor?: string;
-}
+/** `limit` and `cursor` as a list's handler receives them. */
+export type PageQuery = QueryOf<ReturnType<typeof listQuerySchema<Record<never, never>>>>;
 
 export interface ListEnvelope<T> {
   object: 'list';

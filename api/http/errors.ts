@@ -1,7 +1,7 @@
 // Every refusal the API gives is an ApiError; api/middleware/errors.ts renders it as the spec's
 // error body. Constructors exist for every code of the spec so the wording stays in one place.
 
-import { isStorableStatus } from './middleware/outcome.js';
+import { isStorableStatus } from '../middleware/outcome.js';
 
 /** Every error `type` of the spec; the OpenAPI Error schema lists these. */
 export const ERROR_TYPES = [

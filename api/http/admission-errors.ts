@@ -1,4 +1,4 @@
-import type { AdmissionRefusal, AgentRefusal } from '../lib/calls/admit-outbound-call.js';
+import type { AdmissionRefusal, AgentRefusal } from '../../lib/calls/admit-outbound-call.js';
 import {
   type ApiError,
   agentHasNoNumber,
