@@ -11,6 +11,7 @@ import type { Settings } from '../lib/settings.js';
 import { AgentIdKey, CallDirectionKey, CallStatusKey } from '../lib/temporal/search-attributes.js';
 import type { CallWorkflowResult } from '../lib/temporal/workflow-contracts.js';
 import { callWorkflowId } from '../lib/temporal/workflow-contracts.js';
+import { SIMULATED_FRONT_DESK } from '../lib/voice-runtime/transfer-target.js';
 import { type AgentFixture, createAgentFixture, storedCall } from './support/call-fixtures.js';
 import type { TestDatabase } from './support/database.js';
 import { keepHistory } from './support/kept-histories.js';
@@ -220,10 +221,12 @@ describe('inbound phone calls that are taken', { timeout: 180_000 }, () => {
       );
       assert.equal(transcript[0].text, 'Thank you for calling Acme, this is Ada. How can I help?');
       if (ending === '2002') {
-        // Transferred to the business's own number on the call: the number the person dialled.
-        assert.equal(events[1].body.data.transferred_to, ada.number);
+        // Transferred to TRANSFER_NUMBER (the simulator's front desk by default), never the number
+        // the person dialled: that reaches this same agent and would ring it again.
+        assert.equal(events[1].body.data.transferred_to, SIMULATED_FRONT_DESK);
         assert.equal(events[1].body.data.object.direction, 'inbound');
-        assert.equal(call.transferredTo, ada.number);
+        assert.equal(call.transferredTo, SIMULATED_FRONT_DESK);
+        assert.notEqual(call.transferredTo, ada.number);
       }
       if (ending === '2004')
         assert.deepEqual(
