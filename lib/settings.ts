@@ -6,7 +6,7 @@ export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
 export interface Settings {
   host: string;
   port: number;
-  /** Unset: the embedded PostgreSQL under .data/ (db/embedded-postgres.ts fills this in). */
+  /** Unset: `npm start` and the CLI embed a PostgreSQL under .data/; api/main.ts and workers/main.ts refuse to start. */
   databaseUrl: string | undefined;
   /** Unset: the local dev server on 127.0.0.1:7233 that `npm start` runs. */
   temporalAddress: string;
