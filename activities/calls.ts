@@ -335,9 +335,13 @@ export function createCallActivities(deps: CallActivityDeps) {
     async analyzeCall(input: { callId: string; fallback?: boolean }): Promise<CallAnalysisResult> {
       const analyzer = input.fallback ? fallbackAnalyzer : deps.analyzer;
       runsHere(analyzer, 'analyzeCall');
-      const transcript = await loadTranscript(fork(), input.callId);
+      const em = fork();
+      const [transcript, call] = await Promise.all([
+        loadTranscript(em, input.callId),
+        em.findOneOrFail(Call, { id: input.callId }),
+      ]);
       try {
-        return await analyzer.analyze(transcript);
+        return await analyzer.analyze(transcript, { endReason: call.endReason ?? null });
       } catch (error) {
         if (error instanceof Error && error.name === 'AnalysisRejectedError') {
           throw ApplicationFailure.nonRetryable(error.message, 'AnalysisRejectedError');

@@ -141,7 +141,7 @@ const userTurns = (request: SeenRequest) =>
 function scriptedModel(request: SeenRequest): StandInReply {
   const last = request.body.messages.at(-1);
   if (last.role === 'user' && /real person/.test(last.content)) {
-    return streamed("Of course. I'm transferring you to a colleague now.", [transferCall(TRANSFER_TO)]);
+    return streamed('Of course, connecting you now.', [transferCall(TRANSFER_TO)]);
   }
   if (last.role === 'user' && /\bBye\b/.test(last.content)) return streamed(AGENT_WORDS[4], [endCall()]);
   return streamed(AGENT_WORDS[Math.min(userTurns(request), 3)]);
@@ -300,12 +300,13 @@ describe('the model speaks, and its tool calls end and transfer calls', { timeou
       'Hi Kari, Ada from Acme Dental here. {{not_a_variable}}',
       "the call's first_message with its variables filled in, the escaped one kept literal",
     );
-    assert.equal(transcript.at(-1)?.text, "Of course. I'm transferring you to a colleague now.");
+    assert.equal(transcript.at(-1)?.text, 'Of course, connecting you now.');
     assert.deepEqual(
       events.map((event) => event.type),
       ['call.started', 'call.transferred', 'call.completed'],
     );
     assert.equal(events[1].body.data.transferred_to, TRANSFER_TO);
+    // The model's words miss the transcript rules' phrases; the call's end_reason decides.
     assert.equal(call.analysis?.outcome, 'transferred');
   });
 });
