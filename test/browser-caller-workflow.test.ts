@@ -48,10 +48,12 @@ async function transcriptLines(callId: string, count: number) {
 }
 
 async function testPanelCall(env: TestWorkflowEnvironment, person: (callId: string) => Promise<void>) {
-  const { callId } = await startWebCall(
+  const web = await startWebCall(
     { em: stack.db.orm.em.fork() as EntityManager, temporal: env.client, settings: stack.settings },
     { agentId: agent.agentId, fromLabel: 'Test panel (ada@example.test)', browserFarEnd: true },
   );
+  assert.ok(web.started);
+  const { callId } = web;
   return runWorkers(await stack.workers(env), async () => {
     await transcriptLines(callId, 1);
     await person(callId);

@@ -8,15 +8,12 @@ import {
   type ApiError,
   agentHasNoNumber,
   agentNotPublished,
-  callDailyLimit,
   callOutcomeUnknown,
-  callRateLimited,
-  callRejected,
   emergencyNumber,
   fromNumberNotAssigned,
   fromNumberRequired,
-  quotaExceeded,
   resourceMissing,
+  workspaceRefusalError,
 } from '../errors.js';
 import { linksTakingId } from '../links.js';
 import { storeAnswerWithWork } from '../middleware/idempotency.js';
@@ -131,14 +128,8 @@ function refusalError(refusal: AdmissionRefusal): ApiError {
       return fromNumberRequired();
     case 'emergency_number':
       return emergencyNumber();
-    case 'call_rate_limited':
-      return callRateLimited(refusal.retryAfterSeconds);
-    case 'call_daily_limit':
-      return callDailyLimit(refusal.retryAfterSeconds);
-    case 'quota_exceeded':
-      return quotaExceeded(refusal.retryAfterSeconds);
-    case 'trial_line_busy':
-      return callRejected('The free trial allows one call at a time; retry when the current call has ended.');
+    default:
+      return workspaceRefusalError(refusal);
   }
 }
 

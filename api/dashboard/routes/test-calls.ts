@@ -4,7 +4,7 @@ import { OperatorError } from '../../../lib/accounts.js';
 import { startWebCall } from '../../../lib/calls/incoming-calls.js';
 import { browserCallerHangUpSignal, browserCallerSaysSignal } from '../../../lib/temporal/call-messages.js';
 import { farEndWorkflowId } from '../../../lib/temporal/workflow-contracts.js';
-import { resourceMissing, unprocessable } from '../../errors.js';
+import { resourceMissing, unprocessable, workspaceRefusalError } from '../../errors.js';
 import { type ApiContext, defineRoute, type RouteDefinition } from '../../route.js';
 import { uuidParams, uuidSchema } from '../../schemas/common.js';
 import { findAgentOr404 } from '../../workspace-resources.js';
@@ -39,17 +39,23 @@ const start = defineRoute<Record<string, never>, Record<string, never>, { agent_
     required: ['agent_id'],
     properties: { agent_id: uuidSchema },
   },
-  responses: { 201: { description: 'The call id.' } },
+  responses: {
+    201: { description: 'The call id.' },
+    422: { description: 'agent_not_ready; call_rejected (trial plan: one call at a time).' },
+    429: { description: 'quota_exceeded: the call minutes of the month are used; with Retry-After.' },
+  },
   async handler(ctx, { body }) {
     const { em, auth, deps } = ctx.state;
     const agent = await findAgentOr404(em, auth.workspaceId, body.agent_id);
     const person = await em.findOneOrFail(User, { id: auth.userId });
     try {
-      const { callId } = await startWebCall(
+      const web = await startWebCall(
         { em, temporal: await deps.temporal(), settings: deps.settings },
         { agentId: agent.id, fromLabel: `Test panel (${person.email})`.slice(0, 200), browserFarEnd: true },
       );
-      return { status: 201, body: { object: 'test_call', call_id: callId } };
+      // A test call is a call: the workspace's minutes quota and trial line apply, as POST /calls says them.
+      if (!web.started) throw workspaceRefusalError(web.refusal);
+      return { status: 201, body: { object: 'test_call', call_id: web.callId } };
     } catch (error) {
       if (error instanceof OperatorError)
         throw unprocessable('agent_not_ready', error.message, { param: 'agent_id' });
