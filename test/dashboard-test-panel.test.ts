@@ -123,6 +123,12 @@ test('the refusals of the API: viewers, other workspaces, unpublished agents, ba
 
   assertApiError(await client.post('/dashboard/api/test-calls', {}), 400, 'parameter_missing', 'agent_id');
   assertApiError(
+    await client.post('/dashboard/api/test-calls', { agent_id: agentId, metadata: { name: 42 } }),
+    400,
+    'parameter_invalid',
+    'metadata.name',
+  );
+  assertApiError(
     await client.post(`/dashboard/api/test-calls/${crypto.randomUUID()}/say`, { line: 0, text: 'x' }),
     404,
     'resource_missing',

@@ -59,6 +59,8 @@ export async function startWebCall(
   input: {
     agentId: string;
     fromLabel?: string;
+    /** The call's metadata (its `{{variables}}`); `from_label` is the label's. */
+    metadata?: Record<string, string>;
     /** The dashboard's test panel: the far end is the person in the browser, not the simulator. */
     browserFarEnd?: boolean;
   },
@@ -83,7 +85,7 @@ export async function startWebCall(
     fromLabel: label,
     browserFarEnd: input.browserFarEnd ?? false,
     // The label is who the test panel or widget says is calling; metadata shows it on the call.
-    metadata: label ? { from_label: label } : {},
+    metadata: { ...input.metadata, ...(label ? { from_label: label } : {}) },
   });
   if ('code' in taken) return { started: false, refusal: taken };
   return { started: true, callId: taken.id };

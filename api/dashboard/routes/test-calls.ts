@@ -6,11 +6,13 @@ import { browserCallerHangUpSignal, browserCallerSaysSignal } from '../../../lib
 import { farEndWorkflowId } from '../../../lib/temporal/workflow-contracts.js';
 import { resourceMissing, unprocessable, workspaceRefusalError } from '../../errors.js';
 import { type ApiContext, defineRoute, type RouteDefinition } from '../../route.js';
+import { callCreateSchema } from '../../schemas/call.js';
 import { uuidParams, uuidSchema } from '../../schemas/common.js';
 import { findAgentOr404 } from '../../workspace-resources.js';
 
 // The test panel: a `web` call to a draft or published agent through the same call workflow as
-// every call, with the person in the browser as its far end (workflows/browser-caller-workflow.ts).
+// every call, with the person in the browser as its far end (workflows/browser-caller-workflow.ts),
+// and the metadata the person entered (the values of the agent's `{{variables}}`).
 // Starting one is placing a call, so it needs what POST /calls needs (calls:write; not a viewer).
 // The agent's lines reach the browser through GET /dashboard/api/calls/{call_id}/live (api/dashboard/call-events.ts).
 
@@ -27,7 +29,11 @@ async function findTestCallOr404(ctx: ApiContext, callId: string): Promise<Call>
   return call;
 }
 
-const start = defineRoute<Record<string, never>, Record<string, never>, { agent_id: string }>({
+const start = defineRoute<
+  Record<string, never>,
+  Record<string, never>,
+  { agent_id: string; metadata?: Record<string, string> }
+>({
   method: 'POST',
   path: '/test-calls',
   operationId: 'startTestCall',
@@ -37,7 +43,11 @@ const start = defineRoute<Record<string, never>, Record<string, never>, { agent_
     type: 'object',
     additionalProperties: false,
     required: ['agent_id'],
-    properties: { agent_id: uuidSchema },
+    properties: {
+      agent_id: uuidSchema,
+      // The call's variables (`{{name}}` in the agent's greeting and prompt), as POST /calls takes them.
+      metadata: callCreateSchema.properties.metadata,
+    },
   },
   responses: {
     201: { description: 'The call id.' },
@@ -51,7 +61,12 @@ const start = defineRoute<Record<string, never>, Record<string, never>, { agent_
     try {
       const web = await startWebCall(
         { em, temporal: await deps.temporal(), settings: deps.settings },
-        { agentId: agent.id, fromLabel: `Test panel (${person.email})`.slice(0, 200), browserFarEnd: true },
+        {
+          agentId: agent.id,
+          fromLabel: `Test panel (${person.email})`.slice(0, 200),
+          metadata: body.metadata,
+          browserFarEnd: true,
+        },
       );
       // A test call is a call: the workspace's minutes quota and trial line apply, as POST /calls says them.
       if (!web.started) throw workspaceRefusalError(web.refusal);
