@@ -1,7 +1,6 @@
 // Every refusal the API gives is an ApiError; api/middleware/errors.ts renders it as the spec's
 // error body. Constructors exist for every code of the spec so the wording stays in one place.
 
-import type { WorkspaceRefusal } from '../lib/calls/admit-to-workspace.js';
 import { isStorableStatus } from './middleware/outcome.js';
 
 /** Every error `type` of the spec; the OpenAPI Error schema lists these. */
@@ -211,17 +210,3 @@ export const callOutcomeUnknown = () =>
     'The call start could not be confirmed; it may be ringing. Look for it with GET /calls before retrying with a new Idempotency-Key.',
     { storable: true },
   );
-
-/** The spec's error for the workspace's refusal of a call: POST /calls and the test panel alike. */
-export function workspaceRefusalError(refusal: WorkspaceRefusal): ApiError {
-  switch (refusal.code) {
-    case 'call_rate_limited':
-      return callRateLimited(refusal.retryAfterSeconds);
-    case 'call_daily_limit':
-      return callDailyLimit(refusal.retryAfterSeconds);
-    case 'quota_exceeded':
-      return quotaExceeded(refusal.retryAfterSeconds);
-    case 'trial_line_busy':
-      return callRejected('The free trial allows one call at a time; retry when the current call has ended.');
-  }
-}

@@ -13,7 +13,6 @@ import {
   fromNumberNotAssigned,
   fromNumberRequired,
   resourceMissing,
-  workspaceRefusalError,
 } from '../errors.js';
 import { linksTakingId } from '../links.js';
 import { storeAnswerWithWork } from '../middleware/idempotency.js';
@@ -29,6 +28,7 @@ import {
 } from '../schemas/call.js';
 import { uuidParams } from '../schemas/common.js';
 import { withTimeout } from '../with-timeout.js';
+import { workspaceRefusalError } from '../workspace-refusal-error.js';
 
 // POST /calls: the body schema (400) is checked by the router; then admitOutboundCall
 // (lib/calls/admit-outbound-call.ts) runs every other check in its documented order inside one

@@ -4,10 +4,11 @@ import { OperatorError } from '../../../lib/accounts.js';
 import { startWebCall } from '../../../lib/calls/incoming-calls.js';
 import { browserCallerHangUpSignal, browserCallerSaysSignal } from '../../../lib/temporal/call-messages.js';
 import { farEndWorkflowId } from '../../../lib/temporal/workflow-contracts.js';
-import { resourceMissing, unprocessable, workspaceRefusalError } from '../../errors.js';
+import { resourceMissing, unprocessable } from '../../errors.js';
 import { type ApiContext, defineRoute, type RouteDefinition } from '../../route.js';
 import { callCreateSchema } from '../../schemas/call.js';
 import { uuidParams, uuidSchema } from '../../schemas/common.js';
+import { workspaceRefusalError } from '../../workspace-refusal-error.js';
 import { findAgentOr404 } from '../../workspace-resources.js';
 
 // The test panel: a `web` call to a draft or published agent through the same call workflow as
