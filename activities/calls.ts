@@ -176,7 +176,13 @@ export function createCallActivities(deps: CallActivityDeps) {
       /** Reads the transcript and analyses it; `fallback` uses the built-in transcript rules. */
       async analyzeCall(input: { callId: string; fallback?: boolean }): Promise<CallAnalysisResult> {
         const analyzer = input.fallback ? fallbackAnalyzer : deps.analyzer;
-        return analyzer.analyze(await loadTranscript(em(), input.callId));
+        const db = em();
+        // What the call's end says for a fact (transferred, agent error) settles the outcome first.
+        const [transcript, call] = await Promise.all([
+          loadTranscript(db, input.callId),
+          loadCall(db, input.callId),
+        ]);
+        return analyzer.analyze(transcript, { endReason: call.endReason ?? null });
       },
 
       async completeCall(input: {

@@ -41,7 +41,11 @@ export function createApp(
   const reads = createReadPool(deps.orm, deps.logger);
   const openApiText = JSON.stringify(openApiDocument(routes));
 
-  const koa = new Koa<ApiState>({ proxy: false });
+  // Behind TRUST_PROXY reverse proxies the client is the address the outermost of them saw
+  // (X-Forwarded-For, counted from the right, so a forged entry on the left is never used);
+  // otherwise the connection's peer. Per-address limits (sign-in) count that address.
+  const hops = deps.settings.trustProxyHops;
+  const koa = new Koa<ApiState>({ proxy: hops > 0, proxyIpHeader: 'X-Forwarded-For', maxIpsCount: hops });
   koa.silent = true;
   koa.use(requestContext(deps, reads));
   koa.use(errorMiddleware);

@@ -1,4 +1,3 @@
-import { startLocalPostgres } from '../db/embedded-postgres.js';
 import { openOrm } from '../db/orm.js';
 import { createLogger } from '../lib/logger.js';
 import { loadSettings } from '../lib/settings.js';
@@ -20,8 +19,13 @@ if (settings.webhooksAllowPrivateTargets) {
   );
 }
 
-const databaseUrl = settings.databaseUrl ?? (await startLocalPostgres()).url;
-const orm = await openOrm(databaseUrl);
+// Only `npm start` embeds a PostgreSQL (and passes its URL on): a production process without
+// DATABASE_URL would otherwise get an empty database of its own, left running when it is killed.
+if (!settings.databaseUrl) {
+  logger.error('DATABASE_URL is not set: the API needs the service database (npm start sets it)');
+  process.exit(1);
+}
+const orm = await openOrm(settings.databaseUrl);
 const temporal = lazyTemporalClient({
   ...temporalConnectionOptions(settings),
   namespace: settings.temporalNamespace,

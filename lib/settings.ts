@@ -9,7 +9,7 @@ export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
 export interface Settings {
   host: string;
   port: number;
-  /** Unset: the embedded PostgreSQL under .data/ (db/embedded-postgres.ts fills this in). */
+  /** Unset: `npm start` and the CLI embed a PostgreSQL under .data/; api/main.ts and workers/main.ts refuse to start. */
   databaseUrl: string | undefined;
   /** Unset: the local dev server on 127.0.0.1:7233 that `npm start` runs. */
   temporalAddress: string;
@@ -26,6 +26,12 @@ export interface Settings {
   /** Prefix of every task queue name, so parallel test files never share workers. */
   taskQueuePrefix: string;
   webhooksAllowPrivateTargets: boolean;
+  /**
+   * TRUST_PROXY: how many reverse proxies stand in front of the API, each appending the address it
+   * saw to X-Forwarded-For. 0 (unset, `false`): the header is ignored and the client is the
+   * connection's peer; `true` is 1.
+   */
+  trustProxyHops: number;
   simTimeScale: number;
   logLevel: LogLevel;
   /** OpenAI-compatible chat-completions analysis; off unless ANALYSIS_LLM_URL is set. */
@@ -61,6 +67,17 @@ function positiveNumber(name: string, value: string | undefined, fallback: numbe
   const n = Number(value);
   if (!Number.isFinite(n) || n <= 0) throw new Error(`${name} must be a positive number, got "${value}"`);
   return n;
+}
+
+function proxyHops(value: string | undefined): number {
+  if (value === undefined || value === '' || value.toLowerCase() === 'false') return 0;
+  if (value.toLowerCase() === 'true') return 1;
+  if (!/^\d{1,2}$/.test(value)) {
+    throw new Error(
+      `TRUST_PROXY must be false, true or the number of proxies in front of the API; got "${value}"`,
+    );
+  }
+  return Number(value);
 }
 
 function temporalTls(env: NodeJS.ProcessEnv): Settings['temporalTls'] {
@@ -113,6 +130,7 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
     temporalApiKey: env.TEMPORAL_API_KEY || undefined,
     taskQueuePrefix: env.TASK_QUEUE_PREFIX || '',
     webhooksAllowPrivateTargets: bool(env.WEBHOOKS_ALLOW_PRIVATE_TARGETS, false),
+    trustProxyHops: proxyHops(env.TRUST_PROXY),
     simTimeScale: positiveNumber('SIM_TIME_SCALE', env.SIM_TIME_SCALE, 1),
     logLevel: logLevel as LogLevel,
     analysisLlm: llmEndpoint(env, 'ANALYSIS_LLM', 30_000),

@@ -126,6 +126,7 @@ test('inbound phone calls and web calls use the same runtime', async () => {
   const phone = await answerIncomingPhoneCall(deps(), { to: agent.number, from: '+4791115555' });
   assert.ok(phone.answered);
   const web = await startWebCall(deps(), { agentId: agent.agentId, fromLabel: 'Kari' });
+  assert.ok(web.started);
   for (const [callId, channel] of [
     [phone.callId, 'phone'],
     [web.callId, 'web'],

@@ -54,10 +54,12 @@ async function testPanelCall(
   person: (callId: string) => Promise<void>,
   keep = false,
 ) {
-  const { callId } = await startWebCall(
+  const web = await startWebCall(
     { em: stack.db.orm.em.fork() as EntityManager, temporal: env.client, settings: stack.settings },
     { agentId: agent.agentId, fromLabel: 'Test panel (ada@example.test)', browserFarEnd: true },
   );
+  assert.ok(web.started);
+  const { callId } = web;
   return runWorkers(await stack.workers(env), async () => {
     await transcriptLines(callId, 1);
     await person(callId);

@@ -339,10 +339,13 @@ class FlakyAnalyzer implements CallAnalyzer {
     private readonly failures: number,
     private readonly error: () => Error = () => new Error('analysis service unavailable'),
   ) {}
-  async analyze(transcript: Parameters<CallAnalyzer['analyze']>[0]) {
+  async analyze(...[transcript, ending]: Parameters<CallAnalyzer['analyze']>) {
     this.attempts++;
     if (this.attempts <= this.failures) throw this.error();
-    return { ...(await new TranscriptAnalyzer().analyze(transcript)), summary: 'from the flaky analyzer' };
+    return {
+      ...(await new TranscriptAnalyzer().analyze(transcript, ending)),
+      summary: 'from the flaky analyzer',
+    };
   }
 }
 

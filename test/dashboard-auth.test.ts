@@ -3,6 +3,7 @@ import { after, before, describe, test } from 'node:test';
 import { ATTEMPTS_PER_ACCOUNT, ATTEMPTS_PER_ADDRESS } from '../api/dashboard/sign-in-limiter.js';
 import { createUser, setUserRole } from '../lib/accounts.js';
 import { acceptInvite } from '../lib/dashboard/invites.js';
+import { loadSettings } from '../lib/settings.js';
 import {
   closeApiAndDatabase,
   createFixture,
@@ -308,6 +309,49 @@ describe('sign-in rate limits per address', () => {
     });
     assertApiError(limited, 429, 'rate_limited');
     assert.ok(Number(limited.headers.get('retry-after')) >= 1);
+  });
+});
+
+describe('sign-in rate limits behind a reverse proxy (TRUST_PROXY)', () => {
+  /** A failed sign-in to a different account each time, from `forwardedFor` as the proxy says. */
+  let attempt = 0;
+  const signIn = (target: TestApi, forwardedFor: string) =>
+    new DashboardClient(target.url).request('POST', '/dashboard/auth/sign-in', {
+      body: { email: `proxied-${attempt++}@example.test`, password: 'whatever it is' },
+      headers: { 'x-forwarded-for': forwardedFor },
+    });
+
+  test('TRUST_PROXY is false (default), true (one proxy) or a number of proxies', () => {
+    assert.equal(loadSettings({}).trustProxyHops, 0);
+    assert.equal(loadSettings({ TRUST_PROXY: 'false' }).trustProxyHops, 0);
+    assert.equal(loadSettings({ TRUST_PROXY: 'true' }).trustProxyHops, 1);
+    assert.equal(loadSettings({ TRUST_PROXY: '2' }).trustProxyHops, 2);
+    assert.throws(() => loadSettings({ TRUST_PROXY: 'yes please' }), /TRUST_PROXY must be/);
+  });
+
+  test('trusted (TRUST_PROXY=1): each address the proxy forwards has its own count, taken from the right of X-Forwarded-For', async () => {
+    await sql('delete from sign_in_attempt_windows', []);
+    const behindProxy = await startApi({ orm: db.orm, settings: { trustProxyHops: 1 } });
+    try {
+      for (let i = 0; i < ATTEMPTS_PER_ADDRESS; i++) {
+        assertApiError(await signIn(behindProxy, '203.0.113.7'), 401, 'sign_in_failed', 'password');
+      }
+      assertApiError(await signIn(behindProxy, '203.0.113.7'), 429, 'rate_limited');
+      // What a client writes in the header itself is left of what the proxy appended: not used.
+      assertApiError(await signIn(behindProxy, '198.51.100.9, 203.0.113.7'), 429, 'rate_limited');
+      // Everyone else behind the same proxy still signs in.
+      assertApiError(await signIn(behindProxy, '198.51.100.9'), 401, 'sign_in_failed', 'password');
+    } finally {
+      await behindProxy.close();
+    }
+  });
+
+  test('untrusted (the default): X-Forwarded-For is ignored, the connection’s address counts', async () => {
+    await sql('delete from sign_in_attempt_windows', []);
+    for (let i = 0; i < ATTEMPTS_PER_ADDRESS; i++) {
+      assertApiError(await signIn(api, `203.0.113.${i}`), 401, 'sign_in_failed', 'password');
+    }
+    assertApiError(await signIn(api, '198.51.100.9'), 429, 'rate_limited');
   });
 });
 

@@ -499,6 +499,30 @@ describe('the dashboard in Chromium', { skip }, () => {
     assert.ok(!agents.includes('No token'));
   });
 
+  test('the test panel sets the call’s metadata: the agent greets with the {{variable}} filled in', async () => {
+    const created = await key().post('/agents', {
+      name: 'Greeter',
+      system_prompt: 'You help {{name}} with their order {{ order_id }}.',
+      first_message: 'Hello {{name}}, this is Acme.',
+    });
+    assert.equal(created.status, 201, created.text);
+    await page.goto(url(`/agents/${created.body.id}`));
+    const metadata = page.getByRole('group', { name: 'Call metadata' });
+    await metadata.getByLabel('name').fill('Kari');
+    await metadata.getByLabel('order_id').fill('A-1042');
+    await page.getByRole('button', { name: 'Start a test call' }).click();
+    const conversation = page.getByRole('list', { name: 'Conversation' });
+    await conversation.getByText('Hello Kari, this is Acme.').waitFor();
+    await screenshot(page, '12b-test-panel-metadata');
+    await page.getByRole('button', { name: 'Hang up' }).click();
+    await page.getByRole('link', { name: 'See this call in Calls' }).waitFor({ timeout: 30_000 });
+    const calls = (await key().get(`/calls?agent_id=${created.body.id}`)).body.data;
+    assert.equal(calls.length, 1);
+    assert.equal(calls[0].metadata.name, 'Kari');
+    assert.equal(calls[0].metadata.order_id, 'A-1042');
+    assert.match(calls[0].metadata.from_label, /^Test panel \(/);
+  });
+
   test('no script error and nothing refused by the Content-Security-Policy on any page so far', () => {
     assert.deepEqual(pageErrors, []);
   });

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
+import { setLimits } from '../lib/accounts.js';
 import { createFixture, type Fixture } from './support/api.js';
 import { assertApiError } from './support/assert-api.js';
 import { type CallStack, startCallStack, waitForCallEnd } from './support/call-stack.js';
@@ -122,6 +123,12 @@ test('the refusals of the API: viewers, other workspaces, unpublished agents, ba
 
   assertApiError(await client.post('/dashboard/api/test-calls', {}), 400, 'parameter_missing', 'agent_id');
   assertApiError(
+    await client.post('/dashboard/api/test-calls', { agent_id: agentId, metadata: { name: 42 } }),
+    400,
+    'parameter_invalid',
+    'metadata.name',
+  );
+  assertApiError(
     await client.post(`/dashboard/api/test-calls/${crypto.randomUUID()}/say`, { line: 0, text: 'x' }),
     404,
     'resource_missing',
@@ -139,4 +146,16 @@ test('the refusals of the API: viewers, other workspaces, unpublished agents, ba
     'resource_missing',
     'call_id',
   );
+});
+
+test('a test call is a call: with the minutes quota used up it is refused as POST /calls refuses, 429 quota_exceeded', async () => {
+  const team = await createFixture(stack.db.orm, { requestsPerSecond: 10_000 });
+  const teamClient = await signedInClient(stack.api.url, stack.db.orm, team.userId);
+  const agent = await teamClient.post('/v1/agents', { name: 'Quota agent', first_message: 'Hello.' });
+  assert.equal(agent.status, 201, agent.text);
+  await setLimits(stack.db.orm.em.fork(), { workspaceId: team.workspaceId, minutesQuota: 0 });
+  const refused = await teamClient.post('/dashboard/api/test-calls', { agent_id: agent.body.id });
+  assertApiError(refused, 429, 'quota_exceeded');
+  assert.ok(Number(refused.headers.get('retry-after')) >= 1);
+  assert.deepEqual((await teamClient.get('/v1/calls')).body.data, [], 'no Call was recorded');
 });

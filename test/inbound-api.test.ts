@@ -3,10 +3,12 @@ import { after, before, test } from 'node:test';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Client } from '@temporalio/client';
 import type { WebhookEndpoint } from '../db/entities/index.js';
+import { setLimits } from '../lib/accounts.js';
 import { answerIncomingPhoneCall, startWebCall } from '../lib/calls/incoming-calls.js';
 import type { Settings } from '../lib/settings.js';
 import { verifyWebhookSignature } from '../lib/webhooks/verify-signature.js';
 import { createFixture, type Fixture, type TestApi } from './support/api.js';
+import { assertApiError } from './support/assert-api.js';
 import { type AgentFixture, createAgentFixture } from './support/call-fixtures.js';
 import { type CallStack, startCallStack, waitForCallEnd } from './support/call-stack.js';
 import type { TestDatabase } from './support/database.js';
@@ -74,6 +76,7 @@ test('inbound and web calls show in lists, filters, transcripts, usage and webho
     agentId: draft.agentId,
     fromLabel: 'Dashboard test panel',
   });
+  assert.ok(web.started);
   const [outboundDone, phoneDone, webDone] = await Promise.all(
     [outbound.body.id, phone.callId, web.callId].map(waitForEnd),
   );
@@ -216,4 +219,38 @@ test('calls not taken leave nothing behind: no Call, no event', async () => {
   assert.deepEqual(list.body.data, []);
   const usage = await api.client(ws.secret).get('/usage');
   assert.equal(usage.body.calls, 0);
+});
+
+test('calls that come in pass the workspace admission: the minutes quota and the trial line, not the dialing pace', async () => {
+  const ws = await createFixture(db.orm, { requestsPerSecond: 10_000 });
+  const agent = await createAgentFixture(db.orm, { workspaceId: ws.workspaceId, name: 'Quota' });
+  const em = () => db.orm.em.fork() as EntityManager;
+  // Dialing out is paced by calls_per_minute and calls_per_day; a call that comes in is not.
+  await setLimits(em(), { workspaceId: ws.workspaceId, callsPerMinute: 0, callsPerDay: 0, minutesQuota: 0 });
+  assertApiError(
+    await api.client(ws.secret).post('/calls', { agent_id: agent.agentId, to: '+4790005679' }),
+    429,
+    'call_rate_limited',
+  );
+  const phone = await answerIncomingPhoneCall(incomingDeps(), { to: agent.number, from: '+4791116001' });
+  assert.deepEqual(phone, { answered: false, reason: 'quota_exceeded' });
+  const web = await startWebCall(incomingDeps(), { agentId: agent.agentId, fromLabel: 'widget' });
+  assert.equal(web.started, false);
+  assert.equal(!web.started && web.refusal.code, 'quota_exceeded');
+  assert.deepEqual((await api.client(ws.secret).get('/calls')).body.data, [], 'no Call was recorded');
+
+  // The trial plan's one line holds for calls that come in too.
+  const trial = await createAgentFixture(db.orm, { plan: 'trial', name: 'Trial' });
+  const trialKey = await createFixture(db.orm, { workspaceId: trial.workspaceId, requestsPerSecond: 10_000 });
+  const waitForTrialCall = (callId: string) => waitForCallEnd(api.client(trialKey.secret), callId);
+  const first = await answerIncomingPhoneCall(incomingDeps(), { to: trial.number, from: '+4791112004' });
+  assert.ok(first.answered);
+  const second = await answerIncomingPhoneCall(incomingDeps(), { to: trial.number, from: '+4791116002' });
+  assert.deepEqual(second, { answered: false, reason: 'trial_line_busy' });
+  const webOnTrial = await startWebCall(incomingDeps(), { agentId: trial.agentId });
+  assert.equal(!webOnTrial.started && webOnTrial.refusal.code, 'trial_line_busy');
+  await waitForTrialCall(first.callId);
+  const afterwards = await answerIncomingPhoneCall(incomingDeps(), { to: trial.number, from: '+4791112004' });
+  assert.ok(afterwards.answered, 'the line is free again once the call ended');
+  await waitForTrialCall(afterwards.callId);
 });

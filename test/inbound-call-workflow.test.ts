@@ -319,7 +319,9 @@ describe('web calls', { timeout: 180_000 }, () => {
       numbers: 0,
     });
     const { call, transcript, events } = await stack.withEnvironment(async (env) => {
-      const { callId } = await startWebCall(deps(env), { agentId: draft.agentId, fromLabel: 'Test panel' });
+      const web = await startWebCall(deps(env), { agentId: draft.agentId, fromLabel: 'Test panel' });
+      assert.ok(web.started);
+      const { callId } = web;
       return withWorkers(env, () => finish(env, callId, 'inbound-web'));
     });
     assert.equal(call.direction, 'inbound');
@@ -341,7 +343,9 @@ describe('web calls', { timeout: 180_000 }, () => {
   test('a label ending in 2004 plays that scenario', async () => {
     const agent = await createAgentFixture(db.orm, { numbers: 0, firstMessage: 'Hello!' });
     const { call } = await stack.withEnvironment(async (env) => {
-      const { callId } = await startWebCall(deps(env), { agentId: agent.agentId, fromLabel: 'widget 2004' });
+      const web = await startWebCall(deps(env), { agentId: agent.agentId, fromLabel: 'widget 2004' });
+      assert.ok(web.started);
+      const { callId } = web;
       return withWorkers(env, () => finish(env, callId));
     });
     assert.equal(call.endReason, 'caller_hangup');

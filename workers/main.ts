@@ -6,7 +6,6 @@ import {
   Runtime,
   type Worker,
 } from '@temporalio/worker';
-import { startLocalPostgres } from '../db/embedded-postgres.js';
 import { type Orm, openOrm } from '../db/orm.js';
 import { createLogger } from '../lib/logger.js';
 import { loadSettings } from '../lib/settings.js';
@@ -64,9 +63,15 @@ if (unknown.length) {
 }
 
 const usesDatabase = names.some((name) => WORKERS[name].usesDatabase);
-const orm = usesDatabase
-  ? await openOrm(settings.databaseUrl ?? (await startLocalPostgres()).url)
-  : undefined;
+// Only `npm start` embeds a PostgreSQL (and passes its URL on): a worker without DATABASE_URL
+// would otherwise get an empty database of its own, left running when it is killed.
+if (usesDatabase && !settings.databaseUrl) {
+  logger.error('DATABASE_URL is not set: these workers need the service database (npm start sets it)', {
+    workers: names,
+  });
+  process.exit(1);
+}
+const orm = usesDatabase ? await openOrm(settings.databaseUrl!) : undefined;
 const connection = await NativeConnection.connect(temporalConnectionOptions(settings));
 const client = new Client({
   connection: await Connection.connect(temporalConnectionOptions(settings)),

@@ -18,11 +18,18 @@ export function startQueuedCallSweeper(deps: {
   logger: Logger;
   intervalMs?: number;
 }): { stop(): Promise<void> } {
-  let running: Promise<unknown> = Promise.resolve();
+  let running: Promise<unknown> | undefined;
   const sweep = () => {
-    running = expireStaleQueuedCalls(deps.orm.em.fork(), deps.client, deps.settings, deps.logger).catch(
-      (error: unknown) => deps.logger.warn('queued call sweep failed; the next one retries', { error }),
-    );
+    // A sweep pages through every stale queued call, so with a backlog it may outlast the interval:
+    // the next one starts only after it.
+    if (running) return;
+    running = expireStaleQueuedCalls(deps.orm.em.fork(), deps.client, deps.settings, deps.logger)
+      .catch((error: unknown) =>
+        deps.logger.warn('queued call sweep failed; the next one retries', { error }),
+      )
+      .finally(() => {
+        running = undefined;
+      });
   };
   const timer = setInterval(sweep, deps.intervalMs ?? SWEEP_INTERVAL_MS);
   timer.unref();

@@ -1,3 +1,4 @@
+import { isDatabaseUnavailable } from '../../db/database-errors.js';
 import type { UserRole } from '../../db/entities/index.js';
 import type { Orm } from '../../db/orm.js';
 import { API_KEY_PREFIX, hashApiKeySecret } from '../../lib/api-key-secret.js';
@@ -74,8 +75,10 @@ export class ApiKeyAuthenticator {
     try {
       const rows = await this.orm.em.getConnection().execute<KeyRow[]>(LOOKUP_SQL, [hash], 'all');
       row = rows[0];
-    } catch {
-      throw authUnavailable();
+    } catch (error) {
+      // Only a database that cannot be reached is a retryable 503; anything else is a bug (500).
+      if (isDatabaseUnavailable(error)) throw authUnavailable();
+      throw error;
     }
     if (!row || row.revoked_at !== null) return null;
     return {

@@ -1,5 +1,6 @@
 import Router from '@koa/router';
 import type { Context, Middleware } from 'koa';
+import { isDatabaseUnavailable } from '../../db/database-errors.js';
 import { grants, SCOPES } from '../../lib/scopes.js';
 import type { ApiKeyAuthenticator } from '../auth/api-key-authenticator.js';
 import type { RateLimiter } from '../auth/rate-limiter.js';
@@ -137,8 +138,9 @@ export async function authenticate(ctx: ApiContext, services: RouterServices, cr
     requestsPerSecond = key.requestsPerSecond;
   } else {
     if (!cookie) throw credentials === 'session' ? sessionMissing() : apiKeyMissing();
-    const session = await services.sessions.find(cookie).catch(() => {
-      throw authUnavailable();
+    const session = await services.sessions.find(cookie).catch((error: unknown) => {
+      // Only a database that cannot be reached is a retryable 503; anything else is a bug (500).
+      throw isDatabaseUnavailable(error) ? authUnavailable() : error;
     });
     if (!session) throw sessionMissing();
     if (

@@ -198,6 +198,15 @@ function AgentEditor({
 
 const FINAL = new Set(['completed', 'failed', 'no_answer', 'busy', 'canceled']);
 
+/** `{{name}}` placeholders, as the voice runtime fills them (lib/voice-runtime/dynamic-variables.ts); `\{{` is literal. */
+const PLACEHOLDER = /(?<!\\)\{\{\s*([^{}]+?)\s*\}\}/g;
+
+/** The variables the agent's prompt and greeting use, in the order they first appear. */
+function variablesOf(agent: Agent): string[] {
+  const text = [agent.system_prompt, agent.first_message].filter(Boolean).join('\n');
+  return [...new Set([...text.matchAll(PLACEHOLDER)].map((match) => match[1]!))];
+}
+
 /**
  * The test panel: a web call to this agent with the person in the browser as the caller. Their
  * lines go to the call's far end; the agent's come back from the call as they are written.
@@ -208,6 +217,7 @@ function TestPanel({ agent }: { agent: Agent }) {
   const [lines, setLines] = useState<TranscriptLine[]>([]);
   const [status, setStatus] = useState<{ status: string | null; end_reason: string | null } | null>(null);
   const [text, setText] = useState('');
+  const [metadata, setMetadata] = useState<Record<string, string>>({});
   const said = useRef(0);
   const action = useAction();
   const log = useRef<HTMLOListElement>(null);
@@ -244,12 +254,20 @@ function TestPanel({ agent }: { agent: Agent }) {
   }
 
   const ended = status?.status ? FINAL.has(status.status) : false;
+  const variables = variablesOf(agent);
   const start = () =>
     action.run(async () => {
       setLines([]);
       setStatus(null);
       said.current = 0;
-      const res = await api.post<{ call_id: string }>('/dashboard/api/test-calls', { agent_id: agent.id });
+      // Only the values entered: an empty field leaves its {{variable}} as written, as a missing key does.
+      const entered = Object.entries(metadata).filter(
+        ([name, value]) => value !== '' && variables.includes(name),
+      );
+      const res = await api.post<{ call_id: string }>('/dashboard/api/test-calls', {
+        agent_id: agent.id,
+        ...(entered.length ? { metadata: Object.fromEntries(entered) } : {}),
+      });
       setCallId(res.call_id);
     });
   const say = (event: Event) => {
@@ -290,6 +308,26 @@ function TestPanel({ agent }: { agent: Agent }) {
         </ol>
       )}
       <ErrorNote error={action.error} />
+      {(!callId || ended) && variables.length > 0 && (
+        <fieldset class="call-metadata">
+          <legend>Call metadata</legend>
+          <p class="hint">
+            The agent's prompt and greeting use these variables; the test call carries them as its metadata,
+            as POST /calls does. Left empty, a variable stays as written.
+          </p>
+          {variables.map((name) => (
+            <Field key={name} label={name}>
+              <input
+                name={`metadata-${name}`}
+                autoComplete="off"
+                maxLength={500}
+                value={metadata[name] ?? ''}
+                onInput={(e) => setMetadata({ ...metadata, [name]: e.currentTarget.value })}
+              />
+            </Field>
+          ))}
+        </fieldset>
+      )}
       {!callId || ended ? (
         <div class="actions">
           <button type="button" class="primary" disabled={action.busy} onClick={start}>

@@ -8,6 +8,7 @@ import {
   type CallAnalysisResult,
   type CallAnalyzer,
 } from './analyzer.js';
+import { type CallEnding, knownOutcome } from './known-outcome.js';
 
 // Analysis by a language model behind an OpenAI-compatible chat-completions endpoint, asked for
 // a JSON-schema response of the same shape the default analyzer gives. Enabled by
@@ -44,6 +45,7 @@ const INSTRUCTIONS = [
   '"transferred" when the agent transferred the call to a person, null when none fits.',
   "sentiment: the person's mood (positive, neutral, negative), null when they said nothing.",
   'action_items: follow-ups promised or requested, each a short imperative sentence.',
+  'The first line says how the call ended, as the phone system recorded it (end_reason).',
 ].join(' ');
 
 export { chatCompletionsUrl };
@@ -55,7 +57,7 @@ export class LlmAnalyzer implements CallAnalyzer {
     this.client = openAiCompatibleClient(options);
   }
 
-  async analyze(transcript: TranscriptLine[]): Promise<CallAnalysisResult> {
+  async analyze(transcript: TranscriptLine[], ending: CallEnding): Promise<CallAnalysisResult> {
     const { timeoutMs, apiKey } = this.options;
     const deadline = AbortSignal.timeout(timeoutMs);
     let body: unknown;
@@ -66,7 +68,13 @@ export class LlmAnalyzer implements CallAnalyzer {
           temperature: 0,
           messages: [
             { role: 'system', content: INSTRUCTIONS },
-            { role: 'user', content: transcript.map((line) => `${line.role}: ${line.text}`).join('\n') },
+            {
+              role: 'user',
+              content: [
+                `end_reason: ${ending.endReason ?? 'unknown'}`,
+                ...transcript.map((line) => `${line.role}: ${line.text}`),
+              ].join('\n'),
+            },
           ],
           response_format: {
             type: 'json_schema',
@@ -89,7 +97,10 @@ export class LlmAnalyzer implements CallAnalyzer {
       }
       throw new Error(failure.message);
     }
-    return parseAnswer(body);
+    const answer = parseAnswer(body);
+    // What the record says wins over the model's reading of the words.
+    const known = knownOutcome(transcript, ending);
+    return known ? { ...answer, outcome: known.outcome } : answer;
   }
 }
 

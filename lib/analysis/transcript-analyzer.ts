@@ -1,7 +1,9 @@
 import type { TranscriptLine } from '../calls/transcript.js';
 import type { CallAnalysisResult, CallAnalyzer, CallOutcome } from './analyzer.js';
+import { type CallEnding, knownOutcome, substantiveCallerLines } from './known-outcome.js';
 
-// The default analysis: rules over what was said. It sees only the transcript, so a real
+// The default analysis: how the call ended where that settles the outcome (known-outcome.ts),
+// else rules over what was said. It sees only the transcript and the ending, so a real
 // conversation and a simulated one are judged the same way.
 
 const TRANSFERRED = /\btransferring you\b|\bput you through\b/i;
@@ -11,22 +13,26 @@ const POSITIVE =
   /\b(thank|thanks|perfect|great|helpful|(?<!not )happy|wonderful|works for me|sounds good)\b/gi;
 const NEGATIVE =
   /\b(unacceptable|not happy|unhappy|angry|terrible|awful|ridiculous|frustrat\w*|waiting for weeks|complain\w*)\b/gi;
-const GREETING_ONLY = /^\s*(hello|hi|hey|yes|yeah|hm+|uh+)\W*$/i;
 /** Promises the agent made: "I'll send you …", "a manager will call you back …". */
 const PROMISE = /\b(?:I'll|I will|we'll|we will|(?:a|the) (manager|supervisor|colleague) will)\s+([^.!?]+)/gi;
 
 export class TranscriptAnalyzer implements CallAnalyzer {
   readonly runsInProcess = true;
 
-  async analyze(transcript: TranscriptLine[]): Promise<CallAnalysisResult> {
+  async analyze(transcript: TranscriptLine[], ending: CallEnding): Promise<CallAnalysisResult> {
     const agent = transcript.filter((line) => line.role === 'agent').map((line) => line.text);
     const caller = transcript.filter((line) => line.role === 'caller').map((line) => line.text);
-    const substantive = caller.filter((text) => !GREETING_ONLY.test(text));
-    const outcome = outcomeOf(agent, caller, substantive);
+    const known = knownOutcome(transcript, ending);
+    const outcome = known ? known.outcome : outcomeOf(agent, caller, substantiveCallerLines(transcript));
     const sentiment = sentimentOf(caller);
     const actionItems = actionItemsOf(agent);
     return {
-      summary: summaryOf(agent.length, caller.length, outcome, actionItems),
+      summary: summaryOf(
+        agent.length,
+        caller.length,
+        known?.sentence ?? outcomeSentence(outcome),
+        actionItems,
+      ),
       outcome,
       sentiment,
       action_items: actionItems,
@@ -68,22 +74,19 @@ function actionItemsOf(agent: string[]): string[] {
   return items;
 }
 
-function summaryOf(
-  agentLines: number,
-  callerLines: number,
-  outcome: CallOutcome | null,
-  actionItems: string[],
-): string {
-  const what: Record<CallOutcome, string> = {
-    transferred: 'The caller asked for a person and the agent transferred the call.',
-    escalated: 'The caller was dissatisfied and the agent escalated the matter.',
-    abandoned: 'The other person ended the call before saying anything of substance.',
-    resolved: "The agent handled the request and the caller's needs were met.",
-  };
-  const parts = [
-    `A conversation of ${agentLines} agent and ${callerLines} caller lines.`,
-    outcome ? what[outcome] : 'The call ended without a clear outcome.',
-  ];
+const OUTCOME_SENTENCES: Record<CallOutcome, string> = {
+  transferred: 'The caller asked for a person and the agent transferred the call.',
+  escalated: 'The caller was dissatisfied and the agent escalated the matter.',
+  abandoned: 'The other person ended the call before saying anything of substance.',
+  resolved: "The agent handled the request and the caller's needs were met.",
+};
+
+function outcomeSentence(outcome: CallOutcome | null): string {
+  return outcome ? OUTCOME_SENTENCES[outcome] : 'The call ended without a clear outcome.';
+}
+
+function summaryOf(agentLines: number, callerLines: number, outcome: string, actionItems: string[]): string {
+  const parts = [`A conversation of ${agentLines} agent and ${callerLines} caller lines.`, outcome];
   if (actionItems.length) parts.push(`Follow-up: ${actionItems.join('; ')}.`);
   return parts.join(' ');
 }

@@ -1,15 +1,16 @@
 import { randomUUID } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { Agent, Call, PhoneNumber, Workspace } from '../../db/entities/index.js';
+import { Agent, Call, PhoneNumber } from '../../db/entities/index.js';
+import { admitToWorkspace, type WorkspaceRefusal } from './admit-to-workspace.js';
 import { agentSnapshotOf } from './agent-snapshot.js';
-import { checkCallLimits, hasCallOnTheLine, type LimitRefusal, lockWorkspaceCalls } from './call-limits.js';
 import { isEmergencyNumber } from './emergency-numbers.js';
 
 // Admission of an outbound call: every check that runs before anything is dialed, then the queued
 // call row. One function for every way a call is placed (POST /calls today; campaigns and the
-// dashboard next), so they all admit exactly alike. It runs inside the caller's transaction under
-// a per-workspace advisory lock, so API processes side by side never admit more calls than the
-// limits allow. Checks run in this order (docs/calls.md), the first refusal wins:
+// dashboard next), so they all admit exactly alike. It runs inside the caller's transaction; the
+// workspace's rules (5 and 6) are admitToWorkspace's, the one admission of every call, under a
+// per-workspace advisory lock, so processes side by side never admit more calls than the limits
+// allow. Checks run in this order (docs/calls.md), the first refusal wins:
 //   1. the agent exists in the workspace          agent_missing
 //   2. the agent is published                     agent_not_published
 //   3. a number to call from                      agent_has_no_number, from_number_not_assigned,
@@ -39,11 +40,7 @@ export type AgentRefusal =
   | { code: 'from_number_not_assigned' }
   | { code: 'from_number_required' };
 
-export type AdmissionRefusal =
-  | AgentRefusal
-  | { code: 'emergency_number' }
-  | LimitRefusal
-  | { code: 'trial_line_busy' };
+export type AdmissionRefusal = AgentRefusal | { code: 'emergency_number' } | WorkspaceRefusal;
 
 export type Admission = { admitted: true; call: Call } | { admitted: false; refusal: AdmissionRefusal };
 
@@ -58,18 +55,12 @@ export async function admitOutboundCall(
   request: OutboundCallRequest,
   now = new Date(),
 ): Promise<Admission> {
-  await lockWorkspaceCalls(em, workspaceId);
   const caller = await checkOutboundAgent(em, workspaceId, request.agentId, request.from);
   if ('code' in caller) return refused(caller);
   const { agent, from } = caller;
   if (isEmergencyNumber(request.to)) return refused({ code: 'emergency_number' });
-
-  const workspace = await em.findOneOrFail(Workspace, { id: workspaceId });
-  const limit = await checkCallLimits(em, workspace, now);
-  if (limit) return refused(limit);
-  if (workspace.plan === 'trial' && (await hasCallOnTheLine(em, workspaceId, now))) {
-    return refused({ code: 'trial_line_busy' });
-  }
+  const workspaceRefusal = await admitToWorkspace(em, workspaceId, 'outbound', now);
+  if (workspaceRefusal) return refused(workspaceRefusal);
 
   const call = em.create(Call, {
     id: randomUUID(),

@@ -1,9 +1,9 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { Workspace } from '../../db/entities/index.js';
+import type { CallDirection, Workspace } from '../../db/entities/index.js';
 
-// The workspace's call limits (settable with `admin limits set`), checked inside the POST /calls
-// transaction after lockWorkspaceCalls(), so API processes running side by side see each other's
-// inserts and never let two calls through one free slot.
+// The workspace's call limits (settable with `admin limits set`), checked inside the admitting
+// transaction after lockWorkspaceCalls() (admit-to-workspace.ts), so processes running side by
+// side see each other's inserts and never let two calls through one free slot.
 
 export type LimitRefusal =
   | { code: 'call_rate_limited'; retryAfterSeconds: number }
@@ -40,14 +40,15 @@ export function minutesOf(totalSeconds: number): number {
 }
 
 /**
- * The first limit the workspace is at, or null when a call may start now:
- * - calls_per_minute: outbound calls started in the last 60 s (sliding window);
- * - calls_per_day: outbound calls started since 00:00 UTC;
+ * The first limit the workspace is at for a call of `direction`, or null when it may start now:
+ * - calls_per_minute: outbound calls started in the last 60 s (sliding window), outbound only;
+ * - calls_per_day: outbound calls started since 00:00 UTC, outbound only;
  * - minutes_quota: call minutes (both directions) of calls started this calendar month, UTC.
  */
 export async function checkCallLimits(
   em: EntityManager,
   workspace: Workspace,
+  direction: CallDirection,
   now: Date,
 ): Promise<LimitRefusal | null> {
   const minuteAgo = new Date(now.getTime() - 60_000);
@@ -73,11 +74,12 @@ export async function checkCallLimits(
       'all',
       em.getTransactionContext(),
     );
-  if (Number(row.last_minute) >= workspace.callsPerMinute) {
+  const dialing = direction === 'outbound';
+  if (dialing && Number(row.last_minute) >= workspace.callsPerMinute) {
     const oldest = row.oldest_in_minute ? new Date(row.oldest_in_minute).getTime() : now.getTime();
     return { code: 'call_rate_limited', retryAfterSeconds: (oldest + 60_000 - now.getTime()) / 1000 };
   }
-  if (Number(row.today) >= workspace.callsPerDay) {
+  if (dialing && Number(row.today) >= workspace.callsPerDay) {
     return {
       code: 'call_daily_limit',
       retryAfterSeconds: (day.getTime() + 86_400_000 - now.getTime()) / 1000,

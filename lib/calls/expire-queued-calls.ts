@@ -16,10 +16,14 @@ import { startCallWorkflow } from './start-call-workflow.js';
 // the workflow started and replays its answer; a call whose workflow exists is never touched.
 // Nobody is dialed minutes after the request, when the integrator may have given up on it.
 
-/** How many expired calls one sweep ends at most; the next sweep takes the rest. */
-const SWEEP_LIMIT = 100;
+/** Calls read per query; the sweep pages on through every stale queued call. */
+export const SWEEP_PAGE_SIZE = 100;
 
-/** Ends outbound calls queued longer than STALE_QUEUED_SECONDS that have no workflow. */
+/**
+ * Ends outbound calls queued longer than STALE_QUEUED_SECONDS that have no workflow. It pages
+ * through all of them, oldest first (keyset on started_at, id): calls whose workflow exists (their
+ * start is refused, they are passed over) can be any number, and must not hide newer orphans.
+ */
 export async function expireStaleQueuedCalls(
   em: EntityManager,
   client: Client,
@@ -27,24 +31,50 @@ export async function expireStaleQueuedCalls(
   logger: Logger,
   now = new Date(),
 ): Promise<string[]> {
-  const calls = await em.find(
-    Call,
-    {
-      status: 'queued',
-      direction: 'outbound',
-      startedAt: { $lt: new Date(now.getTime() - STALE_QUEUED_SECONDS * 1000) },
-    },
-    { orderBy: { startedAt: 'asc' }, limit: SWEEP_LIMIT },
-  );
+  const staleBefore = new Date(now.getTime() - STALE_QUEUED_SECONDS * 1000);
   const expired: string[] = [];
-  for (const call of calls) {
-    try {
-      await startCallWorkflow(client, settings, call, { expired: true });
-      expired.push(call.id);
-      logger.warn('queued call expired: its workflow never started', { call_id: call.id });
-    } catch (error) {
-      if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
+  let after: Pick<Call, 'startedAt' | 'id'> | undefined;
+  for (;;) {
+    const calls = await em.find(
+      Call,
+      {
+        status: 'queued',
+        direction: 'outbound',
+        startedAt: { $lt: staleBefore },
+        ...(after
+          ? {
+              $or: [
+                { startedAt: { $gt: after.startedAt } },
+                { startedAt: after.startedAt, id: { $gt: after.id } },
+              ],
+            }
+          : {}),
+      },
+      { orderBy: { startedAt: 'asc', id: 'asc' }, limit: SWEEP_PAGE_SIZE },
+    );
+    for (const call of calls) {
+      if (await expireWithoutWorkflow(client, settings, call)) {
+        expired.push(call.id);
+        logger.warn('queued call expired: its workflow never started', { call_id: call.id });
+      }
     }
+    if (calls.length < SWEEP_PAGE_SIZE) return expired;
+    after = calls.at(-1);
+    em.clear();
   }
-  return expired;
+}
+
+/** Starts the call's workflow to end it; false when its workflow already exists (it is not an orphan). */
+async function expireWithoutWorkflow(
+  client: Client,
+  settings: Pick<Settings, 'taskQueuePrefix'>,
+  call: Call,
+): Promise<boolean> {
+  try {
+    await startCallWorkflow(client, settings, call, { expired: true });
+    return true;
+  } catch (error) {
+    if (error instanceof WorkflowExecutionAlreadyStartedError) return false;
+    throw error;
+  }
 }

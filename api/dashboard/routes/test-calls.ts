@@ -5,12 +5,15 @@ import { startWebCall } from '../../../lib/calls/incoming-calls.js';
 import { browserCallerHangUpSignal, browserCallerSaysSignal } from '../../../lib/temporal/call-messages.js';
 import { farEndWorkflowId } from '../../../lib/temporal/workflow-contracts.js';
 import { findAgentOr404 } from '../../auth/workspace-resources.js';
+import { workspaceRefusalError } from '../../http/admission-errors.js';
 import { resourceMissing, unprocessable } from '../../http/errors.js';
 import { type ApiContext, defineRoute, type RouteDefinition } from '../../http/route.js';
+import { callCreateSchema } from '../../schemas/call.js';
 import { uuidParams, uuidSchema } from '../../schemas/common.js';
 
 // The test panel: a `web` call to a draft or published agent through the same call workflow as
-// every call, with the person in the browser as its far end (workflows/browser-caller-workflow.ts).
+// every call, with the person in the browser as its far end (workflows/browser-caller-workflow.ts),
+// and the metadata the person entered (the values of the agent's `{{variables}}`).
 // Starting one is placing a call, so it needs what POST /calls needs (calls:write; not a viewer).
 // The agent's lines reach the browser through GET /dashboard/api/calls/{call_id}/live (api/dashboard/call-events.ts).
 
@@ -36,19 +39,34 @@ const start = defineRoute({
     type: 'object',
     additionalProperties: false,
     required: ['agent_id'],
-    properties: { agent_id: uuidSchema },
+    properties: {
+      agent_id: uuidSchema,
+      // The call's variables (`{{name}}` in the agent's greeting and prompt), as POST /calls takes them.
+      metadata: callCreateSchema.properties.metadata,
+    },
   },
-  responses: { 201: { description: 'The call id.' } },
+  responses: {
+    201: { description: 'The call id.' },
+    422: { description: 'agent_not_ready; call_rejected (trial plan: one call at a time).' },
+    429: { description: 'quota_exceeded: the call minutes of the month are used; with Retry-After.' },
+  },
   async handler(ctx, { body }) {
     const { em, auth, deps } = ctx.state;
     const agent = await findAgentOr404(em, auth.workspaceId, body.agent_id);
     const person = await em.findOneOrFail(User, { id: auth.userId });
     try {
-      const { callId } = await startWebCall(
+      const web = await startWebCall(
         { em, temporal: await deps.temporal(), settings: deps.settings },
-        { agentId: agent.id, fromLabel: `Test panel (${person.email})`.slice(0, 200), browserFarEnd: true },
+        {
+          agentId: agent.id,
+          fromLabel: `Test panel (${person.email})`.slice(0, 200),
+          metadata: body.metadata,
+          browserFarEnd: true,
+        },
       );
-      return { status: 201, body: { object: 'test_call', call_id: callId } };
+      // A test call is a call: the workspace's minutes quota and trial line apply, as POST /calls says them.
+      if (!web.started) throw workspaceRefusalError(web.refusal);
+      return { status: 201, body: { object: 'test_call', call_id: web.callId } };
     } catch (error) {
       if (error instanceof OperatorError)
         throw unprocessable('agent_not_ready', error.message, { param: 'agent_id' });

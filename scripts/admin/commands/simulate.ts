@@ -61,10 +61,20 @@ export const simulateWebCall = defineCommand({
   },
   async run({ agent, fromLabel }, context) {
     const temporal = await connectTemporal(context);
-    const { callId } = await startWebCall(
+    const web = await startWebCall(
       { em: await context.em(), temporal, settings: context.settings },
       { agentId: agent, fromLabel },
     );
+    if (!web.started) {
+      throw new OperatorError(
+        `web call refused (${web.refusal.code}): the agent's workspace ${
+          web.refusal.code === 'trial_line_busy'
+            ? 'is on the trial plan and already has a call on its line'
+            : 'is at its call limits'
+        }; no call was recorded`,
+      );
+    }
+    const { callId } = web;
     return { json: { call_id: callId }, text: `Web call ${callId} to agent ${agent} is in progress` };
   },
 });
