@@ -11,7 +11,7 @@ import type { TestDatabase } from './support/database.js';
 
 // The input-cost rule (docs/api-platform.md): what a client sends costs the server time linear in
 // its size. Strings are bounded by a maxLength that is checked before any pattern or format
-// (api/length-first.ts), and a value the database cannot store is a 400, not a 500.
+// (api/http/length-first.ts), and a value the database cannot store is a 400, not a 500.
 
 let db: TestDatabase;
 let api: TestApi;

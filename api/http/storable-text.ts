@@ -1,5 +1,5 @@
-import { rewriteSchema } from '../schema-rewrite.js';
 import type { JsonSchema } from './route.js';
+import { rewriteSchema } from './schema-rewrite.js';
 
 // PostgreSQL's text and jsonb cannot hold a NUL character, so no text the API stores or compares
 // may contain one. Rather than each schema repeating it, every free-text string of a request's

@@ -1,12 +1,12 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import { UUID_PATTERN } from '../../lib/uuid.js';
-import { BCP47_PATTERN } from '../bcp47.js';
-import { withLengthFirst } from '../length-first.js';
-import { isStorableDateTime } from '../storable-date-time.js';
+import { BCP47_PATTERN } from '../schemas/bcp47.js';
 import { type ApiError, parameterInvalid, parameterMissing, parameterUnknown } from './errors.js';
+import { withLengthFirst } from './length-first.js';
 import { CURSOR_PATTERN } from './pagination.js';
 import type { JsonSchema } from './route.js';
+import { isStorableDateTime } from './storable-date-time.js';
 import { NO_NUL_PATTERN } from './storable-text.js';
 
 // ajv compiles every route's schemas once at start. Bodies are validated as sent (no coercion, no

@@ -1,4 +1,4 @@
-import { BCP47_PATTERN } from '../bcp47.js';
+import { BCP47_PATTERN } from './bcp47.js';
 import { dateTimeSchema, uuidSchema } from './common.js';
 
 // Bounds from the spec's Limits; characters are Unicode code points.

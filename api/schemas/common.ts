@@ -1,7 +1,7 @@
 // Schema pieces shared by route modules.
 
 // Every string a request can carry has a maxLength, checked before its format or pattern
-// (api/length-first.ts, the input-cost rule in docs/api-platform.md).
+// (api/http/length-first.ts, the input-cost rule in docs/api-platform.md).
 export const UUID_MAX_LENGTH = 36;
 /** RFC 3339 with a generous fraction: `2026-11-25T12:00:00.123456789+01:00` is 35. */
 export const DATE_TIME_MAX_LENGTH = 64;

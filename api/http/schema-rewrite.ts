@@ -1,4 +1,4 @@
-import type { JsonSchema } from './http/route.js';
+import type { JsonSchema } from './route.js';
 
 /** Keywords whose values are data, not schemas: a rewrite leaves them as they are. */
 const DATA_KEYWORDS = new Set(['enum', 'const', 'default', 'examples', 'example']);

@@ -1,4 +1,4 @@
-import type { JsonSchema } from './http/route.js';
+import type { JsonSchema } from './route.js';
 import { rewriteSchema } from './schema-rewrite.js';
 
 // The input-cost rule (docs/api-platform.md): no string a client sends reaches a pattern or a
