@@ -5,6 +5,7 @@ import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import type { Client } from '@temporalio/client';
 import { Call } from '../db/entities/index.js';
+import { setLimits } from '../lib/accounts.js';
 import { freePort } from '../scripts/processes.js';
 import { type AgentFixture, createAgentFixture, storedCall } from './support/call-fixtures.js';
 import { type CallStack, startCallStack } from './support/call-stack.js';
@@ -246,5 +247,15 @@ describe('simulate web-call', { timeout: 180_000 }, () => {
       new RegExp(`no agent with id ${missing}`),
     );
     assert.equal((await callsOf(unpublished.workspaceId)).length, 0);
+  });
+
+  test('a workspace whose minutes are used up: a one-line refusal naming the reason, and no Call', async () => {
+    const spent = await createAgentFixture(db.orm);
+    await setLimits(db.orm.em.fork(), { workspaceId: spent.workspaceId, minutesQuota: 0 });
+    assertRefused(
+      await admin(['simulate', 'web-call', '--agent', spent.agentId, '--json']),
+      /web call refused \(quota_exceeded\): the agent's workspace is at its call limits; no call was recorded/,
+    );
+    assert.equal((await callsOf(spent.workspaceId)).length, 0);
   });
 });
