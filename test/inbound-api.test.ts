@@ -6,6 +6,7 @@ import type { WebhookEndpoint } from '../db/entities/index.js';
 import { setLimits } from '../lib/accounts.js';
 import { answerIncomingPhoneCall, startWebCall } from '../lib/calls/incoming-calls.js';
 import type { Settings } from '../lib/settings.js';
+import { SIMULATED_FRONT_DESK } from '../lib/voice-runtime/transfer-target.js';
 import { verifyWebhookSignature } from '../lib/webhooks/verify-signature.js';
 import { createFixture, type Fixture, type TestApi } from './support/api.js';
 import { assertApiError } from './support/assert-api.js';
@@ -198,7 +199,8 @@ test('inbound and web calls show in lists, filters, transcripts, usage and webho
     if (event.type === 'call.completed') assert.deepEqual(call, completed.get(call.id));
     if (event.type === 'call.transferred') {
       assert.equal(call.direction, 'inbound');
-      assert.equal(event.data.transferred_to, published.number);
+      // TRANSFER_NUMBER (the simulator's front desk), never the number dialled: it rings this agent.
+      assert.equal(event.data.transferred_to, SIMULATED_FRONT_DESK);
     }
   }
 });
