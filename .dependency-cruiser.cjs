@@ -1,6 +1,6 @@
 // The floor plan (docs/development.md), checked by `npm run lint`:
 //   db/ (entities, ORM, database errors)  <  lib/ (shared domain code, ports, Temporal contracts)
-//   <  api/, activities/, workflows/, workers/  <  scripts/, bench/, test/
+//   <  api/, activities/, workflows/, workers/, media/  <  scripts/, bench/, test/
 // A module may import from its own floor and the floors below it. Workflows are stricter: their
 // code runs in Temporal's deterministic sandbox, so besides types they may import only the
 // Temporal workflow SDK, other workflow code and the pure contracts in lib/temporal/.
@@ -16,7 +16,7 @@ module.exports = {
         'lib/ is the shared floor: it may not import api/, workflows/, activities/, workers/, scripts/, bench/ or test/.',
       severity: 'error',
       from: { path: '^lib/' },
-      to: { path: '^(api|workflows|activities|workers|scripts|bench|test)/' },
+      to: { path: '^(api|workflows|activities|workers|media|scripts|bench|test)/' },
     },
     {
       name: 'db-imports-only-db',
@@ -24,7 +24,7 @@ module.exports = {
         'db/ is the basement: entities, ORM set-up and database-error classification import nothing of the floors above.',
       severity: 'error',
       from: { path: '^db/' },
-      to: { path: '^(api|lib|workflows|activities|workers|scripts|bench|test)/' },
+      to: { path: '^(api|lib|workflows|activities|workers|media|scripts|bench|test)/' },
     },
     {
       name: 'workers-not-api',
@@ -32,6 +32,21 @@ module.exports = {
       severity: 'error',
       from: { path: '^workers/' },
       to: { path: '^api/' },
+    },
+    {
+      name: 'media-stands-beside-the-service',
+      comment:
+        'The media gateway is a process of its own, built from lib/ and db/: it imports nothing of the API, the workers, their activities or workflows, and none of them imports it.',
+      severity: 'error',
+      from: { path: '^media/' },
+      to: { path: '^(api|workers|activities|workflows)/' },
+    },
+    {
+      name: 'service-parts-not-media',
+      comment: 'The API, the workers, activities and workflows reach the media gateway over its control API only.',
+      severity: 'error',
+      from: { path: '^(api|workers|activities|workflows)/' },
+      to: { path: '^media/' },
     },
     {
       name: 'activities-not-api-or-workers',
@@ -75,7 +90,7 @@ module.exports = {
         'clients/typescript is a package for integrators: it imports its own files and dependencies, nothing of the service.',
       severity: 'error',
       from: { path: '^clients/' },
-      to: { path: '^(api|lib|db|workflows|activities|workers|scripts|bench|test)/' },
+      to: { path: '^(api|lib|db|workflows|activities|workers|media|scripts|bench|test)/' },
     },
     {
       name: 'dashboard-is-browser-code',
@@ -83,7 +98,7 @@ module.exports = {
         'dashboard/ is the front end, bundled for the browser: it talks to the server over HTTP only and imports no server code.',
       severity: 'error',
       from: { path: '^dashboard/' },
-      to: { path: '^(api|lib|db|workflows|activities|workers|scripts|bench|test)/' },
+      to: { path: '^(api|lib|db|workflows|activities|workers|media|scripts|bench|test)/' },
     },
     {
       name: 'no-unresolvable',

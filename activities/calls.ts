@@ -17,8 +17,8 @@ import {
   recordTransfer,
 } from '../lib/calls/call-status-changes.js';
 import type { TranscriptLine } from '../lib/calls/transcript.js';
-import { loadTranscript, recordLines } from '../lib/calls/transcript-rows.js';
-import type { Carrier } from '../lib/carrier/carrier.js';
+import { keepSpokenPart, loadTranscript, recordLines } from '../lib/calls/transcript-rows.js';
+import type { CallMedia, Carrier } from '../lib/carrier/carrier.js';
 import type { Logger } from '../lib/logger.js';
 import { type VoiceRuntime, VoiceRuntimeError } from '../lib/voice-runtime/voice-runtime.js';
 import { heartbeating } from './heartbeat.js';
@@ -99,10 +99,13 @@ export function createCallActivities(deps: CallActivityDeps) {
         await deps.carrier.dial({ ...input, callWorkflowId });
       },
 
-      /** Picks up a call that came in (inbound phone or web): the carrier connects the caller. */
-      async answerIncoming(input: { callId: string }) {
+      /**
+       * Picks up a call that came in (inbound phone or web): the carrier connects the caller. A call
+       * with audio answers where its media session is held (the workflow watches it).
+       */
+      async answerIncoming(input: { callId: string }): Promise<CallMedia | undefined> {
         const call = await loadCall(em(), input.callId);
-        await deps.carrier.answer({
+        return deps.carrier.answer({
           callId: call.id,
           callWorkflowId: Context.current().info.workflowExecution!.workflowId,
           channel: call.channel,
@@ -142,6 +145,11 @@ export function createCallActivities(deps: CallActivityDeps) {
       /** Lines heard after the last agent turn (the person spoke, then hung up). */
       async recordCallerLines(input: { callId: string; lines: TranscriptLine[] }) {
         await recordLines(em(), input.callId, input.lines);
+      },
+
+      /** Barge-in: the agent's interrupted line keeps the part that was said (lib/calls/transcript-rows.ts). */
+      async keepSpokenPart(input: { callId: string; index: number; spokenText: string }) {
+        await keepSpokenPart(em(), input);
       },
 
       /**

@@ -47,6 +47,24 @@ export interface Settings {
    * simulator's front desk, while the simulator is the carrier.
    */
   transferNumber: string | null;
+  /** The media gateway (../spec/voice-media-v1.md sections 2 and 3, docs/voice.md). */
+  media: MediaSettings;
+}
+
+/** MEDIA_PORT, MEDIA_STREAMS_TOKEN, VOICE_ENDPOINTING_MS and CARRIER. */
+export interface MediaSettings {
+  /** MEDIA_PORT: the gateway's HTTP and WebSocket port. */
+  port: number;
+  /**
+   * MEDIA_STREAMS_TOKEN: the secret a Media Streams client presents, and the workers present to the
+   * gateway's control API. Unset: `npm start` generates one at first start and keeps it in the data
+   * folder (scripts/media-streams-token.ts), passing it on to what it starts.
+   */
+  streamsToken: string | undefined;
+  /** VOICE_ENDPOINTING_MS: silence after speech that ends the caller's turn. */
+  endpointingMs: number;
+  /** CARRIER: how calls reach the telephone network. */
+  carrier: 'simulator';
 }
 
 /** An OpenAI-compatible chat-completions endpoint, from `<PREFIX>_URL`, `_API_KEY`, `_MODEL`, `_TIMEOUT_MS`. */
@@ -88,6 +106,14 @@ function temporalTls(env: NodeJS.ProcessEnv): Settings['temporalTls'] {
     throw new Error('TEMPORAL_TLS_CERT and TEMPORAL_TLS_KEY go together: set both (PEM files) or neither');
   }
   return { certPath, keyPath };
+}
+
+/** CARRIER: only the simulator is built; `sip` (a SIP trunk) is refused by name rather than ignored. */
+function carrier(value: string | undefined): MediaSettings['carrier'] {
+  if (value === undefined || value === '' || value === 'simulator') return 'simulator';
+  if (value === 'sip')
+    throw new Error('CARRIER=sip (a SIP trunk) is not available yet; use CARRIER=simulator');
+  throw new Error(`CARRIER must be simulator or sip; got "${value}"`);
 }
 
 function transferNumber(value: string | undefined): string | null {
@@ -136,5 +162,11 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
     analysisLlm: llmEndpoint(env, 'ANALYSIS_LLM', 30_000),
     voiceLlm: llmEndpoint(env, 'VOICE_LLM', 10_000),
     transferNumber: transferNumber(env.TRANSFER_NUMBER),
+    media: {
+      port: positiveNumber('MEDIA_PORT', env.MEDIA_PORT, 8090),
+      streamsToken: env.MEDIA_STREAMS_TOKEN || undefined,
+      endpointingMs: positiveNumber('VOICE_ENDPOINTING_MS', env.VOICE_ENDPOINTING_MS, 600),
+      carrier: carrier(env.CARRIER),
+    },
   };
 }

@@ -19,6 +19,7 @@ import { acceptsTcp, redactUrl, waitForTcp } from './processes.js';
 import { resolveTemporalCli } from './temporal-binaries.js';
 import { registerSearchAttributes } from './temporal-dev-server.js';
 import { resolveServerBinary } from './temporal-server-binaries.js';
+import { setUpVoice } from './voice-setup.js';
 
 // `npm run start:cluster`: the shape production runs, on this machine and without Docker
 // (operations contract, section 6; README "Production"):
@@ -52,7 +53,17 @@ interface Part {
   rank: number;
   stop(): Promise<void>;
 }
-const RANK = { postgres: 0, temporal: 1, ui: 2, simulator: 3, workers: 4, api: 5 } as const;
+/** The media gateway stops before the workers, which then end the calls whose audio it held. */
+const RANK = {
+  postgres: 0,
+  temporal: 1,
+  ui: 2,
+  speech: 2.5,
+  simulator: 3,
+  workers: 4,
+  media: 4.5,
+  api: 5,
+} as const;
 
 const parts: Part[] = [];
 let stopping = false;
@@ -320,13 +331,22 @@ async function main(): Promise<void> {
   ]);
   if (stopping) return;
 
+  const voice = await setUpVoice(settings, DATA_DIR, say);
+  const speechServer = voice.localServer;
+  if (speechServer)
+    await started({ name: 'local speech server', rank: RANK.speech, stop: () => speechServer.stop() });
   const env: NodeJS.ProcessEnv = {
     ...process.env,
     DATABASE_URL: db.url,
     TEMPORAL_ADDRESS: temporal.address,
     TEMPORAL_NAMESPACE: settings.temporalNamespace,
+    ...voice.env,
   };
   for (const group of cluster.workerGroups) await startWorkers(group, env);
+  if (voice.env.MEDIA_STREAMS_TOKEN) {
+    const part = await supervise('media gateway', RANK.media, nodePart(['media/main.ts'], env, 30_000));
+    say(`media gateway: pid ${part.pid} (media/main.ts, port ${settings.media.port})`);
+  }
   // The dashboard links each call to its workflow in the Web UI.
   const apiEnv = {
     ...env,
@@ -347,6 +367,8 @@ async function main(): Promise<void> {
   say(`Temporal Web UI  ${temporal.uiUrl ?? `(the server at ${temporal.address} runs its own, if any)`}`);
   say(`Temporal         ${temporal.address} namespace ${settings.temporalNamespace}`);
   say(`PostgreSQL       ${redactUrl(db.url)}`);
+  if (voice.env.MEDIA_STREAMS_TOKEN)
+    say(`Media streams: ws://${shownHost}:${settings.media.port}/media/streams`);
   // The embedded PostgreSQL's password is the fixed local one; a DATABASE_URL's is not shown.
   const cliUrl = settings.databaseUrl ? redactUrl(db.url) : db.url;
   say(

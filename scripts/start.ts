@@ -10,6 +10,7 @@ import {
   startTemporalDevServer,
   type TemporalDevServer,
 } from './temporal-dev-server.js';
+import { setUpVoice } from './voice-setup.js';
 
 // `npm start`: everything on embedded defaults (operations contract, section 1).
 //   DATABASE_URL unset     → the local PostgreSQL, data in .data/postgres
@@ -108,7 +109,16 @@ async function startWorkerProcess(
   rank: number,
   env: NodeJS.ProcessEnv,
 ): Promise<void> {
-  const args = ['workers/main.ts', ...workers];
+  await startSupervised(name, ['workers/main.ts', ...workers], rank, env);
+}
+
+/** A node process kept running like the workers: started again when it exits on its own. */
+async function startSupervised(
+  name: string,
+  args: string[],
+  rank: number,
+  env: NodeJS.ProcessEnv,
+): Promise<void> {
   const exits: number[] = [];
   let child: ChildProcess;
   const launch = () => {
@@ -179,6 +189,14 @@ async function startTemporal(): Promise<{ address: string; uiUrl: string | undef
   return { address: server.address, uiUrl: server.uiUrl };
 }
 
+/** Speech, when configured (scripts/voice-setup.ts); the local speech server stops after the gateway. */
+async function startSpeech(): Promise<NodeJS.ProcessEnv> {
+  const voice = await setUpVoice(settings, DATA_DIR, say);
+  const server = voice.localServer;
+  if (server) await started({ name: 'local speech server', rank: 1.5, stop: () => server.stop() });
+  return voice.env;
+}
+
 function splitAddress(address: string): [string, number] {
   const at = address.lastIndexOf(':');
   return [address.slice(0, at), Number(address.slice(at + 1))];
@@ -201,18 +219,23 @@ async function main(): Promise<void> {
   say(applied.length ? `migrations applied: ${applied.join(', ')}` : 'database schema is up to date');
   if (stopping) return;
 
-  const env = {
+  const speech = await startSpeech();
+  if (stopping) return;
+  const env: NodeJS.ProcessEnv = {
     ...process.env,
     DATABASE_URL: databaseUrl,
     TEMPORAL_ADDRESS: temporal.address,
     TEMPORAL_NAMESPACE: settings.temporalNamespace,
     // The dashboard links each call to its workflow there.
     ...(temporal.uiUrl ? { TEMPORAL_UI_URL: temporal.uiUrl } : {}),
+    ...speech,
   };
   // Stopped after the service's workers (higher rank first), so the calls they finish still have
   // a far end.
   await startWorkerProcess('carrier simulator', ['carrier-simulator'], 2, env);
   await startWorkerProcess('workers', ['service'], 3, env);
+  // Stopped before the workers, which then end the calls whose audio it held.
+  if (env.MEDIA_STREAMS_TOKEN) await startSupervised('media gateway', ['media/main.ts'], 3.5, env);
   const api = spawnNodeProcess('API', ['api/main.ts'], env);
   watch('API', exitOf(api));
   await started({ name: 'API', rank: 4, stop: () => stopChild(api, { signal: 'SIGTERM', graceMs: 20_000 }) });
@@ -227,6 +250,10 @@ async function main(): Promise<void> {
   say(`Temporal Web UI  ${temporal.uiUrl ?? `(the server at ${temporal.address} runs its own, if any)`}`);
   say(`Temporal         ${temporal.address} namespace ${settings.temporalNamespace}`);
   say(`PostgreSQL       ${redactUrl(databaseUrl)}`);
+  if (env.MEDIA_STREAMS_TOKEN) {
+    say(`Media streams: ws://${shownHost}:${settings.media.port}/media/streams`);
+    if (!settings.media.streamsToken) say(`  token in ${path.join(DATA_DIR, 'media-streams-token')}`);
+  }
   say('Press Ctrl-C to stop.');
 }
 

@@ -466,7 +466,7 @@ describe('a timeout that won its race', { timeout: 120_000 }, () => {
 
 /** The simulated carrier, except that the far end never hears the agent's answers (only its opening line). */
 class DeafCarrier extends ObservedCarrier {
-  override async say() {}
+  override async say(): Promise<undefined> {}
 }
 
 describe('the silence timeout', { timeout: 120_000 }, () => {

@@ -3,6 +3,10 @@ import { createCallRuntimeActivities } from '../activities/call-runtime.js';
 import { createCallActivities } from '../activities/calls.js';
 import { createCampaignActivities } from '../activities/campaigns.js';
 import { analyzerFromSettings } from '../lib/analysis/index.js';
+import { Call } from '../db/entities/index.js';
+import { CallRoutingCarrier } from '../lib/carrier/call-routing-carrier.js';
+import type { Carrier } from '../lib/carrier/carrier.js';
+import { MediaGatewayCarrier } from '../lib/carrier/media-gateway-carrier.js';
 import { SimulatedCarrier } from '../lib/carrier/simulated-carrier.js';
 import { createLogger } from '../lib/logger.js';
 import { taskQueues } from '../lib/temporal/task-queues.js';
@@ -20,7 +24,27 @@ export type CallsWorkerDeps = WorkerNeeds<
   | 'voiceLlm'
   | 'transferNumber'
   | 'logLevel'
+  | 'media'
 >;
+
+/**
+ * The simulated carrier; with a media gateway about (MEDIA_STREAMS_TOKEN set), calls whose audio
+ * a gateway holds go there (lib/carrier/call-routing-carrier.ts).
+ */
+function carrierFromSettings(deps: CallsWorkerDeps): Carrier {
+  const queues = taskQueues(deps.settings);
+  const simulator = new SimulatedCarrier(deps.client, {
+    taskQueue: queues.simulator,
+    timeScale: deps.settings.simTimeScale,
+  });
+  const token = deps.settings.media.streamsToken;
+  if (!token) return simulator;
+  const media = new MediaGatewayCarrier({ token, taskQueuePrefix: deps.settings.taskQueuePrefix });
+  return new CallRoutingCarrier(simulator, media, async (callId) => {
+    const call = await deps.orm.em.fork().findOne(Call, { id: callId }, { fields: ['mediaGateway'] });
+    return call?.mediaGateway ?? null;
+  });
+}
 
 /** The worker of the `calls` task queue: call and campaign workflows and their activities. */
 export function createCallsWorker(deps: CallsWorkerDeps): Promise<Worker> {
@@ -29,9 +53,7 @@ export function createCallsWorker(deps: CallsWorkerDeps): Promise<Worker> {
   // inbound phone, web) runs its turns through this one runtime.
   const voiceRuntime = deps.ports?.voiceRuntime ?? voiceRuntimeFromSettings(deps.settings);
   const analyzer = deps.ports?.analyzer ?? analyzerFromSettings(deps.settings);
-  const carrier =
-    deps.ports?.carrier ??
-    new SimulatedCarrier(deps.client, { taskQueue: queues.simulator, timeScale: deps.settings.simTimeScale });
+  const carrier = deps.ports?.carrier ?? carrierFromSettings(deps);
   return Worker.create({
     connection: deps.connection,
     namespace: deps.settings.temporalNamespace,

@@ -150,3 +150,17 @@ export const WEBHOOK_DELIVERY_ATTEMPT: ActivityOptions = {
   heartbeatTimeout: '10 seconds',
   retry: { ...UNTIL_IT_SUCCEEDS, maximumAttempts: 10 },
 };
+
+/**
+ * A call's media session (`holdMedia`, on the task queue of the gateway that holds the call's
+ * audio): it runs as long as the call's audio, heartbeating; a gateway that dies stops the
+ * heartbeats, and the call ends within `heartbeatTimeout` instead of waiting out its silence
+ * timeout. One attempt: a session is the audio of one process, it cannot be taken up again. A
+ * call never lasts the start-to-close (the longest a call may last, docs/voice.md).
+ */
+export const CALL_MEDIA_SESSION: ActivityOptions = {
+  scheduleToStartTimeout: '15 seconds',
+  startToCloseTimeout: '4 hours',
+  heartbeatTimeout: '10 seconds',
+  retry: { maximumAttempts: 1 },
+};

@@ -75,6 +75,12 @@ const CallSchema = defineEntity({
     fromLabel: p.string().length(200).nullable(),
     /** A web call from the dashboard's test panel: its far end is the person in the browser, not the simulator. */
     browserFarEnd: p.boolean().default(false),
+    /**
+     * The media gateway that holds the call's audio (its control URL, media/control-api.ts): set when
+     * a Media Streams client brings a call in, or when a carrier places a call whose audio streams
+     * there. Null: a text-only call (the simulator's far end, a typed test-panel call).
+     */
+    mediaGateway: p.string().length(200).nullable(),
     createdAt: p.datetime().onCreate(() => new Date()),
     updatedAt: p
       .datetime()

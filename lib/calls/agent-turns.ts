@@ -1,12 +1,13 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { TranscriptEntry } from '../../db/entities/index.js';
-import type { Carrier } from '../carrier/carrier.js';
+import type { Carrier, SpeechPlayed } from '../carrier/carrier.js';
 import type { Logger } from '../logger.js';
 import type { AgentTurnLatency } from '../temporal/call-messages.js';
 import { apologyLine } from '../voice-runtime/apology.js';
 import type { AgentAction, VoiceRuntime } from '../voice-runtime/voice-runtime.js';
 import { loadCall } from './call-status-changes.js';
 import { conversationContextOf } from './conversation-context.js';
+import { SentenceRelay } from './sentence-relay.js';
 import type { TranscriptLine } from './transcript.js';
 import { loadTranscript, recordLines, transcriptLineOf } from './transcript-rows.js';
 
@@ -62,6 +63,8 @@ export async function takeAgentTurn(
     heard: TranscriptLine;
     /** When the agent starts answering: the end of what it heard, in simulated seconds. */
     answerAtSeconds: number;
+    /** A call with audio: when the person stopped speaking and was transcribed (epoch ms), for the latency. */
+    speechTiming?: { speechEndedAt: number; transcribedAt: number };
     hangUpWithLastLine?: boolean;
   },
   step: StepContext,
@@ -73,16 +76,20 @@ export async function takeAgentTurn(
   const transcript = await loadTranscript(em, callId, input.heard.index + 1);
   const index = input.heard.index + 1;
   const started = performance.now();
+  const startedAt = Date.now();
   const elapsed = () => Math.round(performance.now() - started);
   let firstSentenceMs: number | null = null;
-  // Sentences come as soon as each is complete. The carrier port takes whole lines (the
-  // simulated far end hears the line at once), so here the first one only marks the time a
-  // streaming voice side could have started speaking; the line is played once it is whole and
-  // stored, so a retried turn never plays two versions of it.
+  // Sentences come as soon as each is complete. A carrier with audio starts speaking the first
+  // while the rest is made (`saySentence`); the whole line is then stored and played with `say`,
+  // which plays it from the first sentence not yet played, so the far end hears each sentence
+  // once. (A retried turn whose answer differs keeps the sentences already played and the
+  // stored line's rest: a passing runtime failure in mid-answer is rare, a repeat is worse.)
+  const sentences = new SentenceRelay(deps, callId, index, deps.logger);
   const turn = await deps.voiceRuntime.respond(conversationContextOf(call), transcript, {
     signal: step.signal,
-    onSentence: () => {
+    onSentence: (sentence) => {
       firstSentenceMs ??= elapsed();
+      sentences.relay(sentence);
     },
   });
   // One clock for the three: from the moment the runtime was asked (the runtime's own first
@@ -102,13 +109,24 @@ export async function takeAgentTurn(
   }
   const stored = await em.fork().findOne(TranscriptEntry, { call: callId, index, role: 'agent' });
   const hungUp = Boolean(stored && input.hangUpWithLastLine && turn.next.kind === 'hang_up');
+  let played: SpeechPlayed | undefined;
   if (stored) {
-    await deps.carrier.say({
+    await sentences.settled();
+    played = await deps.carrier.say({
       callId,
       index: stored.index,
       text: stored.text,
       ...(hungUp ? { hangUp: true } : {}),
     });
+  }
+  const timing = input.speechTiming;
+  if (timing) {
+    const firstToken = startedAt + (latency.firstTokenMs ?? answerMs);
+    latency.fromSpeechEnd = {
+      transcriptMs: timing.transcribedAt - timing.speechEndedAt,
+      firstTokenMs: firstToken - timing.speechEndedAt,
+      firstAudioMs: played?.firstAudioAt ? played.firstAudioAt - timing.speechEndedAt : null,
+    };
   }
   deps.logger?.info('agent turn', { callId, ...latency, next: turn.next.kind, attempt: step.attempt });
   const line = stored ? transcriptLineOf(stored) : null;

@@ -30,6 +30,8 @@ export interface IncomingCallDeps {
 export async function answerIncomingPhoneCall(
   deps: IncomingCallDeps,
   incoming: IncomingPhoneCall,
+  /** A call whose audio this media gateway holds (its control URL): a Media Streams call. */
+  options: { mediaGateway?: string } = {},
 ): Promise<IncomingCallAnswer> {
   const { em } = deps;
   const number = await em.findOne(PhoneNumber, { number: incoming.to, status: 'active' });
@@ -42,6 +44,7 @@ export async function answerIncomingPhoneCall(
     fromNumber: incoming.from,
     toNumber: incoming.to,
     metadata: {},
+    mediaGateway: options.mediaGateway ?? null,
   });
   if ('code' in taken) return { answered: false, reason: taken.code };
   return { answered: true, callId: taken.id };
@@ -102,6 +105,7 @@ async function takeCall(
   fields: Pick<Call, 'channel' | 'fromNumber' | 'toNumber' | 'metadata'> & {
     fromLabel?: string | null;
     browserFarEnd?: boolean;
+    mediaGateway?: string | null;
   },
 ): Promise<Call | WorkspaceRefusal> {
   const now = new Date();

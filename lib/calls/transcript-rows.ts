@@ -39,3 +39,19 @@ export async function recordLines(em: EntityManager, callId: string, lines: Tran
     ]),
   );
 }
+
+/**
+ * Barge-in: the agent's line `index` stopped part way, so it keeps only what was said of it. An
+ * agent line that was not interrupted, or a line said in full, stays as it is; a repeat changes
+ * nothing.
+ */
+export async function keepSpokenPart(
+  em: EntityManager,
+  input: { callId: string; index: number; spokenText: string },
+): Promise<void> {
+  await em.nativeUpdate(
+    TranscriptEntry,
+    { call: input.callId, index: input.index, role: 'agent' },
+    { text: input.spokenText },
+  );
+}

@@ -26,18 +26,43 @@ export interface AnswerRequest {
   farEnd?: 'simulator' | 'browser';
 }
 
+/** Where a call's audio is held: the media gateway whose `holdMedia` activity lives on `taskQueue`. */
+export interface CallMedia {
+  taskQueue: string;
+}
+
+/** What playing a line took, for a call with audio: when its first audio left (epoch ms; null: none did). */
+export interface SpeechPlayed {
+  firstAudioAt: number | null;
+}
+
 export interface Carrier {
   /** Places the call. Idempotent per call id: a retried dial never rings twice. */
   dial(request: DialRequest): Promise<void>;
-  /** Picks up a call that came in and connects the caller's audio. Idempotent per call id. */
-  answer(request: AnswerRequest): Promise<void>;
+  /**
+   * Picks up a call that came in and connects the caller's audio. Idempotent per call id. For a
+   * call with audio, says where it is held (the call workflow watches that gateway's session).
+   */
+  answer(request: AnswerRequest): Promise<CallMedia | undefined>;
   /** Joins the agent's audio to the answered call; `opening` is played first (null: the agent listens). */
   connectAgent(request: { callId: string; opening: { index: number; text: string } | null }): Promise<void>;
   /**
    * Plays one agent line; the far end ignores a line index it already heard. With `hangUp` the
    * agent hangs up once the line is said: one request for the last line and the release.
    */
-  say(request: { callId: string; index: number; text: string; hangUp?: boolean }): Promise<void>;
+  say(request: {
+    callId: string;
+    index: number;
+    text: string;
+    hangUp?: boolean;
+  }): Promise<SpeechPlayed | undefined>;
+  /**
+   * One sentence of agent line `index` while the answer is still being made (`seq` counts them
+   * from 0), so a carrier with audio starts speaking before the line is whole; `say` then brings
+   * the whole line (which it plays from the first sentence not yet played). Optional: a carrier
+   * of whole lines (the simulator) has none.
+   */
+  saySentence?(request: { callId: string; index: number; seq: number; text: string }): Promise<void>;
   /** Hands the far end over to `to`; the agent leaves the call. */
   transfer(request: { callId: string; to: string }): Promise<void>;
   /** Ends the call from our side: hang up a connected call, or cancel a dial still ringing. */

@@ -7,8 +7,8 @@
 export interface IncomingPhoneCall {
   /** The workspace number that was dialled, E.164. */
   to: string;
-  /** The caller's number, E.164. */
-  from: string;
+  /** The caller's number, E.164; null when the network does not say (a withheld number). */
+  from: string | null;
 }
 
 /**

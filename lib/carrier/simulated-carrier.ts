@@ -39,8 +39,11 @@ export class SimulatedCarrier implements Carrier {
    * Picks up a call that came in (inbound phone or web): its far end, the simulated caller, starts
    * connected. The caller's number (or a web call's label) picks the scenario by its last four digits.
    */
-  async answer(request: AnswerRequest): Promise<void> {
-    if (request.farEnd === 'browser') return this.startBrowserFarEnd(request);
+  async answer(request: AnswerRequest): Promise<undefined> {
+    if (request.farEnd === 'browser') {
+      await this.startBrowserFarEnd(request);
+      return;
+    }
     await this.startFarEnd(request.callId, {
       callWorkflowId: request.callWorkflowId,
       scenarioNumber: request.caller ?? '',
@@ -55,7 +58,7 @@ export class SimulatedCarrier implements Carrier {
     );
   }
 
-  async say(request: { callId: string; index: number; text: string; hangUp?: boolean }) {
+  async say(request: { callId: string; index: number; text: string; hangUp?: boolean }): Promise<undefined> {
     const { index, text, hangUp } = request;
     await this.signalFarEnd(request.callId, (handle) =>
       handle.signal(agentSpeechSignal, hangUp ? { index, text, hangUp } : { index, text }),

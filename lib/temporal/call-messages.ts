@@ -12,7 +12,12 @@ export type CarrierCallback =
   | { type: 'declined' }
   | { type: 'not_connected' }
   /** The far end hung up, `atSeconds` simulated seconds after it answered. */
-  | { type: 'hung_up'; atSeconds: number };
+  | { type: 'hung_up'; atSeconds: number }
+  /**
+   * A call with audio: the person's speech could not be recognised (the speech-to-text service
+   * failed past its retries); the agent cannot go on, so it apologises and the call ends `agent_error`.
+   */
+  | { type: 'speech_failed' };
 
 /** What the person on the far end said (speech recognised by the carrier's media stream). */
 export interface CallerSpeech {
@@ -21,6 +26,16 @@ export interface CallerSpeech {
   text: string;
   startedAtSeconds: number;
   endedAtSeconds: number;
+  /**
+   * A call with audio (the media gateway): when the person stopped speaking and when their words
+   * were transcribed, wall-clock epoch milliseconds, for the turn's latency.
+   */
+  speechTiming?: { speechEndedAt: number; transcribedAt: number };
+  /**
+   * Barge-in: the person spoke over the agent's line `index`, which stopped; only `spokenText` of
+   * it (the sentences that had started playing) was said, and the transcript keeps only that.
+   */
+  interrupted?: { index: number; spokenText: string };
 }
 
 export const carrierCallbackSignal = defineSignal<[CarrierCallback]>('carrierCallback');
@@ -50,6 +65,11 @@ export interface AgentTurnLatency {
   firstSentenceMs: number | null;
   /** Until the whole answer was in. */
   answerMs: number;
+  /**
+   * A call with audio: from the end of the person's speech until their transcript line, the first
+   * token of the answer and the first agent audio sent (null when the agent said nothing).
+   */
+  fromSpeechEnd?: { transcriptMs: number; firstTokenMs: number; firstAudioMs: number | null };
 }
 
 /** What an operator sees when querying a running call (`temporal workflow query --type callProgress`). */

@@ -104,8 +104,8 @@ export async function startCallStack(options: CallStackOptions): Promise<CallSta
 }
 
 /** Polls GET /calls/{callId} until the call is completed or failed (30 s at most) and returns it. */
-export async function waitForCallEnd(client: ApiClient, callId: string) {
-  for (let i = 0; i < 300; i++) {
+export async function waitForCallEnd(client: ApiClient, callId: string, limitMs = 30_000) {
+  for (let i = 0; i < limitMs / 100; i++) {
     const res = await client.get(`/calls/${callId}`);
     if (['completed', 'failed'].includes(res.body.status)) return res.body;
     await new Promise((resolve) => setTimeout(resolve, 100));

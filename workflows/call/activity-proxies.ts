@@ -28,7 +28,13 @@ interface FallbackAnalysis {
 /** The steps that only write to the database (and the fallback analysis, which only reads). */
 type DatabaseWrites = Pick<
   CallActivities,
-  'markRinging' | 'markAnswered' | 'markEnded' | 'markFailed' | 'recordCallerLines' | 'completeCall'
+  | 'markRinging'
+  | 'markAnswered'
+  | 'markEnded'
+  | 'markFailed'
+  | 'recordCallerLines'
+  | 'keepSpokenPart'
+  | 'completeCall'
 > &
   FallbackAnalysis;
 

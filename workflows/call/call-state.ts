@@ -1,6 +1,7 @@
 import { setCurrentDetails, setHandler, upsertSearchAttributes } from '@temporalio/workflow';
 import type { CallStatus } from '../../db/entities/index.js';
 import type { TranscriptLine } from '../../lib/calls/transcript.js';
+import type { CallMedia } from '../../lib/carrier/carrier.js';
 import {
   type CallerSpeech,
   type CallProgress,
@@ -52,6 +53,12 @@ export class CallState {
   farEndReached = false;
   /** The carrier reported the far end connected (or the call came in connected). */
   connected = false;
+  /** Where the call's audio is held, for a call with audio (the media gateway); null: text only. */
+  media: CallMedia | null = null;
+  /** The media gateway holding the call's audio was lost (its session stopped heartbeating). */
+  mediaLost = false;
+  /** The person's speech could not be recognised any more (`speech_failed`). */
+  speechFailed = false;
   /** `markAnswered` is stored: from here on the call ends `completed`. */
   answered = false;
   failedWith: FailReason | null = null;
@@ -99,6 +106,7 @@ export function openCall(input: CallWorkflowInput): CallState {
   setHandler(carrierCallbackSignal, (callback) => {
     call.progress.lastCarrierCallback = callback.type;
     if (callback.type === 'hung_up') call.hungUp ??= { atSeconds: callback.atSeconds };
+    else if (callback.type === 'speech_failed') call.speechFailed = true;
     else call.callbacks.push(callback);
   });
   setHandler(callerSpeechSignal, (speech) => {

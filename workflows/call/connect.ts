@@ -72,7 +72,8 @@ async function firstAnswer(
 /** A call that came in (inbound phone or web): pick it up, the carrier connects the caller. */
 async function answerIncoming(call: CallState): Promise<'connected' | FailReason> {
   try {
-    await live.answerIncoming({ callId: call.callId });
+    // A call with audio says where its media session is held (workflows/call/media-session.ts).
+    call.media = (await live.answerIncoming({ callId: call.callId })) ?? null;
   } catch (error) {
     if (!failedForGood(error)) throw error;
     return 'not_connected';

@@ -4,6 +4,7 @@ import type { CallerSpeech } from '../../lib/temporal/call-messages.js';
 import { lastWords, live, records } from './activity-proxies.js';
 import { AGENT_ERROR, agentFinishedAt, type CallState, type Ending, lineOf } from './call-state.js';
 import { Deadline, settleExpiry } from './deadline.js';
+import { watchMedia } from './media-session.js';
 import { agentTurn, connectAgent, eventWith, failedForGood, now, release } from './steps.js';
 
 /** Longest the agent waits for the other person to say something before it ends the call. */
@@ -19,6 +20,7 @@ const MAX_TURN_LATENCIES = 50;
 export async function converse(call: CallState): Promise<Ending> {
   await records.markAnswered({ callId: call.callId, answeredAt: now(), ...eventWith(call, 'call.started') });
   call.answered = true;
+  watchMedia(call);
   call.setStatus('in_progress');
   call.step('connecting_agent');
   try {
@@ -43,7 +45,7 @@ export async function converse(call: CallState): Promise<Ending> {
 
 /** Someone speaks, or the call ends (true); or the silence timeout, one `Deadline` over every wait (false). */
 async function someoneSpoke(call: CallState, silence: Deadline): Promise<boolean> {
-  const spoke = () => call.heard.length > 0 || call.hungUp !== null;
+  const spoke = () => call.heard.length > 0 || call.hungUp !== null || call.mediaLost || call.speechFailed;
   silence.restart();
   await condition(() => spoke() || silence.expired);
   if (spoke()) return true;
@@ -59,17 +61,28 @@ async function nextTurn(call: CallState, silence: Deadline): Promise<Ending | nu
     return { endReason: 'silence_timeout', durationSeconds: agentFinishedAt(call.lastAgentLine) };
   }
   if (call.hungUp !== null) {
-    const unanswered = heard.splice(0).map((speech) => lineOf(speech, call.nextIndex++));
-    await records.recordCallerLines({ callId, lines: unanswered });
+    const unanswered = heard.splice(0);
+    await keepWhatWasSaid(call, unanswered);
+    await records.recordCallerLines({
+      callId,
+      lines: unanswered.map((speech) => lineOf(speech, call.nextIndex++)),
+    });
     call.progress.transcriptLines = call.nextIndex;
     return { endReason: 'caller_hangup', durationSeconds: call.hungUp.atSeconds };
   }
+  if (call.mediaLost || call.speechFailed) {
+    // The gateway holding the call's audio died, or the person's speech cannot be recognised:
+    // the agent cannot go on.
+    return agentFailed(call, heard.splice(0));
+  }
   const speech = heard.shift()!;
+  await keepWhatWasSaid(call, [speech]);
   let turn: Awaited<ReturnType<CallActivities['agentTurn']>>;
   try {
     turn = await agentTurn(call, {
       heard: lineOf(speech, call.nextIndex),
       answerAtSeconds: speech.endedAtSeconds,
+      ...(speech.speechTiming ? { speechTiming: speech.speechTiming } : {}),
     });
   } catch (error) {
     if (!failedForGood(error)) throw error;
@@ -114,13 +127,29 @@ async function nextTurn(call: CallState, silence: Deadline): Promise<Ending | nu
  */
 async function agentFailed(call: CallState, unanswered: CallerSpeech[]): Promise<Ending> {
   await recordUnanswered(call, unanswered);
-  if (call.hungUp === null) await apologize(call);
+  // A lost gateway has no one to apologise to.
+  if (call.hungUp === null && !call.mediaLost) await apologize(call);
   await release(call, 'hang_up');
   return { endReason: AGENT_ERROR, durationSeconds: call.spokenSoFar() };
 }
 
+/**
+ * Barge-in: the person spoke over an agent line, which stopped; its transcript line keeps only
+ * the sentences that had started playing. (Only calls with audio are interrupted.)
+ */
+async function keepWhatWasSaid(call: CallState, speeches: CallerSpeech[]): Promise<void> {
+  for (const { interrupted } of speeches) {
+    if (!interrupted) continue;
+    await records.keepSpokenPart({ callId: call.callId, ...interrupted });
+    if (call.lastAgentLine?.index === interrupted.index) {
+      call.lastAgentLine = { ...call.lastAgentLine, text: interrupted.spokenText };
+    }
+  }
+}
+
 async function recordUnanswered(call: CallState, unanswered: CallerSpeech[]): Promise<void> {
   if (unanswered.length === 0) return;
+  await keepWhatWasSaid(call, unanswered);
   const lines = unanswered.map((speech) => lineOf(speech, call.nextIndex++));
   await records.recordCallerLines({ callId: call.callId, lines });
   call.progress.transcriptLines = call.nextIndex;

@@ -1,0 +1,87 @@
+import { type MediaCommand, mediaControlPath } from '../media/media-control.js';
+import { mediaTaskQueue } from '../media/media-session.js';
+import type { AnswerRequest, CallMedia, SpeechPlayed } from './carrier.js';
+
+// The carrier port's side of a call whose audio a media gateway holds (a Media Streams call): each
+// request is a command to the gateway's control API (media/control-api.ts), where the call's
+// stream lives. A gateway that no longer holds the call (the person hung up, the stream is over)
+// answers 404: like a far end that is gone, nothing is left to hear or release, so that is not a
+// failure. A gateway that cannot be reached, or fails, is: the step is retried by its activity.
+
+/** One control request may take this long; `say` waits for the line's audio to be made. */
+const CONTROL_TIMEOUT_MS = 30_000;
+
+export class MediaGatewayError extends Error {
+  override name = 'MediaGatewayError';
+}
+
+export class MediaGatewayCarrier {
+  constructor(private readonly options: { token: string; taskQueuePrefix: string }) {}
+
+  async answer(gateway: string, request: AnswerRequest): Promise<CallMedia> {
+    await this.command(gateway, request.callId, { type: 'answer', callWorkflowId: request.callWorkflowId });
+    return { taskQueue: mediaTaskQueue(this.options.taskQueuePrefix, gateway) };
+  }
+
+  async connectAgent(
+    gateway: string,
+    request: { callId: string; opening: { index: number; text: string } | null },
+  ): Promise<void> {
+    await this.command(gateway, request.callId, { type: 'connect_agent', opening: request.opening });
+  }
+
+  async saySentence(
+    gateway: string,
+    request: { callId: string; index: number; seq: number; text: string },
+  ): Promise<void> {
+    const { callId, ...sentence } = request;
+    await this.command(gateway, callId, { type: 'sentence', ...sentence });
+  }
+
+  async say(
+    gateway: string,
+    request: { callId: string; index: number; text: string; hangUp?: boolean },
+  ): Promise<SpeechPlayed | undefined> {
+    const { callId, ...line } = request;
+    const answer = await this.command(gateway, callId, { type: 'say', ...line });
+    return answer ? { firstAudioAt: (answer.firstAudioAt as number | null) ?? null } : undefined;
+  }
+
+  async transfer(gateway: string, request: { callId: string; to: string }): Promise<void> {
+    await this.command(gateway, request.callId, { type: 'transfer', to: request.to });
+  }
+
+  async release(gateway: string, request: { callId: string; reason: 'hang_up' | 'cancel' }): Promise<void> {
+    await this.command(gateway, request.callId, { type: 'release', reason: request.reason });
+  }
+
+  /** The gateway's answer, or undefined when it no longer holds the call. */
+  private async command(
+    gateway: string,
+    callId: string,
+    command: MediaCommand,
+  ): Promise<Record<string, unknown> | undefined> {
+    let response: Response;
+    try {
+      response = await fetch(new URL(mediaControlPath(callId), gateway), {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${this.options.token}` },
+        body: JSON.stringify(command),
+        signal: AbortSignal.timeout(CONTROL_TIMEOUT_MS),
+      });
+    } catch (error) {
+      throw new MediaGatewayError(`media gateway ${gateway} not reached (${command.type}): ${String(error)}`);
+    }
+    if (response.status === 404) {
+      await response.body?.cancel();
+      return undefined;
+    }
+    const body = (await response.json().catch(() => ({}))) as Record<string, unknown>;
+    if (!response.ok) {
+      throw new MediaGatewayError(
+        `media gateway ${gateway} answered ${response.status} to ${command.type}: ${String(body.error ?? '')}`,
+      );
+    }
+    return body;
+  }
+}

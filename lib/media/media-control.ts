@@ -1,0 +1,22 @@
+// The media gateway's control API: what the call workflow's carrier asks of the gateway holding a
+// call's audio (lib/carrier/media-gateway-carrier.ts → media/control-api.ts). One POST per command,
+// JSON, with `Authorization: Bearer MEDIA_STREAMS_TOKEN`; on the gateway's own port, beside the
+// Media Streams socket. 404: the gateway does not hold the call (any more).
+
+export type MediaCommand =
+  /** The call workflow took the call: from here on the person's turns go to it. */
+  | { type: 'answer'; callWorkflowId: string }
+  /** The agent joined; its opening line (or none: it listens first). */
+  | { type: 'connect_agent'; opening: { index: number; text: string } | null }
+  /** One sentence of agent line `index` while the rest is still being made. */
+  | { type: 'sentence'; index: number; seq: number; text: string }
+  /** The whole agent line `index`, played from the first sentence not yet played; answers `{ firstAudioAt }` once its audio is made. */
+  | { type: 'say'; index: number; text: string; hangUp?: boolean }
+  /** Hand the person over to `to`: the stream ends once the agent's last audio has played. */
+  | { type: 'transfer'; to: string }
+  /** End the call from our side once the agent's last audio has played. */
+  | { type: 'release'; reason: 'hang_up' | 'cancel' };
+
+export function mediaControlPath(callId: string): string {
+  return `/media/control/calls/${encodeURIComponent(callId)}`;
+}

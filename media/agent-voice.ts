@@ -1,0 +1,236 @@
+import { encodeMulaw } from '../lib/audio/mulaw.js';
+import { resample } from '../lib/audio/resample.js';
+import type { Logger } from '../lib/logger.js';
+import type { RecordingWriter } from '../lib/recordings/recording-writer.js';
+import type { TextToSpeech } from '../lib/speech/speech-ports.js';
+import { SentenceSplitter } from '../lib/voice-runtime/sentences.js';
+
+// The agent's voice on one call: its lines, sentence by sentence, synthesised in order and played
+// to the Media Streams client in real time (20 ms μ-law frames, sent at most LEAD_MS ahead of the
+// moment they play, as a telephony media server paces them). Because it knows when each sentence
+// started playing, a barge-in can tell what the person heard; because it sends only a little
+// ahead, `clear` drops little, and a client that does not read holds a bounded buffer.
+
+const SAMPLE_RATE = 8000;
+const FRAME_SAMPLES = 160; // 20 ms
+const FRAME_MS = 20;
+/** How far ahead of its play time audio is sent. */
+const LEAD_MS = 100;
+/** After the last frame's play time, how long before the audio counts as played without its mark. */
+const PLAYED_GRACE_MS = 200;
+
+interface Sentence {
+  index: number;
+  seq: number;
+  text: string;
+  /** Play time of its first frame on the call's clock; null until it is sent. */
+  startedAtMs: number | null;
+  /** Its mark came back: the client played all of it. */
+  markEchoed: boolean;
+}
+
+interface Line {
+  index: number;
+  /** Sentences taken for this line, in order (by `sentence` commands and then `say`). */
+  sentences: Sentence[];
+  /** The person spoke over it: nothing more of it is played. */
+  interrupted: boolean;
+  /** Epoch ms when its first audio was sent. */
+  firstAudioAt: number | null;
+  /** A sentence of it could not be synthesised (the speech service failed past its retries). */
+  failed: boolean;
+}
+
+/** What the media gateway sends to the client. */
+export interface AgentAudioOut {
+  media(payload: Uint8Array): void;
+  mark(name: string): void;
+  clear(): void;
+}
+
+export class AgentVoice {
+  private readonly lines = new Map<number, Line>();
+  /** Audio waiting to be sent, frame by frame, each with its sentence. */
+  private readonly queue: { frame: Int16Array; sentence: Sentence; last: boolean }[] = [];
+  /** The synthesis of sentences, one after the other, in the order they were taken. */
+  private synthesis: Promise<void> = Promise.resolve();
+  /** Play time of the end of the audio sent so far, on the call's clock. */
+  private playCursorMs = 0;
+  private lastMark: Sentence | null = null;
+  private stopped = false;
+  private readonly ticker: NodeJS.Timeout;
+
+  constructor(
+    private readonly deps: {
+      tts: TextToSpeech;
+      voice: string;
+      out: AgentAudioOut;
+      /** Milliseconds on the call's clock (since its stream started). */
+      clock: () => number;
+      recording: RecordingWriter | null;
+      logger: Logger;
+    },
+  ) {
+    this.ticker = setInterval(() => this.pump(), FRAME_MS);
+  }
+
+  /** One sentence of line `index` while the rest is being made; a repeat (same seq) is ignored. */
+  takeSentence(index: number, seq: number, text: string): void {
+    const line = this.lineOf(index);
+    if (line.interrupted || seq < line.sentences.length) return;
+    this.enqueue(line, text);
+  }
+
+  /**
+   * The whole line: its sentences after those already taken are queued. Resolves once all of it
+   * is synthesised and queued (rejects when the speech service fails), with when its first audio left.
+   */
+  async say(index: number, text: string): Promise<{ firstAudioAt: number | null }> {
+    const line = this.lineOf(index);
+    const sentences: string[] = [];
+    const splitter = new SentenceSplitter((sentence) => sentences.push(sentence));
+    splitter.push(text);
+    splitter.end();
+    if (line.failed) {
+      // A retry after the speech service failed: what never played is made again.
+      const queued = new Set(this.queue.map((q) => q.sentence));
+      line.sentences = line.sentences.filter((s) => s.startedAtMs !== null || queued.has(s));
+      line.failed = false;
+    }
+    if (!line.interrupted)
+      for (const sentence of sentences.slice(line.sentences.length)) this.enqueue(line, sentence);
+    await this.synthesis;
+    if (line.failed) throw new Error(`agent line ${index} could not be synthesised`);
+    // Its first audio may still wait behind the line before it: the latency counts until it leaves.
+    while (
+      !this.stopped &&
+      !line.interrupted &&
+      line.firstAudioAt === null &&
+      this.queue.some((q) => q.sentence.index === index)
+    ) {
+      await new Promise((resolve) => setTimeout(resolve, FRAME_MS));
+    }
+    return { firstAudioAt: line.firstAudioAt };
+  }
+
+  /** Agent audio is queued or still playing. */
+  speaking(): boolean {
+    return this.queue.length > 0 || this.deps.clock() < this.playCursorMs;
+  }
+
+  /**
+   * Barge-in: the person is speaking over the agent. Its audio stops (`clear`), and the line that
+   * was playing keeps the sentences that had started playing. Null when nothing was playing.
+   */
+  bargeIn(): { index: number; spokenText: string } | null {
+    if (!this.speaking()) return null;
+    const now = this.deps.clock();
+    const playing = this.playingLine(now);
+    this.queue.length = 0;
+    this.deps.out.clear();
+    this.deps.recording?.truncateAgentAfter(now);
+    this.playCursorMs = now;
+    if (!playing) return null;
+    for (const line of this.lines.values()) if (line.index >= playing.index) line.interrupted = true;
+    const spoken = playing.sentences.filter((s) => s.startedAtMs !== null && s.startedAtMs <= now);
+    return { index: playing.index, spokenText: spoken.map((s) => s.text).join(' ') };
+  }
+
+  /** The client echoed a mark: the audio before it has played. */
+  markEchoed(name: string): void {
+    for (const line of this.lines.values()) {
+      for (const sentence of line.sentences) if (markName(sentence) === name) sentence.markEchoed = true;
+    }
+  }
+
+  /** Until everything queued has played (its last mark echoed, or its length passed), at most `limitMs`. */
+  async played(limitMs: number): Promise<void> {
+    const until = Date.now() + limitMs;
+    await this.synthesis.catch(() => {});
+    while (Date.now() < until) {
+      const done =
+        this.queue.length === 0 &&
+        (this.lastMark?.markEchoed || this.deps.clock() >= this.playCursorMs + PLAYED_GRACE_MS);
+      if (done) return;
+      await new Promise((resolve) => setTimeout(resolve, FRAME_MS));
+    }
+  }
+
+  stop(): void {
+    this.stopped = true;
+    clearInterval(this.ticker);
+    this.queue.length = 0;
+  }
+
+  private lineOf(index: number): Line {
+    let line = this.lines.get(index);
+    if (!line) {
+      line = { index, sentences: [], interrupted: false, firstAudioAt: null, failed: false };
+      this.lines.set(index, line);
+      // Only the last few lines matter (a barge-in, a late `say`): the map stays small.
+      if (this.lines.size > 8) this.lines.delete(this.lines.keys().next().value!);
+    }
+    return line;
+  }
+
+  private enqueue(line: Line, text: string): void {
+    const sentence: Sentence = {
+      index: line.index,
+      seq: line.sentences.length,
+      text,
+      startedAtMs: null,
+      markEchoed: false,
+    };
+    line.sentences.push(sentence);
+    this.synthesis = this.synthesis.then(async () => {
+      if (line.interrupted) return;
+      const speech = await this.deps.tts.synthesize(text, { voice: this.deps.voice });
+      if (line.interrupted) return;
+      const samples = resample(speech.samples, speech.sampleRate, SAMPLE_RATE);
+      for (let at = 0; at < samples.length; at += FRAME_SAMPLES) {
+        const frame = new Int16Array(FRAME_SAMPLES);
+        frame.set(samples.subarray(at, at + FRAME_SAMPLES));
+        this.queue.push({ frame, sentence, last: at + FRAME_SAMPLES >= samples.length });
+      }
+      this.pump();
+    });
+    // A failure is the line's (`say` reports it); the next sentences still get their turn.
+    this.synthesis = this.synthesis.catch((error: unknown) => {
+      line.failed = true;
+      this.deps.logger.warn('agent speech not synthesised', { index: line.index, error: `${error}` });
+    });
+  }
+
+  /** Sends what is due: frames up to LEAD_MS ahead of the moment they play. */
+  private pump(): void {
+    const now = this.deps.clock();
+    while (this.queue.length > 0 && Math.max(now, this.playCursorMs) < now + LEAD_MS) {
+      const { frame, sentence, last } = this.queue.shift()!;
+      const playsAt = Math.max(now, this.playCursorMs);
+      if (sentence.startedAtMs === null) {
+        sentence.startedAtMs = playsAt;
+        const line = this.lines.get(sentence.index);
+        if (line && line.firstAudioAt === null) line.firstAudioAt = Date.now();
+      }
+      this.deps.out.media(encodeMulaw(frame));
+      this.deps.recording?.agent(frame, playsAt);
+      this.playCursorMs = playsAt + FRAME_MS;
+      if (last) {
+        this.deps.out.mark(markName(sentence));
+        this.lastMark = sentence;
+      }
+    }
+  }
+
+  private playingLine(now: number): Line | null {
+    let playing: Line | null = null;
+    for (const line of this.lines.values()) {
+      if (line.sentences.some((s) => s.startedAtMs !== null && s.startedAtMs <= now)) playing = line;
+    }
+    return playing;
+  }
+}
+
+function markName(sentence: Sentence): string {
+  return `agent-${sentence.index}-${sentence.seq}`;
+}

@@ -1,0 +1,250 @@
+import type { Client } from '@temporalio/client';
+import { decodeMulaw } from '../lib/audio/mulaw.js';
+import type { TurnDetector, TurnEvent } from '../lib/audio/turn-detector.js';
+import type { Logger } from '../lib/logger.js';
+import type { MediaCommand } from '../lib/media/media-control.js';
+import type { RecordingWriter } from '../lib/recordings/recording-writer.js';
+import type { SpeechToText } from '../lib/speech/speech-ports.js';
+import {
+  type CallerSpeech,
+  type CarrierCallback,
+  callerSpeechSignal,
+  carrierCallbackSignal,
+} from '../lib/temporal/call-messages.js';
+import type { AgentAudioOut, AgentVoice } from './agent-voice.js';
+
+// One call's audio in the media gateway: the turn loop. The person's audio goes through voice
+// activity detection; a turn that ends (VOICE_ENDPOINTING_MS of silence) is transcribed and sent
+// to the call workflow as the person's line (the `callerSpeech` callback: no audio in Temporal).
+// The workflow's carrier brings the agent's lines back as commands (media/control-api.ts), which
+// the agent's voice speaks (agent-voice.ts). Speech over the agent stops it (barge-in). Both
+// sides are recorded.
+
+const FRAME_MS = 20;
+/** Caller frames waiting for voice activity detection before new ones are dropped (10 s). */
+const MAX_FRAMES_BEHIND = 500;
+/** After the agent's last line, the longest its audio may take to play before the stream closes. */
+const PLAYOUT_LIMIT_MS = 60_000;
+/** The person hung up mid-sentence: how long their last words may take to be transcribed. */
+const LAST_WORDS_LIMIT_MS = 10_000;
+
+export interface CallAudioDeps {
+  callId: string;
+  /** The call workflow the person's turns go to (known once the call is taken). */
+  callWorkflowId: string | null;
+  temporal: Client;
+  stt: SpeechToText;
+  /** The agent's language, for the transcription (BCP 47). */
+  language: string;
+  detector: TurnDetector;
+  voice: AgentVoice;
+  recording: RecordingWriter | null;
+  /** Closes the client's socket. */
+  close(code: number, reason: string): void;
+  out: AgentAudioOut;
+  /** Milliseconds on the call's clock (since its stream started). */
+  clock: () => number;
+  /** Epoch ms of the call clock's 0. */
+  startedAt: number;
+  logger: Logger;
+}
+
+export type CallAudioEnd = 'caller_hung_up' | 'released' | 'transferred';
+
+export class CallAudio {
+  private framesIn = 0;
+  private framesBehind = 0;
+  private detection: Promise<void> = Promise.resolve();
+  /** The person's turns, transcribed and sent one after the other. */
+  private turns: Promise<void> = Promise.resolve();
+  private utterances = 0;
+  /** A barge-in waiting to go to the workflow with the person's next line. */
+  private interrupted: CallerSpeech['interrupted'] | undefined;
+  private ending: CallAudioEnd | null = null;
+  private resolveEnded!: () => void;
+  /** Resolves when the call's audio is over (the media session, lib/media/media-session.ts). */
+  readonly ended = new Promise<void>((resolve) => {
+    this.resolveEnded = resolve;
+  });
+
+  constructor(private readonly deps: CallAudioDeps) {}
+
+  get callId(): string {
+    return this.deps.callId;
+  }
+
+  /** 20 ms of the person's audio (μ-law), in order. */
+  hear(payload: Uint8Array): void {
+    if (this.ending) return;
+    const atMs = this.framesIn++ * FRAME_MS;
+    const samples = decodeMulaw(payload);
+    this.deps.recording?.caller(samples, atMs);
+    if (this.framesBehind >= MAX_FRAMES_BEHIND) return; // detection fell behind: bounded, not queued forever
+    this.framesBehind++;
+    this.detection = this.detection
+      .then(() => this.deps.detector.push(samples, atMs))
+      .then((events) => {
+        for (const event of events) this.onTurnEvent(event);
+      })
+      .catch((error: unknown) =>
+        this.deps.logger.error('voice activity detection failed', { error: `${error}` }),
+      )
+      .finally(() => {
+        this.framesBehind--;
+      });
+  }
+
+  markEchoed(name: string): void {
+    this.deps.voice.markEchoed(name);
+  }
+
+  /** A command of the call workflow's carrier; the answer goes back to it. */
+  async command(command: MediaCommand): Promise<Record<string, unknown>> {
+    const { voice } = this.deps;
+    // The call is ending: nothing more is played (a line the person hung up on is not heard).
+    if (this.ending && command.type !== 'answer') return command.type === 'say' ? { firstAudioAt: null } : {};
+    switch (command.type) {
+      case 'answer':
+        this.deps.callWorkflowId = command.callWorkflowId;
+        return {};
+      case 'connect_agent':
+        if (command.opening) await voice.say(command.opening.index, command.opening.text);
+        return {};
+      case 'sentence':
+        voice.takeSentence(command.index, command.seq, command.text);
+        return {};
+      case 'say': {
+        const played = await voice.say(command.index, command.text);
+        if (command.hangUp) void this.endFromOurSide('released', 1000, 'the agent hung up');
+        return played;
+      }
+      case 'transfer':
+        void this.endFromOurSide('transferred', 1000, `transferred to ${command.to}`);
+        return {};
+      case 'release':
+        void this.endFromOurSide(
+          'released',
+          1000,
+          command.reason === 'cancel' ? 'canceled' : 'the agent hung up',
+        );
+        return {};
+    }
+  }
+
+  /** The person hung up (`stop`, or the socket closed): their last words, then the hang-up, go to the workflow. */
+  async callerHungUp(): Promise<void> {
+    if (this.ending) return;
+    this.ending = 'caller_hung_up';
+    const atSeconds = this.deps.clock() / 1000;
+    await this.detection;
+    const last = this.deps.detector.flush();
+    if (last) this.onTurnEvent(last);
+    await withLimit(this.turns, LAST_WORDS_LIMIT_MS);
+    await this.callBack({ type: 'hung_up', atSeconds });
+    this.deps.close(1000, 'stopped');
+    await this.finish();
+  }
+
+  /** The gateway is stopping: the socket closes; the workflow learns it from the media session (media-session-worker.ts). */
+  async abandon(): Promise<void> {
+    this.ending ??= 'released';
+    this.deps.close(1001, 'the media gateway is stopping');
+    await this.finish();
+  }
+
+  private onTurnEvent(event: TurnEvent): void {
+    if (event.type === 'speech_confirmed') {
+      // Barge-in: the person has spoken long enough over the agent to stop it.
+      const interruption = this.deps.voice.bargeIn();
+      if (interruption) {
+        this.interrupted = interruption;
+        this.deps.logger.info('barge-in', { callId: this.callId, ...interruption, atMs: event.atMs });
+      }
+      return;
+    }
+    if (event.type !== 'turn_ended') return;
+    const speechEndedAt = this.deps.startedAt + event.endedAtMs;
+    this.turns = this.turns.then(() =>
+      this.transcribe(event).then(
+        (text) => this.sendLine(event, text, speechEndedAt),
+        (error: unknown) => {
+          this.deps.logger.error('speech not recognised', { callId: this.callId, error: `${error}` });
+          return this.callBack({ type: 'speech_failed' });
+        },
+      ),
+    );
+  }
+
+  private transcribe(event: Extract<TurnEvent, { type: 'turn_ended' }>): Promise<string> {
+    return this.deps.stt.transcribe(
+      { sampleRate: 8000, samples: event.audio },
+      { language: this.deps.language },
+    );
+  }
+
+  private async sendLine(
+    event: Extract<TurnEvent, { type: 'turn_ended' }>,
+    text: string,
+    speechEndedAt: number,
+  ): Promise<void> {
+    const words = text.trim();
+    if (!words) return; // nothing was said: no line (a barge-in waits for the next one)
+    const speech: CallerSpeech = {
+      utterance: this.utterances++,
+      text: words,
+      startedAtSeconds: event.startedAtMs / 1000,
+      endedAtSeconds: event.endedAtMs / 1000,
+      speechTiming: { speechEndedAt, transcribedAt: Date.now() },
+      ...(this.interrupted ? { interrupted: this.interrupted } : {}),
+    };
+    this.interrupted = undefined;
+    this.deps.logger.info('caller turn', {
+      callId: this.callId,
+      utterance: speech.utterance,
+      transcriptMs: speech.speechTiming!.transcribedAt - speechEndedAt,
+    });
+    await this.signal((handle) => handle.signal(callerSpeechSignal, speech));
+  }
+
+  private async callBack(callback: CarrierCallback): Promise<void> {
+    await this.signal((handle) => handle.signal(carrierCallbackSignal, callback));
+  }
+
+  private async signal(
+    send: (handle: ReturnType<Client['workflow']['getHandle']>) => Promise<void>,
+  ): Promise<void> {
+    const id = this.deps.callWorkflowId;
+    if (!id) return;
+    try {
+      await send(this.deps.temporal.workflow.getHandle(id));
+    } catch (error) {
+      // A call workflow that is over needs nothing more.
+      this.deps.logger.warn('call workflow not told', { callId: this.callId, error: `${error}` });
+    }
+  }
+
+  /** Our side ends the call: the agent's last audio plays out, then the socket closes. */
+  private async endFromOurSide(how: CallAudioEnd, code: number, reason: string): Promise<void> {
+    if (this.ending) return;
+    this.ending = how;
+    await this.deps.voice.played(PLAYOUT_LIMIT_MS);
+    this.deps.close(code, reason);
+    await this.finish();
+  }
+
+  private finished = false;
+  private async finish(): Promise<void> {
+    if (this.finished) return;
+    this.finished = true;
+    this.deps.voice.stop();
+    await this.deps.recording?.close();
+    this.resolveEnded();
+  }
+}
+
+async function withLimit(work: Promise<unknown>, limitMs: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([work, new Promise((resolve) => (timer = setTimeout(resolve, limitMs)))]).finally(() =>
+    clearTimeout(timer),
+  );
+}

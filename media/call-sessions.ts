@@ -1,0 +1,53 @@
+import type { CallAudio } from './call-audio.js';
+
+// The calls whose audio this gateway holds, by call id. A command of the call workflow's carrier
+// can come a moment before its stream is registered (the workflow starts while the gateway still
+// sets the call up), so a lookup waits a little for a call about to arrive.
+
+/** How long a command waits for its call's stream to be registered. */
+const ARRIVAL_WAIT_MS = 5000;
+
+export class CallSessions {
+  private readonly sessions = new Map<string, CallAudio>();
+  private readonly waiting = new Map<string, ((session: CallAudio) => void)[]>();
+
+  get size(): number {
+    return this.sessions.size;
+  }
+
+  add(session: CallAudio): void {
+    this.sessions.set(session.callId, session);
+    for (const wake of this.waiting.get(session.callId) ?? []) wake(session);
+    this.waiting.delete(session.callId);
+    void session.ended.then(() => {
+      if (this.sessions.get(session.callId) === session) this.sessions.delete(session.callId);
+    });
+  }
+
+  get(callId: string): CallAudio | undefined {
+    return this.sessions.get(callId);
+  }
+
+  /** The call's session, waiting up to ARRIVAL_WAIT_MS for one about to be registered; undefined when none comes. */
+  async arriving(callId: string, waitMs = ARRIVAL_WAIT_MS): Promise<CallAudio | undefined> {
+    const known = this.sessions.get(callId);
+    if (known || waitMs <= 0) return known;
+    return new Promise((resolve) => {
+      const wake = (session: CallAudio | undefined) => {
+        clearTimeout(timer);
+        resolve(session);
+      };
+      const timer = setTimeout(() => {
+        const list = this.waiting.get(callId)?.filter((w) => w !== wake) ?? [];
+        if (list.length) this.waiting.set(callId, list);
+        else this.waiting.delete(callId);
+        resolve(undefined);
+      }, waitMs);
+      this.waiting.set(callId, [...(this.waiting.get(callId) ?? []), wake]);
+    });
+  }
+
+  all(): CallAudio[] {
+    return [...this.sessions.values()];
+  }
+}

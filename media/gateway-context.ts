@@ -1,0 +1,23 @@
+import type { Client } from '@temporalio/client';
+import type { Orm } from '../db/orm.js';
+import type { SileroVoiceActivity } from '../lib/audio/voice-activity.js';
+import type { Logger } from '../lib/logger.js';
+import type { Settings } from '../lib/settings.js';
+import type { SpeechToText, TextToSpeech } from '../lib/speech/speech-ports.js';
+import type { CallSessions } from './call-sessions.js';
+
+/** What every part of one media gateway process shares. */
+export interface GatewayContext {
+  settings: Pick<Settings, 'taskQueuePrefix' | 'temporalNamespace' | 'media' | 'recordingsDir'>;
+  /** MEDIA_STREAMS_TOKEN: what clients and the workers' carrier present. */
+  token: string;
+  /** Where the workers' carrier reaches this gateway (stored on the calls it holds). */
+  controlUrl: string;
+  orm: Orm;
+  temporal: Client;
+  stt: SpeechToText;
+  tts: TextToSpeech;
+  vad: SileroVoiceActivity;
+  sessions: CallSessions;
+  logger: Logger;
+}

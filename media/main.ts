@@ -1,0 +1,85 @@
+import { hostname } from 'node:os';
+import { Client, Connection } from '@temporalio/client';
+import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
+import { openOrm } from '../db/orm.js';
+import { SileroVoiceActivity } from '../lib/audio/voice-activity.js';
+import { createLogger } from '../lib/logger.js';
+import { loadSettings } from '../lib/settings.js';
+import { speechFromSettings } from '../lib/speech/from-settings.js';
+import { temporalConnectionOptions } from '../lib/temporal-connection.js';
+import { CallSessions } from './call-sessions.js';
+import type { GatewayContext } from './gateway-context.js';
+import { createMediaGateway, MEDIA_STREAMS_PATH } from './media-gateway.js';
+import { createMediaSessionWorker } from './media-session-worker.js';
+
+// The media gateway process (../spec/voice-media-v1.md section 1): it holds the audio of live
+// calls and runs their turn loop. `npm start` and `npm run start:cluster` start it when speech is
+// configured, with DATABASE_URL, MEDIA_STREAMS_TOKEN and the speech settings; it serves
+// ws://HOST:MEDIA_PORT/media/streams and the workers' control API on the same port.
+
+const settings = loadSettings();
+const logger = createLogger(settings.logLevel, { fields: { service: 'media' } });
+Runtime.install({ logger: new DefaultLogger(settings.logLevel === 'debug' ? 'DEBUG' : 'WARN') });
+
+const token = settings.media.streamsToken;
+const speech = speechFromSettings(settings);
+const missing = [
+  !settings.databaseUrl && 'DATABASE_URL',
+  !token && 'MEDIA_STREAMS_TOKEN',
+  !speech && 'speech (VOICE_SPEECH=local, or VOICE_STT_URL and VOICE_TTS_URL)',
+].filter(Boolean);
+if (missing.length) {
+  logger.error('the media gateway needs these settings (npm start sets them)', { missing });
+  process.exit(1);
+}
+
+/** Where the workers reach this gateway: its host as others see it (not a wildcard address). */
+const reachableHost = ['0.0.0.0', '::', ''].includes(settings.host) ? hostname() : settings.host;
+const controlUrl = `http://${reachableHost}:${settings.media.port}`;
+const orm = await openOrm(settings.databaseUrl!);
+const connection = await NativeConnection.connect(temporalConnectionOptions(settings));
+const temporal = new Client({
+  connection: await Connection.connect(temporalConnectionOptions(settings)),
+  namespace: settings.temporalNamespace,
+});
+const gateway: GatewayContext = {
+  settings,
+  token: token!,
+  controlUrl,
+  orm,
+  temporal,
+  stt: speech!.stt,
+  tts: speech!.tts,
+  vad: await SileroVoiceActivity.load(),
+  sessions: new CallSessions(),
+  logger,
+};
+const server = createMediaGateway(gateway);
+await new Promise<void>((resolve) => server.listen(settings.media.port, settings.host, resolve));
+const worker = await createMediaSessionWorker(connection, gateway);
+logger.info('media gateway running', {
+  streams: `ws://${reachableHost}:${settings.media.port}${MEDIA_STREAMS_PATH}`,
+  pid: process.pid,
+});
+
+let stopping = false;
+function stop(signal: string) {
+  if (stopping) return;
+  stopping = true;
+  logger.info('media gateway stopping', { signal, calls: gateway.sessions.size });
+  server.close();
+  worker.shutdown();
+}
+process.on('SIGINT', () => stop('SIGINT'));
+process.on('SIGTERM', () => stop('SIGTERM'));
+
+try {
+  await worker.run();
+} finally {
+  // Live calls end with the process; their recordings are closed whole.
+  await Promise.all(gateway.sessions.all().map((session) => session.abandon()));
+  await temporal.connection.close();
+  await connection.close();
+  await orm.close(true);
+  logger.info('media gateway stopped');
+}

@@ -1,0 +1,174 @@
+import { timingSafeEqual } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
+import type { WebSocket } from 'ws';
+import { Call } from '../db/entities/index.js';
+import { TurnDetector } from '../lib/audio/turn-detector.js';
+import { answerIncomingPhoneCall } from '../lib/calls/incoming-calls.js';
+import { isE164 } from '../lib/e164.js';
+import { RecordingWriter } from '../lib/recordings/recording-writer.js';
+import { callWorkflowId } from '../lib/temporal/workflow-contracts.js';
+import { AgentVoice } from './agent-voice.js';
+import { CallAudio } from './call-audio.js';
+import type { GatewayContext } from './gateway-context.js';
+import { isPhoneAudio, readClientMessage, type StreamStart } from './stream-messages.js';
+
+// One Media Streams socket (../spec/voice-media-v1.md section 3). The client proves it may connect
+// with MEDIA_STREAMS_TOKEN (the `?token=` query parameter or the `token` custom parameter of
+// `start`): without it the socket closes 1008 and nothing is recorded. A `start` with `to`/`from`
+// is a phone call coming in, taken exactly like `simulate inbound` (a number without a published
+// agent closes the socket 1000, no Call); then the call's audio (call-audio.ts) takes the stream.
+
+/** A client that has not sent a valid `start` by then is closed. */
+const START_WITHIN_MS = 10_000;
+/** A client that does not read its audio: past this much unsent, the socket is closed. */
+const MAX_BUFFERED_BYTES = 512 * 1024;
+/** Agent voice when the agent names none. */
+const DEFAULT_VOICE = 'alloy';
+
+export const CLOSE_NORMAL = 1000;
+export const CLOSE_UNSUPPORTED = 1003;
+export const CLOSE_POLICY = 1008;
+export const CLOSE_TRY_AGAIN = 1013;
+
+export function tokenMatches(given: string | null | undefined, token: string): boolean {
+  if (!given) return false;
+  const a = Buffer.from(given);
+  const b = Buffer.from(token);
+  return a.length === b.length && timingSafeEqual(a, b);
+}
+
+export function serveStream(socket: WebSocket, request: IncomingMessage, gateway: GatewayContext): void {
+  const { logger } = gateway;
+  const queryToken = new URL(request.url ?? '/', 'http://gateway').searchParams.get('token');
+  if (queryToken !== null && !tokenMatches(queryToken, gateway.token)) {
+    socket.close(CLOSE_POLICY, 'invalid token');
+    return;
+  }
+  let call: CallAudio | null = null;
+  let starting = false;
+  let stopped = false;
+  let streamSid = '';
+  const noStart = setTimeout(() => socket.close(CLOSE_POLICY, 'no start'), START_WITHIN_MS);
+
+  const send = (message: object) => {
+    if (socket.readyState !== socket.OPEN) return;
+    if (socket.bufferedAmount > MAX_BUFFERED_BYTES) {
+      logger.warn('media client does not read its audio; closing', { callId: call?.callId });
+      socket.terminate();
+      return;
+    }
+    socket.send(JSON.stringify({ ...message, streamSid }));
+  };
+
+  const begin = async (start: StreamStart) => {
+    const parameters = start.start.customParameters;
+    if (!tokenMatches(queryToken ?? parameters.token, gateway.token)) {
+      socket.close(CLOSE_POLICY, 'invalid token');
+      return;
+    }
+    if (!isPhoneAudio(start.start.mediaFormat)) {
+      socket.close(CLOSE_UNSUPPORTED, 'mediaFormat must be audio/x-mulaw, 8000 Hz, 1 channel');
+      return;
+    }
+    streamSid = start.streamSid;
+    const to = parameters.to ?? '';
+    const from = parameters.from ?? '';
+    if (!isE164(to) || (from !== '' && !isE164(from))) {
+      socket.close(CLOSE_NORMAL, 'unknown_number');
+      return;
+    }
+    const em = gateway.orm.em.fork();
+    const answer = await answerIncomingPhoneCall(
+      { em, temporal: gateway.temporal, settings: gateway.settings },
+      { to, from: from || null },
+      { mediaGateway: gateway.controlUrl },
+    );
+    if (!answer.answered) {
+      socket.close(CLOSE_NORMAL, answer.reason);
+      return;
+    }
+    const row = await em.findOneOrFail(Call, { id: answer.callId });
+    call = await openCallAudio(gateway, {
+      callId: answer.callId,
+      callWorkflowId: callWorkflowId(answer.callId),
+      language: row.agentSnapshot.language ?? 'en-US',
+      voice: row.agentSnapshot.voiceId ?? DEFAULT_VOICE,
+      send,
+      close: (code, reason) => socket.close(code, reason),
+    });
+    gateway.sessions.add(call);
+    logger.info('media stream started', { callId: answer.callId, streamSid });
+    // The person hung up while the call was being taken.
+    if (stopped) await call.callerHungUp();
+  };
+
+  socket.on('message', (data, isBinary) => {
+    if (isBinary) return;
+    const message = readClientMessage(data.toString());
+    if (!message) return; // malformed or unknown: ignored
+    if (message.event === 'start') {
+      if (starting) return;
+      starting = true;
+      clearTimeout(noStart);
+      begin(message).catch((error: unknown) => {
+        logger.error('media stream not started', { error: `${error}` });
+        socket.close(CLOSE_TRY_AGAIN, 'try again later');
+      });
+      return;
+    }
+    if (message.event === 'stop') {
+      stopped = true;
+      void call?.callerHungUp();
+      return;
+    }
+    if (stopped || !call) return; // audio before the call is taken, or after `stop`
+    if (message.event === 'media' && message.track === 'inbound') call.hear(message.payload);
+    else if (message.event === 'mark') call.markEchoed(message.name);
+  });
+  socket.on('close', () => {
+    clearTimeout(noStart);
+    stopped = true;
+    void call?.callerHungUp();
+  });
+  socket.on('error', (error) => logger.warn('media stream error', { error: `${error}` }));
+}
+
+async function openCallAudio(
+  gateway: GatewayContext,
+  call: {
+    callId: string;
+    callWorkflowId: string;
+    language: string;
+    voice: string;
+    send: (message: object) => void;
+    close: (code: number, reason: string) => void;
+  },
+): Promise<CallAudio> {
+  const t0 = performance.now();
+  const startedAt = Date.now();
+  const clock = () => performance.now() - t0;
+  const logger = gateway.logger.child({ callId: call.callId });
+  const recording = await RecordingWriter.open(gateway.settings.recordingsDir, call.callId);
+  const out = {
+    media: (payload: Uint8Array) =>
+      call.send({ event: 'media', media: { payload: Buffer.from(payload).toString('base64') } }),
+    mark: (name: string) => call.send({ event: 'mark', mark: { name } }),
+    clear: () => call.send({ event: 'clear' }),
+  };
+  const voice = new AgentVoice({ tts: gateway.tts, voice: call.voice, out, clock, recording, logger });
+  return new CallAudio({
+    callId: call.callId,
+    callWorkflowId: call.callWorkflowId,
+    temporal: gateway.temporal,
+    stt: gateway.stt,
+    language: call.language,
+    detector: new TurnDetector({ vad: gateway.vad, endpointingMs: gateway.settings.media.endpointingMs }),
+    voice,
+    recording,
+    close: call.close,
+    out,
+    clock,
+    startedAt,
+    logger,
+  });
+}

@@ -1,0 +1,93 @@
+// The Media Streams protocol's messages (Twilio's `<Connect><Stream>`, ../spec/voice-media-v1.md
+// section 3), as the gateway reads them from a client. Anything else a client sends (an unknown
+// event, a malformed frame) reads as null and is ignored.
+
+export interface StreamStart {
+  event: 'start';
+  streamSid: string;
+  start: {
+    streamSid: string;
+    callSid?: string;
+    tracks?: string[];
+    customParameters: Record<string, string>;
+    mediaFormat: { encoding: string; sampleRate: number; channels: number };
+  };
+}
+
+export type ClientMessage =
+  | { event: 'connected' }
+  | StreamStart
+  | { event: 'media'; payload: Uint8Array; track: string }
+  | { event: 'mark'; name: string }
+  | { event: 'stop' };
+
+/** The one audio format a stream carries: 8 kHz μ-law, mono. */
+export function isPhoneAudio(format: StreamStart['start']['mediaFormat']): boolean {
+  return format.encoding === 'audio/x-mulaw' && format.sampleRate === 8000 && format.channels === 1;
+}
+
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** Largest media payload taken: 20 ms is 160 bytes; a client may send up to 100 ms at once. */
+const MAX_PAYLOAD_BYTES = 800;
+
+export function readClientMessage(text: string): ClientMessage | null {
+  let message: unknown;
+  try {
+    message = JSON.parse(text);
+  } catch {
+    return null;
+  }
+  if (!isObject(message)) return null;
+  switch (message.event) {
+    case 'connected':
+      return { event: 'connected' };
+    case 'stop':
+      return { event: 'stop' };
+    case 'mark': {
+      const name = isObject(message.mark) ? message.mark.name : undefined;
+      return typeof name === 'string' ? { event: 'mark', name } : null;
+    }
+    case 'media': {
+      const media = message.media;
+      if (!isObject(media) || typeof media.payload !== 'string') return null;
+      if (media.payload.length > (MAX_PAYLOAD_BYTES * 4) / 3 + 4) return null;
+      const payload = Buffer.from(media.payload, 'base64');
+      if (payload.length === 0) return null;
+      return { event: 'media', payload, track: typeof media.track === 'string' ? media.track : 'inbound' };
+    }
+    case 'start':
+      return readStart(message);
+    default:
+      return null;
+  }
+}
+
+function readStart(message: Record<string, unknown>): StreamStart | null {
+  const start = message.start;
+  if (!isObject(start)) return null;
+  const format = start.mediaFormat;
+  if (!isObject(format)) return null;
+  const parameters: Record<string, string> = {};
+  if (isObject(start.customParameters)) {
+    for (const [key, value] of Object.entries(start.customParameters)) {
+      if (typeof value === 'string' && value.length <= 512) parameters[key] = value;
+    }
+  }
+  const streamSid = typeof start.streamSid === 'string' ? start.streamSid : String(message.streamSid ?? '');
+  return {
+    event: 'start',
+    streamSid: streamSid.slice(0, 64),
+    start: {
+      streamSid: streamSid.slice(0, 64),
+      ...(typeof start.callSid === 'string' ? { callSid: start.callSid.slice(0, 64) } : {}),
+      customParameters: parameters,
+      mediaFormat: {
+        encoding: String(format.encoding),
+        sampleRate: Number(format.sampleRate),
+        channels: Number(format.channels),
+      },
+    },
+  };
+}

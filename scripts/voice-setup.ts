@@ -1,0 +1,37 @@
+import type { Settings } from '../lib/settings.js';
+import { startLocalSpeechServer } from './local-speech-server.js';
+import { mediaStreamsToken } from './media-streams-token.js';
+
+// Speech for `npm start` and `npm run start:cluster` (../spec/voice-media-v1.md section 2): with
+// VOICE_SPEECH=local the local speech server is provisioned and started on loopback and both
+// speech ports point at it; with VOICE_STT_URL and VOICE_TTS_URL the ports are those. Speech means
+// a media gateway: what the gateway and the workers need (the speech URLs and MEDIA_STREAMS_TOKEN,
+// generated once and kept in the data folder when unset) comes back as the environment to pass on.
+// Without speech: nothing, and calls stay text-only.
+
+export interface VoiceSetup {
+  /** Settings to pass to the gateway and the workers; empty without speech. */
+  env: NodeJS.ProcessEnv;
+  /** The local speech server, when this started one. */
+  localServer?: { url: string; stop(): Promise<void> };
+}
+
+export function speechConfigured(settings: Pick<Settings, 'speech'>): boolean {
+  return settings.speech.local || Boolean(settings.speech.stt && settings.speech.tts);
+}
+
+export async function setUpVoice(
+  settings: Pick<Settings, 'speech' | 'media'>,
+  dataDir: string,
+  log: (line: string) => void,
+): Promise<VoiceSetup> {
+  if (!speechConfigured(settings)) return { env: {} };
+  const token = mediaStreamsToken(dataDir, settings.media.streamsToken);
+  if (!settings.speech.local) return { env: { MEDIA_STREAMS_TOKEN: token } };
+  const localServer = await startLocalSpeechServer({ log: (line: string) => log(`speech: ${line}`) });
+  log(`speech: local speech server on ${localServer.url}`);
+  return {
+    env: { MEDIA_STREAMS_TOKEN: token, VOICE_STT_URL: localServer.url, VOICE_TTS_URL: localServer.url },
+    localServer,
+  };
+}
