@@ -47,6 +47,13 @@ export interface Settings {
    * simulator's front desk, while the simulator is the carrier.
    */
   transferNumber: string | null;
+  /**
+   * The speech ports (spec voice-media-v1 section 2). `local`: VOICE_SPEECH=local, the local speech
+   * server is to be provisioned and started (scripts/local-speech-server.ts). `stt`/`tts`: from
+   * VOICE_STT_URL / VOICE_TTS_URL; undefined when unset. With both unset and no local server, calls
+   * stay text-only.
+   */
+  speech: { local: boolean; stt: SpeechEndpoint | undefined; tts: SpeechEndpoint | undefined };
   /** The media gateway (../spec/voice-media-v1.md sections 2 and 3, docs/voice.md). */
   media: MediaSettings;
 }
@@ -66,6 +73,19 @@ export interface MediaSettings {
   /** CARRIER: how calls reach the telephone network. */
   carrier: 'simulator';
 }
+
+/** An OpenAI-compatible speech endpoint (`…/v1`), from `<PREFIX>_URL`, `_API_KEY`, `_MODEL`. */
+export interface SpeechEndpoint {
+  url: string;
+  apiKey: string | undefined;
+  model: string;
+  /** One attempt of one request, to its last byte. */
+  timeoutMs: number;
+}
+
+/** Fixed per-attempt limits: an utterance of a turn, or one sentence of the agent's. */
+export const STT_TIMEOUT_MS = 15_000;
+export const TTS_TIMEOUT_MS = 15_000;
 
 /** An OpenAI-compatible chat-completions endpoint, from `<PREFIX>_URL`, `_API_KEY`, `_MODEL`, `_TIMEOUT_MS`. */
 export interface LlmEndpoint {
@@ -140,6 +160,42 @@ function llmEndpoint(
   };
 }
 
+function voiceSpeech(value: string | undefined): boolean {
+  if (value === undefined || value === '') return false;
+  if (value === 'local') return true;
+  throw new Error(`VOICE_SPEECH must be local or unset; got "${value}"`);
+}
+
+/** The endpoint the `prefix`_* variables name; off (undefined) unless `prefix`_URL is set. */
+function speechEndpoint(
+  env: NodeJS.ProcessEnv,
+  prefix: 'VOICE_STT' | 'VOICE_TTS',
+  defaultModel: string,
+  timeoutMs: number,
+): SpeechEndpoint | undefined {
+  const url = env[`${prefix}_URL`];
+  if (!url) return undefined;
+  const refuse = (what: string) =>
+    new Error(
+      `${prefix}_URL must be the http(s) base URL of an OpenAI-compatible API, such as https://api.openai.com/v1 (a key goes in ${prefix}_API_KEY); got ${what}`,
+    );
+  // The value itself is never repeated: it may hold a key.
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw refuse('something that is not a URL');
+  }
+  if (!['http:', 'https:'].includes(parsed.protocol)) throw refuse(`a URL of scheme "${parsed.protocol}"`);
+  if (parsed.username || parsed.password) throw refuse('a URL with a user name or password in it');
+  return {
+    url: url.replace(/\/+$/, ''),
+    apiKey: env[`${prefix}_API_KEY`] || undefined,
+    model: env[`${prefix}_MODEL`] || defaultModel,
+    timeoutMs,
+  };
+}
+
 export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
   const logLevel = (env.LOG_LEVEL ?? 'info').toLowerCase();
   if (!['debug', 'info', 'warn', 'error'].includes(logLevel)) {
@@ -162,6 +218,11 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
     analysisLlm: llmEndpoint(env, 'ANALYSIS_LLM', 30_000),
     voiceLlm: llmEndpoint(env, 'VOICE_LLM', 10_000),
     transferNumber: transferNumber(env.TRANSFER_NUMBER),
+    speech: {
+      local: voiceSpeech(env.VOICE_SPEECH),
+      stt: speechEndpoint(env, 'VOICE_STT', 'whisper-1', STT_TIMEOUT_MS),
+      tts: speechEndpoint(env, 'VOICE_TTS', 'tts-1', TTS_TIMEOUT_MS),
+    },
     media: {
       port: positiveNumber('MEDIA_PORT', env.MEDIA_PORT, 8090),
       streamsToken: env.MEDIA_STREAMS_TOKEN || undefined,

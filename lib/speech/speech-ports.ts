@@ -1,0 +1,39 @@
+// The two speech ports of the media gateway (spec voice-media-v1 section 4): speech-to-text and
+// text-to-speech. The adapters are OpenAI-compatible HTTP clients (openai-speech-to-text.ts,
+// openai-text-to-speech.ts); from-settings.ts builds them from VOICE_STT_* / VOICE_TTS_*.
+
+/** Mono 16-bit PCM. */
+export interface Pcm {
+  sampleRate: number;
+  samples: Int16Array;
+}
+
+export interface SpeechVoice {
+  id: string;
+  name: string;
+  /** BCP 47 tag of the language it speaks. */
+  language: string;
+}
+
+export interface SpeechToText {
+  /** The words spoken in `audio`; '' when nothing was said. */
+  transcribe(audio: Pcm, options: { language: string; signal?: AbortSignal }): Promise<string>;
+}
+
+export interface TextToSpeech {
+  /** `text` spoken by `voice` (an unknown voice: the server's default voice). */
+  synthesize(text: string, options: { voice: string; signal?: AbortSignal }): Promise<Pcm>;
+  /** The voices the server really has. */
+  voices(options?: { signal?: AbortSignal }): Promise<SpeechVoice[]>;
+}
+
+/** retryable: a passing failure (429, 5xx, timeout, connection refused). The message never carries a secret. */
+export class SpeechError extends Error {
+  constructor(
+    message: string,
+    readonly retryable: boolean,
+  ) {
+    super(message);
+    this.name = 'SpeechError';
+  }
+}
