@@ -26,7 +26,7 @@ const speech = speechFromSettings(settings);
 const missing = [
   !settings.databaseUrl && 'DATABASE_URL',
   !token && 'MEDIA_STREAMS_TOKEN',
-  !speech && 'speech (VOICE_SPEECH=local, or VOICE_STT_URL and VOICE_TTS_URL)',
+  !(speech.stt && speech.tts) && 'speech (VOICE_SPEECH=local through npm start, or VOICE_STT_URL and VOICE_TTS_URL)',
 ].filter(Boolean);
 if (missing.length) {
   logger.error('the media gateway needs these settings (npm start sets them)', { missing });
@@ -48,8 +48,8 @@ const gateway: GatewayContext = {
   controlUrl,
   orm,
   temporal,
-  stt: speech!.stt,
-  tts: speech!.tts,
+  stt: speech.stt!,
+  tts: speech.tts!,
   vad: await SileroVoiceActivity.load(),
   sessions: new CallSessions(),
   logger,
