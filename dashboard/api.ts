@@ -130,7 +130,7 @@ export interface Voice {
   id: string;
   name: string;
   language: string;
-  gender: string;
+  gender?: string;
 }
 
 export interface Delivery {

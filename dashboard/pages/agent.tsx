@@ -154,7 +154,7 @@ function AgentEditor({
               <option value="">{agent.voice.voice_id ? agent.voice.voice_id : 'Default voice'}</option>
               {voices.data.data.map((v) => (
                 <option key={v.id} value={v.id}>
-                  {v.name} ({v.language}, {v.gender})
+                  {v.name} ({v.gender ? `${v.language}, ${v.gender}` : v.language})
                 </option>
               ))}
             </select>

@@ -1,13 +1,18 @@
-// The voices the built-in speech side offers (the call simulator's text-to-speech stand-in), as
-// the dashboard's voice picker lists them. An agent's `voice_id` is one of these ids; the API
-// takes any id (the spec: "a voice id from the dashboard voice picker") and stores it as given.
+import type { TextToSpeech } from '../speech/speech-ports.js';
+
+// The voices the dashboard's voice picker lists: with speech configured, the voices the
+// text-to-speech service really has (its `voice` is the agent's `voice_id`); without, the labels of
+// the call simulator's text-only calls. The API takes any id (the spec: "a voice id from the
+// dashboard voice picker") and stores it as given; an id the service does not know speaks with its
+// default voice.
 
 export interface Voice {
   id: string;
   name: string;
   /** BCP 47 tag of the language it speaks best. */
   language: string;
-  gender: 'female' | 'male' | 'neutral';
+  /** Known for the simulator's voices; a speech service's list does not say. */
+  gender?: 'female' | 'male' | 'neutral';
 }
 
 export const VOICES: readonly Voice[] = [
@@ -18,3 +23,9 @@ export const VOICES: readonly Voice[] = [
   { id: 'sim-alex', name: 'Alex', language: 'en-US', gender: 'neutral' },
   { id: 'sim-lena', name: 'Lena', language: 'de-DE', gender: 'female' },
 ];
+
+/** The voice picker's list: the configured text-to-speech service's voices, else the simulator's. */
+export async function voicePickerList(tts: TextToSpeech | undefined): Promise<readonly Voice[]> {
+  if (!tts) return VOICES;
+  return tts.voices();
+}
