@@ -126,6 +126,15 @@ export interface Session {
   workspaces: { user_id: string; workspace_id: string; workspace_name: string | null; role: Role }[];
 }
 
+/** One agent turn's latency (GET /dashboard/api/calls/{id}/turns, the workflow's callProgress). */
+export interface TurnLatency {
+  index: number;
+  firstTokenMs: number | null;
+  firstSentenceMs: number | null;
+  answerMs: number;
+  fromSpeechEnd?: { transcriptMs: number; firstTokenMs: number; firstAudioMs: number | null };
+}
+
 export interface Voice {
   id: string;
   name: string;

@@ -1,5 +1,13 @@
 import { useEffect } from 'preact/hooks';
-import { type Agent, api, type Call, type CallEvent, type List, type TranscriptLine } from '../api.js';
+import {
+  type Agent,
+  api,
+  type Call,
+  type CallEvent,
+  type List,
+  type TranscriptLine,
+  type TurnLatency,
+} from '../api.js';
 import {
   Badge,
   Empty,
@@ -13,6 +21,11 @@ import {
 import { Link } from '../router.js';
 import { useSession } from '../session.js';
 
+/** A latency for the table; – when not measured (a text-only call has no speech timings). */
+function ms(value: number | null | undefined): string {
+  return value === null || value === undefined ? '–' : `${Math.round(value)} ms`;
+}
+
 const FINAL = new Set(['completed', 'failed', 'no_answer', 'busy', 'canceled']);
 
 export function CallPage({ id }: { id: string }) {
@@ -20,6 +33,7 @@ export function CallPage({ id }: { id: string }) {
   const call = useResource(() => api.get<Call>(`/v1/calls/${id}`), [id]);
   const transcript = useResource(() => api.get<List<TranscriptLine>>(`/v1/calls/${id}/transcript`), [id]);
   const events = useResource(() => api.get<List<CallEvent>>(`/dashboard/api/calls/${id}/events`), [id]);
+  const turns = useResource(() => api.get<List<TurnLatency>>(`/dashboard/api/calls/${id}/turns`), [id]);
   const live = call.data && !FINAL.has(call.data.status);
   useEffect(() => {
     if (!live) return;
@@ -28,6 +42,7 @@ export function CallPage({ id }: { id: string }) {
       call.reload();
       transcript.reload();
       events.reload();
+      turns.reload();
     }, 2000);
     return () => clearInterval(timer);
   }, [live]);
@@ -121,6 +136,23 @@ export function CallPage({ id }: { id: string }) {
                 )
               }
             </Loaded>
+          </section>
+          <section class="card" aria-labelledby="call-turns">
+            <h2 id="call-turns">Turn latency</h2>
+            <ListTable
+              resource={turns}
+              empty="No agent turns measured."
+              columns={['Line', 'Speech end → transcript', '→ first token', '→ first audio', 'Answer']}
+              row={(turn) => (
+                <tr key={turn.index}>
+                  <td>{turn.index}</td>
+                  <td>{ms(turn.fromSpeechEnd?.transcriptMs)}</td>
+                  <td>{ms(turn.fromSpeechEnd?.firstTokenMs ?? turn.firstTokenMs)}</td>
+                  <td>{ms(turn.fromSpeechEnd?.firstAudioMs)}</td>
+                  <td>{ms(turn.answerMs)}</td>
+                </tr>
+              )}
+            />
           </section>
           <section class="card" aria-labelledby="call-events">
             <h2 id="call-events">Events and deliveries</h2>
