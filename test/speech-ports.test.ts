@@ -107,7 +107,7 @@ test('a Retry-After longer than the adapter waits: failed at once, as a passing 
     new OpenAiSpeechToText(endpoint(stand)).transcribe(tone, { language: 'en' }),
   );
   assert.equal(error.retryable, true);
-  assert.match(error.message, /answered 429.*wait 120 s/);
+  assert.match(error.message, /answered 429.*it asked to wait \d+ s/);
   assert.equal(stand.requests.length, 1);
 });
 
