@@ -29,7 +29,7 @@ function overPhoneLine(audio: Pcm): Pcm {
   return { sampleRate: 8000, samples: alawmulaw.mulaw.decode(alawmulaw.mulaw.encode(narrowband)) };
 }
 
-async function timed<T>(what: string, work: () => Promise<T>): Promise<T> {
+async function timed<T>(what: string, work: () => T | Promise<T>): Promise<T> {
   const started = performance.now();
   const result = await work();
   console.log(`# ${what}: ${Math.round(performance.now() - started)} ms`);
@@ -47,7 +47,7 @@ test('a line spoken by joe, over an 8 kHz μ-law phone line, transcribes back to
   assert.ok(seconds > 1.5 && seconds < 6, `${seconds.toFixed(2)} s of speech`);
   console.log(`# ${seconds.toFixed(2)} s of speech`);
 
-  const phone = overPhoneLine(spoken);
+  const phone = await timed('to the phone line and back (wavefile, alawmulaw)', () => overPhoneLine(spoken));
   for (const round of ['first', 'second']) {
     const text = await timed(`transcribe (${round})`, () => stt.transcribe(phone, { language: 'en-US' }));
     console.log(`# heard: ${JSON.stringify(text)}`);

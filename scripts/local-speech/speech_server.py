@@ -167,8 +167,17 @@ def make_handler(models: Models):
                 self.send_error_json(500, "the speech server failed", kind="server_error")
 
         def read_body(self) -> bytes:
-            length = int(self.headers.get("Content-Length") or 0)
+            if "chunked" in self.headers.get("Transfer-Encoding", "").lower():
+                # http.server does not decode chunked bodies; OpenAI's clients send a length.
+                self.close_connection = True
+                raise BadRequest("send the body with a Content-Length, not chunked")
+            try:
+                length = int(self.headers.get("Content-Length") or 0)
+            except ValueError:
+                self.close_connection = True
+                raise BadRequest("Content-Length is not a number")
             if length > MAX_BODY:
+                self.close_connection = True
                 raise BadRequest(f"the body is larger than {MAX_BODY} bytes")
             return self.rfile.read(length)
 
