@@ -58,6 +58,30 @@ test('a line spoken by joe, over an 8 kHz μ-law phone line, transcribes back to
   await timed('synthesize (second)', () => tts.synthesize(line, { voice: 'joe' }));
 });
 
+test('four callers at once: each is heard (the time per request is printed, for the bench)', async () => {
+  const tts = new OpenAiTextToSpeech(endpoint('tts-1'));
+  const stt = new OpenAiSpeechToText(endpoint('whisper-1'));
+  const lines = [
+    'Can I book a table?',
+    'Is the table for Friday?',
+    'Book me for Friday.',
+    'A table, please.',
+  ];
+  const spoken = await Promise.all(
+    lines.map((line, i) =>
+      timed(`synthesize ${i + 1} of 4 at once`, () => tts.synthesize(line, { voice: 'joe' })),
+    ),
+  );
+  const heard = await Promise.all(
+    spoken.map((audio, i) =>
+      timed(`transcribe ${i + 1} of 4 at once`, () =>
+        stt.transcribe(overPhoneLine(audio), { language: 'en' }),
+      ),
+    ),
+  );
+  for (const text of heard) assert.match(text.toLowerCase(), /\b(book|table|friday)\b/, text);
+});
+
 test('silence transcribes to nothing', async () => {
   const stt = new OpenAiSpeechToText(endpoint('whisper-1'));
   const silence: Pcm = { sampleRate: 8000, samples: new Int16Array(8000) };
