@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { createServer } from 'node:net';
 import { after, test } from 'node:test';
+import alawmulaw from 'alawmulaw';
+import wavefile from 'wavefile';
 import { loadSettings, type SpeechEndpoint } from '../lib/settings.js';
 import { speechFromSettings } from '../lib/speech/from-settings.js';
 import { OpenAiSpeechToText } from '../lib/speech/openai-speech-to-text.js';
@@ -301,4 +303,18 @@ test('from settings: both ports where their URL is set, undefined where not', ()
   assert.ok(both.tts instanceof OpenAiTextToSpeech);
   const sttOnly = speechFromSettings(loadSettings({ VOICE_STT_URL: 'http://127.0.0.1:1/v1' }));
   assert.equal(sttOnly.tts, undefined);
+});
+
+test('WAVs of other shapes are decoded to mono 16-bit PCM: float stereo averaged, G.711 μ-law expanded', () => {
+  const stereo = new wavefile.WaveFile();
+  stereo.fromScratch(2, 24000, '32f', [new Float64Array([0.5, -0.5, 0]), new Float64Array([0.5, 0.5, 0])]);
+  assert.deepEqual(decodeWav(stereo.toBuffer()), {
+    sampleRate: 24000,
+    samples: Int16Array.from([16383, 0, 0]),
+  });
+  const phone = new wavefile.WaveFile();
+  phone.fromScratch(1, 8000, '8m', alawmulaw.mulaw.encode(tone.samples));
+  const decoded = decodeWav(phone.toBuffer());
+  assert.equal(decoded.sampleRate, 8000);
+  assert.deepEqual(decoded.samples, alawmulaw.mulaw.decode(alawmulaw.mulaw.encode(tone.samples)));
 });

@@ -46,7 +46,7 @@ export async function sendSpeechRequest<T>(request: SpeechRequest<T>): Promise<T
       failure = new SpeechError(`${failure.message}; it asked to wait ${Math.ceil(wait / 1000)} s`, true);
       break;
     }
-    await sleep(wait, undefined, { signal: request.signal });
+    await sleep(wait, undefined, { signal: request.signal }).catch(() => request.signal?.throwIfAborted());
   }
   throw failure;
 }
