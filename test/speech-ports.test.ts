@@ -193,6 +193,18 @@ test("the caller's abort ends the request at once, with the caller's reason and 
   assert.equal(stand.requests.length, 1);
 });
 
+test("an abort while waiting to retry ends it with the caller's reason", async () => {
+  const stand = await standIn(() => ({ status: 503 }));
+  const controller = new AbortController();
+  const pending = new OpenAiSpeechToText(endpoint(stand)).transcribe(tone, {
+    language: 'en',
+    signal: controller.signal,
+  });
+  setTimeout(() => controller.abort(new Error('caller hung up')), 120);
+  await assert.rejects(pending, /caller hung up/);
+  assert.equal(stand.requests.length, 1);
+});
+
 test('an answer without text is a failure that is not retried', async () => {
   const stand = await standIn(() => ({ status: 200, body: { transcript: 'hi' } }));
   const error = await speechError(
