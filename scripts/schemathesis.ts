@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { isExecutable, run, takeLock } from './temporal-binaries.js';
+import { isExecutable, pipInstall, run, takeLock } from './temporal-binaries.js';
 
 // Schemathesis (PyPI) against GET /v1/openapi.json: it generates requests from the document and
 // checks that the server answers as the document says, and the reverse (`--checks all`, the
@@ -49,20 +49,10 @@ export async function ensureSchemathesis(options: { log?: Log } = {}): Promise<s
     log(`schemathesis ${SCHEMATHESIS_VERSION}: installing from PyPI into ${dir}`);
     const venv = path.join(dir, 'venv');
     await run('python3', ['-m', 'venv', venv], { log });
-    await run(
-      path.join(venv, 'bin', 'python'),
-      [
-        '-m',
-        'pip',
-        'install',
-        '--disable-pip-version-check',
-        '--no-input',
-        '--progress-bar',
-        'off',
-        `schemathesis==${SCHEMATHESIS_VERSION}`,
-      ],
-      { log, summarise: true },
-    );
+    await pipInstall(path.join(venv, 'bin', 'python'), [`schemathesis==${SCHEMATHESIS_VERSION}`], {
+      log,
+      summarise: true,
+    });
     if (!isExecutable(st)) throw new Error(`${st} was not produced`);
     writeFileSync(ready, `schemathesis==${SCHEMATHESIS_VERSION}\n${new Date().toISOString()}\n`);
     return st;

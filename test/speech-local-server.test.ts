@@ -1,0 +1,130 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import alawmulaw from 'alawmulaw';
+import wavefile from 'wavefile';
+import type { SpeechEndpoint } from '../lib/settings.js';
+import { OpenAiSpeechToText } from '../lib/speech/openai-speech-to-text.js';
+import { OpenAiTextToSpeech } from '../lib/speech/openai-text-to-speech.js';
+import { type Pcm, SpeechError } from '../lib/speech/speech-ports.js';
+import { sendSpeechRequest } from '../lib/speech/speech-request.js';
+import { useLocalSpeechServer } from './support/local-speech.js';
+
+// The local speech server (VOICE_SPEECH=local) with its real models, through the speech ports'
+// OpenAI-compatible adapters: a caller's line synthesised by the Piper voice, carried over a phone
+// line (8 kHz μ-law), transcribed by Whisper. Times per request are printed, not asserted: this
+// machine's two cores are shared.
+
+const local = useLocalSpeechServer();
+
+function endpoint(model: string): SpeechEndpoint {
+  return { url: local.server().url, apiKey: undefined, model, timeoutMs: 30_000 };
+}
+
+/** `audio` as a phone line carries it: resampled to 8 kHz, μ-law encoded, and decoded again. */
+function overPhoneLine(audio: Pcm): Pcm {
+  const wav = new wavefile.WaveFile();
+  wav.fromScratch(1, audio.sampleRate, '16', audio.samples);
+  wav.toSampleRate(8000);
+  const narrowband = wav.getSamples(false, Int16Array) as unknown as Int16Array;
+  return { sampleRate: 8000, samples: alawmulaw.mulaw.decode(alawmulaw.mulaw.encode(narrowband)) };
+}
+
+async function timed<T>(what: string, work: () => T | Promise<T>): Promise<T> {
+  const started = performance.now();
+  const result = await work();
+  console.log(`# ${what}: ${Math.round(performance.now() - started)} ms`);
+  return result;
+}
+
+test('a line spoken by joe, over an 8 kHz μ-law phone line, transcribes back to its words', async () => {
+  const tts = new OpenAiTextToSpeech(endpoint('tts-1'));
+  const stt = new OpenAiSpeechToText(endpoint('whisper-1'));
+  const line = 'I would like to book a table for two on Friday.';
+
+  const spoken = await timed('synthesize (first)', () => tts.synthesize(line, { voice: 'joe' }));
+  assert.equal(spoken.sampleRate, 22050);
+  const seconds = spoken.samples.length / spoken.sampleRate;
+  assert.ok(seconds > 1.5 && seconds < 6, `${seconds.toFixed(2)} s of speech`);
+  console.log(`# ${seconds.toFixed(2)} s of speech`);
+
+  const phone = await timed('to the phone line and back (wavefile, alawmulaw)', () => overPhoneLine(spoken));
+  for (const round of ['first', 'second']) {
+    const text = await timed(`transcribe (${round})`, () => stt.transcribe(phone, { language: 'en-US' }));
+    console.log(`# heard: ${JSON.stringify(text)}`);
+    for (const word of ['book', 'table', 'friday']) {
+      assert.match(text.toLowerCase(), new RegExp(`\\b${word}\\b`), `"${word}" in "${text}"`);
+    }
+  }
+  await timed('synthesize (second)', () => tts.synthesize(line, { voice: 'joe' }));
+});
+
+test('four callers at once: each is heard (the time per request is printed, for the bench)', async () => {
+  const tts = new OpenAiTextToSpeech(endpoint('tts-1'));
+  const stt = new OpenAiSpeechToText(endpoint('whisper-1'));
+  const lines = [
+    'Can I book a table?',
+    'Is the table for Friday?',
+    'Book me for Friday.',
+    'A table, please.',
+  ];
+  const spoken = await Promise.all(
+    lines.map((line, i) =>
+      timed(`synthesize ${i + 1} of 4 at once`, () => tts.synthesize(line, { voice: 'joe' })),
+    ),
+  );
+  const heard = await Promise.all(
+    spoken.map((audio, i) =>
+      timed(`transcribe ${i + 1} of 4 at once`, () =>
+        stt.transcribe(overPhoneLine(audio), { language: 'en' }),
+      ),
+    ),
+  );
+  for (const text of heard) assert.match(text.toLowerCase(), /\b(book|table|friday)\b/, text);
+});
+
+test('silence transcribes to nothing', async () => {
+  const stt = new OpenAiSpeechToText(endpoint('whisper-1'));
+  const silence: Pcm = { sampleRate: 8000, samples: new Int16Array(8000) };
+  assert.equal(
+    await timed('transcribe (1 s of silence)', () => stt.transcribe(silence, { language: 'en' })),
+    '',
+  );
+});
+
+test('voices lists joe; an unknown voice is spoken by the default voice', async () => {
+  const tts = new OpenAiTextToSpeech(endpoint('tts-1'));
+  const voices = await timed('voices', () => tts.voices());
+  assert.ok(
+    voices.some((v) => v.id === 'joe' && v.name === 'Joe' && v.language === 'en-US'),
+    JSON.stringify(voices),
+  );
+  const spoken = await tts.synthesize('Hello.', { voice: 'no-such-voice' });
+  assert.ok(spoken.samples.length > 0);
+});
+
+test('a transcription request without a file is a 400 the adapter does not retry', async () => {
+  // The adapter always sends a file; this is the request a broken client makes, sent through the
+  // adapter's own request path. Its body is made once per attempt: that counts the attempts.
+  let attempts = 0;
+  const error = await sendSpeechRequest({
+    endpoint: endpoint('whisper-1'),
+    what: 'speech-to-text',
+    method: 'POST',
+    path: '/audio/transcriptions',
+    body: () => {
+      attempts++;
+      const form = new FormData();
+      form.set('model', 'whisper-1');
+      form.set('response_format', 'json');
+      return form;
+    },
+    read: async () => 'unexpected',
+  }).then(
+    () => assert.fail('a request without a file was accepted'),
+    (e: unknown) => e,
+  );
+  assert.ok(error instanceof SpeechError);
+  assert.equal(error.retryable, false);
+  assert.match(error.message, /answered 400: file is required/);
+  assert.equal(attempts, 1);
+});
