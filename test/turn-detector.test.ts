@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { TurnDetector, type TurnEvent } from '../lib/audio/turn-detector.js';
 import { SileroVoiceActivity } from '../lib/audio/voice-activity.js';
-import { noise, speechFixture, type TimelinePart, timeline } from './support/test-audio.js';
+import { noise, speechFixture, timeline } from './support/test-audio.js';
 
 const FRAME_SAMPLES = 160;
 const FRAME_MS = 20;
@@ -124,16 +124,17 @@ test('a sound shorter than minSpeechMs starts speech but is never confirmed and 
 });
 
 test('a turn ends at the maximum utterance length even without a pause', async () => {
-  const parts: TimelinePart[] = [
+  const { audio, speech } = timeline([
     { quietMs: 500 },
     { speech: speechFixture('order-status') },
     { quietMs: 1000 },
-  ];
-  const { audio, speech } = timeline(parts);
+  ]);
   const events = await feed(await detector({ endpointingMs: 600, maxUtteranceMs: 2000 }), audio);
   const [first] = endedTurns(events);
   assertNear(first.startedAtMs, speech[0].startMs, 'start');
   assert.equal(first.endedAtMs - first.startedAtMs, 2000);
+  // The audio held is bounded: the 2 s and its 200 ms pre-roll, nothing more.
+  assert.ok(first.audio.length <= (2000 + 200) * 8, `${first.audio.length} samples`);
   assert.ok(first.endedAtMs < speech[0].endMs - 1000, 'ended while the line was still being spoken');
 });
 
