@@ -7,7 +7,8 @@ ENV NODE_ENV=production
 # Dependencies first, so code changes do not reinstall them. Optional dependencies stay: tsx needs
 # esbuild's platform binary. The embedded PostgreSQL binaries come along but are unused here
 # (DATABASE_URL is always set in compose).
-COPY package.json package-lock.json ./
+# .npmrc: onnxruntime-node's postinstall must not try to download CUDA files (docs/development.md).
+COPY package.json package-lock.json .npmrc ./
 # The typed client is an npm workspace of the repository: npm ci needs its package.json.
 COPY clients/typescript/package.json ./clients/typescript/
 RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force

@@ -1,0 +1,157 @@
+// The caller's turns, from their 8 kHz audio frame by frame: when speech begins, when it has lasted
+// long enough to count (a barge-in may stop the agent), and when the turn ends with the utterance.
+import { type SileroVoiceActivity, VAD_SAMPLE_RATE, VAD_WINDOW_SAMPLES } from './voice-activity.js';
+
+export type TurnEvent =
+  /** The detector heard speech begin (the first frame above the start threshold). */
+  | { type: 'speech_started'; atMs: number }
+  /** Speech has lasted at least minSpeechMs (at `atMs`, the end of that frame): a barge-in may stop the agent now. */
+  | { type: 'speech_confirmed'; atMs: number }
+  /** endpointingMs of silence after confirmed speech (or maxUtteranceMs of it); audio = the utterance at 8 kHz with its pre-roll. */
+  | { type: 'turn_ended'; startedAtMs: number; endedAtMs: number; audio: Int16Array };
+
+export interface TurnDetectorOptions {
+  vad: SileroVoiceActivity;
+  /** Silence after confirmed speech that ends the turn (VOICE_ENDPOINTING_MS). */
+  endpointingMs: number;
+  /** Voiced time before speech counts (default 300 ms); shorter sounds (a cough, a click) end no turn. */
+  minSpeechMs?: number;
+  /** A turn ends after this long even without a pause (default 30 s); bounds the audio held. */
+  maxUtteranceMs?: number;
+}
+
+/** Silero's usual hysteresis: speech begins at 0.5 and goes on while the probability stays >= 0.35. */
+const START_THRESHOLD = 0.5;
+const CONTINUE_THRESHOLD = 0.35;
+/** Audio kept before the detected start (the detector hears a word's onset late) and after the end. */
+const PRE_ROLL_MS = 200;
+const POST_ROLL_MS = 200;
+const DEFAULT_MIN_SPEECH_MS = 300;
+const DEFAULT_MAX_UTTERANCE_MS = 30_000;
+
+interface TimedFrame {
+  atMs: number;
+  samples: Int16Array;
+}
+
+/** Speech heard and not yet ended or dismissed. */
+interface Utterance {
+  startedAtMs: number;
+  /** End of the last frame the detector held for speech. */
+  lastVoicedEndMs: number;
+  voicedMs: number;
+  confirmed: boolean;
+  frames: TimedFrame[];
+}
+
+/**
+ * One call's turn detection. Frames are processed in the order `push` is called (a push waits for
+ * the ones before it); call `flush` after the last push has settled.
+ */
+export class TurnDetector {
+  private readonly vad: SileroVoiceActivity;
+  private readonly endpointingMs: number;
+  private readonly minSpeechMs: number;
+  private readonly maxUtteranceMs: number;
+  /** The VAD window being filled, as floats in -1..1. */
+  private readonly window = new Float32Array(VAD_WINDOW_SAMPLES);
+  private windowFill = 0;
+  private probability = 0;
+  /** The last PRE_ROLL_MS of frames, whatever they held. */
+  private recent: TimedFrame[] = [];
+  private utterance: Utterance | null = null;
+  private queue: Promise<unknown> = Promise.resolve();
+
+  constructor(options: TurnDetectorOptions) {
+    this.vad = options.vad;
+    this.endpointingMs = options.endpointingMs;
+    this.minSpeechMs = options.minSpeechMs ?? DEFAULT_MIN_SPEECH_MS;
+    this.maxUtteranceMs = options.maxUtteranceMs ?? DEFAULT_MAX_UTTERANCE_MS;
+  }
+
+  /** 20 ms of the caller's audio (160 samples at 8 kHz), in order; atMs = the frame's start on the call's clock. */
+  push(frame: Int16Array, atMs: number): Promise<TurnEvent[]> {
+    const own = frame.slice();
+    const processed = this.queue.then(() => this.process(own, atMs));
+    this.queue = processed.catch(() => undefined);
+    return processed;
+  }
+
+  /** The caller hung up: a turn in progress ends now (or null when none). */
+  flush(): TurnEvent | null {
+    const utterance = this.utterance;
+    this.utterance = null;
+    if (!utterance?.confirmed) return null;
+    return this.endTurn(utterance, utterance.lastVoicedEndMs);
+  }
+
+  private async process(frame: Int16Array, atMs: number): Promise<TurnEvent[]> {
+    await this.listen(frame);
+    const endMs = atMs + (frame.length * 1000) / VAD_SAMPLE_RATE;
+    const timed = { atMs, samples: frame };
+    const events: TurnEvent[] = [];
+    let utterance = this.utterance;
+    if (!utterance && this.probability >= START_THRESHOLD) {
+      utterance = {
+        startedAtMs: atMs,
+        lastVoicedEndMs: atMs,
+        voicedMs: 0,
+        confirmed: false,
+        frames: [...this.recent],
+      };
+      this.utterance = utterance;
+      events.push({ type: 'speech_started', atMs });
+    }
+    this.remember(timed);
+    if (!utterance) return events;
+
+    utterance.frames.push(timed);
+    if (this.probability >= CONTINUE_THRESHOLD) {
+      utterance.voicedMs += endMs - atMs;
+      utterance.lastVoicedEndMs = endMs;
+    }
+    if (!utterance.confirmed && utterance.voicedMs >= this.minSpeechMs) {
+      utterance.confirmed = true;
+      events.push({ type: 'speech_confirmed', atMs: endMs });
+    }
+    const silentMs = endMs - utterance.lastVoicedEndMs;
+    const lastedMs = endMs - utterance.startedAtMs;
+    if (silentMs >= this.endpointingMs || lastedMs >= this.maxUtteranceMs) {
+      // Speech too short to count is dismissed without an event: it never was a turn.
+      this.utterance = null;
+      if (utterance.confirmed) {
+        events.push(
+          this.endTurn(utterance, silentMs >= this.endpointingMs ? utterance.lastVoicedEndMs : endMs),
+        );
+      }
+    }
+    return events;
+  }
+
+  /** Runs the detector on every full window the frame completes; the probability is the latest one. */
+  private async listen(frame: Int16Array): Promise<void> {
+    for (const sample of frame) {
+      this.window[this.windowFill++] = sample / 32768;
+      if (this.windowFill === VAD_WINDOW_SAMPLES) {
+        this.windowFill = 0;
+        this.probability = await this.vad.probability(this.window);
+      }
+    }
+  }
+
+  private remember(frame: TimedFrame): void {
+    this.recent.push(frame);
+    while (this.recent.length > 0 && this.recent[0].atMs < frame.atMs - PRE_ROLL_MS + 1) this.recent.shift();
+  }
+
+  private endTurn(utterance: Utterance, endedAtMs: number): TurnEvent {
+    const kept = utterance.frames.filter((frame) => frame.atMs < endedAtMs + POST_ROLL_MS);
+    const audio = new Int16Array(kept.reduce((total, frame) => total + frame.samples.length, 0));
+    let offset = 0;
+    for (const frame of kept) {
+      audio.set(frame.samples, offset);
+      offset += frame.samples.length;
+    }
+    return { type: 'turn_ended', startedAtMs: utterance.startedAtMs, endedAtMs, audio };
+  }
+}

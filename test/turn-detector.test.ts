@@ -1,0 +1,167 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { TurnDetector, type TurnEvent } from '../lib/audio/turn-detector.js';
+import { SileroVoiceActivity } from '../lib/audio/voice-activity.js';
+import { noise, speechFixture, timeline } from './support/test-audio.js';
+
+const FRAME_SAMPLES = 160;
+const FRAME_MS = 20;
+/** How far a detected boundary may lie from where the speech really begins or ends. */
+const BOUNDARY_TOLERANCE_MS = 150;
+
+async function detector(options: { endpointingMs: number; maxUtteranceMs?: number }): Promise<TurnDetector> {
+  return new TurnDetector({ vad: await SileroVoiceActivity.load(), ...options });
+}
+
+/** Feeds `audio` as 20 ms frames on a clock starting at 0; the events with the frame that gave them. */
+async function feed(turns: TurnDetector, audio: Int16Array): Promise<TurnEvent[]> {
+  const events: TurnEvent[] = [];
+  for (let start = 0; start + FRAME_SAMPLES <= audio.length; start += FRAME_SAMPLES) {
+    events.push(
+      ...(await turns.push(audio.subarray(start, start + FRAME_SAMPLES), (start / FRAME_SAMPLES) * FRAME_MS)),
+    );
+  }
+  return events;
+}
+
+/** Both caller lines, `gapMs` apart, after `leadMs` of quiet and followed by 1.5 s of it. */
+function twoLines(gapMs: number, leadMs = 1000) {
+  return timeline([
+    { quietMs: leadMs },
+    { speech: speechFixture('order-status') },
+    { quietMs: gapMs },
+    { speech: speechFixture('confirmation') },
+    { quietMs: 1500 },
+  ]);
+}
+
+function endedTurns(events: TurnEvent[]) {
+  return events.filter((event) => event.type === 'turn_ended');
+}
+
+function assertNear(actual: number, expected: number, what: string): void {
+  assert.ok(
+    Math.abs(actual - expected) <= BOUNDARY_TOLERANCE_MS,
+    `${what}: detected at ${actual} ms, speech there at ${expected} ms`,
+  );
+}
+
+test('two lines 1.5 s apart are two turns, each ended at its own boundaries, with its audio', async () => {
+  const { audio, speech } = twoLines(1500);
+  const events = await feed(await detector({ endpointingMs: 600 }), audio);
+
+  assert.deepEqual(
+    events.map((event) => event.type),
+    ['speech_started', 'speech_confirmed', 'turn_ended', 'speech_started', 'speech_confirmed', 'turn_ended'],
+  );
+  const turns = endedTurns(events);
+  turns.forEach((turn, i) => {
+    assertNear(turn.startedAtMs, speech[i].startMs, `turn ${i + 1} start`);
+    assertNear(turn.endedAtMs, speech[i].endMs, `turn ${i + 1} end`);
+    // The utterance: from ~200 ms before the detected start to ~200 ms after the end.
+    const heardMs = (turn.audio.length / 8000) * 1000;
+    assert.ok(
+      heardMs >= speech[i].endMs - speech[i].startMs,
+      `turn ${i + 1} audio of ${heardMs} ms covers the line`,
+    );
+    assert.ok(
+      heardMs <= turn.endedAtMs - turn.startedAtMs + 400 + FRAME_MS,
+      `turn ${i + 1} audio of ${heardMs} ms`,
+    );
+  });
+  const confirmed = events.filter((event) => event.type === 'speech_confirmed');
+  confirmed.forEach((event, i) => {
+    // Confirmed ~minSpeechMs (300) into the speech, well before it ended.
+    assert.ok(
+      event.atMs >= speech[i].startMs + 250 && event.atMs <= speech[i].startMs + 600,
+      `confirmed at ${event.atMs}`,
+    );
+  });
+});
+
+test('a 250 ms pause between phrases does not end the turn with 600 ms endpointing', async () => {
+  // At a few offsets against the noise floor, so the verdict does not hang on one alignment.
+  for (const leadMs of [500, 730, 1000]) {
+    const { audio, speech } = twoLines(250, leadMs);
+    const turns = endedTurns(await feed(await detector({ endpointingMs: 600 }), audio));
+    assert.equal(turns.length, 1, `lead-in ${leadMs} ms`);
+    assertNear(turns[0].startedAtMs, speech[0].startMs, 'start');
+    assertNear(turns[0].endedAtMs, speech[1].endMs, 'end');
+  }
+});
+
+test('silence and low noise give no events', async () => {
+  const { audio } = timeline([{ quietMs: 5000 }]);
+  const hiss = noise(5 * 8000, 300, 7); // about -40 dBFS
+  const events = [
+    ...(await feed(await detector({ endpointingMs: 600 }), audio)),
+    ...(await feed(await detector({ endpointingMs: 600 }), hiss)),
+  ];
+  assert.deepEqual(events, []);
+});
+
+test('a 100 ms burst of noise is never confirmed speech and ends no turn', async () => {
+  const { audio } = timeline([{ quietMs: 1000 }, { speech: noise(800, 12_000, 3) }, { quietMs: 1500 }]);
+  const events = await feed(await detector({ endpointingMs: 600 }), audio);
+  assert.deepEqual(
+    events.filter((event) => event.type !== 'speech_started'),
+    [],
+  );
+});
+
+test('a sound shorter than minSpeechMs starts speech but is never confirmed and ends no turn', async () => {
+  // The first 125 ms of a line ("He…"): the detector hears speech, too short to count.
+  const { audio } = timeline([
+    { quietMs: 1000 },
+    { speech: speechFixture('order-status').subarray(0, 1000) },
+    { quietMs: 1500 },
+  ]);
+  const events = await feed(await detector({ endpointingMs: 600 }), audio);
+  assert.deepEqual(
+    events.map((event) => event.type),
+    ['speech_started'],
+  );
+});
+
+test('a turn ends at the maximum utterance length even without a pause', async () => {
+  const { audio, speech } = timeline([
+    { quietMs: 500 },
+    { speech: speechFixture('order-status') },
+    { quietMs: 1000 },
+  ]);
+  const events = await feed(await detector({ endpointingMs: 600, maxUtteranceMs: 2000 }), audio);
+  const [first] = endedTurns(events);
+  assertNear(first.startedAtMs, speech[0].startMs, 'start');
+  assert.equal(first.endedAtMs - first.startedAtMs, 2000);
+  // The audio held is bounded: the 2 s and its 200 ms pre-roll, nothing more.
+  assert.ok(first.audio.length <= (2000 + 200) * 8, `${first.audio.length} samples`);
+  assert.ok(first.endedAtMs < speech[0].endMs - 1000, 'ended while the line was still being spoken');
+});
+
+test('a hang-up ends the turn in progress; in silence there is none', async () => {
+  const { audio, speech } = timeline([{ quietMs: 500 }, { speech: speechFixture('confirmation') }]);
+  const speaking = await detector({ endpointingMs: 600 });
+  const cut = audio.subarray(0, Math.floor((speech[0].startMs + 1000) / FRAME_MS) * FRAME_SAMPLES);
+  await feed(speaking, cut);
+  const last = speaking.flush();
+  assert.equal(last?.type, 'turn_ended');
+  assert.ok(last.type === 'turn_ended' && last.endedAtMs > speech[0].startMs + 500);
+  assert.equal(speaking.flush(), null);
+
+  const quiet = await detector({ endpointingMs: 600 });
+  await feed(quiet, timeline([{ quietMs: 1000 }]).audio);
+  assert.equal(quiet.flush(), null);
+});
+
+test('the detector runs far faster than real time (time per 20 ms frame is printed)', async (t) => {
+  const { audio } = twoLines(500);
+  const turns = await detector({ endpointingMs: 600 });
+  await feed(turns, audio.subarray(0, 8000)); // warm-up
+  const started = performance.now();
+  await feed(turns, audio);
+  const perFrameMs = (performance.now() - started) / Math.floor(audio.length / FRAME_SAMPLES);
+  t.diagnostic(`turn detection: ${perFrameMs.toFixed(3)} ms per 20 ms frame`);
+  console.log(
+    `turn detection (Silero v5, onnxruntime-node CPU): ${perFrameMs.toFixed(3)} ms per 20 ms frame`,
+  );
+});
