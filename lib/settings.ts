@@ -1,8 +1,13 @@
 // Every setting the service reads, in one place. Names are fixed by
 // ../shared/docs/operations-contract.md section 2; additions are documented in README.md.
 
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { isE164 } from './e164.js';
 import { SIMULATED_FRONT_DESK } from './voice-runtime/transfer-target.js';
+
+/** The clone's folder (lib/..), which relative data paths are taken from whatever the working directory. */
+const PROJECT_FOLDER = fileURLToPath(new URL('..', import.meta.url));
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
 
@@ -47,6 +52,11 @@ export interface Settings {
    * simulator's front desk, while the simulator is the carrier.
    */
   transferNumber: string | null;
+  /**
+   * RECORDINGS_DIR: where the media gateway writes each call's recording (`<call id>.wav`) and
+   * the API reads it; relative paths are taken from the project folder, like the other .data paths.
+   */
+  recordingsDir: string;
 }
 
 /** An OpenAI-compatible chat-completions endpoint, from `<PREFIX>_URL`, `_API_KEY`, `_MODEL`, `_TIMEOUT_MS`. */
@@ -136,5 +146,6 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
     analysisLlm: llmEndpoint(env, 'ANALYSIS_LLM', 30_000),
     voiceLlm: llmEndpoint(env, 'VOICE_LLM', 10_000),
     transferNumber: transferNumber(env.TRANSFER_NUMBER),
+    recordingsDir: path.resolve(PROJECT_FOLDER, env.RECORDINGS_DIR || '.data/recordings'),
   };
 }

@@ -1,0 +1,146 @@
+import { closeSync, fsyncSync, openSync, writeSync } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
+import wavefile from 'wavefile';
+import { recordingPath } from './recording-files.js';
+
+// A call's recording as the media gateway writes it: one WAV file, 8 kHz, 16-bit PCM, channel 1
+// the caller and channel 2 the agent, both on one clock (milliseconds since the recording began).
+//
+// Agent audio is handed over before it plays (a whole synthesized sentence at once) while the
+// caller's arrives as it is spoken, and a barge-in may take back agent audio that never played.
+// So samples first land in a window in memory that starts at what the file already holds; every
+// FLUSH_EVERY_MS of caller audio, what lies more than HOLDBACK_MS behind the caller's clock (no
+// barge-in can still cut it) is interleaved and appended. The window has a fixed size, so memory
+// stays the same however long the call: audio that would not fit pushes the oldest part out to
+// the file first.
+//
+// Crash safety: each flush appends the samples first and then rewrites the header's two size
+// fields (RIFF and data), so at every moment the header describes only bytes that are on disk; a
+// process killed at any point leaves a valid WAV of everything flushed before. wavefile builds the
+// header and encodes the samples; it makes whole files in memory, which a recording of unbounded
+// length cannot be, so the two size fields (at the offsets RIFF fixes: 4, and the 4 bytes before
+// the samples) are the only bytes patched here. Writes are synchronous: one small write (16 KB a
+// second) into the page cache per flush, and no queue of pending writes that could grow.
+
+export const RECORDING_SAMPLE_RATE = 8000;
+const SAMPLES_PER_MS = RECORDING_SAMPLE_RATE / 1000;
+/** The window: audio from the file's end up to this far ahead is held in memory (2 × 480 KB). */
+const WINDOW_MS = 30_000;
+/** Agent audio this recent may still be cut by a barge-in, so it is not flushed yet. */
+const HOLDBACK_MS = 2_000;
+const FLUSH_EVERY_MS = 1_000;
+const WINDOW_SAMPLES = WINDOW_MS * SAMPLES_PER_MS;
+const BYTES_PER_FRAME = 4;
+
+export class RecordingWriter {
+  /** Samples per channel already in the file; the window starts here. */
+  private flushed = 0;
+  /** One past the last sample written so far, per channel (absolute sample positions). */
+  private callerEnd = 0;
+  private agentEnd = 0;
+  private readonly callerWindow = new Int16Array(WINDOW_SAMPLES);
+  private readonly agentWindow = new Int16Array(WINDOW_SAMPLES);
+  private closed = false;
+
+  private constructor(
+    private readonly fd: number,
+    private readonly headerBytes: number,
+  ) {}
+
+  /** Opens (creates) the call's recording file `${dir}/${callId}.wav`: 8 kHz, 16-bit PCM, 2 channels (1 caller, 2 agent). */
+  static async open(dir: string, callId: string): Promise<RecordingWriter> {
+    const file = recordingPath(dir, callId);
+    await mkdir(dir, { recursive: true });
+    const header = encode(new Int16Array(0), new Int16Array(0));
+    const fd = openSync(file, 'w');
+    try {
+      writeSync(fd, header);
+    } catch (error) {
+      closeSync(fd);
+      throw error;
+    }
+    return new RecordingWriter(fd, header.length);
+  }
+
+  /** Caller audio (8 kHz mono 16-bit) at `atMs` milliseconds after the recording started; gaps are silence. */
+  caller(samples: Int16Array, atMs: number): void {
+    this.callerEnd = Math.max(this.callerEnd, this.put(this.callerWindow, samples, atMs));
+    const settled = this.callerEnd - HOLDBACK_MS * SAMPLES_PER_MS;
+    if (settled - this.flushed >= FLUSH_EVERY_MS * SAMPLES_PER_MS) this.flushTo(settled);
+  }
+
+  /** Agent audio, same clock. */
+  agent(samples: Int16Array, atMs: number): void {
+    this.agentEnd = Math.max(this.agentEnd, this.put(this.agentWindow, samples, atMs));
+  }
+
+  /** Cuts agent audio written for time after `atMs` (barge-in: what was queued but never played). */
+  truncateAgentAfter(atMs: number): void {
+    if (this.closed) return;
+    const cut = Math.max(sampleAt(atMs), this.flushed);
+    if (cut >= this.agentEnd) return;
+    this.agentWindow.fill(0, cut - this.flushed, this.agentEnd - this.flushed);
+    this.agentEnd = cut;
+  }
+
+  /** Flushes and closes; the file is complete. Idempotent. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.flushTo(Math.max(this.callerEnd, this.agentEnd));
+    this.closed = true;
+    fsyncSync(this.fd);
+    closeSync(this.fd);
+  }
+
+  /** Copies `samples` into the window at `atMs`; returns the sample position just after them. */
+  private put(window: Int16Array, samples: Int16Array, atMs: number): number {
+    if (this.closed) return 0;
+    const start = sampleAt(atMs);
+    const end = start + samples.length;
+    // What would not fit pushes the window forward; what is older than the file's end is dropped.
+    if (end - this.flushed > WINDOW_SAMPLES) this.flushTo(end - WINDOW_SAMPLES);
+    const skip = Math.max(0, this.flushed - start);
+    if (skip < samples.length) window.set(samples.subarray(skip), start + skip - this.flushed);
+    return end;
+  }
+
+  /** Appends the window's samples before position `until` to the file and moves the window on. */
+  private flushTo(until: number): void {
+    if (this.closed) return;
+    while (this.flushed < until) {
+      const count = Math.min(until - this.flushed, WINDOW_SAMPLES);
+      const live = Math.min(Math.max(this.callerEnd, this.agentEnd) - this.flushed, WINDOW_SAMPLES);
+      // Both channels are appended together, so the gaps of either are its silence.
+      const frames = encode(this.callerWindow.subarray(0, count), this.agentWindow.subarray(0, count));
+      const bytes = frames.subarray(this.headerBytes);
+      writeSync(this.fd, bytes, 0, bytes.length, this.headerBytes + this.flushed * BYTES_PER_FRAME);
+      this.flushed += count;
+      this.writeSizes();
+      for (const window of [this.callerWindow, this.agentWindow]) {
+        if (live > count) window.copyWithin(0, count, live);
+        window.fill(0, Math.max(0, live - count));
+      }
+    }
+  }
+
+  /** The header's RIFF size (offset 4) and data size (just before the samples), for what is on disk. */
+  private writeSizes(): void {
+    const dataBytes = this.flushed * BYTES_PER_FRAME;
+    const size = Buffer.alloc(4);
+    size.writeUInt32LE(this.headerBytes - 8 + dataBytes);
+    writeSync(this.fd, size, 0, 4, 4);
+    size.writeUInt32LE(dataBytes);
+    writeSync(this.fd, size, 0, 4, this.headerBytes - 4);
+  }
+}
+
+function sampleAt(atMs: number): number {
+  return Math.max(0, Math.round(atMs * SAMPLES_PER_MS));
+}
+
+/** A two-channel 8 kHz 16-bit WAV of these samples, as wavefile writes it (header, then interleaved samples). */
+function encode(caller: Int16Array, agent: Int16Array): Uint8Array {
+  const wav = new wavefile.WaveFile();
+  wav.fromScratch(2, RECORDING_SAMPLE_RATE, '16', [caller, agent]);
+  return wav.toBuffer();
+}
