@@ -20,6 +20,7 @@ export type CallsWorkerDeps = WorkerNeeds<
   | 'voiceLlm'
   | 'transferNumber'
   | 'logLevel'
+  | 'recordingsDir'
 >;
 
 /** The worker of the `calls` task queue: call and campaign workflows and their activities. */
@@ -43,6 +44,7 @@ export function createCallsWorker(deps: CallsWorkerDeps): Promise<Worker> {
         carrier,
         voiceRuntime,
         analyzer,
+        recordingsDir: deps.settings.recordingsDir,
         logger: deps.logger ?? createLogger(deps.settings.logLevel, { fields: { worker: 'calls' } }),
       }),
       ...createCallRuntimeActivities({ voiceRuntime, analyzer }),

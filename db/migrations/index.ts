@@ -6,5 +6,6 @@ import { Migration20261123145056 } from './Migration20261123145056.js';
 import { Migration20261123145138 } from './Migration20261123145138.js';
 import { Migration20261123151226 } from './Migration20261123151226.js';
 import { Migration20261123162915 } from './Migration20261123162915.js';
+import { Migration20261125170000 } from './Migration20261125170000.js';
 
-export const migrationsList = [{ name: 'Migration20261122000402', class: Migration20261122000402 }, { name: 'Migration20261123121629', class: Migration20261123121629 }, { name: 'Migration20261123131134', class: Migration20261123131134 }, { name: 'Migration20261123145056', class: Migration20261123145056 }, { name: 'Migration20261123145138', class: Migration20261123145138 }, { name: 'Migration20261123151226', class: Migration20261123151226 }, { name: 'Migration20261123162915', class: Migration20261123162915 }];
+export const migrationsList = [{ name: 'Migration20261122000402', class: Migration20261122000402 }, { name: 'Migration20261123121629', class: Migration20261123121629 }, { name: 'Migration20261123131134', class: Migration20261123131134 }, { name: 'Migration20261123145056', class: Migration20261123145056 }, { name: 'Migration20261123145138', class: Migration20261123145138 }, { name: 'Migration20261123151226', class: Migration20261123151226 }, { name: 'Migration20261123162915', class: Migration20261123162915 }, { name: 'Migration20261125170000', class: Migration20261125170000 }];
