@@ -77,6 +77,14 @@ describe('GET /v1/calls/{call_id}/recording', () => {
     assert.equal(caller[8000], 1000, 'the caller frame sent at 1000 ms is at sample 8000');
     assert.deepEqual(new Set(agentChannel.subarray(0, 8000)), new Set([-400]));
     assert.equal((await api.client(owner.secret).get(`/calls/${callId}`)).body.has_recording, true);
+    // HEAD: the same headers, no body (how a player may learn the length first).
+    const head = await fetch(`${api.url}/v1/calls/${callId}/recording`, {
+      method: 'HEAD',
+      headers: { authorization: `Bearer ${owner.secret}` },
+    });
+    assert.equal(head.status, 200);
+    assert.equal(head.headers.get('content-length'), String(file.length));
+    assert.equal((await head.arrayBuffer()).byteLength, 0);
   });
 
   test('one byte range: start-end, open-ended, suffix; 206 with Content-Range', async () => {
