@@ -34,6 +34,8 @@ export interface CallActivityDeps {
   carrier: Carrier;
   voiceRuntime: VoiceRuntime;
   analyzer: CallAnalyzer;
+  /** RECORDINGS_DIR: a call event's `has_recording` is whether the call's file is there. */
+  recordingsDir: string;
   /** The service's log, for each agent turn's latency (`agent turn`); none: not logged. */
   logger?: Logger;
 }
@@ -88,7 +90,7 @@ export function createCallActivities(deps: CallActivityDeps) {
   const turnDeps = (): AgentTurnDeps => ({ ...deps, em: em() });
   /** Writes `event` (when the step has one) once and starts its fan-out once. */
   const emit = async (callId: string, event: CallEventToWrite | undefined) => {
-    if (event) await emitCallEvent(em(), client(), callId, event);
+    if (event) await emitCallEvent(em(), client(), callId, event, deps.recordingsDir);
   };
 
   // Every step heartbeats while it runs (activities/heartbeat.ts); the workflow sets the timeouts.

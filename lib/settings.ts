@@ -1,8 +1,13 @@
 // Every setting the service reads, in one place. Names are fixed by
 // ../shared/docs/operations-contract.md section 2; additions are documented in README.md.
 
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { isE164 } from './e164.js';
 import { SIMULATED_FRONT_DESK } from './voice-runtime/transfer-target.js';
+
+/** The clone's folder (lib/..), which relative data paths are taken from whatever the working directory. */
+const PROJECT_FOLDER = fileURLToPath(new URL('..', import.meta.url));
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
 
@@ -56,6 +61,11 @@ export interface Settings {
   speech: { local: boolean; stt: SpeechEndpoint | undefined; tts: SpeechEndpoint | undefined };
   /** The media gateway (../spec/voice-media-v1.md sections 2 and 3, docs/voice.md). */
   media: MediaSettings;
+  /**
+   * RECORDINGS_DIR: where the media gateway writes each call's recording (`<call id>.wav`) and
+   * the API reads it; relative paths are taken from the project folder, like the other .data paths.
+   */
+  recordingsDir: string;
 }
 
 /** MEDIA_PORT, MEDIA_STREAMS_TOKEN, VOICE_ENDPOINTING_MS and CARRIER. */
@@ -229,5 +239,6 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
       endpointingMs: positiveNumber('VOICE_ENDPOINTING_MS', env.VOICE_ENDPOINTING_MS, 600),
       carrier: carrier(env.CARRIER),
     },
+    recordingsDir: path.resolve(PROJECT_FOLDER, env.RECORDINGS_DIR || '.data/recordings'),
   };
 }

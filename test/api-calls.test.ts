@@ -78,7 +78,7 @@ describe('POST /calls', () => {
     assert.ok(done.duration_seconds > 10, 'stored durations are simulated seconds, not scaled');
     assert.equal(done.analysis.outcome, 'resolved');
     assert.equal(done.analysis.sentiment, 'positive');
-    assert.equal(done.has_recording, true, 'answered calls have a recording');
+    assert.equal(done.has_recording, false, 'a simulated (text-only) call has no recording');
     assert.deepEqual(done.metadata, { order: '42' });
 
     const transcript = await http().get(`/calls/${res.body.id}/transcript`);
@@ -121,7 +121,7 @@ describe('POST /calls', () => {
       const done = await waitForEnd(started[i].body.id);
       assert.equal(done.status, status);
       assert.equal(done.end_reason, endReason);
-      assert.equal(done.has_recording, status === 'completed', 'only answered calls have a recording');
+      assert.equal(done.has_recording, false, 'simulated calls carry no audio');
     }
   });
 

@@ -74,8 +74,9 @@ describe('the document', () => {
       const schemas = [
         ...(op.parameters ?? []).map((p: { schema: unknown }) => p.schema),
         op.requestBody?.content['application/json'].schema,
-        ...Object.values(op.responses as Record<string, Json>).map(
-          (r) => r.content?.['application/json'].schema,
+        // Every media type's: JSON, and a recording's audio/wav bytes.
+        ...Object.values(op.responses as Record<string, Json>).flatMap((r) =>
+          Object.values((r.content ?? {}) as Record<string, Json>).map((media) => media.schema),
         ),
       ].filter(Boolean);
       for (const schema of schemas) {

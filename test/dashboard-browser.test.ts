@@ -1,8 +1,12 @@
 import assert from 'node:assert/strict';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
 import { createPhoneNumber } from '../lib/accounts.js';
 import { createInvite, inviteUrl } from '../lib/dashboard/invites.js';
+import { RecordingWriter } from '../lib/recordings/recording-writer.js';
 import { createFixture, type Fixture } from './support/api.js';
 import { chromiumPath, screenshot } from './support/browser.js';
 import { type CallStack, startCallStack } from './support/call-stack.js';
@@ -18,7 +22,7 @@ import { startWebhookReceiver, type WebhookReceiver } from './support/webhook-re
 // for Node, so they are declared here, loosely.
 declare const document: {
   documentElement: { scrollWidth: number };
-  querySelector(s: string): { hasAttribute(name: string): boolean } | null;
+  querySelector(s: string): { hasAttribute(name: string): boolean; duration?: number } | null;
   querySelectorAll(s: string): { length: number };
   activeElement: { textContent: string | null } | null;
 };
@@ -42,6 +46,8 @@ let agentId: string;
 let testCallId: string;
 const pageErrors: string[] = [];
 
+const recordingsDir = await mkdtemp(path.join(tmpdir(), 'dashboard-recordings-'));
+
 const DESKTOP = { width: 1280, height: 800 };
 const PHONE = { width: 390, height: 844 };
 
@@ -51,7 +57,7 @@ before(
     stack = await startCallStack({
       prefix: 'dashboard',
       webhooks: true,
-      settings: { webhooksAllowPrivateTargets: true },
+      settings: { webhooksAllowPrivateTargets: true, recordingsDir },
     });
     receiver = await startWebhookReceiver();
     owner = await createFixture(stack.db.orm, { requestsPerSecond: 10_000, workspaceName: 'Acme' });
@@ -73,6 +79,7 @@ after(async () => {
   await browser?.close();
   await receiver?.close();
   await stack?.close();
+  await rm(recordingsDir, { recursive: true, force: true });
 });
 
 const url = (path: string) => `${stack.api.url}${path}`;
@@ -215,6 +222,27 @@ describe('the dashboard in Chromium', { skip }, () => {
     await page.getByRole('cell', { name: 'Support' }).first().waitFor();
     await page.getByRole('cell', { name: 'inbound · web' }).waitFor();
     await screenshot(page, '06-calls');
+  });
+
+  test('the call page plays the call’s recording once it has one', async () => {
+    await page.goto(url(`/calls/${testCallId}`));
+    const recording = page.getByRole('region', { name: 'Recording' });
+    await recording.getByText('No recording').waitFor(); // a typed test call carries no audio
+    const writer = await RecordingWriter.open(recordingsDir, testCallId);
+    writer.agent(new Int16Array(16_000).fill(-300), 0);
+    writer.caller(new Int16Array(16_000).fill(300), 500);
+    await writer.close(); // 2.5 s
+    await page.reload();
+    // The browser fetched the file through /v1 with the session and read its length.
+    await page.waitForFunction(
+      () => (document.querySelector('.recording audio')?.duration ?? 0) > 2.4,
+      undefined,
+      {
+        timeout: 15_000,
+      },
+    );
+    await recording.getByRole('link', { name: 'Download WAV' }).waitFor();
+    await screenshot(page, '05b-call-recording');
   });
 
   test('phone numbers: assign the agent, then clear it', async () => {

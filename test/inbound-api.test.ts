@@ -82,7 +82,7 @@ test('inbound and web calls show in lists, filters, transcripts, usage and webho
     [outbound.body.id, phone.callId, web.callId].map(waitForEnd),
   );
 
-  // GET /calls/{id}: the full Call, analysis filled in, has_recording true (it was answered).
+  // GET /calls/{id}: the full Call, analysis filled in, has_recording false (text-only calls are not recorded).
   assert.equal(phoneDone.direction, 'inbound');
   assert.equal(phoneDone.channel, 'phone');
   assert.equal(phoneDone.agent_id, published.agentId);
@@ -90,7 +90,7 @@ test('inbound and web calls show in lists, filters, transcripts, usage and webho
   assert.equal(phoneDone.to, published.number);
   assert.equal(phoneDone.status, 'completed');
   assert.equal(phoneDone.end_reason, 'transferred');
-  assert.equal(phoneDone.has_recording, true);
+  assert.equal(phoneDone.has_recording, false);
   assert.equal(phoneDone.analysis.outcome, 'transferred');
   assert.deepEqual(phoneDone.metadata, {});
   assert.equal(webDone.direction, 'inbound');
@@ -99,7 +99,7 @@ test('inbound and web calls show in lists, filters, transcripts, usage and webho
   assert.equal(webDone.from, null);
   assert.equal(webDone.to, null);
   assert.deepEqual(webDone.metadata, { from_label: 'Dashboard test panel' });
-  assert.equal(webDone.has_recording, true);
+  assert.equal(webDone.has_recording, false);
   assert.equal(webDone.analysis.outcome, 'resolved');
   assert.equal(outboundDone.direction, 'outbound');
 
@@ -194,7 +194,7 @@ test('inbound and web calls show in lists, filters, transcripts, usage and webho
     if (event.type === 'call.started') {
       assert.equal(call.status, 'in_progress');
       assert.equal(call.analysis, null);
-      assert.equal(call.has_recording, true);
+      assert.equal(call.has_recording, false);
     }
     if (event.type === 'call.completed') assert.deepEqual(call, completed.get(call.id));
     if (event.type === 'call.transferred') {

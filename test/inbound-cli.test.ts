@@ -104,7 +104,6 @@ describe('simulate inbound', { timeout: 180_000 }, () => {
     assert.equal(call.agent, ada.agentId);
     assert.equal(call.fromNumber, '+4793335678');
     assert.equal(call.toNumber, ada.number);
-    assert.equal(call.hasRecording, true);
     assert.equal(call.analysis?.outcome, 'resolved');
     assert.deepEqual(transcript[0], { role: 'agent', index: 0, text: 'Acme, Ada speaking. How can I help?' });
     assert.ok(transcript.length >= 4);

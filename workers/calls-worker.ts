@@ -25,6 +25,7 @@ export type CallsWorkerDeps = WorkerNeeds<
   | 'transferNumber'
   | 'logLevel'
   | 'media'
+  | 'recordingsDir'
 >;
 
 /**
@@ -65,6 +66,7 @@ export function createCallsWorker(deps: CallsWorkerDeps): Promise<Worker> {
         carrier,
         voiceRuntime,
         analyzer,
+        recordingsDir: deps.settings.recordingsDir,
         logger: deps.logger ?? createLogger(deps.settings.logLevel, { fields: { worker: 'calls' } }),
       }),
       ...createCallRuntimeActivities({ voiceRuntime, analyzer }),

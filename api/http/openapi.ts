@@ -1,7 +1,7 @@
 import { IDEMPOTENCY_HEADER, MAX_KEY_LENGTH } from '../middleware/idempotency.js';
 import { ERROR_TYPES } from './errors.js';
 import { BODY_LIMIT_BYTES } from './request-body.js';
-import type { JsonSchema, OpenApiLink, RouteDefinition } from './route.js';
+import type { HeaderDescription, JsonSchema, OpenApiLink, RouteDefinition } from './route.js';
 import { withStorableText } from './storable-text.js';
 
 // The OpenAPI 3.1 document served at /v1/openapi.json, generated from the same route definitions
@@ -82,6 +82,13 @@ function operation(route: RouteDefinition) {
   const parameters = [
     ...schemaParameters(route.params, 'path'),
     ...schemaParameters(route.query, 'query'),
+    ...Object.entries(route.requestHeaders ?? {}).map(([name, header]) => ({
+      name,
+      in: 'header',
+      required: header.required ?? false,
+      description: header.description,
+      schema: header.schema,
+    })),
     ...(route.idempotent
       ? [
           {
@@ -100,9 +107,10 @@ function operation(route: RouteDefinition) {
   if (route.scope || route.roles) errors[403] = 'missing_scope or role_required.';
   if (route.params) errors[404] = 'resource_missing: no such resource in the workspace.';
   if (route.idempotent) errors[409] = 'idempotency_key_reused or idempotency_request_in_progress.';
-  const headersOf = (status: number) => ({
+  const headersOf = (status: number, own: Record<string, HeaderDescription> = {}) => ({
     headers: {
       'X-Request-Id': REQUEST_ID_HEADER,
+      ...own,
       ...retryAfterHeader(status),
       ...(route.idempotent ? { 'Idempotent-Replayed': REPLAYED_HEADER } : {}),
     },
@@ -116,10 +124,11 @@ function operation(route: RouteDefinition) {
   }
   for (const [status, response] of Object.entries(route.responses)) {
     const schema = response.schema ?? (Number(status) >= 400 ? ERROR_REF : undefined);
+    const mediaType = response.mediaType ?? 'application/json';
     responses[status] = {
       description: response.description,
-      ...headersOf(Number(status)),
-      ...(schema ? { content: { 'application/json': { schema } } } : {}),
+      ...headersOf(Number(status), response.headers),
+      ...(schema ? { content: { [mediaType]: { schema } } } : {}),
       ...(response.links ? { links: openApiLinks(response.links) } : {}),
     };
   }

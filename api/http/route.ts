@@ -1,3 +1,4 @@
+import type { Readable } from 'node:stream';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Client } from '@temporalio/client';
 import type { FromSchema, JSONSchema } from 'json-schema-to-ts';
@@ -69,7 +70,18 @@ export interface OpenApiLink {
 export interface RouteResponse {
   description: string;
   schema?: JsonSchema;
+  /** The body's media type when it is not JSON (a recording's `audio/wav`); `schema` then describes the bytes. */
+  mediaType?: string;
+  /** Headers this answer carries beside X-Request-Id (Content-Range of a partial answer). */
+  headers?: Record<string, HeaderDescription>;
   links?: Record<string, OpenApiLink>;
+}
+
+/** A request or response header as the OpenAPI document describes it. */
+export interface HeaderDescription {
+  description: string;
+  required?: boolean;
+  schema: JsonSchema;
 }
 
 export interface AppDeps {
@@ -111,9 +123,16 @@ export type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
 export interface RouteResult {
   status: number;
   body: unknown;
+  /** Sent instead of `body` as JSON: bytes streamed as they are read (a recording). Never stored. */
+  stream?: StreamedBody;
   headers?: Record<string, string>;
   /** Stored for idempotent replays instead of `body` (e.g. the webhook secret set to null). */
   storedBody?: unknown;
+}
+
+export interface StreamedBody {
+  contentType: string;
+  body: Readable;
 }
 
 export interface RouteInput<P, Q, B> {
@@ -150,6 +169,8 @@ export interface RouteDefinition {
   params?: JsonSchema;
   query?: JsonSchema;
   body?: JsonSchema;
+  /** Request headers the handler reads (`Range`), for the OpenAPI document; the handler checks them. */
+  requestHeaders?: Record<string, HeaderDescription>;
   responses: Record<number, RouteResponse>;
   /** Takes an Idempotency-Key (creating POSTs). */
   idempotent?: boolean;

@@ -218,6 +218,7 @@ async function execute(ctx: ApiContext, compiled: CompiledRoute, rawBody: string
       headers: result.headers ?? {},
       storable: isStorableStatus(result.status),
       storedText: result.storedBody === undefined ? undefined : JSON.stringify(result.storedBody),
+      stream: result.stream,
     };
   } catch (error) {
     return errorOutcome(ctx.state, error);

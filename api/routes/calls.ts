@@ -1,17 +1,17 @@
-import type { EntityManager } from '@mikro-orm/postgresql';
 import { Call, TranscriptEntry } from '../../db/entities/index.js';
 import { admitOutboundCall } from '../../lib/calls/admit-outbound-call.js';
 import { presentCall } from '../../lib/calls/call-resource.js';
 import { startCallWorkflow } from '../../lib/calls/start-call-workflow.js';
+import { hasRecording } from '../../lib/recordings/recording-files.js';
 import { admissionRefusalError } from '../http/admission-errors.js';
-import { callOutcomeUnknown, resourceMissing } from '../http/errors.js';
+import { callOutcomeUnknown } from '../http/errors.js';
 import { linksTakingId } from '../http/links.js';
 import { listQuerySchema, listSchema, paginate } from '../http/pagination.js';
 import { type ApiContext, defineRoute, type RouteDefinition } from '../http/route.js';
 import { startWorkflowInRequest } from '../http/temporal-request.js';
 import { storeAnswerWithWork } from '../middleware/idempotency.js';
 import { callCreateSchema, callListFilters, callSchema, transcriptSchema } from '../schemas/call.js';
-import { uuidParams } from '../schemas/common.js';
+import { callParams, findCallOr404 } from './call-route-parts.js';
 
 // POST /calls: the body schema (400) is checked by the router; then admitOutboundCall
 // (lib/calls/admit-outbound-call.ts) runs every other check in its documented order inside one
@@ -22,8 +22,6 @@ import { uuidParams } from '../schemas/common.js';
 //   stored under the Idempotency-Key). The answer under the key is written in the same
 //   transaction (docs/api-platform.md, Idempotency).
 
-type CallParams = { call_id: string };
-const callParams = uuidParams('call_id');
 const missing = { description: 'resource_missing: no such call in the workspace.' };
 
 const create = defineRoute({
@@ -38,7 +36,12 @@ const create = defineRoute({
     202: {
       description: 'The call, in status queued.',
       schema: callSchema,
-      links: linksTakingId('call_id', ['getCall', 'getCallTranscript']),
+      links: linksTakingId('call_id', [
+        'getCall',
+        'getCallTranscript',
+        'getCallRecording',
+        'deleteCallRecording',
+      ]),
     },
     404: { description: 'resource_missing: no such agent.' },
     422: {
@@ -63,7 +66,7 @@ const create = defineRoute({
       });
       if (!admission.admitted) throw admissionRefusalError(admission.refusal);
       const { call } = admission;
-      const answer = { status: 202, body: presentCall(call) };
+      const answer = { status: 202, body: presentCall(call, { hasRecording: false }) };
       await storeAnswerWithWork(em, ctx, answer, { resourceId: call.id, confirmed: false });
       return { call, answer };
     });
@@ -119,12 +122,6 @@ const list = defineRoute({
   },
 });
 
-async function findCallOr404(em: EntityManager, workspaceId: string, callId: string): Promise<Call> {
-  const call = await em.findOne(Call, { id: callId, workspace: workspaceId });
-  if (!call) throw resourceMissing('call', 'call_id');
-  return call;
-}
-
 const get = defineRoute({
   method: 'GET',
   path: '/calls/:call_id',
@@ -135,7 +132,8 @@ const get = defineRoute({
   responses: { 200: { description: 'Call', schema: callSchema }, 404: missing },
   async handler(ctx, { params }) {
     const call = await findCallOr404(ctx.state.em, ctx.state.auth.workspaceId, params.call_id);
-    return { status: 200, body: presentCall(call) };
+    const recorded = await hasRecording(ctx.state.deps.settings.recordingsDir, call.id);
+    return { status: 200, body: presentCall(call, { hasRecording: recorded }) };
   },
 });
 

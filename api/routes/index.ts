@@ -1,5 +1,6 @@
 import type { RouteDefinition } from '../http/route.js';
 import { agentRoutes } from './agents.js';
+import { callRecordingRoutes } from './call-recordings.js';
 import { callRoutes } from './calls.js';
 import { campaignRecipientRoutes } from './campaign-recipients.js';
 import { campaignMoveRoutes, campaignRoutes } from './campaigns.js';
@@ -16,6 +17,7 @@ export const allRoutes: RouteDefinition[] = [
   ...agentRoutes,
   ...phoneNumberRoutes,
   ...callRoutes,
+  ...callRecordingRoutes,
   ...campaignRoutes,
   ...campaignRecipientRoutes,
   ...campaignMoveRoutes,

@@ -28,6 +28,24 @@ function ms(value: number | null | undefined): string {
 
 const FINAL = new Set(['completed', 'failed', 'no_answer', 'busy', 'canceled']);
 
+/**
+ * The recording as /v1 serves it, with the session standing in for a key (a viewer may listen):
+ * the browser asks for byte ranges as it seeks. Channel 1 is the caller, channel 2 the agent.
+ */
+function RecordingPlayer({ callId }: { callId: string }) {
+  const src = `/v1/calls/${callId}/recording`;
+  return (
+    <p class="recording">
+      {/* biome-ignore lint/a11y/useMediaCaption: the transcript on this page is the recording's text; its lines have no timings a caption track needs */}
+      <audio controls preload="metadata" src={src} aria-label="Call recording" />{' '}
+      <a href={src} download={`call-${callId}.wav`}>
+        Download WAV
+      </a>{' '}
+      (left: caller, right: agent)
+    </p>
+  );
+}
+
 export function CallPage({ id }: { id: string }) {
   const session = useSession();
   const call = useResource(() => api.get<Call>(`/v1/calls/${id}`), [id]);
@@ -116,6 +134,14 @@ export function CallPage({ id }: { id: string }) {
               <Empty>
                 {FINAL.has(c.status) ? 'No analysis for this call.' : 'Analysis follows when the call ends.'}
               </Empty>
+            )}
+          </section>
+          <section class="card" aria-labelledby="call-recording">
+            <h2 id="call-recording">Recording</h2>
+            {c.has_recording ? (
+              <RecordingPlayer callId={c.id} />
+            ) : (
+              <Empty>No recording: this call carried no audio, or its recording was deleted.</Empty>
             )}
           </section>
           <section class="card" aria-labelledby="call-transcript">

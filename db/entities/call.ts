@@ -64,7 +64,6 @@ const CallSchema = defineEntity({
     durationSeconds: p.integer().nullable(),
     endReason: p.string().length(40).nullable(),
     metadata: p.json().$type<Record<string, string>>(),
-    hasRecording: p.boolean().nullable(),
     analysis: p.json().$type<CallAnalysisData>().nullable(),
     ringTimeoutSeconds: p.integer().nullable(),
     /** The call request's `first_message`; null when omitted, '' when the other side speaks first. */

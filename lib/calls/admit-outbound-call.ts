@@ -74,7 +74,6 @@ export async function admitOutboundCall(
     toNumber: request.to,
     startedAt: now,
     metadata: request.metadata ?? {},
-    hasRecording: false,
     ringTimeoutSeconds: request.ringTimeoutSeconds ?? DEFAULT_RING_TIMEOUT_SECONDS,
     firstMessage: request.firstMessage ?? null,
     // The agent as it is now: a change during the call applies from the next one.

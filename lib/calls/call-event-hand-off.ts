@@ -21,7 +21,7 @@ export interface CallEventToWrite {
 }
 
 /**
- * Writes the call's event once (with the call as it is now) and hands it to delivery: its fan-out
+ * Writes the call's event once (with the call as it is now, `has_recording` from RECORDINGS_DIR) and hands it to delivery: its fan-out
  * workflow, started once (delivery never holds up the call). Returns the event's id.
  */
 export async function emitCallEvent(
@@ -29,9 +29,14 @@ export async function emitCallEvent(
   client: Client,
   callId: string,
   event: CallEventToWrite,
+  recordingsDir: string,
 ): Promise<string> {
   const { fanOutTaskQueue, ...row } = event;
-  const eventId = await writeCallEventOnce(em, { callId, ...row, occurredAt: new Date(row.occurredAt) });
+  const eventId = await writeCallEventOnce(
+    em,
+    { callId, ...row, occurredAt: new Date(row.occurredAt) },
+    recordingsDir,
+  );
   await startOnce(
     client.workflow.start<EventFanOutWorkflow>(EVENT_FAN_OUT_WORKFLOW, {
       args: [{ eventId }],

@@ -1,6 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { Call, type CallEventType } from '../../db/entities/index.js';
 import { buildEventEnvelope } from '../events/event-envelope.js';
+import { hasRecording } from '../recordings/recording-files.js';
 import { presentCall } from './call-resource.js';
 
 /** Fields of a call event's `data` beside `object` (`reason` of call.failed, `transferred_to` of call.transferred). */
@@ -14,12 +15,14 @@ export type CallEventExtra = { reason?: string; transferred_to?: string };
 export async function writeCallEventOnce(
   em: EntityManager,
   input: { callId: string; type: CallEventType; occurredAt: Date; extra?: CallEventExtra },
+  recordingsDir: string,
 ): Promise<string> {
   const call = await em.findOneOrFail(Call, { id: input.callId });
+  const recorded = await hasRecording(recordingsDir, call.id);
   const { id, body } = buildEventEnvelope({
     type: input.type,
     occurredAt: input.occurredAt,
-    data: { object: presentCall(call), ...input.extra },
+    data: { object: presentCall(call, { hasRecording: recorded }), ...input.extra },
   });
   const connection = em.getConnection();
   const inserted = await connection.execute<{ id: string }[]>(

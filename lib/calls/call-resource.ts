@@ -27,8 +27,12 @@ export interface CallResource {
   analysis: CallAnalysisData | null;
 }
 
-/** Lists leave out what costs a lookup per call: `analysis` and `has_recording` are null there. */
-export function presentCall(call: Call, options: { inList?: boolean } = {}): CallResource {
+/**
+ * Lists leave out what costs a lookup per call: `analysis` and `has_recording` are null there.
+ * Elsewhere `hasRecording` is whether the call's recording file exists now (lib/recordings/).
+ */
+export function presentCall(call: Call, options: { inList: true } | { hasRecording: boolean }): CallResource {
+  const inList = 'inList' in options;
   return {
     object: 'call',
     id: call.id,
@@ -44,7 +48,7 @@ export function presentCall(call: Call, options: { inList?: boolean } = {}): Cal
     duration_seconds: call.durationSeconds ?? null,
     end_reason: call.endReason ?? null,
     metadata: call.metadata,
-    has_recording: options.inList ? null : (call.hasRecording ?? false),
-    analysis: options.inList ? null : (call.analysis ?? null),
+    has_recording: inList ? null : options.hasRecording,
+    analysis: inList ? null : (call.analysis ?? null),
   };
 }

@@ -35,8 +35,6 @@ export function markAnswered(em: EntityManager, callId: string, answeredAt: Date
   return updateCall(em, callId, (call) => {
     call.status = 'in_progress';
     call.answeredAt ??= answeredAt;
-    // The carrier (the simulator too) records every answered call from the moment it connects.
-    call.hasRecording = true;
   });
 }
 

@@ -138,7 +138,6 @@ async function recordCall(
     // It rings at our side until the workflow picks it up, moments later.
     status: 'ringing',
     startedAt: now,
-    hasRecording: false,
     ringTimeoutSeconds: null,
     firstMessage: null,
     agentSnapshot: agentSnapshotOf(agent),

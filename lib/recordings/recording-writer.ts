@@ -1,4 +1,4 @@
-import { closeSync, fsyncSync, openSync, writeSync } from 'node:fs';
+import { closeSync, fsyncSync, openSync, renameSync, writeSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import wavefile from 'wavefile';
 import { recordingPath } from './recording-files.js';
@@ -52,9 +52,12 @@ export class RecordingWriter {
     const file = recordingPath(dir, callId);
     await mkdir(dir, { recursive: true });
     const header = encode(new Int16Array(0), new Int16Array(0));
-    const fd = openSync(file, 'w');
+    // The header is written under another name first, so the call's file never exists without
+    // one (its existence is has_recording); the open descriptor follows the rename.
+    const fd = openSync(`${file}.new`, 'w');
     try {
       writeSync(fd, header);
+      renameSync(`${file}.new`, file);
     } catch (error) {
       closeSync(fd);
       throw error;

@@ -3,7 +3,8 @@ import type { ApiResponse } from './api.js';
 
 /** The spec's error `type` for each status (Errors: type ↔ status table). */
 export function errorTypeOf(status: number): string {
-  if (status === 400 || status === 422) return 'invalid_request_error';
+  // 416 (a recording's byte range past its end) is a request the service cannot serve, like 422.
+  if (status === 400 || status === 416 || status === 422) return 'invalid_request_error';
   if (status >= 500) return 'api_error';
   const types: Record<number, string> = {
     401: 'authentication_error',

@@ -59,6 +59,8 @@ export type AgentUpdate = RequestBody<'updateAgent'>;
 export type Call = ResponseBody<'getCall', 200>;
 export type CallCreate = RequestBody<'createCall'>;
 export type Transcript = ResponseBody<'getCallTranscript', 200>;
+/** The answer of DELETE /calls/{call_id}/recording. The recording itself (GET) is `audio/wav` bytes. */
+export type RecordingDeleted = ResponseBody<'deleteCallRecording', 200>;
 export type PhoneNumber = ResponseBody<'getPhoneNumber', 200>;
 export type WebhookEndpoint = ResponseBody<'getWebhook', 200>;
 /** As created and rotated: with the signing secret. */

@@ -179,6 +179,24 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/calls/{call_id}/recording": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The call's recording: a WAV file, 8 kHz 16-bit PCM, channel 1 the caller and channel 2 the agent; one byte range with Range. */
+        get: operations["getCallRecording"];
+        put?: never;
+        post?: never;
+        /** Deletes the call's recording; the call's has_recording is false from then on. */
+        delete: operations["deleteCallRecording"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/campaigns": {
         parameters: {
             query?: never;
@@ -2436,6 +2454,260 @@ export interface operations {
                 };
             };
             /** @description resource_missing: no such call in the workspace. */
+            404: {
+                headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description rate_limited; wait Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description internal_error. */
+            500: {
+                headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description auth_unavailable: the key could not be checked now; upstream_unavailable: the database or Temporal did not answer. Retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getCallRecording: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description One byte range, `bytes=start-end`, `bytes=start-` or `bytes=-suffix`: answered 206 with that part. Several ranges, or a header that is not a byte range, are ignored (the whole file, 200); a byte range that starts past the end (or cannot be read) is 416. */
+                Range?: string;
+            };
+            path: {
+                call_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The recording, whole. */
+            200: {
+                headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
+                    /** @description The number of bytes sent. */
+                    "Content-Length": string;
+                    /** @description Byte ranges may be asked for. */
+                    "Accept-Ranges": "bytes";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "audio/wav": string;
+                };
+            };
+            /** @description The part of it the Range header asked for. */
+            206: {
+                headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
+                    /** @description The number of bytes sent. */
+                    "Content-Length": string;
+                    /** @description Byte ranges may be asked for. */
+                    "Accept-Ranges": "bytes";
+                    /** @description `bytes start-end/size`: which part this is. */
+                    "Content-Range": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "audio/wav": string;
+                };
+            };
+            /** @description Malformed request: parameter_missing, parameter_invalid, parameter_unknown, body_invalid, body_empty, body_too_large, content_type_invalid. */
+            400: {
+                headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description api_key_missing or api_key_invalid. */
+            401: {
+                headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description missing_scope or role_required. */
+            403: {
+                headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description resource_missing: no such call in the workspace, or it has no recording. */
+            404: {
+                headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description range_not_satisfiable: no byte range asked for can be served (it starts past the end); Content-Range says the size. */
+            416: {
+                headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
+                    /** @description `bytes *\/size`. */
+                    "Content-Range": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description rate_limited; wait Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description internal_error. */
+            500: {
+                headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description auth_unavailable: the key could not be checked now; upstream_unavailable: the database or Temporal did not answer. Retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    deleteCallRecording: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                call_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The recording is gone. */
+            200: {
+                headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        object: "recording";
+                        /** Format: uuid */
+                        call_id: string;
+                        /** @constant */
+                        deleted: true;
+                    };
+                };
+            };
+            /** @description Malformed request: parameter_missing, parameter_invalid, parameter_unknown, body_invalid, body_empty, body_too_large, content_type_invalid. */
+            400: {
+                headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description api_key_missing or api_key_invalid. */
+            401: {
+                headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description missing_scope or role_required. */
+            403: {
+                headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description resource_missing: no such call in the workspace, or it has no recording. */
             404: {
                 headers: {
                     /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */

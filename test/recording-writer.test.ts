@@ -1,0 +1,170 @@
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
+import wavefile from 'wavefile';
+import {
+  deleteRecording,
+  hasRecording,
+  openRecordingForRead,
+  recordingPath,
+} from '../lib/recordings/recording-files.js';
+import { RecordingWriter } from '../lib/recordings/recording-writer.js';
+
+// The recording writer on a real disk: two time-aligned channels, barge-in truncation, files that
+// wavefile reads back after close and after the writing process was killed, and bounded memory.
+
+let dir: string;
+before(async () => {
+  dir = await mkdtemp(path.join(tmpdir(), 'recordings-'));
+});
+after(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+const SAMPLES_PER_MS = 8;
+const tone = (ms: number, value: number) => new Int16Array(ms * SAMPLES_PER_MS).fill(value);
+
+/** The file as wavefile reads it: its format and each channel's samples. */
+async function readBack(callId: string) {
+  const wav = new wavefile.WaveFile(await readFile(recordingPath(dir, callId)));
+  const [caller, agent] = wav.getSamples(false, Int16Array) as unknown as Int16Array[];
+  const fmt = wav.fmt as { numChannels: number; sampleRate: number; bitsPerSample: number };
+  return { fmt, caller, agent };
+}
+
+/** The values of `channel` from `fromMs` to `toMs`, as a set (a constant stretch is one value). */
+const valuesBetween = (channel: Int16Array, fromMs: number, toMs: number) =>
+  new Set(channel.subarray(fromMs * SAMPLES_PER_MS, toMs * SAMPLES_PER_MS));
+
+describe('RecordingWriter', () => {
+  test('two channels on one clock, gaps silent, as long as the last audio; wavefile reads it back', async () => {
+    const callId = randomUUID();
+    const writer = await RecordingWriter.open(dir, callId);
+    // The agent's greeting is handed over whole before it plays; the caller streams in 20 ms frames.
+    writer.agent(tone(1500, -700), 200);
+    for (let ms = 0; ms < 3000; ms += 20) writer.caller(new Int16Array(160).fill(ms < 1000 ? 0 : 900), ms);
+    writer.agent(tone(500, -300), 3000);
+    await writer.close();
+    await writer.close(); // idempotent
+
+    const { fmt, caller, agent } = await readBack(callId);
+    assert.deepEqual([fmt.numChannels, fmt.sampleRate, fmt.bitsPerSample], [2, 8000, 16]);
+    assert.equal(caller.length, 3500 * SAMPLES_PER_MS, 'until the last agent audio ends');
+    assert.equal(agent.length, caller.length);
+    assert.deepEqual(valuesBetween(agent, 0, 200), new Set([0]));
+    assert.deepEqual(valuesBetween(agent, 200, 1700), new Set([-700]));
+    assert.deepEqual(valuesBetween(agent, 1700, 3000), new Set([0]));
+    assert.deepEqual(valuesBetween(agent, 3000, 3500), new Set([-300]));
+    assert.deepEqual(valuesBetween(caller, 0, 1000), new Set([0]));
+    assert.deepEqual(valuesBetween(caller, 1000, 3000), new Set([900]));
+    assert.deepEqual(valuesBetween(caller, 3000, 3500), new Set([0]));
+  });
+
+  test('a barge-in cuts the agent audio queued after it, and nothing before', async () => {
+    const callId = randomUUID();
+    const writer = await RecordingWriter.open(dir, callId);
+    writer.agent(tone(6000, -500), 0); // a long answer, queued at once
+    for (let ms = 0; ms < 2500; ms += 20) writer.caller(new Int16Array(160).fill(ms < 2000 ? 0 : 800), ms);
+    writer.truncateAgentAfter(2400); // the caller spoke from 2 s; playback stopped at 2.4 s
+    for (let ms = 2500; ms < 4000; ms += 20) writer.caller(new Int16Array(160).fill(800), ms);
+    writer.agent(tone(1000, -200), 4000); // the next answer
+    await writer.close();
+
+    const { caller, agent } = await readBack(callId);
+    assert.equal(agent.length, 5000 * SAMPLES_PER_MS);
+    assert.deepEqual(valuesBetween(agent, 0, 2400), new Set([-500]));
+    assert.deepEqual(valuesBetween(agent, 2400, 4000), new Set([0]));
+    assert.deepEqual(valuesBetween(agent, 4000, 5000), new Set([-200]));
+    assert.deepEqual(valuesBetween(caller, 2000, 4000), new Set([800]));
+  });
+
+  test('a writer killed mid-call leaves a valid file of what it flushed', async () => {
+    const callId = randomUUID();
+    const child = spawn(
+      process.execPath,
+      [
+        '--import',
+        'tsx',
+        path.join(import.meta.dirname, 'support/recording-until-killed.ts'),
+        dir,
+        callId,
+        '10',
+      ],
+      { stdio: ['ignore', 'pipe', 'inherit'] },
+    );
+    await new Promise<void>((resolve, reject) => {
+      child.stdout.on('data', (chunk: Buffer) => chunk.toString().includes('written') && resolve());
+      child.on('exit', (code) => reject(new Error(`the writer exited (${code}) before writing`)));
+    });
+    child.kill('SIGKILL');
+    await new Promise((resolve) => child.once('exit', resolve));
+
+    const { fmt, caller, agent } = await readBack(callId);
+    assert.equal(fmt.numChannels, 2);
+    // 10 s were written; all but the last couple of seconds (held back for barge-ins) were flushed.
+    assert.ok(caller.length >= 7000 * SAMPLES_PER_MS, `${caller.length} samples`);
+    assert.ok(caller.length <= 10_000 * SAMPLES_PER_MS);
+    assert.equal(caller.length % (20 * SAMPLES_PER_MS), 0, 'whole frames only');
+    assert.deepEqual(new Set(caller), new Set([1000]));
+    assert.deepEqual(new Set(agent), new Set([-1000]));
+  });
+
+  test('an hour of audio written as fast as it can be keeps memory flat', async () => {
+    const callId = randomUUID();
+    const writer = await RecordingWriter.open(dir, callId);
+    const frame = new Int16Array(160).fill(300);
+    const sentence = tone(4000, -300);
+    // What stays alive after a full collection: garbage between flushes is not what grows.
+    setFlagsFromString('--expose-gc');
+    const gc = runInNewContext('gc') as () => void;
+    const memoryAt = () => {
+      gc(); // twice: the first leaves some of what was just freed
+      gc();
+      return process.memoryUsage().arrayBuffers + process.memoryUsage().heapUsed;
+    };
+    let peak = 0;
+    const before = memoryAt();
+    for (let ms = 0; ms < 60 * 60_000; ms += 20) {
+      if (ms % 10_000 === 0) writer.agent(sentence, ms + 500);
+      writer.caller(frame, ms);
+      if (ms % 300_000 === 0) peak = Math.max(peak, memoryAt() - before);
+    }
+    await writer.close();
+    assert.ok(peak < 8 * 1024 * 1024, `memory grew by ${Math.round(peak / 1024 / 1024)} MB`);
+    const { size } = (await openRecordingForRead(dir, callId))!;
+    assert.equal(size, 44 + 60 * 60 * 8000 * 4);
+    await deleteRecording(dir, callId);
+  });
+});
+
+describe('recording files', () => {
+  test('exist, are read in ranges and deleted by call id; nothing else becomes a path', async () => {
+    const callId = randomUUID();
+    assert.equal(await hasRecording(dir, callId), false);
+    assert.equal(await openRecordingForRead(dir, callId), null);
+    const writer = await RecordingWriter.open(dir, callId.toUpperCase());
+    writer.caller(tone(100, 5), 0);
+    await writer.close();
+    assert.equal(await hasRecording(dir, callId), true);
+
+    const reader = (await openRecordingForRead(dir, callId))!;
+    assert.equal(reader.size, 44 + 800 * 4);
+    const chunks: Buffer[] = [];
+    for await (const chunk of reader.stream({ start: 0, end: 3 })) chunks.push(chunk as Buffer);
+    assert.equal(Buffer.concat(chunks).toString('latin1'), 'RIFF');
+
+    assert.equal(await deleteRecording(dir, callId), true);
+    assert.equal(await hasRecording(dir, callId), false);
+    assert.equal(await deleteRecording(dir, callId), false);
+    for (const bad of ['../etc/passwd', `${callId}/..`, `${callId}.wav`, '']) {
+      assert.throws(() => recordingPath(dir, bad), /not a call id/);
+      await assert.rejects(hasRecording(dir, bad), /not a call id/);
+    }
+  });
+});
