@@ -17,7 +17,8 @@ export interface GatewayContext {
   temporal: Client;
   stt: SpeechToText;
   tts: TextToSpeech;
-  vad: SileroVoiceActivity;
+  /** Voice activity detection for one call (the model is loaded once per process; each call has its own state). */
+  voiceActivity: () => Promise<SileroVoiceActivity>;
   sessions: CallSessions;
   logger: Logger;
 }

@@ -26,7 +26,8 @@ const speech = speechFromSettings(settings);
 const missing = [
   !settings.databaseUrl && 'DATABASE_URL',
   !token && 'MEDIA_STREAMS_TOKEN',
-  !(speech.stt && speech.tts) && 'speech (VOICE_SPEECH=local through npm start, or VOICE_STT_URL and VOICE_TTS_URL)',
+  !(speech.stt && speech.tts) &&
+    'speech (VOICE_SPEECH=local through npm start, or VOICE_STT_URL and VOICE_TTS_URL)',
 ].filter(Boolean);
 if (missing.length) {
   logger.error('the media gateway needs these settings (npm start sets them)', { missing });
@@ -50,10 +51,12 @@ const gateway: GatewayContext = {
   temporal,
   stt: speech.stt!,
   tts: speech.tts!,
-  vad: await SileroVoiceActivity.load(),
+  voiceActivity: () => SileroVoiceActivity.load(),
   sessions: new CallSessions(),
   logger,
 };
+// The model loads once, before the first call needs it.
+await gateway.voiceActivity();
 const server = createMediaGateway(gateway);
 await new Promise<void>((resolve) => server.listen(settings.media.port, settings.host, resolve));
 const worker = await createMediaSessionWorker(connection, gateway);

@@ -162,7 +162,10 @@ async function openCallAudio(
     temporal: gateway.temporal,
     stt: gateway.stt,
     language: call.language,
-    detector: new TurnDetector({ vad: gateway.vad, endpointingMs: gateway.settings.media.endpointingMs }),
+    detector: new TurnDetector({
+      vad: await gateway.voiceActivity(),
+      endpointingMs: gateway.settings.media.endpointingMs,
+    }),
     voice,
     recording,
     close: call.close,

@@ -12,13 +12,15 @@ import { Call } from '../db/entities/index.js';
 import { resample } from '../lib/audio/resample.js';
 import { recordingPath } from '../lib/recordings/recording-files.js';
 import { loadSettings } from '../lib/settings.js';
+import { OpenAiSpeechToText } from '../lib/speech/openai-speech-to-text.js';
+import { OpenAiTextToSpeech } from '../lib/speech/openai-text-to-speech.js';
 import type { SpeechToText, TextToSpeech } from '../lib/speech/speech-ports.js';
 import { callProgressQuery } from '../lib/temporal/call-messages.js';
 import { callWorkflowId } from '../lib/temporal/workflow-contracts.js';
+import { startLocalSpeechServer } from '../scripts/local-speech-server.js';
 import { createFixture, type Fixture } from './support/api.js';
 import { type AgentFixture, createAgentFixture } from './support/call-fixtures.js';
 import { type CallStack, startCallStack, waitForCallEnd } from './support/call-stack.js';
-import { localSpeech } from './support/local-speech.js';
 import { startTestMediaGateway, type TestMediaGateway } from './support/media-gateway.js';
 import { MediaStreamsClient } from './support/media-streams-client.js';
 
@@ -55,6 +57,18 @@ before(async () => {
   owner = await createFixture(stack.db.orm, { requestsPerSecond: 10_000 });
   agent = await createAgentFixture(stack.db.orm, { workspaceId: owner.workspaceId, firstMessage: OPENING });
 });
+
+/** The real local speech server (VOICE_SPEECH=local), and the ports on it as the gateway builds them. */
+async function localSpeech() {
+  const server = await startLocalSpeechServer({ log: (line) => process.stderr.write(`${line}\n`) });
+  const endpoint = (model: string) => ({ url: server.url, apiKey: undefined, model, timeoutMs: 15_000 });
+  return {
+    url: server.url,
+    stt: new OpenAiSpeechToText(endpoint('whisper-1')),
+    tts: new OpenAiTextToSpeech(endpoint('tts-1')),
+    close: () => server.stop(),
+  };
+}
 
 after(async () => {
   await gateway?.close();

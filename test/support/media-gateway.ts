@@ -37,7 +37,7 @@ export async function startTestMediaGateway(
     orm: stack.db.orm,
     temporal: stack.client,
     ...speech,
-    vad: await SileroVoiceActivity.load(),
+    voiceActivity: () => SileroVoiceActivity.load(),
     sessions,
     logger,
   };
