@@ -43,7 +43,8 @@ module.exports = {
     },
     {
       name: 'service-parts-not-media',
-      comment: 'The API, the workers, activities and workflows reach the media gateway over its control API only.',
+      comment:
+        'The API, the workers, activities and workflows reach the media gateway over its control API only.',
       severity: 'error',
       from: { path: '^(api|workers|activities|workflows)/' },
       to: { path: '^media/' },

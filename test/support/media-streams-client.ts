@@ -149,7 +149,7 @@ export class MediaStreamsClient {
   agentAudio(from = 0, to = Number.POSITIVE_INFINITY): Int16Array {
     const frames = this.played.filter((frame) => frame.playsAt >= from && frame.playsAt < to);
     const audio = new Int16Array(frames.length * FRAME_SAMPLES);
-    frames.forEach((frame, i) => audio.set(frame.samples, i * FRAME_SAMPLES));
+    for (const [i, frame] of frames.entries()) audio.set(frame.samples, i * FRAME_SAMPLES);
     return audio;
   }
 
