@@ -1,3 +1,4 @@
+import { FRAME_MS, FRAME_SAMPLES, PHONE_SAMPLE_RATE } from '../lib/audio/frame-pacer.js';
 import { encodeMulaw } from '../lib/audio/mulaw.js';
 import { resample } from '../lib/audio/resample.js';
 import type { Logger } from '../lib/logger.js';
@@ -11,9 +12,6 @@ import { SentenceSplitter } from '../lib/voice-runtime/sentences.js';
 // started playing, a barge-in can tell what the person heard; because it sends only a little
 // ahead, `clear` drops little, and a client that does not read holds a bounded buffer.
 
-const SAMPLE_RATE = 8000;
-const FRAME_SAMPLES = 160; // 20 ms
-const FRAME_MS = 20;
 /** How far ahead of its play time audio is sent. */
 const LEAD_MS = 100;
 /** After the last frame's play time, how long before the audio counts as played without its mark. */
@@ -186,7 +184,7 @@ export class AgentVoice {
       if (line.interrupted) return;
       const speech = await this.deps.tts.synthesize(text, { voice: this.deps.voice });
       if (line.interrupted) return;
-      const samples = resample(speech.samples, speech.sampleRate, SAMPLE_RATE);
+      const samples = resample(speech.samples, speech.sampleRate, PHONE_SAMPLE_RATE);
       for (let at = 0; at < samples.length; at += FRAME_SAMPLES) {
         const frame = new Int16Array(FRAME_SAMPLES);
         frame.set(samples.subarray(at, at + FRAME_SAMPLES));

@@ -1,4 +1,5 @@
 import type { Client } from '@temporalio/client';
+import { FRAME_MS } from '../lib/audio/frame-pacer.js';
 import { decodeMulaw } from '../lib/audio/mulaw.js';
 import type { TurnDetector, TurnEvent } from '../lib/audio/turn-detector.js';
 import type { Logger } from '../lib/logger.js';
@@ -20,7 +21,6 @@ import type { AgentAudioOut, AgentVoice } from './agent-voice.js';
 // the agent's voice speaks (agent-voice.ts). Speech over the agent stops it (barge-in). Both
 // sides are recorded.
 
-const FRAME_MS = 20;
 /** Caller frames waiting for voice activity detection before new ones are dropped (10 s). */
 const MAX_FRAMES_BEHIND = 500;
 /** After the agent's last line, the longest its audio may take to play before the stream closes. */
