@@ -9,20 +9,17 @@ import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import wavefile from 'wavefile';
 import { Call } from '../db/entities/index.js';
-import { resample } from '../lib/audio/resample.js';
 import { recordingPath } from '../lib/recordings/recording-files.js';
 import { loadSettings } from '../lib/settings.js';
 import { OpenAiSpeechToText } from '../lib/speech/openai-speech-to-text.js';
-import { OpenAiTextToSpeech } from '../lib/speech/openai-text-to-speech.js';
-import type { SpeechToText, TextToSpeech } from '../lib/speech/speech-ports.js';
 import { callProgressQuery } from '../lib/temporal/call-messages.js';
 import { callWorkflowId } from '../lib/temporal/workflow-contracts.js';
-import { startLocalSpeechServer } from '../scripts/local-speech-server.js';
 import { createFixture, type Fixture } from './support/api.js';
 import { type AgentFixture, createAgentFixture } from './support/call-fixtures.js';
 import { type CallStack, startCallStack, waitForCallEnd } from './support/call-stack.js';
 import { startTestMediaGateway, type TestMediaGateway } from './support/media-gateway.js';
 import { MediaStreamsClient } from './support/media-streams-client.js';
+import { startTestSpeech, type TestSpeech } from './support/speech-kit.js';
 
 // The media gateway end to end, through real parts only: the gateway's code on a real port, the
 // local speech server with its real models (Whisper tiny.en, Piper), Silero voice activity
@@ -34,7 +31,7 @@ const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const TOKEN = 'media-test-token-4f1c2a';
 let stack: CallStack;
 let gateway: TestMediaGateway;
-let speech: { url: string; stt: SpeechToText; tts: TextToSpeech; close(): Promise<void> };
+let speech: TestSpeech;
 let recordingsDir: string;
 let owner: Fixture;
 let agent: AgentFixture;
@@ -51,24 +48,12 @@ before(async () => {
       simTimeScale: 1,
       settings: { media: { ...defaults.media, streamsToken: TOKEN }, recordingsDir },
     }),
-    localSpeech(),
+    startTestSpeech(),
   ]);
   gateway = await startTestMediaGateway(stack, speech);
   owner = await createFixture(stack.db.orm, { requestsPerSecond: 10_000 });
   agent = await createAgentFixture(stack.db.orm, { workspaceId: owner.workspaceId, firstMessage: OPENING });
 });
-
-/** The real local speech server (VOICE_SPEECH=local), and the ports on it as the gateway builds them. */
-async function localSpeech() {
-  const server = await startLocalSpeechServer({ log: (line) => process.stderr.write(`${line}\n`) });
-  const endpoint = (model: string) => ({ url: server.url, apiKey: undefined, model, timeoutMs: 15_000 });
-  return {
-    url: server.url,
-    stt: new OpenAiSpeechToText(endpoint('whisper-1')),
-    tts: new OpenAiTextToSpeech(endpoint('tts-1')),
-    close: () => server.stop(),
-  };
-}
 
 after(async () => {
   await gateway?.close();
@@ -77,17 +62,8 @@ after(async () => {
   if (recordingsDir) await rm(recordingsDir, { recursive: true, force: true });
 });
 
-/** `text` as the caller says it: Piper's voice through the phone line's 8 kHz. */
-async function callerSays(text: string): Promise<Int16Array> {
-  const spoken = await speech.tts.synthesize(text, { voice: 'joe' });
-  return resample(spoken.samples, spoken.sampleRate, 8000);
-}
-
-async function transcribe(audio: Int16Array): Promise<string> {
-  return (
-    await speech.stt.transcribe({ sampleRate: 8000, samples: audio }, { language: 'en-US' })
-  ).toLowerCase();
-}
+const callerSays = (text: string) => speech.callerSays(text);
+const transcribe = (audio: Int16Array) => speech.transcribe(audio);
 
 async function callsTo(number: string): Promise<Call[]> {
   return stack.db.orm.em.fork().find(Call, { toNumber: number });
@@ -341,3 +317,38 @@ async function waitForHealth(url: string): Promise<void> {
   }
   assert.fail(`${url} did not come up`);
 }
+
+describe('a speech service that is down', { timeout: 120_000 }, () => {
+  test('speech that cannot be transcribed: the agent apologises aloud and the call ends agent_error', async () => {
+    // A second gateway whose speech-to-text answers nothing (a refused connection, retried).
+    const deaf = await startTestMediaGateway(stack, {
+      stt: new OpenAiSpeechToText({
+        url: 'http://127.0.0.1:9/v1',
+        apiKey: undefined,
+        model: 'whisper-1',
+        timeoutMs: 2000,
+      }),
+      tts: speech.tts,
+    });
+    try {
+      const other = await createAgentFixture(stack.db.orm, {
+        workspaceId: owner.workspaceId,
+        firstMessage: 'Hello, Acme bookings.',
+      });
+      const client = await MediaStreamsClient.connect(deaf.streamsUrl);
+      client.start({ to: other.number, from: '+4791234571', token: TOKEN });
+      const call = await callOf(other.number);
+      await client.agentFinished();
+      const spokeAt = performance.now();
+      await client.say(await callerSays('I would like to book a table for tonight.'));
+      const closed = await client.closed;
+      assert.equal(closed.code, 1000);
+      const apology = await transcribe(client.agentAudio(spokeAt));
+      assert.match(apology, /sorry/, apology);
+      const ended = await waitForCallEnd(stack.api.client(owner.secret), call.id);
+      assert.equal(ended.end_reason, 'agent_error');
+    } finally {
+      await deaf.close();
+    }
+  });
+});

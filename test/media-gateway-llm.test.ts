@@ -1,0 +1,111 @@
+import assert from 'node:assert/strict';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { after, before, test } from 'node:test';
+import { Call } from '../db/entities/index.js';
+import { loadSettings } from '../lib/settings.js';
+import { callProgressQuery } from '../lib/temporal/call-messages.js';
+import { callWorkflowId } from '../lib/temporal/workflow-contracts.js';
+import { createFixture, type Fixture } from './support/api.js';
+import { createAgentFixture } from './support/call-fixtures.js';
+import { type CallStack, startCallStack, waitForCallEnd } from './support/call-stack.js';
+import { type ChatStandIn, endCall, startChatStandIn } from './support/chat-completions-stand-in.js';
+import { startTestMediaGateway, type TestMediaGateway } from './support/media-gateway.js';
+import { MediaStreamsClient } from './support/media-streams-client.js';
+import { startTestSpeech, type TestSpeech } from './support/speech-kit.js';
+
+// A spoken call on the language-model runtime (VOICE_LLM_URL, here a local OpenAI-compatible
+// stand-in streaming its answer slowly): the agent's first sentence is synthesised and played while
+// the rest of the answer is still streaming in (`onSentence` through the workers' carrier to the
+// gateway), and the model's end_call tool hangs up after the last line has played.
+
+const TOKEN = 'media-llm-test-token';
+let stack: CallStack;
+let gateway: TestMediaGateway;
+let speech: TestSpeech;
+let standIn: ChatStandIn;
+let recordingsDir: string;
+let owner: Fixture;
+
+const FIRST = 'Of course, I can email you the details.';
+const REST = 'Before I do, is the address we have on file for your booking still the right one to use today?';
+
+before(async () => {
+  recordingsDir = await mkdtemp(path.join(tmpdir(), 'media-llm-'));
+  standIn = await startChatStandIn((request) => {
+    const heard = JSON.stringify(request.body.messages).toLowerCase();
+    if (heard.includes('goodbye')) return { kind: 'stream', text: 'Goodbye!', toolCalls: [endCall()] };
+    // A few characters every 60 ms: the whole answer takes seconds, its first sentence well under one.
+    return { kind: 'stream', text: `${FIRST} ${REST}`, chunkDelayMs: 60 };
+  });
+  const defaults = loadSettings({});
+  [stack, speech] = await Promise.all([
+    startCallStack({
+      prefix: 'media-llm',
+      simTimeScale: 1,
+      settings: {
+        media: { ...defaults.media, streamsToken: TOKEN },
+        recordingsDir,
+        voiceLlm: { url: standIn.url, apiKey: 'sk-test', model: 'stand-in-model', timeoutMs: 10_000 },
+      },
+    }),
+    startTestSpeech(),
+  ]);
+  gateway = await startTestMediaGateway(stack, speech);
+  owner = await createFixture(stack.db.orm, { requestsPerSecond: 10_000 });
+});
+
+after(async () => {
+  await gateway?.close();
+  await stack?.close();
+  await speech?.close();
+  await standIn?.close();
+  if (recordingsDir) await rm(recordingsDir, { recursive: true, force: true });
+});
+
+test('the first sentence plays while the model is still answering; end_call hangs up after the goodbye', {
+  timeout: 180_000,
+}, async () => {
+  const agent = await createAgentFixture(stack.db.orm, {
+    workspaceId: owner.workspaceId,
+    firstMessage: 'Hello, Acme bookings.',
+  });
+  const [ask, bye] = await Promise.all([
+    speech.callerSays('Can you send me the details by email?'),
+    speech.callerSays('No, that is all. Goodbye.'),
+  ]);
+  const client = await MediaStreamsClient.connect(gateway.streamsUrl);
+  client.start({ to: agent.number, from: '+4791234580', token: TOKEN });
+  let call: Call | null = null;
+  for (let i = 0; i < 100 && !call; i++) {
+    call = await stack.db.orm.em.fork().findOne(Call, { toNumber: agent.number });
+    if (!call) await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  assert.ok(call);
+  await client.agentFinished();
+  const askedAt = performance.now();
+  await client.say(ask);
+  const answerStarts = await client.agentStarts(askedAt + 100);
+  await client.agentFinished({ after: answerStarts, quietMs: 1200 });
+  const answer = await speech.transcribe(client.agentAudio(answerStarts));
+  assert.match(answer, /email/, answer);
+  assert.match(answer, /address/, answer);
+
+  await client.say(bye);
+  assert.equal((await client.closed).code, 1000);
+  const ended = await waitForCallEnd(stack.api.client(owner.secret), call.id);
+  assert.equal(ended.end_reason, 'agent_hangup');
+
+  const progress = await stack.client.workflow.getHandle(callWorkflowId(call.id)).query(callProgressQuery);
+  const turn = progress.agentTurns.find((t) => t.fromSpeechEnd);
+  assert.ok(turn?.fromSpeechEnd, JSON.stringify(progress.agentTurns));
+  const { transcriptMs, firstTokenMs, firstAudioMs } = turn.fromSpeechEnd;
+  // From the end of speech: the moment the runtime was asked, and the moment its answer was whole.
+  const asked = firstTokenMs - (turn.firstTokenMs ?? 0);
+  const answerWhole = asked + turn.answerMs;
+  assert.ok(
+    firstAudioMs !== null && firstAudioMs < answerWhole - 500,
+    JSON.stringify({ transcriptMs, firstTokenMs, firstAudioMs, answerWhole }),
+  );
+});
