@@ -34,7 +34,8 @@ const REST = 'Before I do, is the address we have on file for your booking still
 before(async () => {
   recordingsDir = await mkdtemp(path.join(tmpdir(), 'media-llm-'));
   standIn = await startChatStandIn((request) => {
-    const heard = JSON.stringify(request.body.messages).toLowerCase();
+    const messages = request.body.messages as { role: string; content: string }[];
+    const heard = (messages.findLast((m) => m.role === 'user')?.content ?? '').toLowerCase();
     if (heard.includes('goodbye')) return { kind: 'stream', text: 'Goodbye!', toolCalls: [endCall()] };
     // A few characters every 60 ms: the whole answer takes seconds, its first sentence well under one.
     return { kind: 'stream', text: `${FIRST} ${REST}`, chunkDelayMs: 60 };
