@@ -17,6 +17,7 @@ import {
 } from '../lib/temporal/call-messages.js';
 import { type CallWorkflowResult, callWorkflowId } from '../lib/temporal/workflow-contracts.js';
 import { type AgentFixture, createAgentFixture, storedCall } from './support/call-fixtures.js';
+import { keepHistory } from './support/kept-histories.js';
 import {
   runWorkers,
   startTimeSkippingCallStack,
@@ -140,6 +141,7 @@ describe('a call with audio', { timeout: 120_000 }, () => {
       await handle.signal(callerSpeechSignal, speech(1, 'Thanks, goodbye.'));
       const result = (await handle.result()) as CallWorkflowResult;
       assert.equal(result.endReason, 'agent_hangup');
+      keepHistory('inbound-media-barge-in-call', await handle.fetchHistory());
       const { transcript } = await storedCall(stack.db.orm, callId);
       assert.equal(
         transcript[0].text,
@@ -163,6 +165,10 @@ describe('a call with audio', { timeout: 120_000 }, () => {
         .result()) as CallWorkflowResult;
       assert.equal(result.status, 'completed');
       assert.equal(result.endReason, 'agent_error');
+      keepHistory(
+        'inbound-media-lost-call',
+        await env.client.workflow.getHandle(callWorkflowId(callId)).fetchHistory(),
+      );
       assert.deepEqual(
         gateway.said.map((line) => line.index),
         [0],
