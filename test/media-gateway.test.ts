@@ -248,6 +248,26 @@ describe('barge-in and hang-ups', { timeout: 180_000 }, () => {
   });
 });
 
+describe('transfer', { timeout: 120_000 }, () => {
+  test('a caller who asks for a person is transferred: the last line plays, the stream closes naming the target', async () => {
+    const other = await createAgentFixture(stack.db.orm, {
+      workspaceId: owner.workspaceId,
+      firstMessage: 'Hello, Acme bookings.',
+    });
+    const client = await connect({ to: other.number, from: '+4791234572', token: TOKEN });
+    const call = await callOf(other.number);
+    await client.agentFinished();
+    const askedAt = performance.now();
+    await client.say(await callerSays('Can I talk to a real person, please?'));
+    const closed = await client.closed;
+    assert.deepEqual(closed, { code: 1000, reason: `transferred to ${stack.settings.transferNumber}` });
+    const lastLine = await transcribe(client.agentAudio(askedAt));
+    assert.match(lastLine, /transfer/, lastLine);
+    const ended = await waitForCallEnd(stack.api.client(owner.secret), call.id);
+    assert.equal(ended.end_reason, 'transferred');
+  });
+});
+
 describe('a gateway that dies mid-call', { timeout: 180_000 }, () => {
   test('the call workflow notices and completes the call; the recording so far is a readable WAV', async () => {
     const other = await createAgentFixture(stack.db.orm, {
