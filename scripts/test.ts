@@ -22,7 +22,11 @@ import { startPrivateTemporalDevServer } from './temporal-dev-server.js';
 const PER_TEST_TIMEOUT_MS = 120_000;
 /** CI allows 20 minutes; past this the runner is interrupted so it still prints its summary. */
 const WHOLE_RUN_TIMEOUT_MS = Number(process.env.TEST_RUN_TIMEOUT_MS || 18 * 60_000);
-const TEST_CONCURRENCY = 2;
+/**
+ * Test files run three at a time: many of them spend most of their time waiting (calls in real
+ * time, audio played at its own pace, a server's timers), so a third file keeps the two cores busy.
+ */
+const TEST_CONCURRENCY = 3;
 const DEFAULT_PATTERN = 'test/**/*.test.ts';
 
 const runsDir = path.resolve('.data/test-runs');
