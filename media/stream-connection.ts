@@ -8,6 +8,7 @@ import { isE164 } from '../lib/e164.js';
 import { RecordingWriter } from '../lib/recordings/recording-writer.js';
 import { callWorkflowId } from '../lib/temporal/workflow-contracts.js';
 import { AgentVoice } from './agent-voice.js';
+import { sendBounded } from './bounded-send.js';
 import { CallAudio } from './call-audio.js';
 import type { GatewayContext } from './gateway-context.js';
 import { isPhoneAudio, readClientMessage, type StreamStart } from './stream-messages.js';
@@ -20,8 +21,6 @@ import { isPhoneAudio, readClientMessage, type StreamStart } from './stream-mess
 
 /** A client that has not sent a valid `start` by then is closed. */
 const START_WITHIN_MS = 10_000;
-/** A client that does not read its audio: past this much unsent, the socket is closed. */
-const MAX_BUFFERED_BYTES = 512 * 1024;
 /** Agent voice when the agent names none. */
 const DEFAULT_VOICE = 'alloy';
 
@@ -51,13 +50,10 @@ export function serveStream(socket: WebSocket, request: IncomingMessage, gateway
   const noStart = setTimeout(() => socket.close(CLOSE_POLICY, 'no start'), START_WITHIN_MS);
 
   const send = (message: object) => {
-    if (socket.readyState !== socket.OPEN) return;
-    if (socket.bufferedAmount > MAX_BUFFERED_BYTES) {
-      logger.warn('media client does not read its audio; closing', { callId: call?.callId });
-      socket.terminate();
-      return;
+    const open = socket.readyState === socket.OPEN;
+    if (!sendBounded(socket, JSON.stringify({ ...message, streamSid })) && open) {
+      logger.warn('media client does not read its audio; closed', { callId: call?.callId });
     }
-    socket.send(JSON.stringify({ ...message, streamSid }));
   };
 
   const begin = async (start: StreamStart) => {
