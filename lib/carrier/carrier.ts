@@ -12,6 +12,11 @@ export interface DialRequest {
   to: string;
   from: string | null;
   ringTimeoutSeconds: number;
+  /**
+   * The media gateway (control URL) holding the call's audio: the far end answers with a Media
+   * Streams connection there (the speaking simulator). Unset: a text-only call.
+   */
+  mediaGateway?: string;
 }
 
 /** A call that came in (lib/carrier/incoming-call.ts) and that the service takes. */
@@ -37,8 +42,11 @@ export interface SpeechPlayed {
 }
 
 export interface Carrier {
-  /** Places the call. Idempotent per call id: a retried dial never rings twice. */
-  dial(request: DialRequest): Promise<void>;
+  /**
+   * Places the call. Idempotent per call id: a retried dial never rings twice. For a call with
+   * audio, says where it is held (the call workflow watches that gateway's session).
+   */
+  dial(request: DialRequest): Promise<CallMedia | undefined>;
   /**
    * Picks up a call that came in and connects the caller's audio. Idempotent per call id. For a
    * call with audio, says where it is held (the call workflow watches that gateway's session).

@@ -26,12 +26,14 @@ export class SimulatedCarrier implements Carrier {
     private readonly options: { taskQueue: string; timeScale: number },
   ) {}
 
-  async dial(request: DialRequest): Promise<void> {
+  /** With `mediaGateway`, the far end speaks: it answers with a Media Streams connection there. */
+  async dial(request: DialRequest): Promise<undefined> {
     await this.startFarEnd(request.callId, {
       callWorkflowId: request.callWorkflowId,
       scenarioNumber: request.to,
       timeScale: this.options.timeScale,
       connected: false,
+      ...(request.mediaGateway ? { audio: { gateway: request.mediaGateway, callId: request.callId } } : {}),
     });
   }
 
