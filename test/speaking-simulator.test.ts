@@ -5,12 +5,15 @@ import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import wavefile from 'wavefile';
 import { Call } from '../db/entities/index.js';
+import { MediaStreamsClient } from '../lib/media/media-streams-client.js';
 import { recordingPath } from '../lib/recordings/recording-files.js';
 import { loadSettings } from '../lib/settings.js';
+import { callWorkflowId, farEndWorkflowId } from '../lib/temporal/workflow-contracts.js';
 import { freePort } from '../scripts/processes.js';
 import { createFixture, type Fixture } from './support/api.js';
 import { type AgentFixture, createAgentFixture } from './support/call-fixtures.js';
 import { type CallStack, startCallStack, waitForCallEnd } from './support/call-stack.js';
+import { keepHistory } from './support/kept-histories.js';
 import { startTestMediaGateway, type TestMediaGateway } from './support/media-gateway.js';
 import { startTestSpeech, type TestSpeech } from './support/speech-kit.js';
 
@@ -89,6 +92,35 @@ describe('the simulator speaks', { timeout: 240_000 }, () => {
     const loud = (samples: Int16Array) => samples.filter((s) => Math.abs(s) > 2000).length / 8000;
     assert.ok(loud(caller) > 1, `caller channel: ${loud(caller)} s of sound`);
     assert.ok(loud(agentChannel) > 1, `agent channel: ${loud(agentChannel)} s of sound`);
+
+    // The audio path's histories, for the replay test (test/workflow-histories.test.ts).
+    for (const [kind, workflowId] of [
+      ['call', callWorkflowId(placed.body.id)],
+      ['far-end', farEndWorkflowId(placed.body.id)],
+    ] as const) {
+      const handle = stack.client.workflow.getHandle(workflowId);
+      await handle.result();
+      keepHistory(`outbound-speaking-${kind}`, await handle.fetchHistory());
+    }
+  });
+
+  test('a stream attaches only to a live call pinned to this gateway and with the token (else 1008)', async () => {
+    // A call pinned to the gateway that is over (tests of a file run at once: this one places its own).
+    const busy = await api().post('/calls', { agent_id: agent.agentId, to: '+4790011001' });
+    await waitForCallEnd(api(), busy.body.id, 60_000);
+    const over = await stack.db.orm.em.fork().findOneOrFail(Call, { id: busy.body.id });
+    assert.equal(over.mediaGateway, gateway.controlUrl);
+    for (const [callId, token] of [
+      [over.id, TOKEN],
+      [crypto.randomUUID(), TOKEN],
+      ['not-a-call', TOKEN],
+      [over.id, 'not-the-token'],
+    ]) {
+      const client = await MediaStreamsClient.connect(gateway.streamsUrl);
+      client.start({ callId, token });
+      assert.equal((await client.closed).code, 1008, callId);
+      assert.equal(gateway.context.sessions.get(callId), undefined, 'no call audio was opened');
+    }
   });
 
   test('a busy line and one that declines fail as before: no stream, no recording', async () => {
