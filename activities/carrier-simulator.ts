@@ -14,6 +14,8 @@ import type { SpeakingFarEnds } from './speaking-far-end.js';
 export type FarEndMessage = (
   | { callWorkflowId: string; kind: 'callback'; callback: CarrierCallback }
   | { callWorkflowId: string; kind: 'speech'; speech: CallerSpeech }
+  /** A speaking person who called in connects their stream (nothing is signalled). */
+  | { callWorkflowId: string; kind: 'attach' }
 ) & {
   /** A speaking far end (docs/voice.md, "The simulator speaks"): its stream's gateway and call. */
   audio?: FarEndAudio;
@@ -28,6 +30,7 @@ export function createCarrierSimulatorActivities(deps: { speaking?: SpeakingFarE
   const speak = async (input: FarEndMessage): Promise<boolean | undefined> => {
     const { audio } = input;
     if (!audio || !deps.speaking) return undefined;
+    if (input.kind === 'attach') return deps.speaking.answer(audio);
     if (input.kind === 'speech') return deps.speaking.say(audio, input.speech.text);
     if (input.callback.type === 'hung_up') return deps.speaking.hangUp(audio);
     // Answered once the stream is attached: the agent's first words find it there.
@@ -49,7 +52,7 @@ export function createCarrierSimulatorActivities(deps: { speaking?: SpeakingFarE
       const handle = context.client.workflow.getHandle(input.callWorkflowId);
       try {
         if (input.kind === 'callback') await handle.signal(carrierCallbackSignal, input.callback);
-        else await handle.signal(callerSpeechSignal, input.speech);
+        else if (input.kind === 'speech') await handle.signal(callerSpeechSignal, input.speech);
         return true;
       } catch (error) {
         if (error instanceof WorkflowNotFoundError) return false;

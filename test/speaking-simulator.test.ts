@@ -5,6 +5,7 @@ import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import wavefile from 'wavefile';
 import { Call } from '../db/entities/index.js';
+import { answerIncomingPhoneCall } from '../lib/calls/incoming-calls.js';
 import { MediaStreamsClient } from '../lib/media/media-streams-client.js';
 import { recordingPath } from '../lib/recordings/recording-files.js';
 import { loadSettings } from '../lib/settings.js';
@@ -61,6 +62,18 @@ after(async () => {
 
 const api = () => stack.api.client(owner.secret);
 
+/** The audio path's histories (`<name>-call`, `<name>-far-end`), for the replay test (test/workflow-histories.test.ts). */
+async function keepHistories(callId: string, name: string): Promise<void> {
+  for (const [kind, workflowId] of [
+    ['call', callWorkflowId(callId)],
+    ['far-end', farEndWorkflowId(callId)],
+  ] as const) {
+    const handle = stack.client.workflow.getHandle(workflowId);
+    await handle.result();
+    keepHistory(`${name}-${kind}`, await handle.fetchHistory());
+  }
+}
+
 describe('the simulator speaks', { timeout: 240_000 }, () => {
   test('a placed call to a friendly person is a spoken conversation: heard, answered aloud, recorded', async () => {
     const placed = await api().post('/calls', { agent_id: agent.agentId, to: '+4790005555' });
@@ -93,15 +106,7 @@ describe('the simulator speaks', { timeout: 240_000 }, () => {
     assert.ok(loud(caller) > 1, `caller channel: ${loud(caller)} s of sound`);
     assert.ok(loud(agentChannel) > 1, `agent channel: ${loud(agentChannel)} s of sound`);
 
-    // The audio path's histories, for the replay test (test/workflow-histories.test.ts).
-    for (const [kind, workflowId] of [
-      ['call', callWorkflowId(placed.body.id)],
-      ['far-end', farEndWorkflowId(placed.body.id)],
-    ] as const) {
-      const handle = stack.client.workflow.getHandle(workflowId);
-      await handle.result();
-      keepHistory(`outbound-speaking-${kind}`, await handle.fetchHistory());
-    }
+    await keepHistories(placed.body.id, 'outbound-speaking');
   });
 
   test('a stream attaches only to a live call pinned to this gateway and with the token (else 1008)', async () => {
@@ -121,6 +126,26 @@ describe('the simulator speaks', { timeout: 240_000 }, () => {
       assert.equal((await client.closed).code, 1008, callId);
       assert.equal(gateway.context.sessions.get(callId), undefined, 'no call audio was opened');
     }
+  });
+
+  test('a simulated person calling in (simulate inbound) speaks too', async () => {
+    const answer = await answerIncomingPhoneCall(
+      { em: stack.db.orm.em.fork(), temporal: stack.client, settings: stack.settings },
+      { to: agent.number, from: '+4791115555' },
+    );
+    assert.ok(answer.answered, JSON.stringify(answer));
+    const ended = await waitForCallEnd(api(), answer.callId, 180_000);
+    assert.equal(ended.status, 'completed', JSON.stringify(ended));
+    assert.equal(ended.has_recording, true);
+    const transcript = await api().get(`/calls/${answer.callId}/transcript`);
+    const lines = transcript.body.data as { role: string; text: string }[];
+    const person = lines
+      .filter((l) => l.role === 'caller')
+      .map((l) => l.text.toLowerCase())
+      .join(' | ');
+    assert.match(person, /appointment|tuesday/, person);
+    assert.match(person, /email/, person);
+    await keepHistories(answer.callId, 'inbound-speaking');
   });
 
   test('a busy line and one that declines fail as before: no stream, no recording', async () => {

@@ -130,6 +130,8 @@ export async function simulatedCalleeWorkflow(input: SimulatedCalleeInput): Prom
     clock = 0;
   }
 
+  // A speaking person who called in connects their stream first (far ends with `audio` only).
+  if (input.connected && input.audio) await deliver({ callWorkflowId: input.callWorkflowId, kind: 'attach' });
   await condition(() => joined !== undefined || released);
   let utterance = 0;
   // One wait per utterance (pause before it, then speaking it): a server's timers fire with some

@@ -11,6 +11,9 @@ import type { MediaGatewayCarrier } from './media-gateway-carrier.js';
 // the simulator's far end answers there with audio (docs/voice.md, "The simulator speaks"). That
 // far end still paces its script on the agent's lines: for a placed call with audio, the agent's
 // joining, lines and release go to the gateway (which plays them) and then, as text, to the far end.
+// A simulated person calling in (`simulate inbound`, answered here) is pinned and speaks the same
+// way; that call's tee is known to the worker that answered it only (a calls worker that restarts
+// mid-call no longer tells that caller the agent's lines, and the call ends by its silence timeout).
 
 const REMEMBERED_CALLS = 10_000;
 
@@ -57,8 +60,15 @@ export class CallRoutingCarrier implements Carrier {
   }
 
   async answer(request: AnswerRequest): Promise<CallMedia | undefined> {
-    const { gateway } = await this.routeOf(request.callId);
-    return gateway ? this.media.answer(gateway, request) : this.text.answer(request);
+    const route = await this.routeOf(request.callId);
+    if (route.gateway && !route.teeToFarEnd) return this.media.answer(route.gateway, request);
+    // A simulated person calling in (`simulate inbound`) speaks too, as the far end of a placed call.
+    const gateway = route.gateway ?? (request.farEnd === 'browser' ? undefined : this.options.dialGateway);
+    if (!gateway) return this.text.answer(request);
+    if (!route.gateway) await this.options.pinToGateway(request.callId, gateway);
+    this.remember(request.callId, { gateway, teeToFarEnd: true });
+    await this.text.answer({ ...request, mediaGateway: gateway });
+    return this.media.answer(gateway, request);
   }
 
   async connectAgent(request: { callId: string; opening: { index: number; text: string } | null }) {

@@ -29,6 +29,8 @@ export interface AnswerRequest {
   caller: string | null;
   /** Who is at the far end: the simulator's scripted person (default), or a person in the dashboard's test panel. */
   farEnd?: 'simulator' | 'browser';
+  /** The media gateway (control URL) holding the call's audio: the simulated caller speaks there. Unset: text. */
+  mediaGateway?: string;
 }
 
 /** Where a call's audio is held: the media gateway whose `holdMedia` activity lives on `taskQueue`. */

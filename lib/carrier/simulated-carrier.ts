@@ -40,6 +40,7 @@ export class SimulatedCarrier implements Carrier {
   /**
    * Picks up a call that came in (inbound phone or web): its far end, the simulated caller, starts
    * connected. The caller's number (or a web call's label) picks the scenario by its last four digits.
+   * With `mediaGateway` the caller speaks: their stream attaches there first.
    */
   async answer(request: AnswerRequest): Promise<undefined> {
     if (request.farEnd === 'browser') {
@@ -51,6 +52,7 @@ export class SimulatedCarrier implements Carrier {
       scenarioNumber: request.caller ?? '',
       timeScale: this.options.timeScale,
       connected: true,
+      ...(request.mediaGateway ? { audio: { gateway: request.mediaGateway, callId: request.callId } } : {}),
     });
   }
 
