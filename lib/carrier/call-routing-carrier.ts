@@ -63,7 +63,8 @@ export class CallRoutingCarrier implements Carrier {
     const route = await this.routeOf(request.callId);
     if (route.gateway && !route.teeToFarEnd) return this.media.answer(route.gateway, request);
     // A simulated person calling in (`simulate inbound`) speaks too, as the far end of a placed call.
-    const gateway = route.gateway ?? (request.farEnd === 'browser' ? undefined : this.options.dialGateway);
+    const simulatedPhoneCall = request.channel === 'phone' && request.farEnd !== 'browser';
+    const gateway = route.gateway ?? (simulatedPhoneCall ? this.options.dialGateway : undefined);
     if (!gateway) return this.text.answer(request);
     if (!route.gateway) await this.options.pinToGateway(request.callId, gateway);
     this.remember(request.callId, { gateway, teeToFarEnd: true });
