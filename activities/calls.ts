@@ -98,7 +98,8 @@ export function createCallActivities(deps: CallActivityDeps) {
     failingAsTemporalExpects({
       async dial(input: { callId: string; to: string; from: string | null; ringTimeoutSeconds: number }) {
         const callWorkflowId = Context.current().info.workflowExecution!.workflowId;
-        await deps.carrier.dial({ ...input, callWorkflowId });
+        // A call with audio answers where its media session is held (the workflow watches it).
+        return deps.carrier.dial({ ...input, callWorkflowId });
       },
 
       /**

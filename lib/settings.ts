@@ -68,7 +68,7 @@ export interface Settings {
   recordingsDir: string;
 }
 
-/** MEDIA_PORT, MEDIA_STREAMS_TOKEN, VOICE_ENDPOINTING_MS and CARRIER. */
+/** MEDIA_PORT, MEDIA_STREAMS_TOKEN, MEDIA_GATEWAY_URL, VOICE_ENDPOINTING_MS and CARRIER. */
 export interface MediaSettings {
   /** MEDIA_PORT: the gateway's HTTP and WebSocket port. */
   port: number;
@@ -78,6 +78,14 @@ export interface MediaSettings {
    * folder (scripts/media-streams-token.ts), passing it on to what it starts.
    */
   streamsToken: string | undefined;
+  /**
+   * MEDIA_GATEWAY_URL: where the workers reach the media gateway (its control URL,
+   * `http://HOST:MEDIA_PORT`) for the calls they place. Set (by `npm start` and `start:cluster`
+   * when speech is configured: `http://127.0.0.1:MEDIA_PORT` unless given), outbound calls carry
+   * audio and the simulator's far ends speak (docs/voice.md, "The simulator speaks"); unset, they
+   * are text-only.
+   */
+  gatewayUrl: string | undefined;
   /** VOICE_ENDPOINTING_MS: silence after speech that ends the caller's turn. */
   endpointingMs: number;
   /** CARRIER: how calls reach the telephone network. */
@@ -236,6 +244,7 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
     media: {
       port: positiveNumber('MEDIA_PORT', env.MEDIA_PORT, 8090),
       streamsToken: env.MEDIA_STREAMS_TOKEN || undefined,
+      gatewayUrl: env.MEDIA_GATEWAY_URL || undefined,
       endpointingMs: positiveNumber('VOICE_ENDPOINTING_MS', env.VOICE_ENDPOINTING_MS, 600),
       carrier: carrier(env.CARRIER),
     },

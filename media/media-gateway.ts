@@ -1,5 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import { WebSocketServer } from 'ws';
+import { MEDIA_STREAMS_PATH } from '../lib/media/media-control.js';
 import { isControlRequest, serveControl } from './control-api.js';
 import type { GatewayContext } from './gateway-context.js';
 import { serveStream } from './stream-connection.js';
@@ -7,7 +8,8 @@ import { serveStream } from './stream-connection.js';
 // The media gateway's one port (MEDIA_PORT): the Media Streams socket `/media/streams`, the
 // control API of the workers' carrier, and `/health`.
 
-export const MEDIA_STREAMS_PATH = '/media/streams';
+export { MEDIA_STREAMS_PATH };
+
 /** A Media Streams message is small (20 ms of audio is 160 bytes); anything far larger is refused. */
 const MAX_MESSAGE_BYTES = 64 * 1024;
 

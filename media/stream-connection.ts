@@ -17,10 +17,14 @@ import { isPhoneAudio, readClientMessage, type StreamStart } from './stream-mess
 // with MEDIA_STREAMS_TOKEN (the `?token=` query parameter or the `token` custom parameter of
 // `start`): without it the socket closes 1008 and nothing is recorded. A `start` with `to`/`from`
 // is a phone call coming in, taken exactly like `simulate inbound` (a number without a published
-// agent closes the socket 1000, no Call); then the call's audio (call-audio.ts) takes the stream.
+// agent closes the socket 1000, no Call); a `start` with `callId` attaches to a call the service
+// placed (the far end it dialled answered with a stream: the speaking simulator). Then the call's
+// audio (call-audio.ts) takes the stream.
 
 /** A client that has not sent a valid `start` by then is closed. */
 const START_WITHIN_MS = 10_000;
+/** A placed call a stream may attach to: pinned to this gateway, not over. */
+const LIVE_STATUSES: readonly string[] = ['queued', 'ringing', 'in_progress'];
 /** Agent voice when the agent names none. */
 const DEFAULT_VOICE = 'alloy';
 
@@ -67,6 +71,10 @@ export function serveStream(socket: WebSocket, request: IncomingMessage, gateway
       return;
     }
     streamSid = start.streamSid;
+    if (parameters.callId !== undefined) {
+      await attach(parameters.callId);
+      return;
+    }
     const to = parameters.to ?? '';
     const from = parameters.from ?? '';
     if (!isE164(to) || (from !== '' && !isE164(from))) {
@@ -83,17 +91,38 @@ export function serveStream(socket: WebSocket, request: IncomingMessage, gateway
       socket.close(CLOSE_NORMAL, answer.reason);
       return;
     }
-    const row = await em.findOneOrFail(Call, { id: answer.callId });
+    await takeStream(await em.findOneOrFail(Call, { id: answer.callId }));
+  };
+
+  /** The far end of a call the service placed answers with this stream (its calls worker pinned the call here). */
+  const attach = async (callId: string) => {
+    const em = gateway.orm.em.fork();
+    const row = /^[0-9a-f-]{36}$/.test(callId) ? await em.findOne(Call, { id: callId }) : null;
+    const attachable =
+      row !== null &&
+      row.mediaGateway === gateway.controlUrl &&
+      LIVE_STATUSES.includes(row.status) &&
+      gateway.sessions.get(callId) === undefined;
+    if (!attachable) {
+      socket.close(CLOSE_POLICY, 'no such call to attach to');
+      return;
+    }
+    await takeStream(row);
+    // The far end answers only now: the agent's first words reach a stream that is there.
+    send({ event: 'mark', mark: { name: 'attached' } });
+  };
+
+  const takeStream = async (row: Call) => {
     call = await openCallAudio(gateway, {
-      callId: answer.callId,
-      callWorkflowId: callWorkflowId(answer.callId),
+      callId: row.id,
+      callWorkflowId: callWorkflowId(row.id),
       language: row.agentSnapshot.language ?? 'en-US',
       voice: row.agentSnapshot.voiceId ?? DEFAULT_VOICE,
       send,
       close: (code, reason) => socket.close(code, reason),
     });
     gateway.sessions.add(call);
-    logger.info('media stream started', { callId: answer.callId, streamSid });
+    logger.info('media stream started', { callId: row.id, streamSid });
     // The person hung up while the call was being taken.
     if (stopped) await call.callerHungUp();
   };

@@ -5,8 +5,8 @@ import { mediaStreamsToken } from './media-streams-token.js';
 // Speech for `npm start` and `npm run start:cluster` (../spec/voice-media-v1.md section 2): with
 // VOICE_SPEECH=local the local speech server is provisioned and started on loopback and both
 // speech ports point at it; with VOICE_STT_URL and VOICE_TTS_URL the ports are those. Speech means
-// a media gateway: what the gateway and the workers need (the speech URLs and MEDIA_STREAMS_TOKEN,
-// generated once and kept in the data folder when unset) comes back as the environment to pass on.
+// a media gateway: what the gateway and the workers need (the speech URLs, MEDIA_GATEWAY_URL and
+// MEDIA_STREAMS_TOKEN, generated once and kept in the data folder when unset) comes back as the environment to pass on.
 // Without speech: nothing, and calls stay text-only.
 
 export interface VoiceSetup {
@@ -27,11 +27,16 @@ export async function setUpVoice(
 ): Promise<VoiceSetup> {
   if (!speechConfigured(settings)) return { env: {} };
   const token = mediaStreamsToken(dataDir, settings.media.streamsToken);
-  if (!settings.speech.local) return { env: { MEDIA_STREAMS_TOKEN: token } };
+  // The workers' calls go to the gateway this starts (the simulator's far ends then speak).
+  const gateway = {
+    MEDIA_STREAMS_TOKEN: token,
+    MEDIA_GATEWAY_URL: settings.media.gatewayUrl ?? `http://127.0.0.1:${settings.media.port}`,
+  };
+  if (!settings.speech.local) return { env: gateway };
   const localServer = await startLocalSpeechServer({ log: (line: string) => log(`speech: ${line}`) });
   log(`speech: local speech server on ${localServer.url}`);
   return {
-    env: { MEDIA_STREAMS_TOKEN: token, VOICE_STT_URL: localServer.url, VOICE_TTS_URL: localServer.url },
+    env: { ...gateway, VOICE_STT_URL: localServer.url, VOICE_TTS_URL: localServer.url },
     localServer,
   };
 }

@@ -48,7 +48,7 @@ class GatewayStandIn implements Carrier {
   readonly said: { index: number; text: string; hangUp?: boolean }[] = [];
   readonly releases: string[] = [];
   constructor(readonly taskQueue: string) {}
-  async dial(): Promise<void> {
+  async dial(): Promise<undefined> {
     throw new Error('not dialed here');
   }
   async answer(_request: AnswerRequest): Promise<CallMedia> {

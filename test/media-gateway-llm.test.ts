@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { Call } from '../db/entities/index.js';
+import { MediaStreamsClient } from '../lib/media/media-streams-client.js';
 import { loadSettings } from '../lib/settings.js';
 import { callProgressQuery } from '../lib/temporal/call-messages.js';
 import { callWorkflowId } from '../lib/temporal/workflow-contracts.js';
@@ -12,7 +13,6 @@ import { createAgentFixture } from './support/call-fixtures.js';
 import { type CallStack, startCallStack, waitForCallEnd } from './support/call-stack.js';
 import { type ChatStandIn, endCall, startChatStandIn } from './support/chat-completions-stand-in.js';
 import { startTestMediaGateway, type TestMediaGateway } from './support/media-gateway.js';
-import { MediaStreamsClient } from './support/media-streams-client.js';
 import { startTestSpeech, type TestSpeech } from './support/speech-kit.js';
 
 // A spoken call on the language-model runtime (VOICE_LLM_URL, here a local OpenAI-compatible

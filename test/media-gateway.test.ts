@@ -9,6 +9,7 @@ import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import wavefile from 'wavefile';
 import { Call } from '../db/entities/index.js';
+import { MediaStreamsClient } from '../lib/media/media-streams-client.js';
 import { recordingPath } from '../lib/recordings/recording-files.js';
 import { loadSettings } from '../lib/settings.js';
 import { OpenAiSpeechToText } from '../lib/speech/openai-speech-to-text.js';
@@ -18,7 +19,6 @@ import { createFixture, type Fixture } from './support/api.js';
 import { type AgentFixture, createAgentFixture } from './support/call-fixtures.js';
 import { type CallStack, startCallStack, waitForCallEnd } from './support/call-stack.js';
 import { startTestMediaGateway, type TestMediaGateway } from './support/media-gateway.js';
-import { MediaStreamsClient } from './support/media-streams-client.js';
 import { startTestSpeech, type TestSpeech } from './support/speech-kit.js';
 
 // The media gateway end to end, through real parts only: the gateway's code on a real port, the

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { loadSettings, STT_TIMEOUT_MS, TTS_TIMEOUT_MS } from '../lib/settings.js';
+import { setUpVoice } from '../scripts/voice-setup.js';
 
 // VOICE_SPEECH and VOICE_STT_* / VOICE_TTS_* (spec voice-media-v1 section 2): where speech comes from.
 
@@ -70,4 +71,26 @@ test('a URL that is not an http(s) base URL is refused, without repeating what m
       (error: Error) => message.test(error.message) && !error.message.includes('sk-secret-123'),
     );
   }
+});
+
+test('with speech, npm start points the workers at its gateway for the calls they place (MEDIA_GATEWAY_URL)', async () => {
+  const speech = { VOICE_STT_URL: 'http://127.0.0.1:1/v1', VOICE_TTS_URL: 'http://127.0.0.1:1/v1' };
+  const env = { ...speech, MEDIA_PORT: '8123', MEDIA_STREAMS_TOKEN: 'token-x' };
+  assert.equal(loadSettings(env).media.gatewayUrl, undefined);
+  const started = await setUpVoice(loadSettings(env), '/nonexistent', () => {});
+  assert.deepEqual(started.env, {
+    MEDIA_STREAMS_TOKEN: 'token-x',
+    MEDIA_GATEWAY_URL: 'http://127.0.0.1:8123',
+  });
+  const elsewhere = { ...env, MEDIA_GATEWAY_URL: 'http://media:8090' };
+  assert.equal(loadSettings(elsewhere).media.gatewayUrl, 'http://media:8090');
+  assert.equal(
+    (await setUpVoice(loadSettings(elsewhere), '/nonexistent', () => {})).env.MEDIA_GATEWAY_URL,
+    'http://media:8090',
+  );
+  // No speech: no gateway, placed calls stay text-only.
+  assert.deepEqual(
+    (await setUpVoice(loadSettings({ MEDIA_PORT: '8123' }), '/nonexistent', () => {})).env,
+    {},
+  );
 });

@@ -30,7 +30,8 @@ export type CallsWorkerDeps = WorkerNeeds<
 
 /**
  * The simulated carrier; with a media gateway about (MEDIA_STREAMS_TOKEN set), calls whose audio
- * a gateway holds go there (lib/carrier/call-routing-carrier.ts).
+ * a gateway holds go there, and with MEDIA_GATEWAY_URL the calls placed here carry audio too
+ * (lib/carrier/call-routing-carrier.ts).
  */
 function carrierFromSettings(deps: CallsWorkerDeps): Carrier {
   const queues = taskQueues(deps.settings);
@@ -41,9 +42,17 @@ function carrierFromSettings(deps: CallsWorkerDeps): Carrier {
   const token = deps.settings.media.streamsToken;
   if (!token) return simulator;
   const media = new MediaGatewayCarrier({ token, taskQueuePrefix: deps.settings.taskQueuePrefix });
-  return new CallRoutingCarrier(simulator, media, async (callId) => {
-    const call = await deps.orm.em.fork().findOne(Call, { id: callId }, { fields: ['mediaGateway'] });
-    return call?.mediaGateway ?? null;
+  return new CallRoutingCarrier(simulator, media, {
+    lookUpCall: async (callId) => {
+      const call = await deps.orm.em
+        .fork()
+        .findOne(Call, { id: callId }, { fields: ['mediaGateway', 'direction'] });
+      return call && { mediaGateway: call.mediaGateway ?? null, direction: call.direction };
+    },
+    ...(deps.settings.media.gatewayUrl ? { dialGateway: deps.settings.media.gatewayUrl } : {}),
+    pinToGateway: async (callId, gateway) => {
+      await deps.orm.em.fork().nativeUpdate(Call, { id: callId }, { mediaGateway: gateway });
+    },
   });
 }
 

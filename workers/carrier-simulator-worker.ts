@@ -1,14 +1,27 @@
 import { Worker } from '@temporalio/worker';
 import { createCarrierSimulatorActivities } from '../activities/carrier-simulator.js';
+import { SpeakingFarEnds } from '../activities/speaking-far-end.js';
+import { createLogger } from '../lib/logger.js';
+import { speechFromSettings } from '../lib/speech/from-settings.js';
 import { taskQueues } from '../lib/temporal/task-queues.js';
 import type { WorkerNeeds } from './worker-deps.js';
 import { callWorkflowsPath } from './workflow-code.js';
 
 /** What the carrier-simulator worker takes of WorkerDeps: no database, no client (its activity uses the worker's own). */
 export type CarrierSimulatorWorkerDeps = WorkerNeeds<
-  'connection' | 'workflowBundle' | 'maxCachedWorkflows',
-  'temporalNamespace' | 'taskQueuePrefix'
+  'connection' | 'workflowBundle' | 'maxCachedWorkflows' | 'logger',
+  'temporalNamespace' | 'taskQueuePrefix' | 'speech' | 'media' | 'logLevel'
 >;
+
+/** The far ends that speak (docs/voice.md, "The simulator speaks"): with a gateway's token and text-to-speech. */
+function speakingFarEnds(deps: CarrierSimulatorWorkerDeps): SpeakingFarEnds | undefined {
+  const { tts } = speechFromSettings(deps.settings);
+  const token = deps.settings.media.streamsToken;
+  if (!tts || !token) return undefined;
+  const logger =
+    deps.logger ?? createLogger(deps.settings.logLevel, { fields: { worker: 'carrier-simulator' } });
+  return new SpeakingFarEnds({ tts, token, logger });
+}
 
 /** The worker of the `carrier-simulator` task queue: the simulated far ends and their callbacks (local activities). */
 export function createCarrierSimulatorWorker(deps: CarrierSimulatorWorkerDeps): Promise<Worker> {
@@ -17,7 +30,7 @@ export function createCarrierSimulatorWorker(deps: CarrierSimulatorWorkerDeps): 
     namespace: deps.settings.temporalNamespace,
     taskQueue: taskQueues(deps.settings).simulator,
     ...(deps.workflowBundle ? { workflowBundle: deps.workflowBundle } : { workflowsPath: callWorkflowsPath }),
-    activities: createCarrierSimulatorActivities(),
+    activities: createCarrierSimulatorActivities({ speaking: speakingFarEnds(deps) }),
     maxConcurrentWorkflowTaskExecutions: 100,
     maxCachedWorkflows: deps.maxCachedWorkflows ?? 2000,
   });

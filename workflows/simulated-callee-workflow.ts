@@ -77,9 +77,10 @@ export async function simulatedCalleeWorkflow(input: SimulatedCalleeInput): Prom
   };
   // A call that already ended refuses signals: the far end then has nothing left to do.
   const deliver = async (message: FarEndMessage, afterMs?: number) => {
-    const delivered = await callBack(afterMs === undefined ? message : { ...message, afterMs }).catch(
-      () => false,
-    );
+    // A speaking far end's answer, lines and hang-up go to the media gateway as audio (the callback's
+    // activity holds its stream); every other far end's inputs are as they were.
+    const sent = input.audio ? { ...message, audio: input.audio } : message;
+    const delivered = await callBack(afterMs === undefined ? sent : { ...sent, afterMs }).catch(() => false);
     if (!delivered) released = true;
   };
   const callbackOf = (callback: CarrierCallback): FarEndMessage => ({
@@ -129,6 +130,8 @@ export async function simulatedCalleeWorkflow(input: SimulatedCalleeInput): Prom
     clock = 0;
   }
 
+  // A speaking person who called in connects their stream first (far ends with `audio` only).
+  if (input.connected && input.audio) await deliver({ callWorkflowId: input.callWorkflowId, kind: 'attach' });
   await condition(() => joined !== undefined || released);
   let utterance = 0;
   // One wait per utterance (pause before it, then speaking it): a server's timers fire with some

@@ -1,3 +1,4 @@
+import type { CallDirection } from '../../db/entities/index.js';
 import type { AnswerRequest, CallMedia, Carrier, DialRequest, SpeechPlayed } from './carrier.js';
 import type { MediaGatewayCarrier } from './media-gateway-carrier.js';
 
@@ -5,35 +6,80 @@ import type { MediaGatewayCarrier } from './media-gateway-carrier.js';
 // gateway) is carried by that gateway; every other call by the text carrier (the simulator, or a
 // typed test-panel call). A call's gateway never changes once set, so it is looked up once per
 // call and kept (a bounded cache: calls are short).
+//
+// With a gateway for the calls it places (MEDIA_GATEWAY_URL), a dial pins the call to it first and
+// the simulator's far end answers there with audio (docs/voice.md, "The simulator speaks"). That
+// far end still paces its script on the agent's lines: for a placed call with audio, the agent's
+// joining, lines and release go to the gateway (which plays them) and then, as text, to the far end.
+// A simulated person calling in (`simulate inbound`, answered here) is pinned and speaks the same
+// way; that call's tee is known to the worker that answered it only (a calls worker that restarts
+// mid-call no longer tells that caller the agent's lines, and the call ends by its silence timeout).
 
 const REMEMBERED_CALLS = 10_000;
 
+/** What routing needs of a Call row. */
+export interface CallRoute {
+  /** Call.mediaGateway: the gateway holding the call's audio, or null. */
+  mediaGateway: string | null;
+  direction: CallDirection;
+}
+
+export interface CallRoutingOptions {
+  /** The call's route; null for a call not (yet) recorded. */
+  lookUpCall(callId: string): Promise<CallRoute | null>;
+  /** Where calls placed from here carry their audio (MEDIA_GATEWAY_URL); unset: placed calls are text-only. */
+  dialGateway?: string;
+  /** Writes Call.mediaGateway before the dial, so every later request of the call goes there. */
+  pinToGateway(callId: string, gateway: string): Promise<void>;
+}
+
+interface Route {
+  gateway: string | null;
+  /** A call we placed with audio: its far end is the simulator, which hears the agent's lines as text too. */
+  teeToFarEnd: boolean;
+}
+
 export class CallRoutingCarrier implements Carrier {
-  private readonly gateways = new Map<string, string | null>();
+  private readonly routes = new Map<string, Route>();
 
   constructor(
     private readonly text: Carrier,
     private readonly media: MediaGatewayCarrier,
-    /** The media gateway holding the call's audio (Call.mediaGateway), or null. */
-    private readonly lookUpGateway: (callId: string) => Promise<string | null>,
+    private readonly options: CallRoutingOptions,
   ) {}
 
-  dial(request: DialRequest): Promise<void> {
-    return this.text.dial(request);
+  async dial(request: DialRequest): Promise<CallMedia | undefined> {
+    const known = await this.routeOf(request.callId);
+    // A retried dial keeps the gateway the first one pinned.
+    const gateway = known.gateway ?? this.options.dialGateway;
+    if (!gateway) return this.text.dial(request);
+    if (!known.gateway) await this.options.pinToGateway(request.callId, gateway);
+    this.remember(request.callId, { gateway, teeToFarEnd: true });
+    await this.text.dial({ ...request, mediaGateway: gateway });
+    return this.media.callMedia(gateway);
   }
 
   async answer(request: AnswerRequest): Promise<CallMedia | undefined> {
-    const gateway = await this.gatewayOf(request.callId);
-    return gateway ? this.media.answer(gateway, request) : this.text.answer(request);
+    const route = await this.routeOf(request.callId);
+    if (route.gateway && !route.teeToFarEnd) return this.media.answer(route.gateway, request);
+    // A simulated person calling in (`simulate inbound`) speaks too, as the far end of a placed call.
+    const simulatedPhoneCall = request.channel === 'phone' && request.farEnd !== 'browser';
+    const gateway = route.gateway ?? (simulatedPhoneCall ? this.options.dialGateway : undefined);
+    if (!gateway) return this.text.answer(request);
+    if (!route.gateway) await this.options.pinToGateway(request.callId, gateway);
+    this.remember(request.callId, { gateway, teeToFarEnd: true });
+    await this.text.answer({ ...request, mediaGateway: gateway });
+    return this.media.answer(gateway, request);
   }
 
   async connectAgent(request: { callId: string; opening: { index: number; text: string } | null }) {
-    const gateway = await this.gatewayOf(request.callId);
-    return gateway ? this.media.connectAgent(gateway, request) : this.text.connectAgent(request);
+    const route = await this.routeOf(request.callId);
+    if (route.gateway) await this.media.connectAgent(route.gateway, request);
+    if (!route.gateway || route.teeToFarEnd) await this.text.connectAgent(request);
   }
 
   async saySentence(request: { callId: string; index: number; seq: number; text: string }) {
-    const gateway = await this.gatewayOf(request.callId);
+    const { gateway } = await this.routeOf(request.callId);
     if (gateway) await this.media.saySentence(gateway, request);
     else await this.text.saySentence?.(request);
   }
@@ -44,28 +90,38 @@ export class CallRoutingCarrier implements Carrier {
     text: string;
     hangUp?: boolean;
   }): Promise<SpeechPlayed | undefined> {
-    const gateway = await this.gatewayOf(request.callId);
-    return gateway ? this.media.say(gateway, request) : this.text.say(request);
+    const route = await this.routeOf(request.callId);
+    if (!route.gateway) return this.text.say(request);
+    const played = await this.media.say(route.gateway, request);
+    if (route.teeToFarEnd) await this.text.say(request);
+    return played;
   }
 
   async transfer(request: { callId: string; to: string }) {
-    const gateway = await this.gatewayOf(request.callId);
-    return gateway ? this.media.transfer(gateway, request) : this.text.transfer(request);
+    const route = await this.routeOf(request.callId);
+    if (route.gateway) await this.media.transfer(route.gateway, request);
+    if (!route.gateway || route.teeToFarEnd) await this.text.transfer(request);
   }
 
   async release(request: { callId: string; reason: 'hang_up' | 'cancel' }) {
-    const gateway = await this.gatewayOf(request.callId);
-    return gateway ? this.media.release(gateway, request) : this.text.release(request);
+    const route = await this.routeOf(request.callId);
+    if (route.gateway) await this.media.release(route.gateway, request);
+    if (!route.gateway || route.teeToFarEnd) await this.text.release(request);
   }
 
-  private async gatewayOf(callId: string): Promise<string | null> {
-    const known = this.gateways.get(callId);
-    if (known !== undefined) return known;
-    const gateway = await this.lookUpGateway(callId);
-    if (this.gateways.size >= REMEMBERED_CALLS) {
-      this.gateways.delete(this.gateways.keys().next().value!);
-    }
-    this.gateways.set(callId, gateway);
-    return gateway;
+  private async routeOf(callId: string): Promise<Route> {
+    const known = this.routes.get(callId);
+    if (known) return known;
+    const call = await this.options.lookUpCall(callId);
+    const gateway = call?.mediaGateway ?? null;
+    const route = { gateway, teeToFarEnd: gateway !== null && call?.direction === 'outbound' };
+    // Final: an outbound call's dial (its first request) pins it before anything else asks.
+    this.remember(callId, route);
+    return route;
+  }
+
+  private remember(callId: string, route: Route): void {
+    if (this.routes.size >= REMEMBERED_CALLS) this.routes.delete(this.routes.keys().next().value!);
+    this.routes.set(callId, route);
   }
 }

@@ -12,6 +12,11 @@ export interface DialRequest {
   to: string;
   from: string | null;
   ringTimeoutSeconds: number;
+  /**
+   * The media gateway (control URL) holding the call's audio: the far end answers with a Media
+   * Streams connection there (the speaking simulator). Unset: a text-only call.
+   */
+  mediaGateway?: string;
 }
 
 /** A call that came in (lib/carrier/incoming-call.ts) and that the service takes. */
@@ -24,6 +29,8 @@ export interface AnswerRequest {
   caller: string | null;
   /** Who is at the far end: the simulator's scripted person (default), or a person in the dashboard's test panel. */
   farEnd?: 'simulator' | 'browser';
+  /** The media gateway (control URL) holding the call's audio: the simulated caller speaks there. Unset: text. */
+  mediaGateway?: string;
 }
 
 /** Where a call's audio is held: the media gateway whose `holdMedia` activity lives on `taskQueue`. */
@@ -37,8 +44,11 @@ export interface SpeechPlayed {
 }
 
 export interface Carrier {
-  /** Places the call. Idempotent per call id: a retried dial never rings twice. */
-  dial(request: DialRequest): Promise<void>;
+  /**
+   * Places the call. Idempotent per call id: a retried dial never rings twice. For a call with
+   * audio, says where it is held (the call workflow watches that gateway's session).
+   */
+  dial(request: DialRequest): Promise<CallMedia | undefined>;
   /**
    * Picks up a call that came in and connects the caller's audio. Idempotent per call id. For a
    * call with audio, says where it is held (the call workflow watches that gateway's session).

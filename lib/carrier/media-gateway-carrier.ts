@@ -20,6 +20,11 @@ export class MediaGatewayCarrier {
 
   async answer(gateway: string, request: AnswerRequest): Promise<CallMedia> {
     await this.command(gateway, request.callId, { type: 'answer', callWorkflowId: request.callWorkflowId });
+    return this.callMedia(gateway);
+  }
+
+  /** Where a call on `gateway` is held: the task queue of the gateway's media sessions. */
+  callMedia(gateway: string): CallMedia {
     return { taskQueue: mediaTaskQueue(this.options.taskQueuePrefix, gateway) };
   }
 

@@ -26,18 +26,21 @@ export class SimulatedCarrier implements Carrier {
     private readonly options: { taskQueue: string; timeScale: number },
   ) {}
 
-  async dial(request: DialRequest): Promise<void> {
+  /** With `mediaGateway`, the far end speaks: it answers with a Media Streams connection there. */
+  async dial(request: DialRequest): Promise<undefined> {
     await this.startFarEnd(request.callId, {
       callWorkflowId: request.callWorkflowId,
       scenarioNumber: request.to,
       timeScale: this.options.timeScale,
       connected: false,
+      ...(request.mediaGateway ? { audio: { gateway: request.mediaGateway, callId: request.callId } } : {}),
     });
   }
 
   /**
    * Picks up a call that came in (inbound phone or web): its far end, the simulated caller, starts
    * connected. The caller's number (or a web call's label) picks the scenario by its last four digits.
+   * With `mediaGateway` the caller speaks: their stream attaches there first.
    */
   async answer(request: AnswerRequest): Promise<undefined> {
     if (request.farEnd === 'browser') {
@@ -49,6 +52,7 @@ export class SimulatedCarrier implements Carrier {
       scenarioNumber: request.caller ?? '',
       timeScale: this.options.timeScale,
       connected: true,
+      ...(request.mediaGateway ? { audio: { gateway: request.mediaGateway, callId: request.callId } } : {}),
     });
   }
 

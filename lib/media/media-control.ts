@@ -20,3 +20,13 @@ export type MediaCommand =
 export function mediaControlPath(callId: string): string {
   return `/media/control/calls/${encodeURIComponent(callId)}`;
 }
+
+/** The Media Streams WebSocket endpoint, on the gateway's one port beside the control API. */
+export const MEDIA_STREAMS_PATH = '/media/streams';
+
+/** The Media Streams URL of the gateway whose control URL is `controlUrl` (`http://HOST:PORT`). */
+export function mediaStreamsUrl(controlUrl: string): string {
+  const url = new URL(MEDIA_STREAMS_PATH, controlUrl);
+  url.protocol = url.protocol === 'https:' ? 'wss:' : 'ws:';
+  return url.toString();
+}

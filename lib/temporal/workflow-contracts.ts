@@ -84,6 +84,18 @@ export interface SimulatedCalleeInput {
   timeScale: number;
   /** The call is already connected (it came in answered): no ringing. */
   connected: boolean;
+  /**
+   * The far end speaks (docs/voice.md, "The simulator speaks"): on answering it connects to this
+   * media gateway as a Media Streams client for call `callId`, and says its lines as audio there.
+   * Absent (every far end before it): its lines are signalled as text.
+   */
+  audio?: FarEndAudio;
+}
+
+/** Where a speaking far end's audio goes: the media gateway (control URL) holding call `callId`. */
+export interface FarEndAudio {
+  gateway: string;
+  callId: string;
 }
 
 export type SimulatedCalleeWorkflow = (input: SimulatedCalleeInput) => Promise<void>;

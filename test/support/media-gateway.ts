@@ -26,6 +26,8 @@ export async function startTestMediaGateway(
   stack: CallStack,
   speech: { stt: SpeechToText; tts: TextToSpeech },
   logger: Logger = createLogger('warn'),
+  /** A port chosen beforehand (the stack's MEDIA_GATEWAY_URL names it); default a free one. */
+  port = 0,
 ): Promise<TestMediaGateway> {
   const token = stack.settings.media.streamsToken;
   if (!token) throw new Error('the call stack needs settings.media.streamsToken');
@@ -42,13 +44,13 @@ export async function startTestMediaGateway(
     logger,
   };
   const server: Server = createMediaGateway(context);
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  context.controlUrl = `http://127.0.0.1:${port}`;
+  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
+  const bound = (server.address() as AddressInfo).port;
+  context.controlUrl = `http://127.0.0.1:${bound}`;
   const worker: Worker = await createMediaSessionWorker(stack.connection, context);
   const running = worker.run();
   return {
-    streamsUrl: `ws://127.0.0.1:${port}${MEDIA_STREAMS_PATH}`,
+    streamsUrl: `ws://127.0.0.1:${bound}${MEDIA_STREAMS_PATH}`,
     controlUrl: context.controlUrl,
     context,
     async close() {

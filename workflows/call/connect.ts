@@ -19,12 +19,15 @@ export async function connect(call: CallState): Promise<'connected' | FailReason
 async function dial(call: CallState): Promise<'connected' | FailReason> {
   const { callId, input } = call;
   try {
-    await carrier.dial({
-      callId,
-      to: input.to!,
-      from: input.from,
-      ringTimeoutSeconds: input.ringTimeoutSeconds,
-    });
+    // A call with audio (a speaking far end) says where its media session is held; before
+    // MEDIA_GATEWAY_URL every dial answered nothing.
+    call.media =
+      (await carrier.dial({
+        callId,
+        to: input.to!,
+        from: input.from,
+        ringTimeoutSeconds: input.ringTimeoutSeconds,
+      })) ?? null;
   } catch (error) {
     if (!failedForGood(error)) throw error;
     return 'not_connected';

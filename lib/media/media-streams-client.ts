@@ -1,19 +1,22 @@
 import { randomBytes } from 'node:crypto';
 import WebSocket from 'ws';
-import { decodeMulaw, encodeMulaw } from '../../lib/audio/mulaw.js';
+import { decodeMulaw, encodeMulaw } from '../audio/mulaw.js';
 
-// A Media Streams client for tests, as Twilio's side of `<Connect><Stream>` behaves: after `start`
-// it sends the caller's line in real time, a 20 ms μ-law frame every 20 ms (silence when the
-// caller says nothing, as a phone line does), and plays what the gateway sends in real time: a
-// mark comes back once the audio before it has played, and `clear` drops what has not played yet.
+// A Media Streams client, as Twilio's side of `<Connect><Stream>` behaves: after `start` it sends
+// the person's line in real time, a 20 ms μ-law frame every 20 ms (silence when they say nothing,
+// as a phone line does), and plays what the gateway sends in real time: a mark comes back once the
+// audio before it has played, and `clear` drops what has not played yet. The tests' caller, and
+// the speaking simulator's far end (activities/speaking-far-end.ts).
 
 const FRAME_SAMPLES = 160;
 const FRAME_MS = 20;
 const SILENCE = new Int16Array(FRAME_SAMPLES);
 
+/** A call coming in (`to`, `from`), or a stream attaching to a call the service placed (`callId`). */
 export interface StartOptions {
-  to: string;
+  to?: string;
   from?: string;
+  callId?: string;
   token?: string;
   mediaFormat?: { encoding: string; sampleRate: number; channels: number };
 }
@@ -28,8 +31,13 @@ interface PlayedFrame {
 export class MediaStreamsClient {
   readonly streamSid = `MZ${randomBytes(16).toString('hex')}`;
   readonly closed: Promise<{ code: number; reason: string }>;
-  /** Every agent frame that played (cleared ones are not), in order. */
+  /** Every agent frame that played (cleared ones are not), in order; kept only with `keepAgentAudio`. */
   readonly played: PlayedFrame[] = [];
+  /** When the last agent frame that played started (performance.now()); -1: none yet. */
+  private lastPlaysAt = -1;
+  /** The gateway's `attached` mark came: the stream carries the placed call (`callId`). */
+  readonly attached: Promise<void>;
+  private onAttached!: () => void;
   /** Wall-clock ms of each `clear` received. */
   readonly clears: number[] = [];
   /** Marks received, and when each was echoed. */
@@ -42,8 +50,16 @@ export class MediaStreamsClient {
   private chunk = 0;
   private pump: NodeJS.Timeout | undefined;
   private stopped = false;
+  /** When the last frame of said audio left (performance.now()). */
+  private lastSaidAt = 0;
 
-  private constructor(private readonly socket: WebSocket) {
+  private constructor(
+    private readonly socket: WebSocket,
+    private readonly keepAgentAudio: boolean,
+  ) {
+    this.attached = new Promise((resolve) => {
+      this.onAttached = resolve;
+    });
     this.closed = new Promise((resolve) =>
       socket.once('close', (code, reason) => {
         this.stopped = true;
@@ -54,19 +70,23 @@ export class MediaStreamsClient {
     socket.on('message', (data) => this.receive(JSON.parse(data.toString())));
   }
 
-  static async connect(url: string): Promise<MediaStreamsClient> {
+  /** `keepAgentAudio: false` (a long-lived caller) keeps no agent audio, only when it plays. */
+  static async connect(url: string, options: { keepAgentAudio?: boolean } = {}): Promise<MediaStreamsClient> {
     const socket = new WebSocket(url);
     await new Promise<void>((resolve, reject) => {
       socket.once('open', () => resolve());
       socket.once('error', reject);
     });
-    return new MediaStreamsClient(socket);
+    return new MediaStreamsClient(socket, options.keepAgentAudio ?? true);
   }
 
   /** `connected` and `start`, then the line's audio in real time. */
   start(options: StartOptions): void {
     this.send({ event: 'connected', protocol: 'Call', version: '1.0.0' });
-    const customParameters: Record<string, string> = { to: options.to, from: options.from ?? '' };
+    const customParameters: Record<string, string> =
+      options.callId !== undefined
+        ? { callId: options.callId }
+        : { to: options.to ?? '', from: options.from ?? '' };
     if (options.token !== undefined) customParameters.token = options.token;
     this.send({
       event: 'start',
@@ -84,7 +104,9 @@ export class MediaStreamsClient {
     const startedAt = performance.now();
     const tick = () => {
       if (this.stopped) return;
-      this.sendFrame(this.toSay.shift() ?? SILENCE);
+      const said = this.toSay.shift();
+      this.sendFrame(said ?? SILENCE);
+      if (said) this.lastSaidAt = performance.now();
       this.playOut();
       // Paced on the clock, not on the timer: frames leave every 20 ms on average.
       this.pump = setTimeout(tick, Math.max(0, startedAt + this.chunk * FRAME_MS - performance.now()));
@@ -92,14 +114,18 @@ export class MediaStreamsClient {
     tick();
   }
 
-  /** Says `samples` (8 kHz) in real time from the next frame on; resolves when the last frame is sent. */
-  async say(samples: Int16Array): Promise<void> {
+  /**
+   * Says `samples` (8 kHz) in real time from the next frame on; resolves when the last frame is
+   * sent, with the moment it left (performance.now()): the end of the caller's audio on the line.
+   */
+  async say(samples: Int16Array): Promise<number> {
     for (let at = 0; at < samples.length; at += FRAME_SAMPLES) {
       const frame = new Int16Array(FRAME_SAMPLES);
       frame.set(samples.subarray(at, at + FRAME_SAMPLES));
       this.toSay.push(frame);
     }
     while (this.toSay.length > 0 && !this.stopped) await sleep(FRAME_MS);
+    return this.lastSaidAt;
   }
 
   /** Sends raw text: a malformed or unknown message. */
@@ -125,12 +151,18 @@ export class MediaStreamsClient {
     const { quietMs = 800, limitMs = 30_000, after = 0 } = options;
     const until = performance.now() + limitMs;
     while (performance.now() < until) {
-      const last = this.played.at(-1);
-      const heardSome = last !== undefined && last.playsAt >= after;
+      const heardSome = this.lastPlaysAt >= 0 && this.lastPlaysAt >= after;
       if (heardSome && this.pending.length === 0 && performance.now() - this.playEnd >= quietMs) return;
       await sleep(FRAME_MS);
     }
     throw new Error('the agent did not finish speaking');
+  }
+
+  /** Until no agent audio is waiting to play and none has played for `quietMs` (the agent is silent). */
+  async agentSilent(quietMs = 300): Promise<void> {
+    while (!this.stopped && (this.pending.length > 0 || performance.now() - this.playEnd < quietMs)) {
+      await sleep(FRAME_MS);
+    }
   }
 
   /** Until the first agent audio after `after` (performance.now()) plays; its time. */
@@ -181,6 +213,7 @@ export class MediaStreamsClient {
       this.playEnd = playsAt + (samples.length / 8000) * 1000;
       this.pending.push({ samples, playsAt });
     } else if (message.event === 'mark' && message.mark) {
+      if (message.mark.name === 'attached') this.onAttached();
       this.marks.push({ name: message.mark.name, echoedAt: null });
       this.pendingMarks.push({ name: message.mark.name, at: this.playEnd });
     } else if (message.event === 'clear') {
@@ -197,7 +230,11 @@ export class MediaStreamsClient {
   /** Moves what has started playing to `played`, and echoes the marks whose audio has played. */
   private playOut(): void {
     const now = performance.now();
-    while (this.pending.length > 0 && this.pending[0].playsAt <= now) this.played.push(this.pending.shift()!);
+    while (this.pending.length > 0 && this.pending[0].playsAt <= now) {
+      const frame = this.pending.shift()!;
+      this.lastPlaysAt = frame.playsAt;
+      if (this.keepAgentAudio) this.played.push(frame);
+    }
     while (this.pendingMarks.length > 0 && this.pendingMarks[0].at <= now) {
       const mark = this.pendingMarks.shift()!;
       const kept = this.marks.find((m) => m.name === mark.name && m.echoedAt === null);

@@ -1,0 +1,95 @@
+import { resample } from '../lib/audio/resample.js';
+import type { Logger } from '../lib/logger.js';
+import { mediaStreamsUrl } from '../lib/media/media-control.js';
+import { MediaStreamsClient } from '../lib/media/media-streams-client.js';
+import type { TextToSpeech } from '../lib/speech/speech-ports.js';
+import type { FarEndAudio } from '../lib/temporal/workflow-contracts.js';
+
+// The speaking simulator (docs/voice.md, "The simulator speaks"): the far ends of calls placed with
+// audio, each a Media Streams client in the carrier-simulator worker's process, connected to the
+// media gateway holding the call. The far end's workflow decides as ever (same scenarios, lines
+// and timing); here its answer opens the stream, its lines are synthesised and spoken into it in
+// real time, and its hang-up is `stop`. The gateway hears the lines, transcribes them and tells
+// the call workflow itself.
+
+/** The simulated person's voice: not the agent's (an unknown id is the server's default voice; OpenAI has `echo`). */
+export const SIMULATED_PERSON_VOICE = 'echo';
+/** The gateway confirms the attachment within this long, or the far end has not answered. */
+const ATTACH_WITHIN_MS = 5000;
+
+interface FarEndStream {
+  client: MediaStreamsClient;
+  /** What the person says, one line after the other, and their hang-up after it. */
+  speaking: Promise<void>;
+}
+
+export interface SpeakingFarEndDeps {
+  tts: TextToSpeech;
+  /** MEDIA_STREAMS_TOKEN */
+  token: string;
+  logger: Logger;
+}
+
+export class SpeakingFarEnds {
+  private readonly streams = new Map<string, FarEndStream>();
+
+  constructor(private readonly deps: SpeakingFarEndDeps) {}
+
+  /** The person picks up: the stream connects and attaches to the call (once per call; a retry finds it). */
+  async answer(audio: FarEndAudio): Promise<boolean> {
+    if (this.streams.has(audio.callId)) return true;
+    const client = await MediaStreamsClient.connect(mediaStreamsUrl(audio.gateway), {
+      keepAgentAudio: false,
+    });
+    client.start({ callId: audio.callId, token: this.deps.token });
+    const stream = { client, speaking: Promise.resolve() };
+    this.streams.set(audio.callId, stream);
+    void client.closed.then(() => {
+      if (this.streams.get(audio.callId) === stream) this.streams.delete(audio.callId);
+    });
+    let timer: NodeJS.Timeout | undefined;
+    const attached = await Promise.race([
+      client.attached.then(() => true),
+      client.closed.then(() => false), // refused: the call is over, or not this gateway's
+      new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), ATTACH_WITHIN_MS))),
+    ]).finally(() => clearTimeout(timer));
+    if (attached === 'late') {
+      client.close();
+      throw new Error(`media gateway ${audio.gateway} did not attach call ${audio.callId}`);
+    }
+    return attached;
+  }
+
+  /**
+   * The person says `text` once the agent's audio has stopped playing (they do not talk over it),
+   * in real time. Queued behind what they are still saying; false when the stream is gone.
+   */
+  say(audio: FarEndAudio, text: string): boolean {
+    return this.queue(audio, async ({ client }) => {
+      await client.agentSilent();
+      const spoken = await this.deps.tts.synthesize(text, { voice: SIMULATED_PERSON_VOICE });
+      await client.say(resample(spoken.samples, spoken.sampleRate, 8000));
+    });
+  }
+
+  /** The person hangs up once they have said their piece: `stop`, and the socket closes. */
+  hangUp(audio: FarEndAudio): boolean {
+    const queued = this.queue(audio, async ({ client }) => {
+      client.stop();
+      client.close();
+    });
+    this.streams.delete(audio.callId);
+    return queued;
+  }
+
+  private queue(audio: FarEndAudio, step: (stream: FarEndStream) => Promise<void>): boolean {
+    const stream = this.streams.get(audio.callId);
+    if (!stream) return false;
+    stream.speaking = stream.speaking
+      .then(() => step(stream))
+      .catch((error: unknown) =>
+        this.deps.logger.warn('simulated person not heard', { callId: audio.callId, error: `${error}` }),
+      );
+    return true;
+  }
+}

@@ -1,0 +1,163 @@
+import assert from 'node:assert/strict';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import wavefile from 'wavefile';
+import { Call } from '../db/entities/index.js';
+import { answerIncomingPhoneCall } from '../lib/calls/incoming-calls.js';
+import { MediaStreamsClient } from '../lib/media/media-streams-client.js';
+import { recordingPath } from '../lib/recordings/recording-files.js';
+import { loadSettings } from '../lib/settings.js';
+import { callWorkflowId, farEndWorkflowId } from '../lib/temporal/workflow-contracts.js';
+import { freePort } from '../scripts/processes.js';
+import { createFixture, type Fixture } from './support/api.js';
+import { type AgentFixture, createAgentFixture } from './support/call-fixtures.js';
+import { type CallStack, startCallStack, waitForCallEnd } from './support/call-stack.js';
+import { keepHistory } from './support/kept-histories.js';
+import { startTestMediaGateway, type TestMediaGateway } from './support/media-gateway.js';
+import { startTestSpeech, type TestSpeech } from './support/speech-kit.js';
+
+// The speaking simulator end to end (docs/voice.md, "The simulator speaks"): with MEDIA_GATEWAY_URL
+// the calls worker pins a placed call to the gateway, the simulator's far end answers with a Media
+// Streams connection there and says its scripted lines as Piper-made audio; the gateway hears them
+// (Silero, Whisper tiny.en), the agent answers aloud, and the call is recorded. Real parts only:
+// the gateway's code on a real port, the local speech server, PostgreSQL, Temporal, the workers.
+
+const TOKEN = 'speaking-simulator-token-7d2e';
+let stack: CallStack;
+let gateway: TestMediaGateway;
+let speech: TestSpeech;
+let recordingsDir: string;
+/** The workspace placing the calls, and its agent (the scripted runtime). */
+let owner: Fixture, agent: AgentFixture;
+
+before(async () => {
+  recordingsDir = await mkdtemp(path.join(tmpdir(), 'speaking-simulator-'));
+  speech = await startTestSpeech();
+  const port = await freePort();
+  const defaults = loadSettings({});
+  const endpoint = (model: string) => ({ url: speech.url, apiKey: undefined, model, timeoutMs: 15_000 });
+  stack = await startCallStack({
+    prefix: 'speaking-simulator',
+    // The far end's pauses at a quarter: its lines themselves are spoken in real time.
+    simTimeScale: 0.25,
+    settings: {
+      media: { ...defaults.media, streamsToken: TOKEN, gatewayUrl: `http://127.0.0.1:${port}` },
+      speech: { local: false, stt: endpoint('whisper-1'), tts: endpoint('tts-1') },
+      recordingsDir,
+    },
+  });
+  gateway = await startTestMediaGateway(stack, speech, undefined, port);
+  owner = await createFixture(stack.db.orm, { requestsPerSecond: 10_000 });
+  agent = await createAgentFixture(stack.db.orm, { workspaceId: owner.workspaceId });
+});
+
+after(async () => {
+  await gateway?.close();
+  await stack?.close();
+  await speech?.close();
+  if (recordingsDir) await rm(recordingsDir, { recursive: true, force: true });
+});
+
+const api = () => stack.api.client(owner.secret);
+
+/** The audio path's histories (`<name>-call`, `<name>-far-end`), for the replay test (test/workflow-histories.test.ts). */
+async function keepHistories(callId: string, name: string): Promise<void> {
+  for (const [kind, workflowId] of [
+    ['call', callWorkflowId(callId)],
+    ['far-end', farEndWorkflowId(callId)],
+  ] as const) {
+    const handle = stack.client.workflow.getHandle(workflowId);
+    await handle.result();
+    keepHistory(`${name}-${kind}`, await handle.fetchHistory());
+  }
+}
+
+describe('the simulator speaks', { timeout: 240_000 }, () => {
+  test('a placed call to a friendly person is a spoken conversation: heard, answered aloud, recorded', async () => {
+    const placed = await api().post('/calls', { agent_id: agent.agentId, to: '+4790005555' });
+    assert.equal(placed.status, 202, placed.text);
+    const ended = await waitForCallEnd(api(), placed.body.id, 180_000);
+    assert.equal(ended.status, 'completed', JSON.stringify(ended));
+    assert.equal(ended.has_recording, true);
+    const row = await stack.db.orm.em.fork().findOneOrFail(Call, { id: placed.body.id });
+    assert.equal(row.mediaGateway, gateway.controlUrl, 'the call was pinned to the gateway');
+
+    const transcript = await api().get(`/calls/${placed.body.id}/transcript`);
+    const lines = transcript.body.data as { role: string; text: string }[];
+    const said = (role: string) =>
+      lines
+        .filter((l) => l.role === role)
+        .map((l) => l.text.toLowerCase())
+        .join(' | ');
+    assert.match(lines[0].text, /this is Ada.*I'm calling/, JSON.stringify(lines));
+    // The person's lines, recognised from their audio (Whisper's words, not the script's text).
+    const person = said('caller');
+    assert.match(person, /minute/, person);
+    assert.match(person, /email/, person);
+    assert.match(person, /bye/, person);
+    assert.ok(said('agent').length > 0);
+
+    // Both channels carry sound: the person's (1) and the agent's (2).
+    const wav = new wavefile.WaveFile(await readFile(recordingPath(recordingsDir, placed.body.id)));
+    const [caller, agentChannel] = wav.getSamples(false, Int16Array) as unknown as Int16Array[];
+    const loud = (samples: Int16Array) => samples.filter((s) => Math.abs(s) > 2000).length / 8000;
+    assert.ok(loud(caller) > 1, `caller channel: ${loud(caller)} s of sound`);
+    assert.ok(loud(agentChannel) > 1, `agent channel: ${loud(agentChannel)} s of sound`);
+
+    await keepHistories(placed.body.id, 'outbound-speaking');
+  });
+
+  test('a stream attaches only to a live call pinned to this gateway and with the token (else 1008)', async () => {
+    // A call pinned to the gateway that is over (tests of a file run at once: this one places its own).
+    const busy = await api().post('/calls', { agent_id: agent.agentId, to: '+4790011001' });
+    await waitForCallEnd(api(), busy.body.id, 60_000);
+    const over = await stack.db.orm.em.fork().findOneOrFail(Call, { id: busy.body.id });
+    assert.equal(over.mediaGateway, gateway.controlUrl);
+    for (const [callId, token] of [
+      [over.id, TOKEN],
+      [crypto.randomUUID(), TOKEN],
+      ['not-a-call', TOKEN],
+      [over.id, 'not-the-token'],
+    ]) {
+      const client = await MediaStreamsClient.connect(gateway.streamsUrl);
+      client.start({ callId, token });
+      assert.equal((await client.closed).code, 1008, callId);
+      assert.equal(gateway.context.sessions.get(callId), undefined, 'no call audio was opened');
+    }
+  });
+
+  test('a simulated person calling in (simulate inbound) speaks too', async () => {
+    const answer = await answerIncomingPhoneCall(
+      { em: stack.db.orm.em.fork(), temporal: stack.client, settings: stack.settings },
+      { to: agent.number, from: '+4791115555' },
+    );
+    assert.ok(answer.answered, JSON.stringify(answer));
+    const ended = await waitForCallEnd(api(), answer.callId, 180_000);
+    assert.equal(ended.status, 'completed', JSON.stringify(ended));
+    assert.equal(ended.has_recording, true);
+    const transcript = await api().get(`/calls/${answer.callId}/transcript`);
+    const lines = transcript.body.data as { role: string; text: string }[];
+    const person = lines
+      .filter((l) => l.role === 'caller')
+      .map((l) => l.text.toLowerCase())
+      .join(' | ');
+    assert.match(person, /appointment|tuesday/, person);
+    assert.match(person, /email/, person);
+    await keepHistories(answer.callId, 'inbound-speaking');
+  });
+
+  test('a busy line and one that declines fail as before: no stream, no recording', async () => {
+    const [busy, declines] = await Promise.all(
+      ['+4790001001', '+4790001003'].map((to) => api().post('/calls', { agent_id: agent.agentId, to })),
+    );
+    const [busyEnd, declinedEnd] = await Promise.all(
+      [busy, declines].map((res) => waitForCallEnd(api(), res.body.id, 60_000)),
+    );
+    assert.deepEqual([busyEnd.status, busyEnd.end_reason], ['failed', 'busy']);
+    assert.deepEqual([declinedEnd.status, declinedEnd.end_reason], ['failed', 'no_answer']);
+    for (const ended of [busyEnd, declinedEnd]) assert.equal(ended.has_recording, false);
+    assert.equal(gateway.context.sessions.size, 0);
+  });
+});
