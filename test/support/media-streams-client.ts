@@ -42,6 +42,8 @@ export class MediaStreamsClient {
   private chunk = 0;
   private pump: NodeJS.Timeout | undefined;
   private stopped = false;
+  /** When the last frame of said audio left (performance.now()). */
+  private lastSaidAt = 0;
 
   private constructor(private readonly socket: WebSocket) {
     this.closed = new Promise((resolve) =>
@@ -84,7 +86,9 @@ export class MediaStreamsClient {
     const startedAt = performance.now();
     const tick = () => {
       if (this.stopped) return;
-      this.sendFrame(this.toSay.shift() ?? SILENCE);
+      const said = this.toSay.shift();
+      this.sendFrame(said ?? SILENCE);
+      if (said) this.lastSaidAt = performance.now();
       this.playOut();
       // Paced on the clock, not on the timer: frames leave every 20 ms on average.
       this.pump = setTimeout(tick, Math.max(0, startedAt + this.chunk * FRAME_MS - performance.now()));
@@ -92,14 +96,18 @@ export class MediaStreamsClient {
     tick();
   }
 
-  /** Says `samples` (8 kHz) in real time from the next frame on; resolves when the last frame is sent. */
-  async say(samples: Int16Array): Promise<void> {
+  /**
+   * Says `samples` (8 kHz) in real time from the next frame on; resolves when the last frame is
+   * sent, with the moment it left (performance.now()): the end of the caller's audio on the line.
+   */
+  async say(samples: Int16Array): Promise<number> {
     for (let at = 0; at < samples.length; at += FRAME_SAMPLES) {
       const frame = new Int16Array(FRAME_SAMPLES);
       frame.set(samples.subarray(at, at + FRAME_SAMPLES));
       this.toSay.push(frame);
     }
     while (this.toSay.length > 0 && !this.stopped) await sleep(FRAME_MS);
+    return this.lastSaidAt;
   }
 
   /** Sends raw text: a malformed or unknown message. */
