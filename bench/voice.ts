@@ -86,6 +86,17 @@ interface TurnFigures {
   serviceAdded: number;
   /** The workflow's fromSpeechEnd.firstAudioMs: VAD's end of speech → first agent audio sent. */
   workflowFirstAudio: number;
+  // service-added, part by part (they add up to it):
+  /** Detected endpointing beyond VOICE_ENDPOINTING_MS (VAD windows, frames; may be negative). */
+  detectionExtra: number;
+  /** In the gateway between the end of the turn and the transcript, beyond the STT request. */
+  gatewayIn: number;
+  /** The transcript to the workflow (signal), its agent turn to the model asked (activity). */
+  temporalHops: number;
+  /** The first sentence to the gateway (control API) and its synthesised audio out, beyond TTS. */
+  gatewayOut: number;
+  /** End of the caller's audio ↔ VAD's end of speech, and the socket both ways. */
+  edges: number;
 }
 
 /** What the gateway logged (LOG_LEVEL=info), one JSON object per line. */
@@ -186,33 +197,47 @@ try {
     lag.disable();
     const turns: TurnFigures[] = [];
     let unmatched = 0;
+    const failed = calls.filter((call) => call.failure);
+    for (const call of failed) console.log(`a call failed: ${call.failure}`);
     for (const call of calls) {
       const figures = await turnFigures(call);
       turns.push(...figures);
       unmatched += call.heard.length - figures.length;
     }
-    report(concurrent, turns, unmatched, {
-      p99: lag.percentile(99) / 1e6,
-      max: lag.max / 1e6,
-    });
+    report(
+      concurrent,
+      turns,
+      { unmatched, failedCalls: failed.length },
+      {
+        p99: lag.percentile(99) / 1e6,
+        max: lag.max / 1e6,
+      },
+    );
   }
 
   /** One call: the greeting, `turns` lines each answered, the hang-up. */
   async function placeCall(number: string, turns: number) {
     const client = await MediaStreamsClient.connect(streamsUrl);
     client.start({ to: number, from: '+4790000000', token: TOKEN });
-    await client.agentFinished({ quietMs: ANSWER_OVER_QUIET_MS, limitMs: 60_000 });
     const heard: HeardTurn[] = [];
-    for (let turn = 0; turn < turns; turn++) {
-      const saidEndAt = await client.say(lines[turn % lines.length]);
-      const firstAudioAt = await client.agentStarts(saidEndAt, 60_000);
-      heard.push({ saidEndAt: epoch(saidEndAt), firstAudioAt: epoch(firstAudioAt) });
-      await client.agentFinished({ after: firstAudioAt, quietMs: ANSWER_OVER_QUIET_MS, limitMs: 60_000 });
+    let failure: string | null = null;
+    try {
+      await client.agentFinished({ quietMs: ANSWER_OVER_QUIET_MS, limitMs: 60_000 });
+      for (let turn = 0; turn < turns; turn++) {
+        const saidEndAt = await client.say(lines[turn % lines.length]);
+        const firstAudioAt = await client.agentStarts(saidEndAt, 60_000);
+        heard.push({ saidEndAt: epoch(saidEndAt), firstAudioAt: epoch(firstAudioAt) });
+        await client.agentFinished({ after: firstAudioAt, quietMs: ANSWER_OVER_QUIET_MS, limitMs: 60_000 });
+      }
+    } catch (error) {
+      // A call the overloaded speech server fails (the agent apologises and hangs up) is counted,
+      // and its turns so far still measured; the other calls go on.
+      failure = `${error}`;
     }
     client.stop();
     client.close();
     await client.closed;
-    return { streamSid: client.streamSid, heard };
+    return { streamSid: client.streamSid, heard, failure };
   }
 
   /** The call's turns put together from the client's times, the gateway's log and callProgress. */
@@ -221,10 +246,13 @@ try {
       gatewayLog.find((line) => line.msg === 'media stream started' && line.streamSid === call.streamSid),
     );
     const callId: string = started.callId;
-    const callerTurns = await waitFor(() => {
-      const found = gatewayLog.filter((line) => line.msg === 'caller turn' && line.callId === callId);
-      return found.length >= call.heard.length ? found : undefined;
-    });
+    const callerTurnsOf = () =>
+      gatewayLog.filter((line) => line.msg === 'caller turn' && line.callId === callId);
+    // A turn whose transcription failed has no line: after a while, what there is.
+    const callerTurns = await waitFor(
+      () => (callerTurnsOf().length >= call.heard.length ? callerTurnsOf() : undefined),
+      5_000,
+    ).catch(callerTurnsOf);
     callerTurns.sort((a, b) => a.utterance - b.utterance);
     const progress = await temporalClient.workflow.getHandle(callWorkflowId(callId)).query(callProgressQuery);
     const agentTurns = progress.agentTurns.filter(
@@ -242,8 +270,12 @@ try {
           line.index === agentTurn?.index &&
           line.seq === 0,
       );
-      if (!callerTurn || !agentTurn?.firstSentenceMs || !firstSentence) continue;
+      if (!callerTurn || !agentTurn?.firstSentenceMs || !agentTurn.firstTokenMs || !firstSentence) continue;
       const voiceToVoice = heard.firstAudioAt - heard.saidEndAt;
+      const { transcriptMs, firstTokenMs, firstAudioMs } = agentTurn.fromSpeechEnd;
+      /** From VAD's end of speech until the model was asked. */
+      const asked = firstTokenMs - agentTurn.firstTokenMs;
+      const workflowFirstAudio = firstAudioMs ?? Number.NaN;
       const parts = ENDPOINTING_MS + callerTurn.sttMs + agentTurn.firstSentenceMs + firstSentence.ttsMs;
       figures.push({
         voiceToVoice,
@@ -252,7 +284,12 @@ try {
         llmFirstSentence: agentTurn.firstSentenceMs,
         ttsFirstSentence: firstSentence.ttsMs,
         serviceAdded: voiceToVoice - parts,
-        workflowFirstAudio: agentTurn.fromSpeechEnd.firstAudioMs ?? Number.NaN,
+        workflowFirstAudio,
+        detectionExtra: callerTurn.endpointedMs - ENDPOINTING_MS,
+        gatewayIn: transcriptMs - callerTurn.endpointedMs - callerTurn.sttMs,
+        temporalHops: asked - transcriptMs,
+        gatewayOut: workflowFirstAudio - asked - agentTurn.firstSentenceMs - firstSentence.ttsMs,
+        edges: voiceToVoice - workflowFirstAudio,
       });
     }
     return figures;
@@ -265,13 +302,14 @@ try {
 function report(
   concurrent: number,
   turns: TurnFigures[],
-  unmatched: number,
+  { unmatched, failedCalls }: { unmatched: number; failedCalls: number },
   lag: { p99: number; max: number },
 ): void {
   const column = (key: keyof TurnFigures) => turns.map((turn) => turn[key]);
   const row = (label: string, key: keyof TurnFigures) =>
     console.log(`| ${label} | ${pct(column(key), 50)} | ${pct(column(key), 95)} |`);
   console.log(`\n${concurrent} concurrent call(s), ${TURNS} turns each: ${turns.length} turns measured`);
+  if (failedCalls) console.log(`${failedCalls} of ${concurrent} calls failed before their last turn`);
   if (unmatched) console.log(`(${unmatched} turns left out: a line not transcribed, or a part not logged)`);
   console.log('| per turn, ms | p50 | p95 |');
   console.log('|---|---:|---:|');
@@ -282,6 +320,11 @@ function report(
   row(`LLM to first sentence (stand-in: ${LLM_DELAY_MS} ms to first token)`, 'llmFirstSentence');
   row('TTS of the first sentence', 'ttsFirstSentence');
   row('service-added (voice-to-voice − the four above)', 'serviceAdded');
+  row('  detected endpointing beyond the setting', 'detectionExtra');
+  row('  gateway: turn ended → transcript, beyond STT', 'gatewayIn');
+  row('  Temporal: transcript signal → agent turn → model asked', 'temporalHops');
+  row('  gateway: first sentence → its audio sent, beyond TTS (control API, pacing)', 'gatewayOut');
+  row('  edges: caller audio end ↔ VAD end of speech, socket both ways', 'edges');
   row('workflow fromSpeechEnd.firstAudioMs (VAD end of speech → audio sent)', 'workflowFirstAudio');
   console.log(
     `bench process event-loop lag: p99 ${lag.p99.toFixed(1)} ms, max ${lag.max.toFixed(1)} ms (the caller side paces 20 ms frames)`,
@@ -319,6 +362,7 @@ function report(
       llm_first_sentence_p50_ms: pct(column('llmFirstSentence'), 50),
       tts_first_sentence_p50_ms: pct(column('ttsFirstSentence'), 50),
       endpointing_ms: ENDPOINTING_MS,
+      failed_calls: failedCalls,
     }),
   );
 }
