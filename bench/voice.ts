@@ -310,7 +310,10 @@ function report(
     console.log(`| ${label} | ${pct(column(key), 50)} | ${pct(column(key), 95)} |`);
   console.log(`\n${concurrent} concurrent call(s), ${TURNS} turns each: ${turns.length} turns measured`);
   if (failedCalls) console.log(`${failedCalls} of ${concurrent} calls failed before their last turn`);
-  if (unmatched) console.log(`(${unmatched} turns left out: a line not transcribed, or a part not logged)`);
+  if (unmatched)
+    console.log(
+      `(${unmatched} turns left out: a line whose transcription failed, answered by the agent's apology, or a part not logged)`,
+    );
   console.log('| per turn, ms | p50 | p95 |');
   console.log('|---|---:|---:|');
   row('voice-to-voice (end of caller audio → first agent audio at the client)', 'voiceToVoice');
