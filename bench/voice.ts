@@ -221,13 +221,20 @@ try {
     client.start({ to: number, from: '+4790000000', token: TOKEN });
     const heard: HeardTurn[] = [];
     let failure: string | null = null;
+    // The gateway closing the stream before the last turn: the call ended (the agent's apology).
+    let ended = false;
+    void client.closed.then(() => {
+      ended = true;
+    });
     try {
       await client.agentFinished({ quietMs: ANSWER_OVER_QUIET_MS, limitMs: 60_000 });
       for (let turn = 0; turn < turns; turn++) {
         const saidEndAt = await client.say(lines[turn % lines.length]);
+        if (ended) throw new Error('the call ended before the caller finished');
         const firstAudioAt = await client.agentStarts(saidEndAt, 60_000);
         heard.push({ saidEndAt: epoch(saidEndAt), firstAudioAt: epoch(firstAudioAt) });
         await client.agentFinished({ after: firstAudioAt, quietMs: ANSWER_OVER_QUIET_MS, limitMs: 60_000 });
+        if (ended && turn < turns - 1) throw new Error(`the call ended after turn ${turn + 1}`);
       }
     } catch (error) {
       // A call the overloaded speech server fails (the agent apologises and hangs up) is counted,
