@@ -1,21 +1,20 @@
 import { spawn } from 'node:child_process';
-import pgClient from 'pg';
 import { createApp } from '../api/app.js';
 import { allRoutes } from '../api/routes/index.js';
 import { listen } from '../api/server.js';
 import { lazyTemporalClient } from '../api/temporal-client.js';
-import { startLocalPostgres } from '../db/embedded-postgres.js';
 import { migrate, openOrm } from '../db/orm.js';
 import { setLimits } from '../lib/accounts.js';
 import { createLogger } from '../lib/logger.js';
 import { loadSettings } from '../lib/settings.js';
 import { callWorkflowId, farEndWorkflowId } from '../lib/temporal/workflow-contracts.js';
-import { freePort, stopChild } from '../scripts/processes.js';
+import { stopChild } from '../scripts/processes.js';
 import { resolveTemporalCli } from '../scripts/temporal-binaries.js';
 import { startPrivateTemporalDevServer } from '../scripts/temporal-dev-server.js';
 import { createFixture } from '../test/support/api.js';
 import { createAgentFixture } from '../test/support/call-fixtures.js';
 import { benchServer, startBenchCluster } from './bench-cluster.js';
+import { startBenchPostgres } from './bench-database.js';
 import { historyTimeline } from './history-timeline.js';
 import { closingLine, runReference } from './reference/reference.js';
 
@@ -57,16 +56,8 @@ if (SERVER === 'cluster') {
   cleanups.push(() => cluster.close());
   ({ databaseUrl, temporalAddress, namespace: temporalNamespace, apiOrigin } = cluster);
 } else {
-  const pg = await startLocalPostgres({
-    dataDir: '.data/bench-postgres',
-    port: await freePort(),
-    database: `bench_calls_${Date.now().toString(36)}`,
-    ephemeral: true,
-  });
-  cleanups.push(
-    () => pg.stop(),
-    () => dropDatabase(pg.url),
-  );
+  const pg = await startBenchPostgres('bench_calls');
+  cleanups.push(() => pg.stop());
   databaseUrl = pg.url;
   const temporal = await startPrivateTemporalDevServer({
     cliPath: process.env.TEMPORAL_CLI_PATH || (await resolveTemporalCli()),
@@ -238,15 +229,6 @@ try {
   }
 } finally {
   for (const cleanup of cleanups.reverse()) await cleanup().catch((error: unknown) => console.error(error));
-}
-
-/** The bench's database is for this run only. */
-async function dropDatabase(url: string): Promise<void> {
-  const name = new URL(url).pathname.slice(1);
-  const admin = new pgClient.Client({ connectionString: url.replace(/\/[^/]+$/, '/postgres') });
-  await admin.connect();
-  await admin.query(`drop database if exists "${name}"`);
-  await admin.end();
 }
 
 /** The call is over: completed or failed. */

@@ -1,5 +1,4 @@
 import { spawn } from 'node:child_process';
-import pgClient from 'pg';
 import { createApp } from '../api/app.js';
 import { allRoutes } from '../api/routes/index.js';
 import { listen } from '../api/server.js';
@@ -14,6 +13,7 @@ import { resolveTemporalCli } from '../scripts/temporal-binaries.js';
 import { startPrivateTemporalDevServer } from '../scripts/temporal-dev-server.js';
 import { createFixture } from '../test/support/api.js';
 import { createAgentFixture } from '../test/support/call-fixtures.js';
+import { dropBenchDatabase } from './bench-database.js';
 import { closingLine, runReference } from './reference/reference.js';
 
 // One campaign of BENCH_CAMPAIGN_RECIPIENTS (10,000) recipients end to end, through the API, on a
@@ -174,15 +174,6 @@ try {
   await stopChild(worker, { signal: 'SIGTERM', graceMs: 30_000 });
   await temporal.stop();
   await orm.close(true);
-  await dropDatabase(pg.url);
+  await dropBenchDatabase(pg.url);
   await pg.stop();
-}
-
-/** The bench's database is for this run only. */
-async function dropDatabase(url: string): Promise<void> {
-  const name = new URL(url).pathname.slice(1);
-  const admin = new pgClient.Client({ connectionString: url.replace(/\/[^/]+$/, '/postgres') });
-  await admin.connect();
-  await admin.query(`drop database if exists "${name}"`);
-  await admin.end();
 }

@@ -182,7 +182,14 @@ export class AgentVoice {
     line.sentences.push(sentence);
     this.synthesis = this.synthesis.then(async () => {
       if (line.interrupted) return;
+      const synthesisStartedAt = Date.now();
       const speech = await this.deps.tts.synthesize(text, { voice: this.deps.voice });
+      // The synthesis time of each sentence (the first one's is in every turn's latency).
+      this.deps.logger.info('agent sentence', {
+        index: line.index,
+        seq: sentence.seq,
+        ttsMs: Date.now() - synthesisStartedAt,
+      });
       if (line.interrupted) return;
       const samples = resample(speech.samples, speech.sampleRate, PHONE_SAMPLE_RATE);
       for (let at = 0; at < samples.length; at += FRAME_SAMPLES) {

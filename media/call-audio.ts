@@ -164,15 +164,23 @@ export class CallAudio {
     }
     if (event.type !== 'turn_ended') return;
     const speechEndedAt = this.deps.startedAt + event.endedAtMs;
-    this.turns = this.turns.then(() =>
-      this.transcribe(event).then(
-        (text) => this.sendLine(event, text, speechEndedAt),
+    // When the turn ended: the endpointing wait is over, so what follows is the service's and STT's.
+    const turnEndedAt = Date.now();
+    this.turns = this.turns.then(() => {
+      const sttStartedAt = Date.now();
+      return this.transcribe(event).then(
+        (text) =>
+          this.sendLine(event, text, {
+            speechEndedAt,
+            endpointedMs: turnEndedAt - speechEndedAt,
+            sttMs: Date.now() - sttStartedAt,
+          }),
         (error: unknown) => {
           this.deps.logger.error('speech not recognised', { callId: this.callId, error: `${error}` });
           return this.callBack({ type: 'speech_failed' });
         },
-      ),
-    );
+      );
+    });
   }
 
   private transcribe(event: Extract<TurnEvent, { type: 'turn_ended' }>): Promise<string> {
@@ -185,8 +193,9 @@ export class CallAudio {
   private async sendLine(
     event: Extract<TurnEvent, { type: 'turn_ended' }>,
     text: string,
-    speechEndedAt: number,
+    timing: { speechEndedAt: number; endpointedMs: number; sttMs: number },
   ): Promise<void> {
+    const { speechEndedAt } = timing;
     const words = text.trim();
     if (!words) return; // nothing was said: no line (a barge-in waits for the next one)
     const speech: CallerSpeech = {
@@ -202,6 +211,10 @@ export class CallAudio {
       callId: this.callId,
       utterance: speech.utterance,
       transcriptMs: speech.speechTiming!.transcribedAt - speechEndedAt,
+      // Its parts: the silence that ended the turn (VOICE_ENDPOINTING_MS and detection), the
+      // transcription itself (queueing at the speech server included).
+      endpointedMs: timing.endpointedMs,
+      sttMs: timing.sttMs,
     });
     await this.signal((handle) => handle.signal(callerSpeechSignal, speech));
   }

@@ -1,0 +1,422 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { createInterface } from 'node:readline';
+import { Client, Connection } from '@temporalio/client';
+import { migrate, openOrm } from '../db/orm.js';
+import { setLimits } from '../lib/accounts.js';
+import { type AgentTurnLatency, callProgressQuery } from '../lib/temporal/call-messages.js';
+import { callWorkflowId } from '../lib/temporal/workflow-contracts.js';
+import { freePort, stopChild } from '../scripts/processes.js';
+import { resolveTemporalCli } from '../scripts/temporal-binaries.js';
+import { startPrivateTemporalDevServer } from '../scripts/temporal-dev-server.js';
+import { createAgentFixture } from '../test/support/call-fixtures.js';
+import { startChatStandIn } from '../test/support/chat-completions-stand-in.js';
+import { MediaStreamsClient } from '../test/support/media-streams-client.js';
+import { startTestSpeech } from '../test/support/speech-kit.js';
+import { benchServer } from './bench-cluster.js';
+import { startBenchPostgres } from './bench-database.js';
+
+// Spoken calls end to end: for each N in BENCH_VOICE_CONCURRENCY (1,5,10), N concurrent audio
+// calls through the media gateway (media/main.ts, a process of its own), the workers
+// (workers/main.ts, one process), the real local speech server (VOICE_SPEECH=local: Whisper tiny
+// and Piper, provisioned and cached as the tests do), a Temporal dev server and a throw-away
+// PostgreSQL of the bench's own, and a language-model stand-in (OpenAI-compatible chat completions,
+// streamed) that starts its two-sentence answer after BENCH_VOICE_LLM_DELAY_MS (300).
+// Each call: a Media Streams client (test/support/media-streams-client.ts) hears the greeting,
+// then says a Piper-made line in real time (made once, before any run, and trimmed to its last
+// sound so that the end of the audio is the end of speech), waits until the agent's answer has
+// played, BENCH_VOICE_TURNS (5) times, and hangs up.
+//
+// Per turn: voice-to-voice (end of the caller's audio → the first agent audio the client gets) and
+// its parts: endpointing (VOICE_ENDPOINTING_MS, 600), STT (the gateway's `caller turn` sttMs), the
+// language model until its first sentence (callProgress agentTurns firstSentenceMs), the first
+// sentence's TTS (the gateway's `agent sentence` ttsMs). service-added = voice-to-voice − all four:
+// what the service itself adds (Temporal hops, the control API, queueing in the gateway).
+// Targets for the development machine (2 shared cores): service-added ≤ 150 ms p95 at 10
+// concurrent calls, voice-to-voice ≤ 1.2 s p50. The bench process's event-loop lag is reported to
+// show that the caller side is not the bottleneck.
+//
+//   npm run bench -- voice    BENCH_VOICE_CONCURRENCY=1,5,10 BENCH_VOICE_TURNS=5
+//                             BENCH_VOICE_LLM_DELAY_MS=300 VOICE_ENDPOINTING_MS=600
+// Only BENCH_SERVER=dev: the cluster harness does not start a media gateway.
+
+const CONCURRENCY = (process.env.BENCH_VOICE_CONCURRENCY || '1,5,10').split(',').map((n) => {
+  const value = Number(n.trim());
+  if (!Number.isInteger(value) || value < 1)
+    throw new Error(`BENCH_VOICE_CONCURRENCY is a comma list of whole numbers; got "${n}"`);
+  return value;
+});
+const TURNS = Number(process.env.BENCH_VOICE_TURNS || 5);
+const LLM_DELAY_MS = Number(process.env.BENCH_VOICE_LLM_DELAY_MS || 300);
+const ENDPOINTING_MS = Number(process.env.VOICE_ENDPOINTING_MS || 600);
+const SERVICE_ADDED_P95_TARGET_MS = 150;
+const VOICE_TO_VOICE_P50_TARGET_MS = 1200;
+const TOKEN = 'bench-voice-token';
+const GREETING = 'Hello, Acme bookings.';
+const ANSWER =
+  'Certainly, I can help you with that booking. Which day and time would suit you best, and for how many people?';
+const CALLER_LINES = [
+  'I would like to book a table for two on Friday.',
+  'Could we make it at seven in the evening?',
+  'It is for my sister and me.',
+  'Do you have a table by the window?',
+  'Thank you, that sounds perfect.',
+];
+/** Agent audio silent this long has finished its answer (a gap between sentences is shorter). */
+const ANSWER_OVER_QUIET_MS = 1500;
+
+if (benchServer() !== 'dev') throw new Error('the voice bench runs on BENCH_SERVER=dev only');
+
+/** One turn as the caller timed it, epoch ms. */
+interface HeardTurn {
+  saidEndAt: number;
+  firstAudioAt: number;
+}
+
+/** One turn with all its parts, ms. */
+interface TurnFigures {
+  voiceToVoice: number;
+  endpointed: number;
+  stt: number;
+  llmFirstSentence: number;
+  ttsFirstSentence: number;
+  serviceAdded: number;
+  /** The workflow's fromSpeechEnd.firstAudioMs: VAD's end of speech → first agent audio sent. */
+  workflowFirstAudio: number;
+  // service-added, part by part (they add up to it):
+  /** Detected endpointing beyond VOICE_ENDPOINTING_MS (VAD windows, frames; may be negative). */
+  detectionExtra: number;
+  /** In the gateway between the end of the turn and the transcript, beyond the STT request. */
+  gatewayIn: number;
+  /** The transcript to the workflow (signal), its agent turn to the model asked (activity). */
+  temporalHops: number;
+  /** The first sentence to the gateway (control API) and its synthesised audio out, beyond TTS. */
+  gatewayOut: number;
+  /** End of the caller's audio ↔ VAD's end of speech, and the socket both ways. */
+  edges: number;
+}
+
+/** What the gateway logged (LOG_LEVEL=info), one JSON object per line. */
+// biome-ignore lint/suspicious/noExplicitAny: the gateway's log lines as JSON.
+type LogLine = Record<string, any>;
+
+const cleanups: (() => Promise<unknown>)[] = [];
+const epoch = (performanceMs: number) => performance.timeOrigin + performanceMs;
+
+try {
+  const speech = await startTestSpeech();
+  cleanups.push(() => speech.close());
+  console.log('making the caller lines (not measured)');
+  const lines = await Promise.all(
+    CALLER_LINES.map(async (line) => endOfSpeech(await speech.callerSays(line))),
+  );
+
+  const standIn = await startChatStandIn(async () => {
+    await new Promise((resolve) => setTimeout(resolve, LLM_DELAY_MS));
+    return { kind: 'stream', text: ANSWER };
+  });
+  cleanups.push(() => standIn.close());
+
+  const pg = await startBenchPostgres('bench_voice');
+  cleanups.push(() => pg.stop());
+  const temporal = await startPrivateTemporalDevServer({
+    cliPath: process.env.TEMPORAL_CLI_PATH || (await resolveTemporalCli()),
+  });
+  cleanups.push(() => temporal.stop());
+  const orm = await openOrm(pg.url, { poolMax: 5 });
+  cleanups.push(() => orm.close(true));
+  await migrate(orm);
+  const recordingsDir = mkdtempSync(path.join(os.tmpdir(), 'bench-voice-recordings-'));
+  cleanups.push(async () => rmSync(recordingsDir, { recursive: true, force: true }));
+
+  const mediaPort = await freePort();
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    DATABASE_URL: pg.url,
+    TEMPORAL_ADDRESS: temporal.address,
+    TEMPORAL_NAMESPACE: temporal.namespace,
+    TASK_QUEUE_PREFIX: `bench-voice-${Date.now().toString(36)}-`,
+    HOST: '127.0.0.1',
+    MEDIA_PORT: String(mediaPort),
+    MEDIA_STREAMS_TOKEN: TOKEN,
+    VOICE_SPEECH: '',
+    VOICE_STT_URL: speech.url,
+    VOICE_TTS_URL: speech.url,
+    VOICE_LLM_URL: standIn.url,
+    VOICE_LLM_API_KEY: 'sk-bench',
+    VOICE_LLM_MODEL: 'stand-in-model',
+    VOICE_ENDPOINTING_MS: String(ENDPOINTING_MS),
+    RECORDINGS_DIR: recordingsDir,
+    LOG_LEVEL: 'warn',
+  };
+  const workers = spawn(process.execPath, ['--import', 'tsx', 'workers/main.ts'], {
+    env,
+    stdio: ['ignore', 'inherit', 'inherit'],
+  });
+  cleanups.push(() => stopChild(workers, { signal: 'SIGTERM', graceMs: 30_000 }));
+  // The gateway logs at info: its `caller turn` and `agent sentence` lines carry the STT and TTS times.
+  const gateway = spawn(process.execPath, ['--import', 'tsx', 'media/main.ts'], {
+    env: { ...env, LOG_LEVEL: 'info' },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  cleanups.push(() => stopChild(gateway, { signal: 'SIGTERM', graceMs: 30_000 }));
+  const gatewayLog = await readGatewayLog(gateway);
+  const streamsUrl = `ws://127.0.0.1:${mediaPort}/media/streams`;
+  const temporalClient = new Client({
+    connection: await Connection.connect({ address: temporal.address }),
+    namespace: temporal.namespace,
+  });
+  cleanups.push(() => temporalClient.connection.close());
+
+  const agent = await createAgentFixture(orm, {
+    plan: 'standard',
+    name: 'Bench',
+    firstMessage: GREETING,
+    numbers: Math.max(...CONCURRENCY),
+  });
+  await setLimits(orm.em.fork(), {
+    workspaceId: agent.workspaceId,
+    callsPerMinute: 1_000_000,
+    callsPerDay: 1_000_000,
+  });
+
+  // Warm up: the workflow bundle, the connections, both models; not measured.
+  console.log('warm-up call (not measured)');
+  await placeCall(agent.numbers[0], 1);
+
+  const lag = monitorEventLoopDelay({ resolution: 10 });
+  for (const concurrent of CONCURRENCY) {
+    lag.reset();
+    lag.enable();
+    const calls = await Promise.all(
+      Array.from({ length: concurrent }, (_, i) => placeCall(agent.numbers[i], TURNS)),
+    );
+    lag.disable();
+    const turns: TurnFigures[] = [];
+    let unmatched = 0;
+    const failed = calls.filter((call) => call.failure);
+    for (const call of failed) console.log(`a call failed: ${call.failure}`);
+    for (const call of calls) {
+      const figures = await turnFigures(call);
+      turns.push(...figures);
+      unmatched += call.heard.length - figures.length;
+    }
+    report(
+      concurrent,
+      turns,
+      { unmatched, failedCalls: failed.length },
+      {
+        p99: lag.percentile(99) / 1e6,
+        max: lag.max / 1e6,
+      },
+    );
+  }
+
+  /** One call: the greeting, `turns` lines each answered, the hang-up. */
+  async function placeCall(number: string, turns: number) {
+    const client = await MediaStreamsClient.connect(streamsUrl);
+    client.start({ to: number, from: '+4790000000', token: TOKEN });
+    const heard: HeardTurn[] = [];
+    let failure: string | null = null;
+    // The gateway closing the stream before the last turn: the call ended (the agent's apology).
+    let ended = false;
+    void client.closed.then(() => {
+      ended = true;
+    });
+    try {
+      await client.agentFinished({ quietMs: ANSWER_OVER_QUIET_MS, limitMs: 60_000 });
+      for (let turn = 0; turn < turns; turn++) {
+        const saidEndAt = await client.say(lines[turn % lines.length]);
+        if (ended) throw new Error('the call ended before the caller finished');
+        const firstAudioAt = await client.agentStarts(saidEndAt, 60_000);
+        heard.push({ saidEndAt: epoch(saidEndAt), firstAudioAt: epoch(firstAudioAt) });
+        await client.agentFinished({ after: firstAudioAt, quietMs: ANSWER_OVER_QUIET_MS, limitMs: 60_000 });
+        if (ended && turn < turns - 1) throw new Error(`the call ended after turn ${turn + 1}`);
+      }
+    } catch (error) {
+      // A call the overloaded speech server fails (the agent apologises and hangs up) is counted,
+      // and its turns so far still measured; the other calls go on.
+      failure = `${error}`;
+    }
+    client.stop();
+    client.close();
+    await client.closed;
+    return { streamSid: client.streamSid, heard, failure };
+  }
+
+  /** The call's turns put together from the client's times, the gateway's log and callProgress. */
+  async function turnFigures(call: { streamSid: string; heard: HeardTurn[] }): Promise<TurnFigures[]> {
+    const started = await waitFor(() =>
+      gatewayLog.find((line) => line.msg === 'media stream started' && line.streamSid === call.streamSid),
+    );
+    const callId: string = started.callId;
+    const callerTurnsOf = () =>
+      gatewayLog.filter((line) => line.msg === 'caller turn' && line.callId === callId);
+    // A turn whose transcription failed has no line: after a while, what there is.
+    const callerTurns = await waitFor(
+      () => (callerTurnsOf().length >= call.heard.length ? callerTurnsOf() : undefined),
+      5_000,
+    ).catch(callerTurnsOf);
+    callerTurns.sort((a, b) => a.utterance - b.utterance);
+    const progress = await temporalClient.workflow.getHandle(callWorkflowId(callId)).query(callProgressQuery);
+    const agentTurns = progress.agentTurns.filter(
+      (turn): turn is AgentTurnLatency & Required<Pick<AgentTurnLatency, 'fromSpeechEnd'>> =>
+        turn.fromSpeechEnd !== undefined,
+    );
+    const figures: TurnFigures[] = [];
+    for (const [k, heard] of call.heard.entries()) {
+      const callerTurn = callerTurns[k];
+      const agentTurn = agentTurns[k];
+      const firstSentence = gatewayLog.find(
+        (line) =>
+          line.msg === 'agent sentence' &&
+          line.callId === callId &&
+          line.index === agentTurn?.index &&
+          line.seq === 0,
+      );
+      if (!callerTurn || !agentTurn?.firstSentenceMs || !agentTurn.firstTokenMs || !firstSentence) continue;
+      const voiceToVoice = heard.firstAudioAt - heard.saidEndAt;
+      const { transcriptMs, firstTokenMs, firstAudioMs } = agentTurn.fromSpeechEnd;
+      /** From VAD's end of speech until the model was asked. */
+      const asked = firstTokenMs - agentTurn.firstTokenMs;
+      const workflowFirstAudio = firstAudioMs ?? Number.NaN;
+      const parts = ENDPOINTING_MS + callerTurn.sttMs + agentTurn.firstSentenceMs + firstSentence.ttsMs;
+      figures.push({
+        voiceToVoice,
+        endpointed: callerTurn.endpointedMs,
+        stt: callerTurn.sttMs,
+        llmFirstSentence: agentTurn.firstSentenceMs,
+        ttsFirstSentence: firstSentence.ttsMs,
+        serviceAdded: voiceToVoice - parts,
+        workflowFirstAudio,
+        detectionExtra: callerTurn.endpointedMs - ENDPOINTING_MS,
+        gatewayIn: transcriptMs - callerTurn.endpointedMs - callerTurn.sttMs,
+        temporalHops: asked - transcriptMs,
+        gatewayOut: workflowFirstAudio - asked - agentTurn.firstSentenceMs - firstSentence.ttsMs,
+        edges: voiceToVoice - workflowFirstAudio,
+      });
+    }
+    return figures;
+  }
+} finally {
+  for (const cleanup of cleanups.reverse()) await cleanup().catch((error: unknown) => console.error(error));
+}
+
+/** The run's table, the targets, and the closing JSON line. */
+function report(
+  concurrent: number,
+  turns: TurnFigures[],
+  { unmatched, failedCalls }: { unmatched: number; failedCalls: number },
+  lag: { p99: number; max: number },
+): void {
+  const column = (key: keyof TurnFigures) => turns.map((turn) => turn[key]);
+  const row = (label: string, key: keyof TurnFigures) =>
+    console.log(`| ${label} | ${pct(column(key), 50)} | ${pct(column(key), 95)} |`);
+  console.log(`\n${concurrent} concurrent call(s), ${TURNS} turns each: ${turns.length} turns measured`);
+  if (failedCalls) console.log(`${failedCalls} of ${concurrent} calls failed before their last turn`);
+  if (unmatched)
+    console.log(
+      `(${unmatched} turns left out: a line whose transcription failed, answered by the agent's apology, or a part not logged)`,
+    );
+  console.log('| per turn, ms | p50 | p95 |');
+  console.log('|---|---:|---:|');
+  row('voice-to-voice (end of caller audio → first agent audio at the client)', 'voiceToVoice');
+  console.log(`| endpointing (VOICE_ENDPOINTING_MS) | ${ENDPOINTING_MS} | ${ENDPOINTING_MS} |`);
+  row('  as detected (VAD end of speech → turn ended)', 'endpointed');
+  row('STT (transcription request, queueing included)', 'stt');
+  row(`LLM to first sentence (stand-in: ${LLM_DELAY_MS} ms to first token)`, 'llmFirstSentence');
+  row('TTS of the first sentence', 'ttsFirstSentence');
+  row('service-added (voice-to-voice − the four above)', 'serviceAdded');
+  row('  detected endpointing beyond the setting', 'detectionExtra');
+  row('  gateway: turn ended → transcript, beyond STT', 'gatewayIn');
+  row('  Temporal: transcript signal → agent turn → model asked', 'temporalHops');
+  row('  gateway: first sentence → its audio sent, beyond TTS (control API, pacing)', 'gatewayOut');
+  row('  edges: caller audio end ↔ VAD end of speech, socket both ways', 'edges');
+  row('workflow fromSpeechEnd.firstAudioMs (VAD end of speech → audio sent)', 'workflowFirstAudio');
+  console.log(
+    `bench process event-loop lag: p99 ${lag.p99.toFixed(1)} ms, max ${lag.max.toFixed(1)} ms (the caller side paces 20 ms frames)`,
+  );
+  const parts: [string, keyof TurnFigures][] = [
+    ['STT', 'stt'],
+    ['LLM to first sentence', 'llmFirstSentence'],
+    ['TTS of the first sentence', 'ttsFirstSentence'],
+    ['service-added', 'serviceAdded'],
+  ];
+  const [dominant] = parts
+    .map(([label, key]) => [label, pct(column(key), 50)] as const)
+    .concat([['endpointing', ENDPOINTING_MS]])
+    .sort((a, b) => b[1] - a[1]);
+  console.log(`largest part at p50: ${dominant[0]} (${dominant[1]} ms)`);
+  const serviceP95 = pct(column('serviceAdded'), 95);
+  const voiceP50 = pct(column('voiceToVoice'), 50);
+  console.log(
+    `target voice-to-voice p50 ≤ ${VOICE_TO_VOICE_P50_TARGET_MS} ms: ${voiceP50 <= VOICE_TO_VOICE_P50_TARGET_MS ? 'met' : 'missed'} (${voiceP50} ms)`,
+  );
+  console.log(
+    `target service-added p95 ≤ ${SERVICE_ADDED_P95_TARGET_MS} ms (set for 10 concurrent calls): ${serviceP95 <= SERVICE_ADDED_P95_TARGET_MS ? 'met' : 'missed'} (${serviceP95} ms)`,
+  );
+  console.log(
+    JSON.stringify({
+      bench: 'voice',
+      server: 'dev',
+      concurrent,
+      turns: turns.length,
+      voice_to_voice_p50_ms: voiceP50,
+      voice_to_voice_p95_ms: pct(column('voiceToVoice'), 95),
+      service_added_p50_ms: pct(column('serviceAdded'), 50),
+      service_added_p95_ms: serviceP95,
+      stt_p50_ms: pct(column('stt'), 50),
+      llm_first_sentence_p50_ms: pct(column('llmFirstSentence'), 50),
+      tts_first_sentence_p50_ms: pct(column('ttsFirstSentence'), 50),
+      endpointing_ms: ENDPOINTING_MS,
+      failed_calls: failedCalls,
+    }),
+  );
+}
+
+/** The line up to its last sound: the end of the audio is then the end of speech. */
+function endOfSpeech(samples: Int16Array): Int16Array {
+  let end = samples.length;
+  while (end > 0 && Math.abs(samples[end - 1]) < 500) end--;
+  return samples.subarray(0, end);
+}
+
+/** The gateway's log lines as they come (errors and warnings also on stderr); resolves once it runs. */
+async function readGatewayLog(child: ChildProcess): Promise<LogLine[]> {
+  const log: LogLine[] = [];
+  const running = new Promise<void>((resolve, reject) => {
+    child.once('exit', (code) => reject(new Error(`the media gateway exited (${code}) before it ran`)));
+    createInterface({ input: child.stdout! }).on('line', (text) => {
+      let line: LogLine;
+      try {
+        line = JSON.parse(text);
+      } catch {
+        console.error(`[media] ${text}`);
+        return;
+      }
+      log.push(line);
+      if (line.level === 'warn' || line.level === 'error') console.error(`[media] ${text}`);
+      if (line.msg === 'media gateway running') resolve();
+    });
+  });
+  await running;
+  return log;
+}
+
+async function waitFor<T>(find: () => T | undefined, limitMs = 30_000): Promise<T> {
+  const until = Date.now() + limitMs;
+  for (;;) {
+    const found = find();
+    if (found !== undefined) return found;
+    if (Date.now() > until) throw new Error('the gateway did not log what the bench waits for');
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+function pct(values: number[], p: number): number {
+  const sorted = values.filter((value) => !Number.isNaN(value)).sort((a, b) => a - b);
+  return Math.round(sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0);
+}
