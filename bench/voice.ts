@@ -7,6 +7,7 @@ import { createInterface } from 'node:readline';
 import { Client, Connection } from '@temporalio/client';
 import { migrate, openOrm } from '../db/orm.js';
 import { setLimits } from '../lib/accounts.js';
+import { MediaStreamsClient } from '../lib/media/media-streams-client.js';
 import { type AgentTurnLatency, callProgressQuery } from '../lib/temporal/call-messages.js';
 import { callWorkflowId } from '../lib/temporal/workflow-contracts.js';
 import { freePort, stopChild } from '../scripts/processes.js';
@@ -14,7 +15,6 @@ import { resolveTemporalCli } from '../scripts/temporal-binaries.js';
 import { startPrivateTemporalDevServer } from '../scripts/temporal-dev-server.js';
 import { createAgentFixture } from '../test/support/call-fixtures.js';
 import { startChatStandIn } from '../test/support/chat-completions-stand-in.js';
-import { MediaStreamsClient } from '../test/support/media-streams-client.js';
 import { startTestSpeech } from '../test/support/speech-kit.js';
 import { benchServer } from './bench-cluster.js';
 import { startBenchPostgres } from './bench-database.js';
@@ -25,7 +25,7 @@ import { startBenchPostgres } from './bench-database.js';
 // and Piper, provisioned and cached as the tests do), a Temporal dev server and a throw-away
 // PostgreSQL of the bench's own, and a language-model stand-in (OpenAI-compatible chat completions,
 // streamed) that starts its two-sentence answer after BENCH_VOICE_LLM_DELAY_MS (300).
-// Each call: a Media Streams client (test/support/media-streams-client.ts) hears the greeting,
+// Each call: a Media Streams client (lib/media/media-streams-client.ts) hears the greeting,
 // then says a Piper-made line in real time (made once, before any run, and trimmed to its last
 // sound so that the end of the audio is the end of speech), waits until the agent's answer has
 // played, BENCH_VOICE_TURNS (5) times, and hangs up.
