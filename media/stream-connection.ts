@@ -1,4 +1,3 @@
-import { timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { WebSocket } from 'ws';
 import { Call } from '../db/entities/index.js';
@@ -6,6 +5,7 @@ import { TurnDetector } from '../lib/audio/turn-detector.js';
 import { answerIncomingPhoneCall } from '../lib/calls/incoming-calls.js';
 import { isE164 } from '../lib/e164.js';
 import { RecordingWriter } from '../lib/recordings/recording-writer.js';
+import { sameSecret } from '../lib/same-secret.js';
 import { callWorkflowId } from '../lib/temporal/workflow-contracts.js';
 import { AgentVoice } from './agent-voice.js';
 import { sendBounded } from './bounded-send.js';
@@ -34,10 +34,7 @@ export const CLOSE_POLICY = 1008;
 export const CLOSE_TRY_AGAIN = 1013;
 
 export function tokenMatches(given: string | null | undefined, token: string): boolean {
-  if (!given) return false;
-  const a = Buffer.from(given);
-  const b = Buffer.from(token);
-  return a.length === b.length && timingSafeEqual(a, b);
+  return Boolean(given) && sameSecret(given!, token);
 }
 
 export function serveStream(socket: WebSocket, request: IncomingMessage, gateway: GatewayContext): void {

@@ -3,7 +3,6 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
-import { Call } from '../db/entities/index.js';
 import { MediaStreamsClient } from '../lib/media/media-streams-client.js';
 import { loadSettings } from '../lib/settings.js';
 import { callProgressQuery } from '../lib/temporal/call-messages.js';
@@ -14,6 +13,7 @@ import { type CallStack, startCallStack, waitForCallEnd } from './support/call-s
 import { type ChatStandIn, endCall, startChatStandIn } from './support/chat-completions-stand-in.js';
 import { startTestMediaGateway, type TestMediaGateway } from './support/media-gateway.js';
 import { startTestSpeech, type TestSpeech } from './support/speech-kit.js';
+import { callTo } from './support/wait-for.js';
 
 // A spoken call on the language-model runtime (VOICE_LLM_URL, here a local OpenAI-compatible
 // stand-in streaming its answer slowly): the agent's first sentence is synthesised and played while
@@ -80,12 +80,7 @@ test('the first sentence plays while the model is still answering; end_call hang
   ]);
   const client = await MediaStreamsClient.connect(gateway.streamsUrl);
   client.start({ to: agent.number, from: '+4791234580', token: TOKEN });
-  let call: Call | null = null;
-  for (let i = 0; i < 100 && !call; i++) {
-    call = await stack.db.orm.em.fork().findOne(Call, { toNumber: agent.number });
-    if (!call) await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  assert.ok(call);
+  const call = await callTo(stack.db.orm, agent.number);
   await client.agentFinished();
   const askedAt = performance.now();
   await client.say(ask);

@@ -13,6 +13,7 @@ import type { simulatedCalleeWorkflow } from '../workflows/simulated-callee-work
 import { ApiClient, createFixture } from './support/api.js';
 import { createAgentFixture } from './support/call-fixtures.js';
 import { type SharedDevServer, sharedDevServer } from './support/temporal.js';
+import { waitForHealth } from './support/wait-for.js';
 
 // `npm start` as a person runs it: the real script in a child process, with its own data folder,
 // free ports for the API and PostgreSQL, and the shared Temporal dev server as TEMPORAL_ADDRESS
@@ -321,16 +322,3 @@ test('VOICE_SPEECH=local npm start also runs the local speech server and the med
     await stopService(started);
   }
 });
-
-async function waitForHealth(url: string): Promise<{ status: string }> {
-  const deadline = Date.now() + 120_000;
-  for (;;) {
-    const answer = await fetch(url).then(
-      (r) => (r.ok ? r.json() : null),
-      () => null,
-    );
-    if (answer) return answer as { status: string };
-    if (Date.now() > deadline) assert.fail(`${url} did not answer`);
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-}

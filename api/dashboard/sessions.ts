@@ -1,8 +1,9 @@
-import { randomUUID, timingSafeEqual } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import type { Context } from 'koa';
 import { DashboardSession, type UserRole } from '../../db/entities/index.js';
 import type { Orm } from '../../db/orm.js';
 import { hashToken, randomToken } from '../../lib/dashboard/tokens.js';
+import { sameSecret } from '../../lib/same-secret.js';
 
 // Dashboard sessions, stored in PostgreSQL (dashboard_sessions) so every API process knows them
 // and sign-out is immediate everywhere. The cookie holds a random token; only its SHA-256 is
@@ -148,7 +149,5 @@ export function setSessionCookie(ctx: Context, token: string | null, secure: boo
 
 /** The CSRF header against the session's token, in constant time. */
 export function csrfTokenMatches(sent: string, expected: string): boolean {
-  const a = Buffer.from(sent);
-  const b = Buffer.from(expected);
-  return a.length === b.length && timingSafeEqual(a, b);
+  return sameSecret(sent, expected);
 }

@@ -1,0 +1,29 @@
+import assert from 'node:assert/strict';
+import { Call } from '../../db/entities/index.js';
+import type { Orm } from '../../db/orm.js';
+
+// Waits of the audio tests: a process's /health coming up, and the Call a stream brought in.
+
+/** Polls `url` until it answers 2xx with JSON (at most `limitMs`), and returns that JSON. */
+export async function waitForHealth<T = { status: string }>(url: string, limitMs = 120_000): Promise<T> {
+  const deadline = Date.now() + limitMs;
+  for (;;) {
+    const answer = await fetch(url).then(
+      (r) => (r.ok ? r.json() : null),
+      () => null,
+    );
+    if (answer) return answer as T;
+    if (Date.now() > deadline) assert.fail(`${url} did not answer`);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
+
+/** The call to `number` once it is recorded (a stream's call is taken moments after its `start`). */
+export async function callTo(orm: Orm, number: string): Promise<Call> {
+  for (let i = 0; i < 100; i++) {
+    const call = await orm.em.fork().findOne(Call, { toNumber: number });
+    if (call) return call;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  assert.fail(`no call to ${number}`);
+}
