@@ -16,11 +16,20 @@ import type { FarEndAudio } from '../lib/temporal/workflow-contracts.js';
 export const SIMULATED_PERSON_VOICE = 'echo';
 /** The gateway confirms the attachment within this long, or the far end has not answered. */
 const ATTACH_WITHIN_MS = 5000;
+/**
+ * A line the agent does not answer within this long was not heard (lost in a loaded gateway, or
+ * recognised as nothing): the person says it again, as anyone on a phone would, at most
+ * UNHEARD_REPEATS times. Without it a lost line leaves both sides waiting for the silence timeout.
+ */
+const UNANSWERED_AFTER_MS = 15_000;
+const UNHEARD_REPEATS = 2;
 
 interface FarEndStream {
   client: MediaStreamsClient;
   /** What the person says, one line after the other, and their hang-up after it. */
   speaking: Promise<void>;
+  /** Lines said so far. */
+  lines: number;
 }
 
 export interface SpeakingFarEndDeps {
@@ -28,6 +37,8 @@ export interface SpeakingFarEndDeps {
   /** MEDIA_STREAMS_TOKEN */
   token: string;
   logger: Logger;
+  /** Tests shorten UNANSWERED_AFTER_MS. */
+  unansweredAfterMs?: number;
 }
 
 export class SpeakingFarEnds {
@@ -42,7 +53,7 @@ export class SpeakingFarEnds {
       keepAgentAudio: false,
     });
     client.start({ callId: audio.callId, token: this.deps.token });
-    const stream = { client, speaking: Promise.resolve() };
+    const stream: FarEndStream = { client, speaking: Promise.resolve(), lines: 0 };
     this.streams.set(audio.callId, stream);
     void client.closed.then(() => {
       if (this.streams.get(audio.callId) === stream) this.streams.delete(audio.callId);
@@ -65,10 +76,34 @@ export class SpeakingFarEnds {
    * in real time. Queued behind what they are still saying; false when the stream is gone.
    */
   say(audio: FarEndAudio, text: string): boolean {
-    return this.queue(audio, async ({ client }) => {
+    return this.queue(audio, async (stream) => {
+      const { client } = stream;
       await client.agentSilent();
       const spoken = await this.deps.tts.synthesize(text, { voice: SIMULATED_PERSON_VOICE });
-      await client.say(resample(spoken.samples, spoken.sampleRate, 8000));
+      const samples = resample(spoken.samples, spoken.sampleRate, 8000);
+      const saidAt = await client.say(samples);
+      const line = ++stream.lines;
+      void this.sayAgainIfUnanswered(audio, stream, { line, samples, saidAt, repeats: 0 });
+    });
+  }
+
+  /** Says the line again when the agent stays silent after it and the person has said nothing since. */
+  private async sayAgainIfUnanswered(
+    audio: FarEndAudio,
+    stream: FarEndStream,
+    said: { line: number; samples: Int16Array; saidAt: number; repeats: number },
+  ): Promise<void> {
+    const answered = await stream.client.agentSpokeSince(
+      said.saidAt,
+      this.deps.unansweredAfterMs ?? UNANSWERED_AFTER_MS,
+    );
+    const stillLast = this.streams.get(audio.callId) === stream && stream.lines === said.line;
+    if (answered || !stillLast || said.repeats >= UNHEARD_REPEATS) return;
+    this.deps.logger.warn('simulated person not answered; says it again', { callId: audio.callId });
+    this.queue(audio, async () => {
+      if (stream.lines !== said.line) return; // a new line of theirs came first
+      const saidAt = await stream.client.say(said.samples);
+      void this.sayAgainIfUnanswered(audio, stream, { ...said, saidAt, repeats: said.repeats + 1 });
     });
   }
 

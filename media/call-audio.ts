@@ -197,7 +197,11 @@ export class CallAudio {
   ): Promise<void> {
     const { speechEndedAt } = timing;
     const words = text.trim();
-    if (!words) return; // nothing was said: no line (a barge-in waits for the next one)
+    if (!words) {
+      // Nothing was said (noise, a cough): no line; a barge-in waits for the next one.
+      this.deps.logger.info('caller turn without words', { callId: this.callId, sttMs: timing.sttMs });
+      return;
+    }
     const speech: CallerSpeech = {
       utterance: this.utterances++,
       text: words,

@@ -177,6 +177,16 @@ export class MediaStreamsClient {
     throw new Error('no agent audio came');
   }
 
+  /** Whether agent audio came after `after` (performance.now()) within `limitMs`; kept audio or not. */
+  async agentSpokeSince(after: number, limitMs: number): Promise<boolean> {
+    const until = performance.now() + limitMs;
+    while (performance.now() < until && !this.stopped) {
+      if (this.lastPlaysAt >= after || this.pending.some((frame) => frame.playsAt >= after)) return true;
+      await sleep(FRAME_MS);
+    }
+    return false;
+  }
+
   /** The agent audio that played between `from` and `to` (performance.now() times), as 8 kHz samples. */
   agentAudio(from = 0, to = Number.POSITIVE_INFINITY): Int16Array {
     const frames = this.played.filter((frame) => frame.playsAt >= from && frame.playsAt < to);
