@@ -1,4 +1,4 @@
-import { getExternalWorkflowHandle, isCancellation, log } from '@temporalio/workflow';
+import { ContinueAsNew, getExternalWorkflowHandle, isCancellation, log } from '@temporalio/workflow';
 import { callEndedSignal } from '../lib/temporal/campaign-messages.js';
 import type { CallWorkflowInput, CallWorkflowResult } from '../lib/temporal/workflow-contracts.js';
 import { openCall } from './call/call-state.js';
@@ -48,13 +48,17 @@ async function runCall(input: CallWorkflowInput): Promise<CallWorkflowResult> {
   try {
     // Queued too long without its workflow (lib/calls/expire-queued-calls.ts): never dialed.
     if (input.expired) return await fail(call, 'not_connected');
-    const connection = await connect(call);
-    if (connection !== 'connected') return await fail(call, connection);
+    // A long conversation's next run goes on talking (converse.ts).
+    if (!input.resume) {
+      const connection = await connect(call);
+      if (connection !== 'connected') return await fail(call, connection);
+    }
     const ending = await converse(call);
     return await complete(call, ending);
   } catch (error) {
-    // Cancelling the workflow (an operator's decision) is not a failure of the call.
-    if (isCancellation(error)) throw error;
+    // Cancelling the workflow (an operator's decision) is not a failure of the call, and a long
+    // conversation going on in a new run is not either.
+    if (isCancellation(error) || error instanceof ContinueAsNew) throw error;
     return finishAfterFailure(call, error);
   }
 }

@@ -1,4 +1,8 @@
 import type { CallChannel, CallDirection, CallStatus } from '../../db/entities/index.js';
+import type { TranscriptLine } from '../calls/transcript.js';
+import type { CallMedia } from '../carrier/carrier.js';
+import type { CallerSpeech, CallProgress, CarrierCallback } from './call-messages.js';
+import type { CallRuntime } from './call-runtime.js';
 
 // Every workflow's contract in one place: its type name, its id, what it takes and what it
 // returns. The API, the workers, the carrier adapter and the bench start workflows through these
@@ -30,6 +34,30 @@ export interface CallWorkflowInput {
   eventsTaskQueue: string;
   /** A campaign's call: the campaign workflow to signal `callEnded` when the call is final. */
   campaignWorkflowId?: string;
+  /**
+   * A long conversation goes on in a new run (continue-as-new) with what its last run knew, so no
+   * history grows past CONVERSATION_HISTORY_EVENTS (workflows/call/converse.ts).
+   */
+  resume?: ConversationResume;
+}
+
+/** The call's state carried into the next run of a long conversation (workflows/call/call-state.ts). */
+export interface ConversationResume {
+  /** Runs of this call before the new one. */
+  runs: number;
+  runtime: CallRuntime | null;
+  media: CallMedia | null;
+  lastAgentLine: TranscriptLine | null;
+  nextIndex: number;
+  heardUntil: number;
+  /** What the person said that the agent has not answered yet, and the callbacks not yet handled. */
+  heard: CallerSpeech[];
+  callbacks: CarrierCallback[];
+  hungUp: { atSeconds: number } | null;
+  speechFailed: boolean;
+  /** The person's utterance numbers seen lately: a retried delivery is still recognised. */
+  utterancesSeen: number[];
+  progress: CallProgress;
 }
 
 export interface CallWorkflowResult {

@@ -13,7 +13,7 @@ import {
 } from '../../lib/temporal/call-messages.js';
 import type { CallRuntime } from '../../lib/temporal/call-runtime.js';
 import { CallStatusKey } from '../../lib/temporal/search-attributes.js';
-import type { CallWorkflowInput } from '../../lib/temporal/workflow-contracts.js';
+import type { CallWorkflowInput, ConversationResume } from '../../lib/temporal/workflow-contracts.js';
 import { speakingSeconds } from '../speech-timing.js';
 
 /**
@@ -67,6 +67,8 @@ export class CallState {
   lastAgentLine: TranscriptLine | null = null;
   /** Index of the next transcript line. */
   nextIndex = 0;
+  /** The person's utterance numbers seen lately (set by openCall). */
+  utterancesSeen: () => number[] = () => [];
 
   constructor(readonly input: CallWorkflowInput) {
     this.callId = input.callId;
@@ -98,10 +100,15 @@ export class CallState {
   }
 }
 
-/** The call's state, with the query and the signals that feed it registered. */
+/** Utterance numbers a new run of the conversation still recognises as seen (retries come soon after). */
+const UTTERANCES_CARRIED = 200;
+
+/** The call's state, with the query and the signals that feed it registered (a resumed run: as its last run left it). */
 export function openCall(input: CallWorkflowInput): CallState {
   const call = new CallState(input);
-  const utterancesSeen = new Set<number>();
+  const utterancesSeen = new Set<number>(input.resume?.utterancesSeen);
+  if (input.resume) resumeCall(call, input.resume);
+  call.utterancesSeen = () => [...utterancesSeen].slice(-UTTERANCES_CARRIED);
   setHandler(callProgressQuery, () => call.progress);
   setHandler(carrierCallbackSignal, (callback) => {
     call.progress.lastCarrierCallback = callback.type;
@@ -116,6 +123,41 @@ export function openCall(input: CallWorkflowInput): CallState {
     call.heardUntil = Math.max(call.heardUntil, speech.endedAtSeconds);
   });
   return call;
+}
+
+/** A long conversation's next run: the call as its last run left it, answered and in conversation. */
+function resumeCall(call: CallState, resume: ConversationResume): void {
+  Object.assign(call.progress, resume.progress);
+  call.runtime = resume.runtime;
+  call.media = resume.media;
+  call.lastAgentLine = resume.lastAgentLine;
+  call.nextIndex = resume.nextIndex;
+  call.heardUntil = resume.heardUntil;
+  call.heard.push(...resume.heard);
+  call.callbacks.push(...resume.callbacks);
+  call.hungUp = resume.hungUp;
+  call.speechFailed = resume.speechFailed;
+  call.farEndReached = true;
+  call.connected = true;
+  call.answered = true;
+}
+
+/** What the next run of a long conversation needs to go on where this one is. */
+export function conversationResume(call: CallState): ConversationResume {
+  return {
+    runs: (call.input.resume?.runs ?? 0) + 1,
+    runtime: call.runtime,
+    media: call.media,
+    lastAgentLine: call.lastAgentLine,
+    nextIndex: call.nextIndex,
+    heardUntil: call.heardUntil,
+    heard: [...call.heard],
+    callbacks: [...call.callbacks],
+    hungUp: call.hungUp,
+    speechFailed: call.speechFailed,
+    utterancesSeen: call.utterancesSeen(),
+    progress: call.progress,
+  };
 }
 
 /** The person's utterance as transcript line `index`. */

@@ -1,8 +1,16 @@
-import { condition } from '@temporalio/workflow';
+import { condition, continueAsNew, workflowInfo } from '@temporalio/workflow';
 import type { CallActivities } from '../../activities/calls.js';
 import type { CallerSpeech } from '../../lib/temporal/call-messages.js';
+import type { callWorkflow as CallWorkflowFunction } from '../call-workflow.js';
 import { lastWords, live, records } from './activity-proxies.js';
-import { AGENT_ERROR, agentFinishedAt, type CallState, type Ending, lineOf } from './call-state.js';
+import {
+  AGENT_ERROR,
+  agentFinishedAt,
+  type CallState,
+  conversationResume,
+  type Ending,
+  lineOf,
+} from './call-state.js';
 import { Deadline, settleExpiry } from './deadline.js';
 import { watchMedia } from './media-session.js';
 import { agentTurn, connectAgent, eventWith, failedForGood, now, release } from './steps.js';
@@ -11,6 +19,13 @@ import { agentTurn, connectAgent, eventWith, failedForGood, now, release } from 
 const SILENCE_TIMEOUT_MS = 10 * 60_000;
 /** Agent turns whose latency the `callProgress` query keeps (the most recent ones). */
 const MAX_TURN_LATENCIES = 50;
+/**
+ * A conversation whose run has this many history events goes on in a new run (continue-as-new)
+ * between two turns, so a call of any length stays far below Temporal's history limits (51,200
+ * events, 50 MB; a warning at 10,240) and every run stays quick to replay: a turn is 5 to 10
+ * events, so a run holds a few hundred turns.
+ */
+export const CONVERSATION_HISTORY_EVENTS = 2000;
 
 /**
  * Converse: the call is answered, the agent joins with its opening line (or listens first), then
@@ -18,29 +33,42 @@ const MAX_TURN_LATENCIES = 50;
  * stays silent or the agent cannot go on. Returns how the call ended, for `finish`.
  */
 export async function converse(call: CallState): Promise<Ending> {
-  await records.markAnswered({ callId: call.callId, answeredAt: now(), ...eventWith(call, 'call.started') });
-  call.answered = true;
-  watchMedia(call);
-  call.setStatus('in_progress');
-  call.step('connecting_agent');
-  try {
-    call.lastAgentLine = await connectAgent(call);
-  } catch (error) {
-    if (!failedForGood(error)) throw error;
-    return agentFailed(call, call.heard.splice(0));
+  if (call.input.resume) {
+    // A long conversation's next run: answered and joined in an earlier run; its audio is still held.
+    watchMedia(call);
+  } else {
+    await records.markAnswered({
+      callId: call.callId,
+      answeredAt: now(),
+      ...eventWith(call, 'call.started'),
+    });
+    call.answered = true;
+    watchMedia(call);
+    call.setStatus('in_progress');
+    call.step('connecting_agent');
+    try {
+      call.lastAgentLine = await connectAgent(call);
+    } catch (error) {
+      if (!failedForGood(error)) throw error;
+      return agentFailed(call, call.heard.splice(0));
+    }
+    call.nextIndex = call.lastAgentLine ? 1 : 0;
+    call.progress.transcriptLines = call.nextIndex;
+    call.step('in_conversation');
   }
-  call.nextIndex = call.lastAgentLine ? 1 : 0;
-  call.progress.transcriptLines = call.nextIndex;
-  call.step('in_conversation');
   const silence = new Deadline(SILENCE_TIMEOUT_MS);
   try {
     for (;;) {
       const ending = await nextTurn(call, silence);
       if (ending) return ending;
+      if (workflowInfo().historyLength >= CONVERSATION_HISTORY_EVENTS) break;
     }
   } finally {
     silence.stop();
   }
+  // Between two turns: nothing of the call is in flight but its media session, which the next run
+  // holds again (the gateway's activity of this run ends when this run does).
+  return continueAsNew<typeof CallWorkflowFunction>({ ...call.input, resume: conversationResume(call) });
 }
 
 /** Someone speaks, or the call ends (true); or the silence timeout, one `Deadline` over every wait (false). */

@@ -1,0 +1,209 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { Context } from '@temporalio/activity';
+import type { WorkflowHandle } from '@temporalio/client';
+import { Worker } from '@temporalio/worker';
+import { answerIncomingPhoneCall } from '../lib/calls/incoming-calls.js';
+import type { CallMedia, Carrier, SpeechPlayed } from '../lib/carrier/carrier.js';
+import type { MediaSessionActivities } from '../lib/media/media-session.js';
+import {
+  type CallerSpeech,
+  callerSpeechSignal,
+  callProgressQuery,
+  carrierCallbackSignal,
+} from '../lib/temporal/call-messages.js';
+import { type CallWorkflowResult, callWorkflowId } from '../lib/temporal/workflow-contracts.js';
+import type { AgentTurn, VoiceRuntime } from '../lib/voice-runtime/voice-runtime.js';
+import { CONVERSATION_HISTORY_EVENTS } from '../workflows/call/converse.js';
+import { type AgentFixture, createAgentFixture, storedCall } from './support/call-fixtures.js';
+import {
+  runWorkers,
+  startTimeSkippingCallStack,
+  type TimeSkippingCallStack,
+} from './support/time-skipping-call-stack.js';
+
+// A 60-minute call on the time-skipping server (issue: turn latency at scale, "histories stay
+// small"): 720 turns, one every five seconds of workflow time, with an agent whose runtime calls
+// out (each turn an activity: the larger history). The conversation goes on in new runs
+// (continue-as-new) whenever a run's history reaches CONVERSATION_HISTORY_EVENTS, so no run comes
+// near Temporal's limits; across the runs the transcript is complete and in order, no line twice
+// (a caller line delivered again just after a new run began is still recognised), the progress
+// query answers from the latest run, and the runs replay.
+
+const TURNS = 720;
+const SECONDS_PER_TURN = 5;
+/** A run may pass the limit by the turn that crossed it. */
+const EVENTS_PER_TURN_AT_MOST = 20;
+
+let stack: TimeSkippingCallStack;
+let agent: AgentFixture;
+
+before(async () => {
+  stack = await startTimeSkippingCallStack({ prefix: 'longcall', logLevel: 'ERROR' });
+  agent = await createAgentFixture(stack.db.orm, { firstMessage: 'Hello, this is Ada.' });
+});
+after(async () => {
+  await stack?.close();
+});
+
+/** An agent that never wraps up, on a runtime that calls out (a language model's shape). */
+const talker: VoiceRuntime = {
+  async openingLine() {
+    return 'Hello, this is Ada.';
+  },
+  async respond(_context, transcript): Promise<AgentTurn> {
+    return {
+      say: `Noted, line ${transcript.length}.`,
+      next: { kind: 'continue' },
+      timing: { firstTokenMs: 1, answerMs: 1 },
+    };
+  },
+};
+
+/** The gateway's side of the carrier: records the agent's lines. */
+class Gateway implements Carrier {
+  readonly said: number[] = [];
+  constructor(readonly taskQueue: string) {}
+  async dial(): Promise<undefined> {
+    throw new Error('not dialed here');
+  }
+  async answer(): Promise<CallMedia> {
+    return { taskQueue: this.taskQueue };
+  }
+  async connectAgent(request: { opening: { index: number } | null }): Promise<void> {
+    if (request.opening) this.said.push(request.opening.index);
+  }
+  async say(request: { index: number }): Promise<SpeechPlayed> {
+    this.said.push(request.index);
+    return { firstAudioAt: Date.now() };
+  }
+  async transfer(): Promise<void> {}
+  async release(): Promise<void> {}
+}
+
+/**
+ * The media session, asked for by each run: it answers at once (an activity in flight stops the
+ * time-skipping server from skipping time); the runs that asked are counted.
+ */
+let mediaSessionsHeld = 0;
+const holds: MediaSessionActivities = {
+  async holdMedia() {
+    Context.current().heartbeat();
+    mediaSessionsHeld++;
+  },
+};
+
+const speech = (utterance: number): CallerSpeech => ({
+  utterance,
+  text: `Caller line ${utterance}.`,
+  startedAtSeconds: utterance * SECONDS_PER_TURN + 1,
+  endedAtSeconds: utterance * SECONDS_PER_TURN + 3,
+});
+
+async function until(check: () => boolean, what: string): Promise<void> {
+  for (let i = 0; i < 2000 && !check(); i++) await sleep(10);
+  assert.ok(check(), what);
+}
+
+/** Every run of the workflow, first to last, with its history. */
+async function runsOf(
+  handle: WorkflowHandle,
+  client: { workflow: { getHandle(id: string, runId?: string): WorkflowHandle } },
+) {
+  const runs = [];
+  let runId: string | undefined;
+  for (;;) {
+    const history = await client.workflow.getHandle(handle.workflowId, runId).fetchHistory();
+    runs.unshift(history);
+    const previous = history.events?.[0]?.workflowExecutionStartedEventAttributes?.continuedExecutionRunId;
+    if (!previous) return runs;
+    runId = previous;
+  }
+}
+
+describe('a 60-minute call', { timeout: 600_000 }, () => {
+  test('goes on in new runs: every run stays small, the transcript is whole, no line twice', {
+    timeout: 600_000,
+  }, async () => {
+    await stack.withEnvironment(async (env) => {
+      const gateway = new Gateway(`${stack.settings.taskQueuePrefix}media@long-call`);
+      const media = await Worker.create({
+        connection: env.nativeConnection,
+        taskQueue: gateway.taskQueue,
+        activities: holds,
+      });
+      const workers = [
+        ...(await stack.workers(env, { ports: { carrier: gateway, voiceRuntime: talker } })),
+        media,
+      ];
+      const answer = await answerIncomingPhoneCall(
+        { em: stack.db.orm.em.fork() as EntityManager, temporal: env.client, settings: stack.settings },
+        { to: agent.number, from: '+4791230060' },
+      );
+      assert.ok(answer.answered);
+      const handle = env.client.workflow.getHandle(callWorkflowId(answer.callId));
+      await runWorkers(workers, async () => {
+        await until(() => gateway.said.length === 1, 'the opening line');
+        let runId = (await handle.describe()).runId;
+        let redelivered = 0;
+        for (let turn = 0; turn < TURNS; turn++) {
+          await handle.signal(callerSpeechSignal, speech(turn));
+          await until(() => gateway.said.length === turn + 2, `the agent's answer to line ${turn}`);
+          const current = (await handle.describe()).runId;
+          if (current !== runId) {
+            // A new run: the gateway's retry of the line just answered is recognised there too.
+            runId = current;
+            await handle.signal(callerSpeechSignal, speech(turn));
+            redelivered++;
+          }
+          await env.sleep(SECONDS_PER_TURN * 1000);
+        }
+        const progress = await handle.query(callProgressQuery);
+        assert.equal(progress.transcriptLines, 1 + 2 * TURNS, 'the latest run knows every line');
+        assert.equal(progress.step, 'in_conversation');
+        assert.ok(redelivered >= 1, 'the call went on in a new run');
+        await handle.signal(carrierCallbackSignal, { type: 'hung_up', atSeconds: TURNS * SECONDS_PER_TURN });
+        const result = (await handle.result()) as CallWorkflowResult;
+        assert.deepEqual([result.status, result.endReason], ['completed', 'caller_hangup']);
+        assert.ok(result.durationSeconds! >= 3590, `${result.durationSeconds} s`);
+      });
+
+      const { call, transcript, events } = await storedCall(stack.db.orm, answer.callId);
+      assert.equal(call.status, 'completed');
+      assert.equal(transcript.length, 1 + 2 * TURNS);
+      assert.deepEqual(
+        transcript.map((line) => line.index),
+        transcript.map((_, i) => i),
+        'every line once, in order',
+      );
+      for (let turn = 0; turn < TURNS; turn++) {
+        assert.equal(transcript[1 + 2 * turn].text, `Caller line ${turn}.`);
+        assert.equal(transcript[2 + 2 * turn].role, 'agent');
+      }
+      assert.deepEqual(
+        events
+          .map((event) => event.type)
+          .filter((type) => type === 'call.started' || type === 'call.completed'),
+        ['call.started', 'call.completed'],
+        'one start and one end for the whole call',
+      );
+
+      const runs = await runsOf(handle, env.client);
+      assert.ok(runs.length >= 3, `${runs.length} runs`);
+      assert.equal(mediaSessionsHeld, runs.length, 'each run holds the media session again');
+      for (const run of runs) {
+        const length = run.events?.length ?? 0;
+        assert.ok(
+          length <= CONVERSATION_HISTORY_EVENTS + EVENTS_PER_TURN_AT_MOST,
+          `a run of ${length} events`,
+        );
+      }
+      await stack.assertReplays(
+        'long-call',
+        runs.map((history) => ({ workflowId: handle.workflowId, history })),
+      );
+    });
+  });
+});
