@@ -71,9 +71,18 @@ export async function takeAgentTurn(
 ): Promise<AgentTurnResult> {
   const { em } = deps;
   const { callId } = input;
-  const call = await loadCall(em, callId);
-  await recordLines(em, callId, [input.heard]);
-  const transcript = await loadTranscript(em, callId, input.heard.index + 1);
+  // The model is asked as soon as the call and the lines before this one are read: the person's
+  // line is written meanwhile (three round trips in a row were a third of the turn's own time at
+  // load; docs/performance.md, "Turn latency at scale"), and is in before the agent's line is.
+  const [call, before] = await Promise.all([
+    loadCall(em.fork(), callId),
+    loadTranscript(em.fork(), callId, input.heard.index),
+  ]);
+  const heardWritten = recordLines(em.fork(), callId, [input.heard]).then(
+    () => null,
+    (error: unknown) => error,
+  );
+  const transcript = [...before, input.heard];
   const index = input.heard.index + 1;
   const started = performance.now();
   const startedAt = Date.now();
@@ -95,6 +104,8 @@ export async function takeAgentTurn(
   // One clock for the three: from the moment the runtime was asked (the runtime's own first
   // token time starts a moment later, so it never comes out after the whole answer).
   const answerMs = elapsed();
+  const notWritten = await heardWritten;
+  if (notWritten) throw notWritten;
   const latency: AgentTurnLatency = {
     index,
     firstTokenMs: turn.timing ? turn.timing.firstTokenMs : answerMs,
