@@ -28,12 +28,17 @@ export interface BenchCluster {
   close(): Promise<void>;
 }
 
-export async function startBenchCluster(options: { simTimeScale: number }): Promise<BenchCluster> {
+export async function startBenchCluster(options: {
+  simTimeScale: number;
+  /** More settings for the cluster's processes (e.g. VOICE_LLM_URL). */
+  env?: NodeJS.ProcessEnv;
+}): Promise<BenchCluster> {
   const workerProcesses = process.env.BENCH_WORKER_PROCESSES || 'calls=1,webhooks=1,carrier-simulator=1';
   const dir = mkdtempSync(path.join(os.tmpdir(), 'voice-agent-bench-cluster-'));
   const stack = new ClusterStack({
     dir,
     simTimeScale: options.simTimeScale,
+    ...(options.env ? { env: options.env } : {}),
     apiProcesses: Number(process.env.BENCH_API_PROCESSES || 2),
     workerProcesses,
     // The services log at info into the run folder; the bench prints only the harness's lines.

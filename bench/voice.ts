@@ -17,6 +17,7 @@ import { createAgentFixture } from '../test/support/call-fixtures.js';
 import { startChatStandIn } from '../test/support/chat-completions-stand-in.js';
 import { startTestSpeech } from '../test/support/speech-kit.js';
 import { benchServer } from './bench-cluster.js';
+import { countsFrom } from './bench-counts.js';
 import { startBenchPostgres } from './bench-database.js';
 
 // Spoken calls end to end: for each N in BENCH_VOICE_CONCURRENCY (1,5,10), N concurrent audio
@@ -43,12 +44,7 @@ import { startBenchPostgres } from './bench-database.js';
 //                             BENCH_VOICE_LLM_DELAY_MS=300 VOICE_ENDPOINTING_MS=600
 // Only BENCH_SERVER=dev: the cluster harness does not start a media gateway.
 
-const CONCURRENCY = (process.env.BENCH_VOICE_CONCURRENCY || '1,5,10').split(',').map((n) => {
-  const value = Number(n.trim());
-  if (!Number.isInteger(value) || value < 1)
-    throw new Error(`BENCH_VOICE_CONCURRENCY is a comma list of whole numbers; got "${n}"`);
-  return value;
-});
+const CONCURRENCY = countsFrom('BENCH_VOICE_CONCURRENCY', '1,5,10');
 const TURNS = Number(process.env.BENCH_VOICE_TURNS || 5);
 const LLM_DELAY_MS = Number(process.env.BENCH_VOICE_LLM_DELAY_MS || 300);
 const ENDPOINTING_MS = Number(process.env.VOICE_ENDPOINTING_MS || 600);

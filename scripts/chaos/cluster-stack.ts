@@ -29,6 +29,8 @@ const PREFIX = '[start:cluster] ';
 export interface ClusterStackOptions extends StackOptions {
   apiProcesses: number;
   workerProcesses: string;
+  /** More settings for start:cluster and its parts (a bench's language-model stand-in). */
+  env?: NodeJS.ProcessEnv;
 }
 
 export class ClusterStack implements ChaosStack {
@@ -122,6 +124,7 @@ export class ClusterStack implements ChaosStack {
       SIM_TIME_SCALE: String(this.options.simTimeScale),
       LOG_LEVEL: 'info',
       VOICE_AGENT_DATA_DIR: path.join(this.options.dir, 'service-data'),
+      ...this.options.env,
     };
   }
 

@@ -35,6 +35,8 @@ export type StandInReply =
       /** Milliseconds between chunks (default 1). */
       chunkDelayMs?: number;
       stallAfterChunks?: number;
+      /** Told the text written so far after each event (a bench times the model's own part with it). */
+      onWritten?: (textSoFar: string) => void;
     }
   /** The whole completion as one JSON body (a server that does not stream). */
   | { kind: 'json'; text: string; toolCalls?: ToolCallReply[] }
@@ -134,8 +136,11 @@ async function stream(res: ServerResponse, reply: Extract<StandInReply, { kind: 
   const events: string[] = [': stand-in keep-alive comment\n\n'];
   events.push(`data: ${JSON.stringify(chunk({ role: 'assistant', content: '' }))}\n\n`);
   // Text in pieces of a few characters, as models stream tokens.
+  /** The text written once each event is, by event. */
+  const textAfter: string[] = ['', ''];
   for (const piece of reply.text.match(/[\s\S]{1,4}/g) ?? []) {
     events.push(`data: ${JSON.stringify(chunk({ content: piece }))}\n\n`);
+    textAfter.push(`${textAfter.at(-1)}${piece}`);
   }
   for (const [index, call] of (reply.toolCalls ?? []).entries()) {
     // The first delta names the function; the arguments follow in several pieces.
@@ -164,6 +169,7 @@ async function stream(res: ServerResponse, reply: Extract<StandInReply, { kind: 
     res.write(event.slice(0, cut));
     await pause(0);
     res.write(event.slice(cut));
+    reply.onWritten?.(textAfter[sent] ?? reply.text);
     sent++;
     await pause(reply.chunkDelayMs ?? 1);
   }

@@ -1,0 +1,630 @@
+import { spawn } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Context } from '@temporalio/activity';
+import { Client, Connection } from '@temporalio/client';
+import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
+import { migrate, openOrm } from '../db/orm.js';
+import { setLimits } from '../lib/accounts.js';
+import { answerIncomingPhoneCall } from '../lib/calls/incoming-calls.js';
+import type { MediaCommand } from '../lib/media/media-control.js';
+import { mediaTaskQueue } from '../lib/media/media-session.js';
+import { loadSettings } from '../lib/settings.js';
+import {
+  type CallerSpeech,
+  callerSpeechSignal,
+  carrierCallbackSignal,
+} from '../lib/temporal/call-messages.js';
+import { callWorkflowId } from '../lib/temporal/workflow-contracts.js';
+import { stopChild } from '../scripts/processes.js';
+import { resolveTemporalCli } from '../scripts/temporal-binaries.js';
+import { startPrivateTemporalDevServer } from '../scripts/temporal-dev-server.js';
+import { createAgentFixture } from '../test/support/call-fixtures.js';
+import { type SeenRequest, startChatStandIn } from '../test/support/chat-completions-stand-in.js';
+import { benchServer, startBenchCluster } from './bench-cluster.js';
+import { countsFrom } from './bench-counts.js';
+import { startBenchPostgres } from './bench-database.js';
+
+// Turn latency at scale: for each N in BENCH_TURNS_CONCURRENCY (10,50,100,200,400), N answered
+// calls that keep talking at once, BENCH_TURNS_PER_CALL (20) caller lines each, every line
+// BENCH_TURNS_GAP_MS (3000) after the agent's answer went out, on BENCH_SERVER (dev: a Temporal
+// dev server, one workers/main.ts process, a PostgreSQL of the bench's own; cluster: `npm run
+// start:cluster` through bench/bench-cluster.ts).
+//
+// The caller side is this process, outside the service's: it plays the media gateway of these
+// calls (the gateway's side of ../spec/voice-media-v1.md without audio: the person's transcribed
+// line goes to the call workflow as the `callerSpeech` signal, exactly as media/call-audio.ts sends
+// it; the agent's words come back on the control API, `POST /media/control/calls/{id}`; its
+// `holdMedia` activity runs on this gateway's task queue) and the language model (an
+// OpenAI-compatible stand-in answering after BENCH_TURNS_LLM_DELAY_MS, 300). Calls come in as the
+// gateway takes them (answerIncomingPhoneCall with this gateway as the call's media gateway).
+//
+// Per turn, service-added = the agent's first sentence reaching the gateway − the caller's line
+// signalled − the model's own time (its request received → its first sentence written): the
+// Temporal hop (signal, workflow task, the agentTurn activity), the worker's part and the control
+// request, and part by part from the histories (HOP_PARTS). Also per N: machine CPU per turn
+// outside this process and by process, history events and bytes per turn, and this
+// process's event-loop lag (the caller side must not be the bottleneck). One JSON line per N:
+//   {"bench":"turns","server":…,"concurrent":N,"turns":…,"service_added_p50_ms":…,…}
+//
+//   npm run bench -- turns     BENCH_TURNS_CONCURRENCY=10,50,100 BENCH_TURNS_PER_CALL=20
+//                              BENCH_TURNS_GAP_MS=3000 BENCH_TURNS_LLM_DELAY_MS=300
+//   BENCH_SERVER=cluster npm run bench -- turns
+
+const CONCURRENCY = countsFrom('BENCH_TURNS_CONCURRENCY', '10,50,100,200,400');
+const TURNS = Number(process.env.BENCH_TURNS_PER_CALL || 20);
+const GAP_MS = Number(process.env.BENCH_TURNS_GAP_MS || 3000);
+const LLM_DELAY_MS = Number(process.env.BENCH_TURNS_LLM_DELAY_MS || 300);
+const SERVER = benchServer();
+const TARGETS = { concurrent: 100, p50: 30, p99: 100, knee: 250 };
+const TOKEN = 'bench-turns-token';
+const GREETING = 'Hello, Acme bookings.';
+/** The model's answer: a short first sentence, then more (the first sentence leaves alone). */
+const FIRST_SENTENCE = 'Certainly.';
+const ANSWER = `${FIRST_SENTENCE} Which day and time would suit you best, and for how many people?`;
+/** The parts of service-added, in the order a turn passes them. */
+const HOP_PARTS = {
+  signal: 'caller line signalled → in the history (the signal RPC)',
+  taskWait: 'workflow task: waiting for a worker (schedule-to-start)',
+  taskRun: 'workflow task: run (activation, commands)',
+  activityWait: 'agentTurn activity: scheduled → started',
+  activityPrep: 'agentTurn activity: started → model asked (database)',
+  out: 'model answer → first sentence at the gateway (sentences, control request)',
+} as const;
+type HopPart = keyof typeof HOP_PARTS;
+
+/** A turn that takes longer than this failed. */
+const TURN_LIMIT_MS = 60_000;
+
+/** One turn as this process timed it (epoch ms, this machine's clock, as the server's event times). */
+interface Turn {
+  callId: string;
+  /** The caller's line: its signal sent. */
+  signalledAt: number;
+  /** The model's request received, and its answer started. */
+  modelAskedAt: number;
+  modelAnsweredAt: number;
+  /** The agent's first sentence reached the gateway. */
+  firstSentenceAt: number;
+}
+
+/** One call of the run, as the gateway sees it. */
+interface BenchCall {
+  callId: string;
+  /** performance.now() of the answer: the call's clock. */
+  t0: number;
+  /** The agent's first sentence per line index. */
+  sentences: Map<number, number>;
+  /** The agent's whole line per index (`say`): the moment it went out. */
+  lines: Map<number, number>;
+  waiters: (() => void)[];
+  over: boolean;
+  overWaiters: (() => void)[];
+}
+
+const calls = new Map<string, BenchCall>();
+/** The model's request per caller line (keyed by the line's tag): received, and its answer started (epoch ms). */
+const modelTimes = new Map<string, { askedAt: number; answeredAt: number }>();
+/** performance.now() as epoch ms. */
+const epoch = (performanceMs: number) => performance.timeOrigin + performanceMs;
+
+function benchCall(callId: string): BenchCall {
+  let call = calls.get(callId);
+  if (!call) {
+    call = {
+      callId,
+      t0: performance.now(),
+      sentences: new Map(),
+      lines: new Map(),
+      waiters: [],
+      over: false,
+      overWaiters: [],
+    };
+    calls.set(callId, call);
+  }
+  return call;
+}
+
+function wake(call: BenchCall): void {
+  for (const waiter of call.waiters.splice(0)) waiter();
+}
+
+async function until(call: BenchCall, test: () => boolean, limitMs = TURN_LIMIT_MS): Promise<void> {
+  const deadline = performance.now() + limitMs;
+  while (!test()) {
+    if (performance.now() > deadline) throw new Error(`call ${call.callId}: waited ${limitMs} ms`);
+    await new Promise<void>((resolve) => {
+      call.waiters.push(resolve);
+      setTimeout(resolve, 1000);
+    });
+  }
+}
+
+/** The gateway's control API, answered as media/control-api.ts does (without audio to play). */
+async function control(request: IncomingMessage, response: ServerResponse): Promise<void> {
+  const at = performance.now();
+  const match = /^\/media\/control\/calls\/([0-9a-f-]{36})$/.exec(request.url ?? '');
+  const chunks: Buffer[] = [];
+  for await (const chunk of request) chunks.push(chunk as Buffer);
+  const answer = (status: number, body: object) => {
+    response.writeHead(status, { 'content-type': 'application/json' });
+    response.end(JSON.stringify(body));
+  };
+  if (!match || request.headers.authorization !== `Bearer ${TOKEN}`) return answer(401, { error: 'no' });
+  const call = benchCall(match[1]);
+  const command = JSON.parse(Buffer.concat(chunks).toString('utf8')) as MediaCommand;
+  switch (command.type) {
+    case 'sentence':
+      if (command.seq === 0 && !call.sentences.has(command.index)) call.sentences.set(command.index, at);
+      break;
+    case 'say':
+      if (!call.sentences.has(command.index)) call.sentences.set(command.index, at);
+      call.lines.set(command.index, at);
+      wake(call);
+      return answer(200, { firstAudioAt: Date.now() });
+    case 'connect_agent':
+      if (command.opening) call.lines.set(command.opening.index, at);
+      break;
+    case 'transfer':
+    case 'release':
+      endCall(call);
+      break;
+  }
+  wake(call);
+  answer(200, {});
+}
+
+function endCall(call: BenchCall): void {
+  call.over = true;
+  for (const waiter of call.overWaiters.splice(0)) waiter();
+  wake(call);
+}
+
+const cleanups: (() => Promise<unknown>)[] = [];
+const cpuTicksPerMs = 100 / 1000; // USER_HZ
+
+/** Busy CPU time of the whole machine so far, ms (/proc/stat). */
+function machineBusyMs(): number {
+  const [, ...fields] = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/);
+  const [user, nice, system, , , irq, softirq, steal] = fields.map(Number);
+  return (user + nice + system + irq + softirq + steal) / cpuTicksPerMs;
+}
+
+function ownCpuMs(): number {
+  const usage = process.cpuUsage();
+  return (usage.user + usage.system) / 1000;
+}
+
+/** CPU time so far (ms) of each process on the machine, by pid, with the part of the service it is. */
+function processCpu(): Map<number, { part: string; ms: number }> {
+  const result = new Map<number, { part: string; ms: number }>();
+  for (const name of readdirSync('/proc')) {
+    const pid = Number(name);
+    if (!Number.isInteger(pid)) continue;
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      const ms = (Number(fields[11]) + Number(fields[12])) / cpuTicksPerMs;
+      if (ms === 0) continue;
+      const command = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ');
+      result.set(pid, { part: partOf(pid, command), ms });
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return result;
+}
+
+function partOf(pid: number, command: string): string {
+  if (pid === process.pid) return 'bench';
+  if (command.includes('workers/main.ts')) return 'workers';
+  if (command.includes('api/main.ts')) return 'api';
+  if (/temporal/.test(command)) return 'temporal';
+  if (/postgres/.test(command)) return 'postgres';
+  return 'other';
+}
+
+/** CPU per part of the service between two processCpu() readings, ms. */
+function cpuByPart(before: ReturnType<typeof processCpu>, after: ReturnType<typeof processCpu>) {
+  const parts: Record<string, number> = {};
+  for (const [pid, { part, ms }] of after) {
+    parts[part] = (parts[part] ?? 0) + ms - (before.get(pid)?.ms ?? 0);
+  }
+  return parts;
+}
+
+try {
+  // The model: answers after LLM_DELAY_MS; its own time is timed here, keyed by the caller's line.
+  const standIn = await startChatStandIn(async (request: SeenRequest) => {
+    const askedAt = epoch(performance.now());
+    await sleep(LLM_DELAY_MS);
+    const tag = lineTag(request);
+    return {
+      kind: 'stream',
+      text: ANSWER,
+      // The model's part ends when its first sentence and the piece after it are written (a
+      // sentence is known to be over at the next character).
+      onWritten: (textSoFar) => {
+        if (tag && !modelTimes.has(tag) && textSoFar.length > FIRST_SENTENCE.length)
+          modelTimes.set(tag, { askedAt, answeredAt: epoch(performance.now()) });
+      },
+    };
+  });
+  cleanups.push(() => standIn.close());
+
+  const server = createServer((request, response) => {
+    control(request, response).catch((error: unknown) => {
+      response.writeHead(500);
+      response.end(String(error));
+    });
+  });
+  server.keepAliveTimeout = 60_000;
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const gatewayUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  cleanups.push(() => new Promise((resolve) => server.close(resolve)));
+
+  const serviceEnv = {
+    VOICE_LLM_URL: standIn.url,
+    VOICE_LLM_API_KEY: 'sk-bench',
+    VOICE_LLM_MODEL: 'stand-in-model',
+    MEDIA_STREAMS_TOKEN: TOKEN,
+  };
+  let databaseUrl: string;
+  let temporalAddress: string;
+  let namespace: string;
+  let prefix: string;
+  if (SERVER === 'cluster') {
+    const cluster = await startBenchCluster({ simTimeScale: 1, env: serviceEnv });
+    cleanups.push(() => cluster.close());
+    ({ databaseUrl, temporalAddress, namespace } = cluster);
+    prefix = loadSettings({}).taskQueuePrefix;
+  } else {
+    const pg = await startBenchPostgres('bench_turns');
+    cleanups.push(() => pg.stop());
+    databaseUrl = pg.url;
+    const temporal = await startPrivateTemporalDevServer({
+      cliPath: process.env.TEMPORAL_CLI_PATH || (await resolveTemporalCli()),
+    });
+    cleanups.push(() => temporal.stop());
+    ({ address: temporalAddress, namespace } = temporal);
+    prefix = `bench-turns-${Date.now().toString(36)}-`;
+    const migrating = await openOrm(databaseUrl, { poolMax: 2 });
+    await migrate(migrating);
+    await migrating.close(true);
+    // BENCH_WORKERS_NODE_ARGS: node flags for the workers, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`.
+    const nodeArgs = (process.env.BENCH_WORKERS_NODE_ARGS ?? '').split(' ').filter(Boolean);
+    const workers = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', 'workers/main.ts'], {
+      env: {
+        ...process.env,
+        ...serviceEnv,
+        DATABASE_URL: databaseUrl,
+        TEMPORAL_ADDRESS: temporalAddress,
+        TEMPORAL_NAMESPACE: namespace,
+        TASK_QUEUE_PREFIX: prefix,
+        LOG_LEVEL: 'warn',
+      },
+      stdio: ['ignore', 'inherit', 'inherit'],
+    });
+    cleanups.push(() => stopChild(workers, { signal: 'SIGTERM', graceMs: 30_000 }));
+  }
+  const settings = {
+    ...loadSettings({}),
+    databaseUrl,
+    temporalAddress,
+    temporalNamespace: namespace,
+    taskQueuePrefix: prefix,
+  };
+  const orm = await openOrm(databaseUrl, { poolMax: 10 });
+  cleanups.push(() => orm.close(true));
+  const client = new Client({
+    connection: await Connection.connect({ address: temporalAddress }),
+    namespace,
+  });
+  cleanups.push(() => client.connection.close());
+
+  // The gateway's media sessions: held until the call is over here.
+  Runtime.install({ logger: new DefaultLogger('WARN') });
+  const workerConnection = await NativeConnection.connect({ address: temporalAddress });
+  const mediaWorker = await Worker.create({
+    connection: workerConnection,
+    namespace,
+    taskQueue: mediaTaskQueue(prefix, gatewayUrl),
+    activities: {
+      async holdMedia({ callId }: { callId: string }) {
+        const call = benchCall(callId);
+        const context = Context.current();
+        while (!call.over && !context.cancellationSignal.aborted) {
+          context.heartbeat();
+          await Promise.race([new Promise<void>((resolve) => call.overWaiters.push(resolve)), sleep(2000)]);
+        }
+      },
+    },
+    maxConcurrentActivityTaskExecutions: 2000,
+  });
+  const mediaWorkerRun = mediaWorker.run();
+  cleanups.push(async () => {
+    mediaWorker.shutdown();
+    await mediaWorkerRun;
+    await workerConnection.close();
+  });
+
+  const agent = await createAgentFixture(orm, {
+    plan: 'standard',
+    name: 'Bench',
+    firstMessage: GREETING,
+    numbers: Math.max(...CONCURRENCY) + 1,
+  });
+  await setLimits(orm.em.fork(), {
+    workspaceId: agent.workspaceId,
+    callsPerMinute: 1_000_000,
+    callsPerDay: 1_000_000,
+    minutesQuota: 1_000_000,
+  });
+
+  /** One call: taken, greeted, TURNS lines each answered, then the person hangs up. */
+  const talk = async (
+    number: string,
+    turns: number,
+    startAfterMs: number,
+  ): Promise<{ turns: Turn[]; failure?: string; callId?: string }> => {
+    await sleep(startAfterMs);
+    const answer = await answerIncomingPhoneCall(
+      { em: orm.em.fork(), temporal: client, settings },
+      { to: number, from: '+4790000000' },
+      { mediaGateway: gatewayUrl },
+    );
+    if (!answer.answered) return { turns: [], failure: `not answered: ${answer.reason}` };
+    const call = benchCall(answer.callId);
+    call.t0 = performance.now();
+    const handle = client.workflow.getHandle(callWorkflowId(answer.callId));
+    const measured: Turn[] = [];
+    try {
+      await until(call, () => call.lines.has(0));
+      let index = 1;
+      for (let turn = 0; turn < turns; turn++) {
+        await sleep(GAP_MS);
+        const tag = `c${answer.callId.slice(0, 8)}t${turn}`;
+        const seconds = (performance.now() - call.t0) / 1000;
+        const speech: CallerSpeech = {
+          utterance: turn,
+          text: `I would like to book a table, please [${tag}].`,
+          startedAtSeconds: Math.max(0, seconds - 2),
+          endedAtSeconds: seconds,
+          speechTiming: { speechEndedAt: Date.now(), transcribedAt: Date.now() },
+        };
+        const signalledAt = epoch(performance.now());
+        await handle.signal(callerSpeechSignal, speech);
+        const agentIndex = index + 1;
+        await until(call, () => call.lines.has(agentIndex) || call.over);
+        if (call.over) throw new Error(`the call ended at turn ${turn}`);
+        const model = modelTimes.get(tag);
+        if (model !== undefined)
+          measured.push({
+            callId: answer.callId,
+            signalledAt,
+            modelAskedAt: model.askedAt,
+            modelAnsweredAt: model.answeredAt,
+            firstSentenceAt: epoch(call.sentences.get(agentIndex)!),
+          });
+        index = agentIndex + 1;
+      }
+    } catch (error) {
+      return { turns: measured, failure: `${error}`, callId: answer.callId };
+    } finally {
+      await handle
+        .signal(carrierCallbackSignal, {
+          type: 'hung_up',
+          atSeconds: Math.round((performance.now() - call.t0) / 1000),
+        })
+        .catch(() => {});
+      endCall(call);
+    }
+    return { turns: measured, callId: answer.callId };
+  };
+
+  // Warm up: the workflow bundle, the connections, the runtime; not measured.
+  console.log(`turns bench on ${SERVER}: warm-up call (not measured)`);
+  const warm = await talk(agent.numbers.at(-1)!, 2, 0);
+  if (warm.failure) throw new Error(`warm-up call failed: ${warm.failure}`);
+
+  const lag = monitorEventLoopDelay({ resolution: 10 });
+  const rows: Row[] = [];
+  for (const concurrent of CONCURRENCY) {
+    lag.reset();
+    lag.enable();
+    const busyBefore = machineBusyMs();
+    const ownBefore = ownCpuMs();
+    const processesBefore = processCpu();
+    const results = await Promise.all(
+      Array.from({ length: concurrent }, (_, i) => talk(agent.numbers[i], TURNS, Math.random() * GAP_MS)),
+    );
+    const cpuMs = machineBusyMs() - busyBefore - (ownCpuMs() - ownBefore);
+    const byPart = cpuByPart(processesBefore, processCpu());
+    lag.disable();
+    const turns = results.flatMap((result) => result.turns);
+    const failures = results.filter((result) => result.failure);
+    for (const failed of failures.slice(0, 5)) console.log(`a call failed: ${failed.failure}`);
+    const history = await historyFigures(client, results);
+    const row: Row = {
+      concurrent,
+      turns: turns.length,
+      failedCalls: failures.length,
+      serviceAdded: turns.map(
+        (turn) => turn.firstSentenceAt - turn.signalledAt - (turn.modelAnsweredAt - turn.modelAskedAt),
+      ),
+      modelMs: turns.map((turn) => turn.modelAnsweredAt - turn.modelAskedAt),
+      ...history,
+      cpuMsPerTurn: cpuMs / Math.max(1, turns.length),
+      cpuMsPerTurnByPart: Object.fromEntries(
+        Object.entries(byPart)
+          .filter(([part]) => part !== 'bench')
+          .map(([part, ms]) => [part, Math.round((ms / Math.max(1, turns.length)) * 10) / 10]),
+      ),
+      lagP99: lag.percentile(99) / 1e6,
+      lagMax: lag.max / 1e6,
+    };
+    rows.push(row);
+    report(row);
+    // Let the calls finish (analysis, events) before the next N starts.
+    await sleep(5000);
+  }
+  summary(rows);
+} finally {
+  for (const cleanup of cleanups.reverse()) await cleanup().catch((error: unknown) => console.error(error));
+}
+
+interface Row {
+  concurrent: number;
+  turns: number;
+  failedCalls: number;
+  serviceAdded: number[];
+  modelMs: number[];
+  /** service-added, part by part (ms per turn; they add up to it). */
+  parts: Record<HopPart, number[]>;
+  historyEventsPerTurn: number;
+  historyBytesPerTurn: number;
+  cpuMsPerTurn: number;
+  /** The same by part of the service (workers, temporal, postgres, api, other). */
+  cpuMsPerTurnByPart: Record<string, number>;
+  lagP99: number;
+  lagMax: number;
+}
+
+/** The caller line's tag in a model request: its last user message ends with `[tag].`. */
+function lineTag(request: SeenRequest): string | undefined {
+  const messages = (request.body?.messages ?? []) as { role: string; content: unknown }[];
+  const last = [...messages].reverse().find((message) => message.role === 'user');
+  return typeof last?.content === 'string' ? /\[(c[0-9a-f]{8}t\d+)\]/.exec(last.content)?.[1] : undefined;
+}
+
+/**
+ * From the calls' histories: each turn's hop part by part (the events after its `callerSpeech`
+ * signal: the workflow task, the agentTurn activity), and the history's cost per turn.
+ */
+async function historyFigures(client: Client, results: { turns: Turn[]; callId?: string }[]) {
+  const parts = Object.fromEntries(Object.keys(HOP_PARTS).map((key) => [key, [] as number[]])) as Record<
+    HopPart,
+    number[]
+  >;
+  let events = 0;
+  let bytes = 0;
+  let turns = 0;
+  const ms = (time: unknown) => {
+    const t = time as { seconds?: { toNumber(): number } | number; nanos?: number };
+    const seconds = typeof t.seconds === 'number' ? t.seconds : (t.seconds?.toNumber() ?? 0);
+    return seconds * 1000 + (t.nanos ?? 0) / 1e6;
+  };
+  const idOf = (id: unknown) => String(id);
+  for (const result of results) {
+    if (!result.callId) continue;
+    const handle = client.workflow.getHandle(callWorkflowId(result.callId));
+    await handle.result().catch(() => {});
+    const history = await handle.fetchHistory();
+    const list = history.events ?? [];
+    events += list.length;
+    bytes += JSON.stringify(history).length;
+    let k = 0;
+    for (const [i, event] of list.entries()) {
+      if (event.workflowExecutionSignaledEventAttributes?.signalName !== 'callerSpeech') continue;
+      turns++;
+      const turn = result.turns[k++];
+      const later = list.slice(i + 1);
+      const scheduled = later.find((e) => e.workflowTaskScheduledEventAttributes);
+      const started = later.find(
+        (e) => idOf(e.workflowTaskStartedEventAttributes?.scheduledEventId) === idOf(scheduled?.eventId),
+      );
+      const completed = later.find(
+        (e) => idOf(e.workflowTaskCompletedEventAttributes?.startedEventId) === idOf(started?.eventId),
+      );
+      const activity = later.find(
+        (e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'agentTurn',
+      );
+      const activityStarted = later.find(
+        (e) => idOf(e.activityTaskStartedEventAttributes?.scheduledEventId) === idOf(activity?.eventId),
+      );
+      if (!turn || !scheduled || !started || !completed || !activity || !activityStarted) continue;
+      const at = {
+        signal: ms(event.eventTime),
+        taskStarted: ms(started.eventTime),
+        taskCompleted: ms(completed.eventTime),
+        activityStarted: ms(activityStarted.eventTime),
+      };
+      parts.signal.push(at.signal - turn.signalledAt);
+      parts.taskWait.push(at.taskStarted - at.signal);
+      parts.taskRun.push(at.taskCompleted - at.taskStarted);
+      parts.activityWait.push(at.activityStarted - at.taskCompleted);
+      parts.activityPrep.push(turn.modelAskedAt - at.activityStarted);
+      parts.out.push(turn.firstSentenceAt - turn.modelAnsweredAt);
+    }
+  }
+  return {
+    parts,
+    historyEventsPerTurn: events / Math.max(1, turns),
+    historyBytesPerTurn: bytes / Math.max(1, turns),
+  };
+}
+
+function report(row: Row): void {
+  const line = (label: string, values: number[]) =>
+    console.log(`| ${label} | ${pct(values, 50)} | ${pct(values, 95)} | ${pct(values, 99)} |`);
+  console.log(`\n${row.concurrent} concurrent calls, ${TURNS} turns each: ${row.turns} turns measured`);
+  if (row.failedCalls) console.log(`${row.failedCalls} of ${row.concurrent} calls failed`);
+  console.log('| per turn, ms | p50 | p95 | p99 |');
+  console.log('|---|---:|---:|---:|');
+  line('service-added (caller line signalled → first sentence out, − model)', row.serviceAdded);
+  line(`model: asked → first sentence written (stand-in: ${LLM_DELAY_MS} ms, then streamed)`, row.modelMs);
+  for (const [key, label] of Object.entries(HOP_PARTS)) line(`  ${label}`, row.parts[key as HopPart]);
+  console.log(
+    `CPU per turn (machine, outside the bench process): ${row.cpuMsPerTurn.toFixed(1)} ms; history per turn: ${row.historyEventsPerTurn.toFixed(1)} events, ${Math.round(row.historyBytesPerTurn)} bytes`,
+  );
+  console.log(`  of it, by process: ${JSON.stringify(row.cpuMsPerTurnByPart)}`);
+  console.log(
+    `bench process event-loop lag: p99 ${row.lagP99.toFixed(1)} ms, max ${row.lagMax.toFixed(1)} ms`,
+  );
+  console.log(
+    JSON.stringify({
+      bench: 'turns',
+      server: SERVER,
+      concurrent: row.concurrent,
+      turns: row.turns,
+      service_added_p50_ms: pct(row.serviceAdded, 50),
+      service_added_p95_ms: pct(row.serviceAdded, 95),
+      service_added_p99_ms: pct(row.serviceAdded, 99),
+      workflow_task_schedule_to_start_p50_ms: pct(row.parts.taskWait, 50),
+      workflow_task_schedule_to_start_p99_ms: pct(row.parts.taskWait, 99),
+      activity_schedule_to_start_p50_ms: pct(row.parts.activityWait, 50),
+      activity_schedule_to_start_p99_ms: pct(row.parts.activityWait, 99),
+      cpu_ms_per_turn: Math.round(row.cpuMsPerTurn * 10) / 10,
+      cpu_ms_per_turn_by_process: row.cpuMsPerTurnByPart,
+      history_events_per_turn: Math.round(row.historyEventsPerTurn * 10) / 10,
+      history_bytes_per_turn: Math.round(row.historyBytesPerTurn),
+      bench_lag_p99_ms: Math.round(row.lagP99),
+      failed_calls: row.failedCalls,
+    }),
+  );
+}
+
+function summary(rows: Row[]): void {
+  const at = rows.find((row) => row.concurrent === TARGETS.concurrent);
+  if (at) {
+    const p50 = pct(at.serviceAdded, 50);
+    const p99 = pct(at.serviceAdded, 99);
+    console.log(
+      `\ntarget at ${TARGETS.concurrent} concurrent calls: service-added p50 ≤ ${TARGETS.p50} ms ${p50 <= TARGETS.p50 ? 'met' : 'missed'} (${p50} ms), p99 ≤ ${TARGETS.p99} ms ${p99 <= TARGETS.p99 ? 'met' : 'missed'} (${p99} ms)`,
+    );
+  }
+  const knee = rows.find((row) => pct(row.serviceAdded, 99) > TARGETS.knee);
+  console.log(
+    knee
+      ? `knee: p99 passes ${TARGETS.knee} ms at ${knee.concurrent} concurrent calls`
+      : `knee: p99 stays under ${TARGETS.knee} ms up to ${rows.at(-1)?.concurrent} concurrent calls`,
+  );
+}
+
+function pct(values: number[], p: number): number {
+  const sorted = values.filter((value) => !Number.isNaN(value)).sort((a, b) => a - b);
+  return Math.round(sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? Number.NaN);
+}
