@@ -29,6 +29,10 @@ const PATHS = [
   'llm-end-call-call',
   'llm-transfer-call-call',
   'llm-agent-error-call',
+  // The same before `agent-turns-in-task`: the agent's steps as activities (kept while such calls may run).
+  'llm-end-call-activities-call',
+  'llm-transfer-call-activities-call',
+  'llm-agent-error-activities-call',
   // A campaign and one of its calls; a campaign across continue-as-new (test/campaign-workflow.test.ts).
   'campaign',
   'campaign-call',

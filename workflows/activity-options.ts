@@ -90,6 +90,18 @@ export function CALL_AGENT_STEPS_CALLING_OUT(runtimeTimeoutMs: number): Activity
   };
 }
 
+/**
+ * The same steps as local activities, inside the call's workflow task: no activity task to
+ * schedule, dispatch and complete, and no second workflow task per turn (about half of a turn's
+ * Temporal cost; docs/performance.md, "Turn latency at scale"). Same timeouts and retries; the
+ * worker keeps the workflow task alive while an answer takes long, and a backoff over 1 s waits
+ * on a durable timer (a Retry-After, a retry late in the budget).
+ */
+export function CALL_AGENT_STEPS_CALLING_OUT_LOCAL(runtimeTimeoutMs: number): LocalActivityOptions {
+  const attemptMs = runtimeTimeoutMs + AGENT_STEP_MARGIN_MS;
+  return local(attemptMs, LIVE_RETRY, attemptMs + LIVE_BUDGET_BEYOND_ONE_ATTEMPT_MS);
+}
+
 /** The agent's apology before it hangs up on a call it cannot go on with: best effort, a few seconds. */
 export const CALL_APOLOGY: ActivityOptions = {
   startToCloseTimeout: '10 seconds',

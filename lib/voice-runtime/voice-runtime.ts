@@ -69,9 +69,10 @@ export class VoiceRuntimeError extends Error {
 export interface VoiceRuntime {
   /**
    * True when the runtime answers in the worker itself, without calling out (the scripted agent):
-   * its steps then run inside the call's workflow task, as local activities. A runtime that waits
-   * on a language model leaves it unset: its turns are activities an operator sees pending
-   * (the workflow asks before the first step, lib/temporal/call-runtime.ts).
+   * it answers at once, with the short timeouts of the live steps. A runtime that waits on a
+   * language model leaves it unset: its steps get timeouts derived from its own (local activities
+   * too since `agent-turns-in-task`; the workflow asks before the first step,
+   * lib/temporal/call-runtime.ts).
    */
   readonly runsInProcess?: boolean;
   /**

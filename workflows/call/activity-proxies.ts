@@ -3,6 +3,7 @@ import type { CallRuntimeActivities } from '../../activities/call-runtime.js';
 import type { CallActivities } from '../../activities/calls.js';
 import {
   CALL_AGENT_STEPS_CALLING_OUT,
+  CALL_AGENT_STEPS_CALLING_OUT_LOCAL,
   CALL_ANALYSIS_CALLING_OUT,
   CALL_ANALYSIS_IN_WORKER,
   CALL_APOLOGY,
@@ -55,6 +56,13 @@ export const live = proxyLocalActivities<LiveSteps>(CALL_LIVE_STEPS);
 export function agentCallingOut(runtimeTimeoutMs: number) {
   return proxyActivities<Pick<CallActivities, 'connectAgent' | 'agentTurn'>>(
     CALL_AGENT_STEPS_CALLING_OUT(runtimeTimeoutMs),
+  );
+}
+
+/** The same as local activities (`agent-turns-in-task`). */
+export function agentCallingOutInTask(runtimeTimeoutMs: number) {
+  return proxyLocalActivities<Pick<CallActivities, 'connectAgent' | 'agentTurn'>>(
+    CALL_AGENT_STEPS_CALLING_OUT_LOCAL(runtimeTimeoutMs),
   );
 }
 

@@ -1,10 +1,18 @@
 import { TemporalFailure } from '@temporalio/common';
-import { isCancellation } from '@temporalio/workflow';
+import { isCancellation, patched } from '@temporalio/workflow';
 import type { CallActivities, CallEventToWrite } from '../../activities/calls.js';
 import type { CallEventType } from '../../db/entities/index.js';
 import type { CallEventExtra } from '../../lib/calls/call-events.js';
 import type { CallRuntime } from '../../lib/temporal/call-runtime.js';
-import { agentCallingOut, analysis, analysisInWorker, carrier, live, runtime } from './activity-proxies.js';
+import {
+  agentCallingOut,
+  agentCallingOutInTask,
+  analysis,
+  analysisInWorker,
+  carrier,
+  live,
+  runtime,
+} from './activity-proxies.js';
 import type { CallState } from './call-state.js';
 
 // Steps more than one phase of the call takes.
@@ -34,8 +42,17 @@ async function runtimeOf(call: CallState): Promise<CallRuntime> {
  * that calls out. (Not returned from an async function: awaiting a proxy would ask it for `then`.)
  */
 function agentStepsOf({ agentTimeoutMs }: CallRuntime) {
-  return agentTimeoutMs === null ? live : agentCallingOut(agentTimeoutMs);
+  if (agentTimeoutMs === null) return live;
+  // A language model's turns run inside the workflow task since `agent-turns-in-task` (about half
+  // of a turn's Temporal cost; docs/performance.md "Turn latency at scale"); calls that began
+  // before go on with activities.
+  return patched(AGENT_TURNS_IN_TASK)
+    ? agentCallingOutInTask(agentTimeoutMs)
+    : agentCallingOut(agentTimeoutMs);
 }
+
+/** Patch id: the agent's steps on a runtime that calls out are local activities. */
+const AGENT_TURNS_IN_TASK = 'agent-turns-in-task';
 
 /** The agent joins the answered call (with its opening line, or none: it listens first). */
 export async function connectAgent(call: CallState): ReturnType<CallActivities['connectAgent']> {
