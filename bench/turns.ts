@@ -44,7 +44,7 @@ import { startBenchPostgres } from './bench-database.js';
 //
 // Per turn, service-added = the agent's first sentence reaching the gateway − the caller's line
 // signalled − the model's own time (its request received → its first sentence written): the
-// Temporal hop (signal, workflow task, the agentTurn activity), the worker's part and the control
+// Temporal hop (signal, workflow task, the agentTurn step), the worker's part and the control
 // request, and part by part from the histories (HOP_PARTS). Also per N: machine CPU per turn
 // outside this process and by process, history events and bytes per turn, and this
 // process's event-loop lag (the caller side must not be the bottleneck). One JSON line per N:
@@ -69,9 +69,7 @@ const ANSWER = `${FIRST_SENTENCE} Which day and time would suit you best, and fo
 const HOP_PARTS = {
   signal: 'caller line signalled → in the history (the signal RPC)',
   taskWait: 'workflow task: waiting for a worker (schedule-to-start)',
-  taskRun: 'workflow task: run (activation, commands)',
-  activityWait: 'agentTurn activity: scheduled → started',
-  activityPrep: 'agentTurn activity: started → model asked (database)',
+  toModel: 'workflow task started → model asked (activation, the agentTurn step and its reads)',
   out: 'model answer → first sentence at the gateway (sentences, control request)',
 } as const;
 type HopPart = keyof typeof HOP_PARTS;
@@ -222,8 +220,9 @@ function partOf(pid: number, command: string): string {
   if (pid === process.pid) return 'bench';
   if (command.includes('workers/main.ts')) return 'workers';
   if (command.includes('api/main.ts')) return 'api';
+  // PostgreSQL first: its backends are named after their database (`postgres: temporal temporal …`).
+  if (/^postgres|\/bin\/postgres /.test(command)) return 'postgres';
   if (/temporal/.test(command)) return 'temporal';
-  if (/postgres/.test(command)) return 'postgres';
   return 'other';
 }
 
@@ -502,7 +501,7 @@ function lineTag(request: SeenRequest): string | undefined {
 
 /**
  * From the calls' histories: each turn's hop part by part (the events after its `callerSpeech`
- * signal: the workflow task, the agentTurn activity), and the history's cost per turn.
+ * signal: the workflow task it woke), and the history's cost per turn.
  */
 async function historyFigures(client: Client, results: { turns: Turn[]; callId?: string }[]) {
   const parts = Object.fromEntries(Object.keys(HOP_PARTS).map((key) => [key, [] as number[]])) as Record<
@@ -536,27 +535,11 @@ async function historyFigures(client: Client, results: { turns: Turn[]; callId?:
       const started = later.find(
         (e) => idOf(e.workflowTaskStartedEventAttributes?.scheduledEventId) === idOf(scheduled?.eventId),
       );
-      const completed = later.find(
-        (e) => idOf(e.workflowTaskCompletedEventAttributes?.startedEventId) === idOf(started?.eventId),
-      );
-      const activity = later.find(
-        (e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'agentTurn',
-      );
-      const activityStarted = later.find(
-        (e) => idOf(e.activityTaskStartedEventAttributes?.scheduledEventId) === idOf(activity?.eventId),
-      );
-      if (!turn || !scheduled || !started || !completed || !activity || !activityStarted) continue;
-      const at = {
-        signal: ms(event.eventTime),
-        taskStarted: ms(started.eventTime),
-        taskCompleted: ms(completed.eventTime),
-        activityStarted: ms(activityStarted.eventTime),
-      };
+      if (!turn || !scheduled || !started) continue;
+      const at = { signal: ms(event.eventTime), taskStarted: ms(started.eventTime) };
       parts.signal.push(at.signal - turn.signalledAt);
       parts.taskWait.push(at.taskStarted - at.signal);
-      parts.taskRun.push(at.taskCompleted - at.taskStarted);
-      parts.activityWait.push(at.activityStarted - at.taskCompleted);
-      parts.activityPrep.push(turn.modelAskedAt - at.activityStarted);
+      parts.toModel.push(turn.modelAskedAt - at.taskStarted);
       parts.out.push(turn.firstSentenceAt - turn.modelAnsweredAt);
     }
   }
@@ -595,8 +578,8 @@ function report(row: Row): void {
       service_added_p99_ms: pct(row.serviceAdded, 99),
       workflow_task_schedule_to_start_p50_ms: pct(row.parts.taskWait, 50),
       workflow_task_schedule_to_start_p99_ms: pct(row.parts.taskWait, 99),
-      activity_schedule_to_start_p50_ms: pct(row.parts.activityWait, 50),
-      activity_schedule_to_start_p99_ms: pct(row.parts.activityWait, 99),
+      to_model_p50_ms: pct(row.parts.toModel, 50),
+      to_model_p99_ms: pct(row.parts.toModel, 99),
       cpu_ms_per_turn: Math.round(row.cpuMsPerTurn * 10) / 10,
       cpu_ms_per_turn_by_process: row.cpuMsPerTurnByPart,
       history_events_per_turn: Math.round(row.historyEventsPerTurn * 10) / 10,
