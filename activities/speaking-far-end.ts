@@ -14,8 +14,12 @@ import type { FarEndAudio } from '../lib/temporal/workflow-contracts.js';
 
 /** The simulated person's voice: not the agent's (an unknown id is the server's default voice; OpenAI has `echo`). */
 export const SIMULATED_PERSON_VOICE = 'echo';
-/** The gateway confirms the attachment within this long, or the far end has not answered. */
-const ATTACH_WITHIN_MS = 5000;
+/**
+ * The gateway confirms the attachment within this long, or the far end has not answered (a loaded
+ * gateway reads the call and opens its voice activity model first). Under the 10 s an attempt of
+ * the far end's callback may take (FAR_END_CALLBACKS).
+ */
+const ATTACH_WITHIN_MS = 8000;
 /**
  * A line the agent does not answer within this long was not heard (lost in a loaded gateway, or
  * recognised as nothing): the person says it again, as anyone on a phone would, at most
@@ -65,9 +69,12 @@ export class SpeakingFarEnds {
       new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), ATTACH_WITHIN_MS))),
     ]).finally(() => clearTimeout(timer));
     if (attached === 'late') {
+      // Forgotten at once: a retry must open a stream of its own, not find this closing one.
+      if (this.streams.get(audio.callId) === stream) this.streams.delete(audio.callId);
       client.close();
       throw new Error(`media gateway ${audio.gateway} did not attach call ${audio.callId}`);
     }
+    if (!attached && this.streams.get(audio.callId) === stream) this.streams.delete(audio.callId);
     return attached;
   }
 

@@ -164,6 +164,12 @@ describe('a 60-minute call', { timeout: 600_000 }, () => {
         assert.equal(progress.transcriptLines, 1 + 2 * TURNS, 'the latest run knows every line');
         assert.equal(progress.step, 'in_conversation');
         assert.ok(redelivered >= 1, 'the call went on in a new run');
+        const latest = await handle.describe();
+        assert.deepEqual(
+          [latest.searchAttributes.CallStatus, latest.searchAttributes.AgentId],
+          [['in_progress'], [agent.agentId]],
+          'the search attributes went along',
+        );
         await handle.signal(carrierCallbackSignal, { type: 'hung_up', atSeconds: TURNS * SECONDS_PER_TURN });
         const result = (await handle.result()) as CallWorkflowResult;
         assert.deepEqual([result.status, result.endReason], ['completed', 'caller_hangup']);
@@ -191,7 +197,8 @@ describe('a 60-minute call', { timeout: 600_000 }, () => {
       );
 
       const runs = await runsOf(handle, env.client);
-      assert.ok(runs.length >= 3, `${runs.length} runs`);
+      // At 5 to 6 events a turn, 720 turns are over 3,600 events: at least two runs.
+      assert.ok(runs.length >= 2, `${runs.length} runs`);
       assert.equal(mediaSessionsHeld, runs.length, 'each run holds the media session again');
       for (const run of runs) {
         const length = run.events?.length ?? 0;

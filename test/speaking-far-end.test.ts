@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
-import { WebSocket, WebSocketServer } from 'ws';
+import { type WebSocket, WebSocketServer } from 'ws';
 import { SpeakingFarEnds } from '../activities/speaking-far-end.js';
 import { decodeMulaw, encodeMulaw } from '../lib/audio/mulaw.js';
 import { createLogger } from '../lib/logger.js';

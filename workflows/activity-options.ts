@@ -99,8 +99,20 @@ export function CALL_AGENT_STEPS_CALLING_OUT(runtimeTimeoutMs: number): Activity
  */
 export function CALL_AGENT_STEPS_CALLING_OUT_LOCAL(runtimeTimeoutMs: number): LocalActivityOptions {
   const attemptMs = runtimeTimeoutMs + AGENT_STEP_MARGIN_MS;
-  return local(attemptMs, LIVE_RETRY, attemptMs + LIVE_BUDGET_BEYOND_ONE_ATTEMPT_MS);
+  return local(
+    attemptMs,
+    { ...LIVE_RETRY, maximumAttempts: AGENT_STEP_ATTEMPTS_IN_TASK },
+    attemptMs + LIVE_BUDGET_BEYOND_ONE_ATTEMPT_MS,
+  );
 }
+
+/**
+ * A local activity's schedule-to-close is wall-clock time in the worker, while its backoffs over
+ * 1 s are timers: a server that skips time (the tests') would otherwise retry without end within
+ * it. 12 attempts back off 0.5 + 1 + 2 + 4 + 5 × 7 = 42.5 s, which still outlasts a 30 s
+ * database outage; the minute beyond the first attempt still bounds the whole step.
+ */
+const AGENT_STEP_ATTEMPTS_IN_TASK = 12;
 
 /** The agent's apology before it hangs up on a call it cannot go on with: best effort, a few seconds. */
 export const CALL_APOLOGY: ActivityOptions = {

@@ -1,4 +1,4 @@
-import { condition, continueAsNew, workflowInfo } from '@temporalio/workflow';
+import { condition, makeContinueAsNewFunc, workflowInfo } from '@temporalio/workflow';
 import type { CallActivities } from '../../activities/calls.js';
 import type { CallerSpeech } from '../../lib/temporal/call-messages.js';
 import type { callWorkflow as CallWorkflowFunction } from '../call-workflow.js';
@@ -68,7 +68,12 @@ export async function converse(call: CallState): Promise<Ending> {
   }
   // Between two turns: nothing of the call is in flight but its media session, which the next run
   // holds again (the gateway's activity of this run ends when this run does).
-  return continueAsNew<typeof CallWorkflowFunction>({ ...call.input, resume: conversationResume(call) });
+  // The search attributes (workspace, agent, status, direction) go along: the Web UI's lists and
+  // the API's lookups keep finding the call.
+  const goOn = makeContinueAsNewFunc<typeof CallWorkflowFunction>({
+    typedSearchAttributes: workflowInfo().typedSearchAttributes,
+  });
+  return goOn({ ...call.input, resume: conversationResume(call) });
 }
 
 /** Someone speaks, or the call ends (true); or the silence timeout, one `Deadline` over every wait (false). */
