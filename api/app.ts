@@ -5,6 +5,7 @@ import { RateLimiter } from './auth/rate-limiter.js';
 import { AUTH_PREFIX } from './dashboard/auth-routes.js';
 import { DASHBOARD_API_PREFIX, dashboard } from './dashboard/dashboard.js';
 import { SessionStore } from './dashboard/sessions.js';
+import { healthEndpoints } from './health.js';
 import { openApiDocument } from './http/openapi.js';
 import type { ApiState, AppDeps, RouteDefinition } from './http/route.js';
 import { API_PREFIX, buildRouter } from './http/router.js';
@@ -55,6 +56,8 @@ export function createApp(
     ctx.type = 'application/json; charset=utf-8';
     ctx.body = openApiText;
   });
+  // Liveness and readiness for orchestrators, before the dashboard takes every other path.
+  koa.use(healthEndpoints(deps));
   // The dashboard answers every path outside /v1 (pages, its sign-in and its own endpoints).
   koa.use(dashboard(deps.orm, services, { secure: dashboardUrl(deps.settings).startsWith('https:') }));
   koa.use(buildRouter(routes, services));
