@@ -1,5 +1,5 @@
-import proto from '@temporalio/proto';
 import type { Context, Next } from 'koa';
+import { readiness } from '../lib/health/readiness.js';
 import { taskQueues } from '../lib/temporal/task-queues.js';
 import type { AppDeps } from './http/route.js';
 
@@ -8,12 +8,8 @@ import type { AppDeps } from './http/route.js';
 // PostgreSQL answers, Temporal answers, and workers poll the calls and webhooks task queues
 // (readiness), else 503 naming what is not. Both without a key, outside /v1, never cached.
 
-/** Each dependency gets this long to answer before it counts as unavailable. */
-const CHECK_TIMEOUT_MS = 2000;
-
-type CheckResult = 'ok' | 'unavailable' | 'no workers polling';
-
 export function healthEndpoints(deps: Pick<AppDeps, 'orm' | 'temporal' | 'settings'>) {
+  const queues = taskQueues(deps.settings);
   return async (ctx: Context, next: Next) => {
     if (!['GET', 'HEAD'].includes(ctx.method) || (ctx.path !== '/healthz' && ctx.path !== '/readyz')) {
       return next();
@@ -23,50 +19,16 @@ export function healthEndpoints(deps: Pick<AppDeps, 'orm' | 'temporal' | 'settin
       ctx.body = { status: 'ok' };
       return;
     }
-    const checks = await readiness(deps);
-    const ready = Object.values(checks).every((check) => check === 'ok');
+    const { ready, body } = await readiness({
+      orm: deps.orm,
+      temporal: deps.temporal,
+      namespace: deps.settings.temporalNamespace,
+      taskQueues: [
+        { name: queues.calls, tasks: 'workflow' },
+        { name: queues.webhooks, tasks: 'workflow' },
+      ],
+    });
     ctx.status = ready ? 200 : 503;
-    ctx.body = { status: ready ? 'ready' : 'not_ready', checks };
+    ctx.body = body;
   };
-}
-
-async function readiness(deps: Pick<AppDeps, 'orm' | 'temporal' | 'settings'>) {
-  const [database, workers] = await Promise.all([
-    check(async () => {
-      await deps.orm.em.getConnection().execute('select 1');
-      return 'ok';
-    }),
-    check(async () => {
-      const client = await deps.temporal();
-      const queues = taskQueues(deps.settings);
-      const polled = await Promise.all(
-        [queues.calls, queues.webhooks].map(async (name) => {
-          const answer = await client.workflowService.describeTaskQueue({
-            namespace: deps.settings.temporalNamespace,
-            taskQueue: { name },
-            taskQueueType: proto.temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW,
-          });
-          return (answer.pollers?.length ?? 0) > 0;
-        }),
-      );
-      return polled.every(Boolean) ? 'ok' : 'no workers polling';
-    }),
-  ]);
-  // Temporal answered when the task queues could be described at all.
-  return { database, temporal: workers === 'unavailable' ? 'unavailable' : 'ok', workers } satisfies Record<
-    string,
-    CheckResult
-  >;
-}
-
-async function check(probe: () => Promise<CheckResult>): Promise<CheckResult> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<CheckResult>((resolve) => {
-    timer = setTimeout(() => resolve('unavailable'), CHECK_TIMEOUT_MS);
-  });
-  try {
-    return await Promise.race([probe().catch((): CheckResult => 'unavailable'), late]);
-  } finally {
-    clearTimeout(timer);
-  }
 }

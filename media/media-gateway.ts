@@ -1,12 +1,15 @@
 import { createServer, type Server } from 'node:http';
 import { WebSocketServer } from 'ws';
+import { readiness } from '../lib/health/readiness.js';
 import { MEDIA_STREAMS_PATH } from '../lib/media/media-control.js';
+import { mediaTaskQueue } from '../lib/media/media-session.js';
 import { isControlRequest, serveControl } from './control-api.js';
 import type { GatewayContext } from './gateway-context.js';
 import { serveStream } from './stream-connection.js';
 
 // The media gateway's one port (MEDIA_PORT): the Media Streams socket `/media/streams`, the
-// control API of the workers' carrier, and `/health`.
+// control API of the workers' carrier, `/healthz` (also `/health`) and `/readyz` (docs/operations.md,
+// "Health").
 
 export { MEDIA_STREAMS_PATH };
 
@@ -17,9 +20,27 @@ export function createMediaGateway(gateway: GatewayContext): Server {
   const sockets = new WebSocketServer({ noServer: true, maxPayload: MAX_MESSAGE_BYTES });
   const server = createServer((request, response) => {
     const path = new URL(request.url ?? '/', 'http://gateway').pathname;
-    if (request.method === 'GET' && path === '/health') {
-      response.writeHead(200, { 'content-type': 'application/json' });
+    if (request.method === 'GET' && (path === '/health' || path === '/healthz')) {
+      response.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'no-store' });
       response.end(JSON.stringify({ status: 'ok', calls: gateway.sessions.size }));
+      return;
+    }
+    if (request.method === 'GET' && path === '/readyz') {
+      // Ready: PostgreSQL and Temporal answer, and this gateway's media-session worker polls.
+      readiness({
+        orm: gateway.orm,
+        temporal: async () => gateway.temporal,
+        namespace: gateway.settings.temporalNamespace,
+        taskQueues: [
+          { name: mediaTaskQueue(gateway.settings.taskQueuePrefix, gateway.controlUrl), tasks: 'activity' },
+        ],
+      }).then(({ ready, body }) => {
+        response.writeHead(ready ? 200 : 503, {
+          'content-type': 'application/json',
+          'cache-control': 'no-store',
+        });
+        response.end(JSON.stringify(body));
+      });
       return;
     }
     if (isControlRequest(request)) {

@@ -292,6 +292,19 @@ describe('the media gateway', () => {
       });
       try {
         await waitForHealth(`http://127.0.0.1:${port}/health`);
+        // The process's own health (docs/operations.md, "Health"): alive, then ready once its
+        // media-session worker polls.
+        assert.equal((await fetch(`http://127.0.0.1:${port}/healthz`)).status, 200);
+        let ready: { status: number; body: unknown } = { status: 0, body: null };
+        for (let i = 0; i < 50 && ready.status !== 200; i++) {
+          const response = await fetch(`http://127.0.0.1:${port}/readyz`);
+          ready = { status: response.status, body: await response.json() };
+          if (ready.status !== 200) await new Promise((resolve) => setTimeout(resolve, 200));
+        }
+        assert.deepEqual(ready, {
+          status: 200,
+          body: { status: 'ready', checks: { database: 'ok', temporal: 'ok', workers: 'ok' } },
+        });
         const client = await MediaStreamsClient.connect(
           `ws://127.0.0.1:${port}/media/streams?token=${TOKEN}`,
         );
