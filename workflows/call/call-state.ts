@@ -67,11 +67,12 @@ export class CallState {
   lastAgentLine: TranscriptLine | null = null;
   /** Index of the next transcript line. */
   nextIndex = 0;
-  /** The person's utterance numbers seen lately (set by openCall). */
-  utterancesSeen: () => number[] = () => [];
+  /** The person's utterance numbers seen: a repeated delivery is recognised (carried into a new run). */
+  readonly utterancesSeen: Set<number>;
 
   constructor(readonly input: CallWorkflowInput) {
     this.callId = input.callId;
+    this.utterancesSeen = new Set(input.resume?.utterancesSeen);
     this.progress = {
       step: input.answered ? 'connecting_agent' : 'dialing',
       status: 'queued',
@@ -106,9 +107,7 @@ const UTTERANCES_CARRIED = 200;
 /** The call's state, with the query and the signals that feed it registered (a resumed run: as its last run left it). */
 export function openCall(input: CallWorkflowInput): CallState {
   const call = new CallState(input);
-  const utterancesSeen = new Set<number>(input.resume?.utterancesSeen);
   if (input.resume) resumeCall(call, input.resume);
-  call.utterancesSeen = () => [...utterancesSeen].slice(-UTTERANCES_CARRIED);
   setHandler(callProgressQuery, () => call.progress);
   setHandler(carrierCallbackSignal, (callback) => {
     call.progress.lastCarrierCallback = callback.type;
@@ -117,8 +116,8 @@ export function openCall(input: CallWorkflowInput): CallState {
     else call.callbacks.push(callback);
   });
   setHandler(callerSpeechSignal, (speech) => {
-    if (utterancesSeen.has(speech.utterance)) return;
-    utterancesSeen.add(speech.utterance);
+    if (call.utterancesSeen.has(speech.utterance)) return;
+    call.utterancesSeen.add(speech.utterance);
     call.heard.push(speech);
     call.heardUntil = Math.max(call.heardUntil, speech.endedAtSeconds);
   });
@@ -155,7 +154,7 @@ export function conversationResume(call: CallState): ConversationResume {
     callbacks: [...call.callbacks],
     hungUp: call.hungUp,
     speechFailed: call.speechFailed,
-    utterancesSeen: call.utterancesSeen(),
+    utterancesSeen: [...call.utterancesSeen].slice(-UTTERANCES_CARRIED),
     progress: call.progress,
   };
 }
