@@ -109,6 +109,22 @@ describe('POST /agents with an Idempotency-Key', () => {
     );
   });
 
+  test('a path with an id of any length is stored with its key: a long garbled id gets its refusal, not a 500', async () => {
+    // Schemathesis's stateful phase sent such a request; the path is part of the stored endpoint.
+    const garbled = `${'%C3%A9x'.repeat(80)}-${'9'.repeat(200)}`;
+    for (const [path, param] of [
+      [`/webhooks/${garbled}/recover`, 'webhook_id'],
+      [`/webhooks/${garbled}/deliveries/${garbled}/resend`, 'webhook_id'],
+    ]) {
+      const k = key();
+      const first = await a().post(path, {}, { 'idempotency-key': k });
+      assertApiError(first, 400, 'parameter_invalid', param);
+      const again = await a().post(path, {}, { 'idempotency-key': k });
+      assert.equal(again.text.replace(/req_\w+/, ''), first.text.replace(/req_\w+/, ''));
+      assert.equal(again.headers.get('idempotent-replayed'), 'true');
+    }
+  });
+
   test('keys are per workspace', async () => {
     const other = await createFixture(db.orm);
     const k = key();

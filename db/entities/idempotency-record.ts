@@ -22,8 +22,12 @@ const IdempotencyRecordSchema = defineEntity({
     id: p.uuid().primary(),
     workspace: () => p.manyToOne(Workspace).mapToPk().deleteRule('cascade'),
     key: p.string().length(255),
-    /** `POST /v1/agents`: a key reused on another endpoint is `idempotency_key_reused`. */
-    endpoint: p.string().length(300),
+    /**
+     * `POST /v1/agents`: a key reused on another endpoint is `idempotency_key_reused`. Text: the
+     * path holds the request's ids as sent, of any length (a 300-character column made a long
+     * garbled id a 500 instead of its 404).
+     */
+    endpoint: p.text(),
     /** SHA-256 of the canonical request body. */
     fingerprint: p.string().length(64),
     state: p.string().length(20).$type<IdempotencyState>(),
