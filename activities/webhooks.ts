@@ -9,6 +9,12 @@ import {
   WebhookEndpoint,
 } from '../db/entities/index.js';
 import type { Orm } from '../db/orm.js';
+import {
+  webhookAttemptDuration,
+  webhookAttempts,
+  webhookDeliveries,
+  webhookDeliveryLag,
+} from '../lib/metrics/service-metrics.js';
 import { recordPendingDeliveries, subscribedEndpointIds } from '../lib/webhooks/deliveries.js';
 import { EndpointLimiter } from '../lib/webhooks/endpoint-limiter.js';
 import { completeRecovery, type RecoveryStep, takeNextRecoveryEvents } from '../lib/webhooks/recovery.js';
@@ -73,6 +79,7 @@ export function createWebhookActivities(deps: WebhookActivityDeps) {
         delivery.error = `not sent: endpoint ${endpoint.status}`;
         delivery.nextAttemptAt = null;
         await em.flush();
+        webhookDeliveries.inc({ outcome: 'failed' });
         return { outcome: 'stopped' };
       }
       const event = await em.findOneOrFail(Event, { id: delivery.event });
@@ -130,8 +137,14 @@ export function createWebhookActivities(deps: WebhookActivityDeps) {
       });
       await em.flush();
       await updateEndpointHealth(em, endpoint.id, result.delivered, attemptedAt);
+      const outcome = result.delivered ? 'delivered' : retryIn === null ? 'failed' : 'retry';
+      countAttempt(
+        outcome,
+        durationMs,
+        result.delivered ? attemptedAt.getTime() - event.createdAt.getTime() : null,
+      );
       return {
-        outcome: result.delivered ? 'delivered' : retryIn === null ? 'failed' : 'retry',
+        outcome,
         endpointUrl: endpoint.url,
       };
     },
@@ -194,4 +207,16 @@ function serverClock(): () => Date {
   const scheduled = Context.current().info.currentAttemptScheduledTimestampMs;
   const started = Date.now();
   return () => new Date(scheduled + (Date.now() - started));
+}
+
+/** The attempt in the delivery metrics (lib/metrics/service-metrics.ts): once per attempt logged above. */
+function countAttempt(
+  outcome: 'delivered' | 'failed' | 'retry',
+  durationMs: number,
+  lagMs: number | null,
+): void {
+  webhookAttempts.inc({ result: outcome });
+  webhookAttemptDuration.observe(durationMs / 1000);
+  if (outcome !== 'retry') webhookDeliveries.inc({ outcome });
+  if (lagMs !== null) webhookDeliveryLag.observe(Math.max(0, lagMs) / 1000);
 }

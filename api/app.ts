@@ -1,5 +1,6 @@
 import Koa, { type Context, type Next } from 'koa';
 import { dashboardUrl } from '../lib/dashboard/url.js';
+import { ormPool, watchLiveCalls, watchPool } from '../lib/metrics/database-metrics.js';
 import { ApiKeyAuthenticator } from './auth/api-key-authenticator.js';
 import { RateLimiter } from './auth/rate-limiter.js';
 import { AUTH_PREFIX } from './dashboard/auth-routes.js';
@@ -12,6 +13,7 @@ import { API_PREFIX, buildRouter } from './http/router.js';
 import { unreadableRequestHandler } from './http/unreadable-request.js';
 import { errorMiddleware } from './middleware/errors.js';
 import { requestContext } from './middleware/request-context.js';
+import { requestMetrics } from './middleware/request-metrics.js';
 import { createReadPool } from './read-pool.js';
 import { allRoutes } from './routes/index.js';
 
@@ -40,6 +42,8 @@ export function createApp(
   const rateLimiter = new RateLimiter(deps.orm, deps.logger, options.rateLimitClock);
   const services = { authenticator, rateLimiter, sessions: new SessionStore(deps.orm) };
   const reads = createReadPool(deps.orm, deps.logger);
+  const unwatch = [watchPool('reads', () => reads), watchPool('orm', ormPool(deps.orm))];
+  watchLiveCalls(deps.orm);
   const openApiText = JSON.stringify(openApiDocument(routes));
 
   // Behind TRUST_PROXY reverse proxies the client is the address the outermost of them saw
@@ -48,6 +52,7 @@ export function createApp(
   const hops = deps.settings.trustProxyHops;
   const koa = new Koa<ApiState>({ proxy: hops > 0, proxyIpHeader: 'X-Forwarded-For', maxIpsCount: hops });
   koa.silent = true;
+  koa.use(requestMetrics);
   koa.use(requestContext(deps, reads));
   koa.use(errorMiddleware);
   koa.use(noStore);
@@ -67,6 +72,7 @@ export function createApp(
     onClientError: unreadableRequestHandler(deps.logger),
     async close() {
       await rateLimiter.close();
+      for (const stop of unwatch) stop();
       await reads.end();
     },
   };

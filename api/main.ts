@@ -1,8 +1,10 @@
 import { openOrm } from '../db/orm.js';
 import { createLogger } from '../lib/logger.js';
+import { serveOperatorPort } from '../lib/metrics/metrics-server.js';
 import { loadSettings } from '../lib/settings.js';
 import { temporalConnectionOptions } from '../lib/temporal-connection.js';
 import { createApp } from './app.js';
+import { apiReadiness } from './health.js';
 import { listen } from './server.js';
 import { lazyTemporalClient } from './temporal-client.js';
 
@@ -38,7 +40,16 @@ const server = await listen(app, {
   port: settings.port,
   reusePort: process.env.API_REUSE_PORT === 'true',
 });
-logger.info('API listening', { url: `${server.url}/v1` });
+// METRICS_PORT moves /metrics off the public port to one of its own (with /healthz and /readyz).
+const operatorPort = await serveOperatorPort(
+  settings,
+  apiReadiness({ settings, orm, temporal: () => temporal.get() }),
+  logger,
+);
+logger.info('API listening', {
+  url: `${server.url}/v1`,
+  metrics: operatorPort && `${operatorPort.url}/metrics`,
+});
 
 let stopping = false;
 async function stop(signal: string) {
@@ -47,6 +58,7 @@ async function stop(signal: string) {
   logger.info('API stopping', { signal });
   try {
     await server.close();
+    await operatorPort?.close();
     await temporal.close();
     await orm.close(true);
     logger.info('API stopped');

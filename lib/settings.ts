@@ -66,6 +66,12 @@ export interface Settings {
    * the API reads it; relative paths are taken from the project folder, like the other .data paths.
    */
   recordingsDir: string;
+  /**
+   * METRICS_PORT: a port of the process's own for `/metrics`, `/healthz` and `/readyz`
+   * (lib/metrics/metrics-server.ts). The workers and the media gateway serve them only there; the
+   * API serves them beside /v1, and with METRICS_PORT set, `/metrics` moves off the public port to it.
+   */
+  metricsPort: number | undefined;
 }
 
 /** MEDIA_PORT, MEDIA_STREAMS_TOKEN, MEDIA_GATEWAY_URL, VOICE_ENDPOINTING_MS and CARRIER. */
@@ -249,5 +255,6 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
       carrier: carrier(env.CARRIER),
     },
     recordingsDir: path.resolve(PROJECT_FOLDER, env.RECORDINGS_DIR || '.data/recordings'),
+    metricsPort: env.METRICS_PORT ? positiveNumber('METRICS_PORT', env.METRICS_PORT, 0) : undefined,
   };
 }

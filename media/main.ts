@@ -4,12 +4,15 @@ import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import { openOrm } from '../db/orm.js';
 import { SileroVoiceActivity } from '../lib/audio/voice-activity.js';
 import { createLogger } from '../lib/logger.js';
+import { ormPool, watchPool } from '../lib/metrics/database-metrics.js';
+import { serveOperatorPort } from '../lib/metrics/metrics-server.js';
+import { sdkMetricsTelemetry } from '../lib/metrics/temporal-sdk-metrics.js';
 import { loadSettings } from '../lib/settings.js';
 import { speechFromSettings } from '../lib/speech/from-settings.js';
 import { temporalConnectionOptions } from '../lib/temporal-connection.js';
 import { CallSessions } from './call-sessions.js';
 import type { GatewayContext } from './gateway-context.js';
-import { createMediaGateway, MEDIA_STREAMS_PATH } from './media-gateway.js';
+import { createMediaGateway, gatewayReadiness, MEDIA_STREAMS_PATH } from './media-gateway.js';
 import { createMediaSessionWorker } from './media-session-worker.js';
 
 // The media gateway process (../spec/voice-media-v1.md section 1): it holds the audio of live
@@ -19,7 +22,10 @@ import { createMediaSessionWorker } from './media-session-worker.js';
 
 const settings = loadSettings();
 const logger = createLogger(settings.logLevel, { fields: { service: 'media' } });
-Runtime.install({ logger: new DefaultLogger(settings.logLevel === 'debug' ? 'DEBUG' : 'WARN') });
+Runtime.install({
+  logger: new DefaultLogger(settings.logLevel === 'debug' ? 'DEBUG' : 'WARN'),
+  telemetryOptions: await sdkMetricsTelemetry(),
+});
 
 const token = settings.media.streamsToken;
 const speech = speechFromSettings(settings);
@@ -60,8 +66,12 @@ await gateway.voiceActivity();
 const server = createMediaGateway(gateway);
 await new Promise<void>((resolve) => server.listen(settings.media.port, settings.host, resolve));
 const worker = await createMediaSessionWorker(connection, gateway);
+watchPool('orm', ormPool(orm));
+// Metrics and health for operators on a port of its own (METRICS_PORT), not the public MEDIA_PORT.
+const metrics = await serveOperatorPort(settings, () => gatewayReadiness(gateway), logger);
 logger.info('media gateway running', {
   streams: `ws://${reachableHost}:${settings.media.port}${MEDIA_STREAMS_PATH}`,
+  metrics: metrics && `${metrics.url}/metrics`,
   pid: process.pid,
 });
 
@@ -81,6 +91,7 @@ try {
 } finally {
   // Live calls end with the process; their recordings are closed whole.
   await Promise.all(gateway.sessions.all().map((session) => session.abandon()));
+  await metrics?.close();
   await temporal.connection.close();
   await connection.close();
   await orm.close(true);

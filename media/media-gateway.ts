@@ -16,6 +16,18 @@ export { MEDIA_STREAMS_PATH };
 /** A Media Streams message is small (20 ms of audio is 160 bytes); anything far larger is refused. */
 const MAX_MESSAGE_BYTES = 64 * 1024;
 
+/** Ready: PostgreSQL and Temporal answer, and this gateway's media-session worker polls. */
+export function gatewayReadiness(gateway: GatewayContext) {
+  return readiness({
+    orm: gateway.orm,
+    temporal: async () => gateway.temporal,
+    namespace: gateway.settings.temporalNamespace,
+    taskQueues: [
+      { name: mediaTaskQueue(gateway.settings.taskQueuePrefix, gateway.controlUrl), tasks: 'activity' },
+    ],
+  });
+}
+
 export function createMediaGateway(gateway: GatewayContext): Server {
   const sockets = new WebSocketServer({ noServer: true, maxPayload: MAX_MESSAGE_BYTES });
   const server = createServer((request, response) => {
@@ -26,15 +38,7 @@ export function createMediaGateway(gateway: GatewayContext): Server {
       return;
     }
     if (request.method === 'GET' && path === '/readyz') {
-      // Ready: PostgreSQL and Temporal answer, and this gateway's media-session worker polls.
-      readiness({
-        orm: gateway.orm,
-        temporal: async () => gateway.temporal,
-        namespace: gateway.settings.temporalNamespace,
-        taskQueues: [
-          { name: mediaTaskQueue(gateway.settings.taskQueuePrefix, gateway.controlUrl), tasks: 'activity' },
-        ],
-      }).then(({ ready, body }) => {
+      gatewayReadiness(gateway).then(({ ready, body }) => {
         response.writeHead(ready ? 200 : 503, {
           'content-type': 'application/json',
           'cache-control': 'no-store',

@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { type LocalPostgres, startLocalPostgres } from '../db/embedded-postgres.js';
 import { loadSettings } from '../lib/settings.js';
 import { runMigrations } from './migrate.js';
-import { acceptsTcp, hasExited, redactUrl, stopChild, waitForTcp } from './processes.js';
+import { acceptsTcp, freePort, hasExited, redactUrl, stopChild, waitForTcp } from './processes.js';
 import {
   registerSearchAttributes,
   startTemporalDevServer,
@@ -77,6 +77,18 @@ function watch(name: string, exited: Promise<unknown>): void {
     if (!stopping)
       void shutdown(1, `${name} exited unexpectedly${typeof how === 'string' ? ` (${how})` : ''}`);
   });
+}
+
+/**
+ * Each process's port for /metrics, /healthz and /readyz (METRICS_PORT; docs/operations.md,
+ * "Metrics"): these unless taken, then a free one (printed at start).
+ */
+const METRICS_PORTS = { workers: 9464, simulator: 9465, media: 9466 };
+
+async function metricsPort(wanted: number): Promise<number> {
+  return (await acceptsTcp(settings.host === '0.0.0.0' ? '127.0.0.1' : settings.host, wanted, 300))
+    ? freePort()
+    : wanted;
 }
 
 function spawnNodeProcess(name: string, args: string[], env: NodeJS.ProcessEnv): ChildProcess {
@@ -232,11 +244,26 @@ async function main(): Promise<void> {
   };
   // Stopped after the service's workers (higher rank first), so the calls they finish still have
   // a far end.
-  await startWorkerProcess('carrier simulator', ['carrier-simulator'], 2, env);
-  await startWorkerProcess('workers', ['service'], 3, env);
+  const metricsPorts = {
+    simulator: await metricsPort(METRICS_PORTS.simulator),
+    workers: await metricsPort(METRICS_PORTS.workers),
+    media: await metricsPort(METRICS_PORTS.media),
+  };
+  const withMetrics = (port: number) => ({ ...env, METRICS_PORT: String(port) });
+  await startWorkerProcess(
+    'carrier simulator',
+    ['carrier-simulator'],
+    2,
+    withMetrics(metricsPorts.simulator),
+  );
+  await startWorkerProcess('workers', ['service'], 3, withMetrics(metricsPorts.workers));
   // Stopped before the workers, which then end the calls whose audio it held.
-  if (env.MEDIA_STREAMS_TOKEN) await startSupervised('media gateway', ['media/main.ts'], 3.5, env);
-  const api = spawnNodeProcess('API', ['api/main.ts'], env);
+  if (env.MEDIA_STREAMS_TOKEN) {
+    await startSupervised('media gateway', ['media/main.ts'], 3.5, withMetrics(metricsPorts.media));
+  }
+  // The API serves /metrics beside /v1 (a METRICS_PORT of the caller's would move it; not here).
+  const { METRICS_PORT: _apiMetrics, ...apiEnv } = env;
+  const api = spawnNodeProcess('API', ['api/main.ts'], apiEnv);
   watch('API', exitOf(api));
   await started({ name: 'API', rank: 4, stop: () => stopChild(api, { signal: 'SIGTERM', graceMs: 20_000 }) });
 
@@ -250,6 +277,11 @@ async function main(): Promise<void> {
   say(`Temporal Web UI  ${temporal.uiUrl ?? `(the server at ${temporal.address} runs its own, if any)`}`);
   say(`Temporal         ${temporal.address} namespace ${settings.temporalNamespace}`);
   say(`PostgreSQL       ${redactUrl(databaseUrl)}`);
+  say(
+    `Metrics          http://${shownHost}:${apiPort}/metrics (API), :${metricsPorts.workers} (workers), ` +
+      `:${metricsPorts.simulator} (carrier simulator)` +
+      (env.MEDIA_STREAMS_TOKEN ? `, :${metricsPorts.media} (media gateway)` : ''),
+  );
   if (env.MEDIA_STREAMS_TOKEN) {
     say(`Media streams: ws://${shownHost}:${settings.media.port}/media/streams`);
     if (!settings.media.streamsToken) say(`  token in ${path.join(DATA_DIR, 'media-streams-token')}`);

@@ -12,6 +12,8 @@ import { acceptsTcp, freePort, isAlive, waitForExit } from '../scripts/processes
 import type { simulatedCalleeWorkflow } from '../workflows/simulated-callee-workflow.js';
 import { ApiClient, createFixture } from './support/api.js';
 import { createAgentFixture } from './support/call-fixtures.js';
+import { prometheusInstalled, scrape } from './support/prometheus-scrape.js';
+import { startPrometheus } from './support/prometheus-server.js';
 import { type SharedDevServer, sharedDevServer } from './support/temporal.js';
 import { waitForHealth } from './support/wait-for.js';
 
@@ -133,6 +135,8 @@ test('npm start serves the API, stops everything on SIGINT, and a second start r
 interface WorkersRunning {
   service: string;
   task_queues: string[];
+  /** The process's operator port's /metrics (METRICS_PORT, given by npm start). */
+  metrics?: string;
   pid: number;
   time: string;
 }
@@ -257,6 +261,50 @@ test('npm start runs the carrier simulator in a process of its own, which keeps 
     assert.equal(call.status, 'completed', JSON.stringify(call));
     assert.equal(call.analysis?.outcome, 'resolved');
 
+    // What an operator sees (docs/operations.md, "Metrics"): each worker process's own port with
+    // health, and a real Prometheus scraping the API, the workers and the simulator.
+    assert.match(
+      started.output(),
+      new RegExp(`Metrics\\s+http://127\\.0\\.0\\.1:${apiPort}/metrics \\(API\\)`),
+    );
+    const portOf = (line: WorkersRunning | undefined) =>
+      new URL(line?.metrics ?? assert.fail(JSON.stringify(line))).host;
+    assert.equal(portOf(again), portOf(workers), 'a restarted process keeps its port');
+    for (const line of [again, simulator]) {
+      const ready = await fetch(`http://${portOf(line)}/readyz`);
+      assert.equal(ready.status, 200, await ready.text());
+    }
+    // A machine without Debian's prometheus skips the scrape (CI=true, as in .ci/run, requires it).
+    if (!prometheusInstalled && !process.env.CI) {
+      console.warn('prometheus not installed (apt-get install prometheus): the scrape is not tried');
+    } else {
+      const prometheus = await startPrometheus({
+        api: `127.0.0.1:${apiPort}`,
+        workers: portOf(again),
+        simulator: portOf(simulator),
+      });
+      try {
+        await prometheus.waitFor('sum(calls_started_total)', (r) => r[0]?.value === 1);
+        await prometheus.waitFor('sum(calls_ended_total{status="completed"})', (r) => r[0]?.value === 1);
+        await prometheus.waitFor(
+          'sum(http_requests_total{job="api",route="/v1/calls",method="POST"})',
+          (r) => r[0]?.value === 1,
+        );
+        // The Temporal SDK's own worker metrics, from both worker processes.
+        await prometheus.waitFor('count by (job) ({__name__=~"temporal_.+"})', (r) =>
+          ['workers', 'simulator'].every((job) => r.some((x) => x.metric.job === job && x.value > 0)),
+        );
+        const up = await prometheus.query('up');
+        assert.deepEqual(up.map((x) => [x.metric.job, x.value]).sort(), [
+          ['api', 1],
+          ['simulator', 1],
+          ['workers', 1],
+        ]);
+      } finally {
+        await prometheus.close();
+      }
+    }
+
     started.child.kill('SIGINT');
     assert.equal(await started.exited, 0, started.output());
     assert.match(
@@ -310,6 +358,17 @@ test('VOICE_SPEECH=local npm start also runs the local speech server and the med
       body: JSON.stringify({ type: 'release', reason: 'hang_up' }),
     });
     assert.equal(control.status, 401);
+    // Its operator port (METRICS_PORT from npm start), not the public MEDIA_PORT: metrics and readiness.
+    const running = started
+      .stdout()
+      .split('\n')
+      .find((line) => line.includes('"media gateway running"'));
+    const metricsUrl = new URL(JSON.parse(running ?? assert.fail(started.output())).metrics);
+    assert.notEqual(metricsUrl.port, String(mediaPort));
+    const gatewayMetrics = await scrape(metricsUrl.href);
+    assert.equal(gatewayMetrics.types.get('process_cpu_seconds_total'), 'counter');
+    assert.equal((await fetch(`http://${metricsUrl.host}/readyz`)).status, 200);
+    assert.equal((await fetch(`http://127.0.0.1:${mediaPort}/metrics`)).status, 404);
 
     started.child.kill('SIGINT');
     assert.equal(await started.exited, 0, started.output());

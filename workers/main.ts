@@ -7,7 +7,11 @@ import {
   type Worker,
 } from '@temporalio/worker';
 import { type Orm, openOrm } from '../db/orm.js';
+import { readiness } from '../lib/health/readiness.js';
 import { createLogger } from '../lib/logger.js';
+import { ormPool, watchPool } from '../lib/metrics/database-metrics.js';
+import { serveOperatorPort } from '../lib/metrics/metrics-server.js';
+import { sdkMetricsTelemetry } from '../lib/metrics/temporal-sdk-metrics.js';
 import { loadSettings } from '../lib/settings.js';
 import { temporalConnectionOptions } from '../lib/temporal-connection.js';
 import { createCallsWorker } from './calls-worker.js';
@@ -56,7 +60,10 @@ const names = [
 // The simulator alone logs as itself: it stands in for someone else's system.
 const service = names.every((name) => name === 'carrier-simulator') ? 'carrier-simulator' : 'worker';
 const logger = createLogger(settings.logLevel, { fields: { service } });
-Runtime.install({ logger: new DefaultLogger(settings.logLevel === 'debug' ? 'DEBUG' : 'WARN') });
+Runtime.install({
+  logger: new DefaultLogger(settings.logLevel === 'debug' ? 'DEBUG' : 'WARN'),
+  telemetryOptions: await sdkMetricsTelemetry(),
+});
 if (unknown.length) {
   logger.error('unknown worker', { unknown, known: Object.keys(WORKERS), lists: LISTS });
   process.exit(2);
@@ -88,8 +95,23 @@ const workers = await Promise.all(names.map((name) => WORKERS[name].create(deps)
 const sweeper = names.includes('calls')
   ? startQueuedCallSweeper({ orm: orm!, client, settings, logger })
   : undefined;
+if (orm) watchPool('orm', ormPool(orm));
+// Metrics and health for operators on a port of the process's own (METRICS_PORT): ready when
+// Temporal answers, every worker of this process polls, and the database (if used) answers.
+const metrics = await serveOperatorPort(
+  settings,
+  () =>
+    readiness({
+      orm,
+      temporal: async () => client,
+      namespace: settings.temporalNamespace,
+      taskQueues: workers.map((worker) => ({ name: worker.options.taskQueue, tasks: 'workflow' as const })),
+    }),
+  logger,
+);
 logger.info('workers running', {
   task_queues: workers.map((worker) => worker.options.taskQueue),
+  metrics: metrics && `${metrics.url}/metrics`,
   pid: process.pid,
 });
 
@@ -112,6 +134,7 @@ try {
   for (const worker of workers) if (worker.getState() === 'RUNNING') worker.shutdown();
 } finally {
   await sweeper?.stop();
+  await metrics?.close();
   await client.connection.close();
   await connection.close();
   await orm?.close(true);

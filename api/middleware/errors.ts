@@ -1,5 +1,6 @@
 import type { Context, Next } from 'koa';
 import { isDatabaseUnavailable } from '../../db/database-errors.js';
+import { rateLimitRefusals } from '../../lib/metrics/service-metrics.js';
 import { ApiError, databaseUnavailable, internalError } from '../http/errors.js';
 import type { ApiState } from '../http/route.js';
 import { type Outcome, sendOutcome } from './outcome.js';
@@ -19,6 +20,8 @@ export function errorOutcome(state: ApiState, error: unknown): Outcome {
     state.logger.error('request failed', { error });
     apiError = internalError();
   }
+  // Every 429 by the limit that refused it (rate_limited, call_rate_limited, ...).
+  if (apiError.status === 429) rateLimitRefusals.inc({ limit: apiError.code });
   return {
     status: apiError.status,
     bodyText: JSON.stringify(apiError.toBody(state.requestId)),

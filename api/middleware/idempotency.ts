@@ -1,6 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { IdempotencyState } from '../../db/entities/idempotency-record.js';
+import { idempotentReplays } from '../../lib/metrics/service-metrics.js';
 import { idempotencyKeyReused, idempotencyRequestInProgress, parameterInvalid } from '../http/errors.js';
 import type { ApiContext, RouteResult } from '../http/route.js';
 import type { Outcome } from './outcome.js';
@@ -265,6 +266,7 @@ async function finish(ctx: ApiContext, claimId: string, outcome: Outcome): Promi
 
 /** A stored answer as sent again: `Idempotent-Replayed: true`, and an error's first request id. */
 export function replay(status: number, bodyText: string): Outcome {
+  idempotentReplays.inc();
   const headers: Record<string, string> = { 'Idempotent-Replayed': 'true' };
   if (status >= 400) {
     // A replayed error carries the first request's request_id; the header must equal it.

@@ -45,6 +45,12 @@ const CallSchema = defineEntity({
     { properties: ['workspace', 'startedAt', 'id'] },
     { properties: ['workspace', 'agent', 'startedAt'] },
     { properties: ['workspace', 'status'] },
+    // The calls live now, counted by the calls_live metric at every scrape (lib/metrics/database-metrics.ts).
+    {
+      name: 'calls_live_index',
+      expression:
+        'create index "calls_live_index" on "calls" ("direction") where "status" in (\'queued\', \'ringing\', \'in_progress\')',
+    },
   ],
   properties: {
     id: p.uuid().primary(),

@@ -2,6 +2,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { TranscriptEntry } from '../../db/entities/index.js';
 import type { Carrier, SpeechPlayed } from '../carrier/carrier.js';
 import type { Logger } from '../logger.js';
+import { agentFirstSentence, agentTurnDuration, voiceToVoice } from '../metrics/service-metrics.js';
 import type { AgentTurnLatency } from '../temporal/call-messages.js';
 import { apologyLine } from '../voice-runtime/apology.js';
 import type { AgentAction, VoiceRuntime } from '../voice-runtime/voice-runtime.js';
@@ -140,6 +141,7 @@ export async function takeAgentTurn(
     };
   }
   deps.logger?.info('agent turn', { callId, ...latency, next: turn.next.kind, attempt: step.attempt });
+  observeTurn(latency);
   const line = stored ? transcriptLineOf(stored) : null;
   return hungUp ? { line, next: turn.next, latency, hungUp } : { line, next: turn.next, latency };
 }
@@ -163,4 +165,12 @@ export async function apologize(
   await recordLines(em, input.callId, [line]);
   await carrier.say({ callId: input.callId, index, text });
   return alreadySaid ? transcriptLineOf(last) : line;
+}
+
+/** The turn's timings as metrics (lib/metrics/service-metrics.ts). */
+function observeTurn(latency: AgentTurnLatency): void {
+  agentTurnDuration.observe(latency.answerMs / 1000);
+  if (latency.firstSentenceMs !== null) agentFirstSentence.observe(latency.firstSentenceMs / 1000);
+  const firstAudioMs = latency.fromSpeechEnd?.firstAudioMs;
+  if (firstAudioMs !== null && firstAudioMs !== undefined) voiceToVoice.observe(firstAudioMs / 1000);
 }

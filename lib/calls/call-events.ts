@@ -1,6 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { Call, type CallEventType } from '../../db/entities/index.js';
 import { buildEventEnvelope } from '../events/event-envelope.js';
+import { callDuration, callsEnded, callsStarted } from '../metrics/service-metrics.js';
 import { hasRecording } from '../recordings/recording-files.js';
 import { presentCall } from './call-resource.js';
 
@@ -32,10 +33,26 @@ export async function writeCallEventOnce(
      returning id`,
     [id, call.workspace, input.type, call.id, body, input.occurredAt],
   );
-  if (inserted.length > 0) return inserted[0].id;
+  if (inserted.length > 0) {
+    countCall(call, input.type);
+    return inserted[0].id;
+  }
   const [existing] = await connection.execute<{ id: string }[]>(
     'select id from events where call_id = ? and type = ?',
     [call.id, input.type],
   );
   return existing.id;
+}
+
+/** The call's metrics, once per event (the insert above happens once): started, or ended and how long. */
+function countCall(call: Call, type: CallEventType): void {
+  const { direction, channel } = call;
+  if (type === 'call.started') {
+    callsStarted.inc({ direction, channel });
+    return;
+  }
+  callsEnded.inc({ direction, channel, status: call.status, end_reason: call.endReason ?? 'none' });
+  if (call.answeredAt && typeof call.durationSeconds === 'number') {
+    callDuration.observe({ direction, channel }, call.durationSeconds);
+  }
 }

@@ -1,0 +1,76 @@
+import type pg from 'pg';
+import type { Orm } from '../../db/orm.js';
+import { scrapedGauge } from './service-metrics.js';
+
+// Gauges read from the database when scraped: the connection pools' use and waits of this process,
+// and the calls live now (a count over the partial index `calls_live_index`, the same in every API
+// process: take its max across them, not its sum).
+
+const pools = new Map<string, Set<() => pg.Pool | undefined>>();
+
+/** Counts `pool` under `name` in db_pool_connections and db_pool_waiting_clients. */
+export function watchPool(name: 'orm' | 'reads', pool: () => pg.Pool | undefined): () => void {
+  const set = pools.get(name) ?? new Set();
+  pools.set(name, set);
+  set.add(pool);
+  return () => set.delete(pool);
+}
+
+/** The ORM's own `pg` pool, once it exists. */
+export function ormPool(orm: Orm): () => pg.Pool | undefined {
+  let pool: pg.Pool | undefined;
+  void (orm.em.getConnection() as unknown as { getNativeClient(): Promise<pg.Pool> })
+    .getNativeClient()
+    .then((native) => (pool = native))
+    .catch(() => undefined);
+  return () => pool;
+}
+
+scrapedGauge({
+  name: 'db_pool_connections',
+  help: "PostgreSQL connections of this process's pools, by pool and state (idle, in_use).",
+  labelNames: ['pool', 'state'] as const,
+  collect(set) {
+    for (const [name, each] of pools) {
+      let idle = 0;
+      let total = 0;
+      for (const pool of each) {
+        idle += pool()?.idleCount ?? 0;
+        total += pool()?.totalCount ?? 0;
+      }
+      set(idle, { pool: name, state: 'idle' });
+      set(total - idle, { pool: name, state: 'in_use' });
+    }
+  },
+});
+
+scrapedGauge({
+  name: 'db_pool_waiting_clients',
+  help: 'Queries of this process waiting for a free PostgreSQL connection, by pool.',
+  labelNames: ['pool'] as const,
+  collect(set) {
+    for (const [name, each] of pools) {
+      let waiting = 0;
+      for (const pool of each) waiting += pool()?.waitingCount ?? 0;
+      set(waiting, { pool: name });
+    }
+  },
+});
+
+/** calls_live{direction}: calls queued, ringing or in progress now, counted in `orm`'s database. */
+export function watchLiveCalls(orm: Orm): void {
+  scrapedGauge({
+    name: 'calls_live',
+    help: 'Calls queued, ringing or in progress now, by direction (from the database: the same in every API process).',
+    labelNames: ['direction'] as const,
+    async collect(set) {
+      const rows = await orm.em.getConnection().execute<{ direction: string; live: string }[]>(
+        `select direction, count(*) as live from calls
+            where status in ('queued', 'ringing', 'in_progress') group by direction`,
+      );
+      set(0, { direction: 'outbound' });
+      set(0, { direction: 'inbound' });
+      for (const row of rows) set(Number(row.live), { direction: row.direction });
+    },
+  });
+}
