@@ -1,6 +1,6 @@
 import Koa, { type Context, type Next } from 'koa';
 import { dashboardUrl } from '../lib/dashboard/url.js';
-import { ormPool, watchLiveCalls, watchPool } from '../lib/metrics/database-metrics.js';
+import { ormPool, watchDatabase, watchPool } from '../lib/metrics/database-metrics.js';
 import { ApiKeyAuthenticator } from './auth/api-key-authenticator.js';
 import { RateLimiter } from './auth/rate-limiter.js';
 import { AUTH_PREFIX } from './dashboard/auth-routes.js';
@@ -43,7 +43,7 @@ export function createApp(
   const services = { authenticator, rateLimiter, sessions: new SessionStore(deps.orm) };
   const reads = createReadPool(deps.orm, deps.logger);
   const unwatch = [watchPool('reads', () => reads), watchPool('orm', ormPool(deps.orm))];
-  watchLiveCalls(deps.orm);
+  watchDatabase(deps.orm);
   const openApiText = JSON.stringify(openApiDocument(routes));
 
   // Behind TRUST_PROXY reverse proxies the client is the address the outermost of them saw

@@ -70,8 +70,10 @@ export interface Settings {
    * METRICS_PORT: a port of the process's own for `/metrics`, `/healthz` and `/readyz`
    * (lib/metrics/metrics-server.ts). The workers and the media gateway serve them only there; the
    * API serves them beside /v1, and with METRICS_PORT set, `/metrics` moves off the public port to it.
+   * `N-M`: the first free port of the range, for processes that share a network namespace (the
+   * API replicas of docker-compose.yml and start:cluster, which share their public port).
    */
-  metricsPort: number | undefined;
+  metricsPort: { first: number; last: number } | undefined;
 }
 
 /** MEDIA_PORT, MEDIA_STREAMS_TOKEN, MEDIA_GATEWAY_URL, VOICE_ENDPOINTING_MS and CARRIER. */
@@ -129,6 +131,18 @@ function positiveNumber(name: string, value: string | undefined, fallback: numbe
   const n = Number(value);
   if (!Number.isFinite(n) || n <= 0) throw new Error(`${name} must be a positive number, got "${value}"`);
   return n;
+}
+
+/** `N` or `N-M`; unset or empty: undefined. */
+function portRange(name: string, value: string | undefined): { first: number; last: number } | undefined {
+  if (!value) return undefined;
+  const match = /^(\d+)(?:-(\d+))?$/.exec(value.trim());
+  const first = Number(match?.[1]);
+  const last = Number(match?.[2] ?? match?.[1]);
+  if (!match || first < 1 || last > 65535 || last < first) {
+    throw new Error(`${name} must be a port or a range of ports like 9470-9479, got "${value}"`);
+  }
+  return { first, last };
 }
 
 function proxyHops(value: string | undefined): number {
@@ -255,6 +269,6 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
       carrier: carrier(env.CARRIER),
     },
     recordingsDir: path.resolve(PROJECT_FOLDER, env.RECORDINGS_DIR || '.data/recordings'),
-    metricsPort: env.METRICS_PORT ? positiveNumber('METRICS_PORT', env.METRICS_PORT, 0) : undefined,
+    metricsPort: portRange('METRICS_PORT', env.METRICS_PORT),
   };
 }

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { type CallStack, startCallStack } from './support/call-stack.js';
 import { type DatabaseOutage, databaseOutage } from './support/database-outage.js';
+import { scrape } from './support/prometheus-scrape.js';
 
 // The API's liveness and readiness (api/health.ts) over real HTTP, on a real PostgreSQL and
 // Temporal with the workers polling: /readyz goes unready while PostgreSQL refuses connections and
@@ -54,9 +55,14 @@ describe('health endpoints', { timeout: 120_000 }, () => {
     assert.equal(ready.cache, 'no-store');
   });
 
-  test('/readyz is 503 while PostgreSQL refuses connections and 200 again after; /healthz stays 200', async () => {
+  test('/readyz is 503 while PostgreSQL refuses connections and 200 again after; /healthz stays 200; database_up says it', async () => {
+    assert.equal((await scrape(`${origin()}/metrics`)).value('database_up'), 1);
     await outage.begin();
     try {
+      // The metrics still answer, at once, with the database down.
+      const scraped = await scrape(`${origin()}/metrics`);
+      assert.equal(scraped.value('database_up'), 0);
+      assert.equal(scraped.types.get('calls_live'), 'gauge');
       const during = await get('/readyz');
       assert.equal(during.status, 503);
       assert.deepEqual(during.body, {
@@ -68,5 +74,6 @@ describe('health endpoints', { timeout: 120_000 }, () => {
       await outage.end();
     }
     await until(async () => (await get('/readyz')).status === 200, 'ready again after the outage');
+    assert.equal((await scrape(`${origin()}/metrics`)).value('database_up'), 1);
   });
 });

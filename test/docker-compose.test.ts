@@ -1,11 +1,15 @@
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { test } from 'node:test';
+import os from 'node:os';
+import path from 'node:path';
+import { describe, test } from 'node:test';
 import Ajv2019 from 'ajv/dist/2019.js';
 import { parse } from 'yaml';
 import { DEFAULT_HISTORY_SHARDS, parseWorkerProcesses } from '../scripts/cluster/settings.js';
 import { TEMPORAL_SERVER_VERSION, TEMPORAL_UI_SERVER_VERSION } from '../scripts/temporal-server-binaries.js';
+import { prometheusInstalled } from './support/prometheus-scrape.js';
 
 // docker-compose.yml cannot be run here (no Docker engine), so it is checked the way Compose reads
 // it: against the Compose specification's JSON schema (compose-spec/compose-spec's
@@ -98,3 +102,107 @@ test('worker replicas per task queue are WORKER_PROCESSES default; two API proce
   assert.equal(services.api.environment.API_REUSE_PORT, 'true');
   assert.deepEqual(services['api-port'].ports, ['127.0.0.1:8080:8080']);
 });
+
+describe('operators: health checks, Prometheus and Grafana', () => {
+  const { services } = compose;
+  const withMetrics = Object.entries(services as Record<string, ComposeService>).filter(
+    ([, service]) => service.environment?.METRICS_PORT,
+  );
+
+  test('every process of ours serves its operator port and is health-checked on /readyz', () => {
+    assert.deepEqual(withMetrics.map(([name]) => name).sort(), [
+      'api',
+      'carrier-simulator',
+      'media',
+      'worker-calls',
+      'worker-webhooks',
+    ]);
+    for (const [name, service] of withMetrics) {
+      // Reachable from Prometheus's container, not only on the loopback of its own.
+      assert.equal(service.environment?.HOST, '0.0.0.0', name);
+      const check = service.healthcheck?.test.join(' ') ?? '';
+      const port = name === 'api' ? '8080' : name === 'media' ? '9464' : service.environment?.METRICS_PORT;
+      assert.match(check, new RegExp(`127\\.0\\.0\\.1:${port}/readyz`), name);
+    }
+    // The API replicas share a network namespace, so they take ports of a range, one each, and
+    // Prometheus scrapes one target per replica.
+    assert.equal(services.api.environment.METRICS_PORT, '9470-9479');
+    const targets = prometheusConfig.scrape_configs.find((c) => c.job_name === 'api')?.static_configs?.[0]
+      .targets;
+    assert.deepEqual(
+      targets,
+      Array.from({ length: services.api.deploy.replicas }, (_, i) => `api-port:${9470 + i}`),
+    );
+  });
+
+  test('Prometheus scrapes every service with a METRICS_PORT; its configuration and rules pass promtool', {
+    skip: !prometheusInstalled && !process.env.CI && 'promtool not installed (apt-get install prometheus)',
+  }, () => {
+    const scraped = new Set(
+      prometheusConfig.scrape_configs.flatMap((c) => c.dns_sd_configs?.flatMap((d) => d.names) ?? []),
+    );
+    for (const [name] of withMetrics) if (name !== 'api') assert.ok(scraped.has(name), `${name} not scraped`);
+    // The configuration as the container sees it: its rule file where compose mounts it.
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'prometheus-config-'));
+    try {
+      const rules = path.join(dir, 'alerts.yml');
+      copyFileSync('docker/prometheus-alerts.yml', rules);
+      const config = readFileSync('docker/prometheus.yml', 'utf8').replace(
+        '/etc/prometheus/alerts.yml',
+        rules,
+      );
+      writeFileSync(path.join(dir, 'prometheus.yml'), config);
+      assert.ok(
+        services.prometheus.volumes.includes('./docker/prometheus-alerts.yml:/etc/prometheus/alerts.yml:ro'),
+      );
+      promtool('check', 'config', path.join(dir, 'prometheus.yml'));
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+    // The alerts fire on failing calls, a database that does not answer and a process that is
+    // down, and stay quiet on healthy series (docker/prometheus-alerts.test.yml).
+    const tested = promtool('test', 'rules', 'docker/prometheus-alerts.test.yml');
+    assert.match(tested, /SUCCESS/);
+  });
+
+  test("Grafana's provisioned data source and dashboard", () => {
+    const datasources = parse(readFileSync('docker/grafana/provisioning/datasources/prometheus.yml', 'utf8'));
+    const [source] = datasources.datasources;
+    assert.equal(source.url, 'http://prometheus:9090');
+    const dashboard = JSON.parse(readFileSync('docker/grafana/dashboards/voice-agent.json', 'utf8'));
+    assert.ok(dashboard.panels.length >= 10);
+    for (const panel of dashboard.panels) {
+      assert.equal(panel.datasource.uid, source.uid, panel.title);
+      assert.ok(
+        panel.targets.length > 0 && panel.targets.every((t: { expr: string }) => t.expr),
+        panel.title,
+      );
+    }
+    const provider = parse(readFileSync('docker/grafana/provisioning/dashboards/voice-agent.yml', 'utf8'));
+    assert.ok(
+      services.grafana.volumes.includes(
+        `./docker/grafana/dashboards:${provider.providers[0].options.path}:ro`,
+      ),
+    );
+  });
+});
+
+interface ComposeService {
+  environment?: Record<string, string>;
+  healthcheck?: { test: string[] };
+}
+
+const prometheusConfig = parse(readFileSync('docker/prometheus.yml', 'utf8')) as {
+  scrape_configs: {
+    job_name: string;
+    static_configs?: { targets: string[] }[];
+    dns_sd_configs?: { names: string[] }[];
+  }[];
+};
+
+/** Runs promtool; its output, or the test fails with it. */
+function promtool(...args: string[]): string {
+  const run = spawnSync('promtool', args, { encoding: 'utf8' });
+  assert.equal(run.status, 0, `promtool ${args.join(' ')}: ${run.stdout}${run.stderr}${run.error ?? ''}`);
+  return `${run.stdout}${run.stderr}`;
+}

@@ -4,6 +4,7 @@ import { after, before, describe, test } from 'node:test';
 import { apiReadiness } from '../api/health.js';
 import { createLogger } from '../lib/logger.js';
 import { serveOperatorPort } from '../lib/metrics/metrics-server.js';
+import { loadSettings } from '../lib/settings.js';
 import { freePort } from '../scripts/processes.js';
 import { createFixture, type Fixture, startApi, type TestApi } from './support/api.js';
 import { type AgentFixture, createAgentFixture } from './support/call-fixtures.js';
@@ -106,7 +107,10 @@ describe('the API', () => {
 
   test('METRICS_PORT moves /metrics off the public port to one with /healthz and /readyz', async () => {
     const logger = createLogger('error');
-    const privateApi = await startApi({ orm: stack.db.orm, settings: { metricsPort: 1 } });
+    const privateApi = await startApi({
+      orm: stack.db.orm,
+      settings: { metricsPort: { first: 1, last: 1 } },
+    });
     const operator = await serveOperatorPort(
       { host: '127.0.0.1', metricsPort: undefined },
       async () => ({ ready: true, body: { status: 'ready', checks: {} } }),
@@ -114,7 +118,7 @@ describe('the API', () => {
     );
     assert.equal(operator, undefined, 'no METRICS_PORT, no operator port');
     const port = await serveOperatorPort(
-      { host: '127.0.0.1', metricsPort: await freePort() },
+      { host: '127.0.0.1', metricsPort: await freeRange() },
       apiReadiness({ settings: stack.settings, orm: stack.db.orm, temporal: async () => stack.client }),
       logger,
     );
@@ -139,7 +143,41 @@ describe('the API', () => {
       await privateApi.close();
     }
   });
+
+  test('METRICS_PORT N-M: processes sharing a network namespace (API replicas) each take a free port of the range', async () => {
+    const range = await freeRange();
+    const ready = async () => ({ ready: true, body: { status: 'ready' as const, checks: {} } });
+    const logger = createLogger('error');
+    const [a, b] = [
+      await serveOperatorPort({ host: '127.0.0.1', metricsPort: range }, ready, logger),
+      await serveOperatorPort({ host: '127.0.0.1', metricsPort: range }, ready, logger),
+    ];
+    try {
+      assert.ok(a && b);
+      assert.notEqual(a.url, b.url);
+      for (const server of [a, b]) {
+        const port = Number(new URL(server.url).port);
+        assert.ok(port >= range.first && port <= range.last, server.url);
+        assert.equal((await fetch(`${server.url}/healthz`)).status, 200);
+      }
+    } finally {
+      await a?.close();
+      await b?.close();
+    }
+    assert.deepEqual(loadSettings({ METRICS_PORT: '9470-9479' }).metricsPort, { first: 9470, last: 9479 });
+    assert.deepEqual(loadSettings({ METRICS_PORT: '9464' }).metricsPort, { first: 9464, last: 9464 });
+    assert.equal(loadSettings({}).metricsPort, undefined);
+    for (const bad of ['0', '9479-9470', 'x', '70000']) {
+      assert.throws(() => loadSettings({ METRICS_PORT: bad }), /METRICS_PORT must be a port or a range/);
+    }
+  });
 });
+
+/** A range of ports starting at a free one. */
+async function freeRange(): Promise<{ first: number; last: number }> {
+  const first = await freePort();
+  return { first, last: Math.min(first + 5, 65535) };
+}
 
 describe('the workers', () => {
   test('a call placed through the API and its webhook deliveries move the call, turn and delivery metrics', {

@@ -8,6 +8,8 @@ import { after, before, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { Client, Connection } from '@temporalio/client';
 import { openOrm } from '../db/orm.js';
+import '../lib/metrics/database-metrics.js';
+import { metricsRegistry } from '../lib/metrics/service-metrics.js';
 import { acceptsTcp, freePort, isAlive, waitForExit } from '../scripts/processes.js';
 import type { simulatedCalleeWorkflow } from '../workflows/simulated-callee-workflow.js';
 import { ApiClient, createFixture } from './support/api.js';
@@ -294,6 +296,15 @@ test('npm start runs the carrier simulator in a process of its own, which keeps 
         await prometheus.waitFor('count by (job) ({__name__=~"temporal_.+"})', (r) =>
           ['workers', 'simulator'].every((job) => r.some((x) => x.metric.job === job && x.value > 0)),
         );
+        // Every metric the compose dashboard and alerts ask for is one these processes export
+        // (docker/grafana/dashboards, docker/prometheus-alerts.yml): the SDK's by their real names.
+        const exported = new Set(
+          (await prometheus.query('group by (__name__) ({__name__=~".+"})')).map((x) => x.metric.__name__),
+        );
+        for (const name of metricNamesAskedFor()) {
+          if (name.startsWith('temporal_')) assert.ok(exported.has(name), `Prometheus has no ${name}`);
+          else assert.ok(serviceMetricNames().has(name), `no service metric ${name}`);
+        }
         const up = await prometheus.query('up');
         assert.deepEqual(up.map((x) => [x.metric.job, x.value]).sort(), [
           ['api', 1],
@@ -381,3 +392,32 @@ test('VOICE_SPEECH=local npm start also runs the local speech server and the med
     await stopService(started);
   }
 });
+
+/** Metric names in the compose Grafana dashboard's and alert rules' PromQL (histograms by their family). */
+function metricNamesAskedFor(): Set<string> {
+  const dashboard = JSON.parse(readFileSync('docker/grafana/dashboards/voice-agent.json', 'utf8')) as {
+    panels: { targets: { expr: string }[] }[];
+  };
+  const alerts = readFileSync('docker/prometheus-alerts.yml', 'utf8');
+  const exprs = [...dashboard.panels.flatMap((panel) => panel.targets.map((t) => t.expr)), alerts];
+  const names = new Set<string>();
+  for (const expr of exprs) {
+    // Label lists of `by (...)` are not metrics.
+    const metricsOnly = expr.replace(/\b(?:by|without)\s*\([^)]*\)/g, '');
+    for (const [name] of metricsOnly.matchAll(/\b[a-z]+(?:_[a-z0-9]+)+\b(?=\s*[{[)])/g)) {
+      if (name === 'histogram_quantile') continue;
+      names.add(name);
+    }
+  }
+  return names;
+}
+
+/** What the service's registry exports, with each histogram's `_bucket`, `_sum` and `_count`. */
+function serviceMetricNames(): Set<string> {
+  const names = new Set<string>(['up']);
+  for (const metric of metricsRegistry.getMetricsAsArray()) {
+    names.add(metric.name);
+    for (const suffix of ['_bucket', '_sum', '_count']) names.add(`${metric.name}${suffix}`);
+  }
+  return names;
+}

@@ -3,7 +3,7 @@ import type { Orm } from '../../db/orm.js';
 import { scrapedGauge } from './service-metrics.js';
 
 // Gauges read from the database when scraped: the connection pools' use and waits of this process,
-// and the calls live now (a count over the partial index `calls_live_index`, the same in every API
+// whether PostgreSQL answers, and the calls live now (a count over the partial index `calls_live_index`, the same in every API
 // process: take its max across them, not its sum).
 
 const pools = new Map<string, Set<() => pg.Pool | undefined>>();
@@ -57,20 +57,55 @@ scrapedGauge({
   },
 });
 
-/** calls_live{direction}: calls queued, ringing or in progress now, counted in `orm`'s database. */
-export function watchLiveCalls(orm: Orm): void {
-  scrapedGauge({
-    name: 'calls_live',
-    help: 'Calls queued, ringing or in progress now, by direction (from the database: the same in every API process).',
-    labelNames: ['direction'] as const,
-    async collect(set) {
-      const rows = await orm.em.getConnection().execute<{ direction: string; live: string }[]>(
+let database: Orm | undefined;
+
+/**
+ * database_up (PostgreSQL answers `select 1` within a second) and calls_live{direction} (calls
+ * queued, ringing or in progress now), read from `orm`'s database at each scrape (the API's).
+ */
+export function watchDatabase(orm: Orm): void {
+  database = orm;
+}
+
+scrapedGauge({
+  name: 'database_up',
+  help: 'Whether PostgreSQL answered select 1 within a second at this scrape (1) or not (0).',
+  async collect(set) {
+    if (!database) return;
+    const answered = await withinASecond(
+      database.em
+        .getConnection()
+        .execute('select 1')
+        .then(() => true),
+      false,
+    );
+    set(answered ? 1 : 0);
+  },
+});
+
+scrapedGauge({
+  name: 'calls_live',
+  help: 'Calls queued, ringing or in progress now, by direction (from the database: the same in every API process).',
+  labelNames: ['direction'] as const,
+  async collect(set) {
+    if (!database) return;
+    const rows = await withinASecond(
+      database.em.getConnection().execute<{ direction: string; live: string }[]>(
         `select direction, count(*) as live from calls
-            where status in ('queued', 'ringing', 'in_progress') group by direction`,
-      );
-      set(0, { direction: 'outbound' });
-      set(0, { direction: 'inbound' });
-      for (const row of rows) set(Number(row.live), { direction: row.direction });
-    },
-  });
+          where status in ('queued', 'ringing', 'in_progress') group by direction`,
+      ),
+      [], // the database does not answer: database_up says so
+    );
+    set(0, { direction: 'outbound' });
+    set(0, { direction: 'inbound' });
+    for (const row of rows) set(Number(row.live), { direction: row.direction });
+  },
+});
+
+/** A scrape never waits for a database that does not answer: `fallback` after a second or a failure. */
+function withinASecond<T>(work: Promise<T>, fallback: T): Promise<T> {
+  return Promise.race([
+    work.catch(() => fallback),
+    new Promise<T>((resolve) => setTimeout(() => resolve(fallback), 1000).unref()),
+  ]);
 }

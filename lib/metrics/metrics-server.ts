@@ -72,11 +72,17 @@ export async function serveOperatorPort(
   ready: () => Promise<Readiness>,
   logger: Logger,
 ): Promise<MetricsServer | undefined> {
-  if (!settings.metricsPort) return undefined;
-  try {
-    return await startMetricsServer({ host: settings.host, port: settings.metricsPort, ready, logger });
-  } catch (error) {
-    logger.error('METRICS_PORT not served', { port: settings.metricsPort, error: `${error}` });
-    return undefined;
+  const range = settings.metricsPort;
+  if (!range) return undefined;
+  let lastError: unknown;
+  // A range: the first port no other process of the namespace holds.
+  for (let port = range.first; port <= range.last; port++) {
+    try {
+      return await startMetricsServer({ host: settings.host, port, ready, logger });
+    } catch (error) {
+      lastError = error;
+    }
   }
+  logger.error('METRICS_PORT not served', { ports: `${range.first}-${range.last}`, error: `${lastError}` });
+  return undefined;
 }

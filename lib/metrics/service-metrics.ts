@@ -122,8 +122,6 @@ export function scrapedGauge<L extends string>(options: {
   labelNames?: readonly L[];
   collect: (set: (value: number, labels?: Partial<Record<L, string>>) => void) => Promise<void> | void;
 }): Gauge<L> {
-  const existing = metricsRegistry.getSingleMetric(options.name);
-  if (existing) metricsRegistry.removeSingleMetric(options.name);
   return new Gauge<L>({
     name: options.name,
     help: options.help,
