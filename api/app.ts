@@ -35,6 +35,8 @@ export function createApp(
     routes?: RouteDefinition[];
     /** The rate limiter's clock (ms); tests pin it so a run of requests shares one window. */
     rateLimitClock?: () => number;
+    /** false: requests are not counted (bench/api.ts measures what counting costs). */
+    requestMetrics?: boolean;
   } = {},
 ): ApiApp {
   const routes = options.routes ?? allRoutes;
@@ -52,7 +54,7 @@ export function createApp(
   const hops = deps.settings.trustProxyHops;
   const koa = new Koa<ApiState>({ proxy: hops > 0, proxyIpHeader: 'X-Forwarded-For', maxIpsCount: hops });
   koa.silent = true;
-  koa.use(requestMetrics);
+  if (options.requestMetrics !== false) koa.use(requestMetrics);
   koa.use(requestContext(deps, reads));
   koa.use(errorMiddleware);
   koa.use(noStore);

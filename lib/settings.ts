@@ -11,6 +11,12 @@ const PROJECT_FOLDER = fileURLToPath(new URL('..', import.meta.url));
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
 
+export interface TemporalTlsSettings {
+  clientCert?: { certPath: string; keyPath: string };
+  caPath?: string;
+  serverName?: string;
+}
+
 export interface Settings {
   host: string;
   port: number;
@@ -21,11 +27,14 @@ export interface Settings {
   temporalAddressIsDefault: boolean;
   temporalNamespace: string;
   /**
-   * mTLS client certificate and key (PEM file paths) for a Temporal that asks for one, such as a
-   * Temporal Cloud namespace with certificate auth: TEMPORAL_TLS_CERT and TEMPORAL_TLS_KEY, both or
-   * neither.
+   * TLS to Temporal, on when any of these is set (PEM file paths): TEMPORAL_TLS_CERT and
+   * TEMPORAL_TLS_KEY, an mTLS client certificate (both or neither; Temporal Cloud's certificate
+   * auth); TEMPORAL_TLS_CA, the CA that signed the server's certificate when it is not one the
+   * system trusts (a self-hosted cluster with the operator's own CA); TEMPORAL_TLS_SERVER_NAME,
+   * the name to verify the server's certificate against when the address does not carry it (an IP
+   * address, a load balancer).
    */
-  temporalTls: { certPath: string; keyPath: string } | undefined;
+  temporalTls: TemporalTlsSettings | undefined;
   /** TEMPORAL_API_KEY: a Temporal Cloud API key; the connection then uses TLS. */
   temporalApiKey: string | undefined;
   /** Prefix of every task queue name, so parallel test files never share workers. */
@@ -159,11 +168,17 @@ function proxyHops(value: string | undefined): number {
 function temporalTls(env: NodeJS.ProcessEnv): Settings['temporalTls'] {
   const certPath = env.TEMPORAL_TLS_CERT || undefined;
   const keyPath = env.TEMPORAL_TLS_KEY || undefined;
-  if (!certPath && !keyPath) return undefined;
-  if (!certPath || !keyPath) {
+  const caPath = env.TEMPORAL_TLS_CA || undefined;
+  const serverName = env.TEMPORAL_TLS_SERVER_NAME || undefined;
+  if (Boolean(certPath) !== Boolean(keyPath)) {
     throw new Error('TEMPORAL_TLS_CERT and TEMPORAL_TLS_KEY go together: set both (PEM files) or neither');
   }
-  return { certPath, keyPath };
+  if (!certPath && !caPath && !serverName) return undefined;
+  return {
+    ...(certPath && keyPath ? { clientCert: { certPath, keyPath } } : {}),
+    ...(caPath ? { caPath } : {}),
+    ...(serverName ? { serverName } : {}),
+  };
 }
 
 /** CARRIER: only the simulator is built; `sip` (a SIP trunk) is refused by name rather than ignored. */

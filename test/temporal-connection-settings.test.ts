@@ -30,12 +30,17 @@ test('mTLS: the certificate and key files are read into the client certificate p
     TEMPORAL_TLS_CERT: cert,
     TEMPORAL_TLS_KEY: key,
   });
-  assert.deepEqual(settings.temporalTls, { certPath: cert, keyPath: key });
+  assert.deepEqual(settings.temporalTls, { clientCert: { certPath: cert, keyPath: key } });
   const options = temporalConnectionOptions(settings);
   assert.equal(options.address, 'acme.a1b2c.tmprl.cloud:7233');
   assert.ok(options.tls && options.tls !== true);
-  assert.match(options.tls.clientCertPair.crt.toString(), /BEGIN CERTIFICATE/);
-  assert.match(options.tls.clientCertPair.key.toString(), /BEGIN PRIVATE KEY/);
+  assert.match(options.tls.clientCertPair?.crt.toString() ?? '', /BEGIN CERTIFICATE/);
+  assert.match(options.tls.clientCertPair?.key.toString() ?? '', /BEGIN PRIVATE KEY/);
+  assert.equal(
+    options.tls.serverRootCACertificate,
+    undefined,
+    "Temporal Cloud's certificate: the system's roots",
+  );
   assert.equal(options.apiKey, undefined);
 });
 
@@ -65,4 +70,33 @@ test('a certificate without its key (or the other way round) is refused at start
 test('a certificate file that cannot be read names the setting', () => {
   const settings = loadSettings({ TEMPORAL_TLS_CERT: path.join(dir, 'missing.pem'), TEMPORAL_TLS_KEY: key });
   assert.throws(() => temporalConnectionOptions(settings), /TEMPORAL_TLS_CERT=.*missing\.pem cannot be read/);
+});
+
+test("a private CA and a server name: the CA's certificate is read, the name checked against the server's", () => {
+  const ca = path.join(dir, 'ca.pem');
+  writeFileSync(ca, '-----BEGIN CERTIFICATE-----\nMIIC\n-----END CERTIFICATE-----\n');
+  const settings = loadSettings({
+    TEMPORAL_ADDRESS: '10.0.0.7:7233',
+    TEMPORAL_TLS_CERT: cert,
+    TEMPORAL_TLS_KEY: key,
+    TEMPORAL_TLS_CA: ca,
+    TEMPORAL_TLS_SERVER_NAME: 'temporal.internal',
+  });
+  assert.deepEqual(settings.temporalTls, {
+    clientCert: { certPath: cert, keyPath: key },
+    caPath: ca,
+    serverName: 'temporal.internal',
+  });
+  const options = temporalConnectionOptions(settings);
+  assert.ok(options.tls && options.tls !== true);
+  assert.match(options.tls.serverRootCACertificate?.toString() ?? '', /MIIC/);
+  assert.equal(options.tls.serverNameOverride, 'temporal.internal');
+  // A CA alone is server-verified TLS without a client certificate.
+  const serverOnly = temporalConnectionOptions(loadSettings({ TEMPORAL_TLS_CA: ca }));
+  assert.ok(serverOnly.tls && serverOnly.tls !== true);
+  assert.equal(serverOnly.tls.clientCertPair, undefined);
+  assert.throws(
+    () => temporalConnectionOptions(loadSettings({ TEMPORAL_TLS_CA: path.join(dir, 'nope.pem') })),
+    /TEMPORAL_TLS_CA=.*nope\.pem cannot be read/,
+  );
 });

@@ -21,6 +21,25 @@ export interface TemporalServerConfigInput {
   dynamicConfigFile: string;
   databases?: { persistence: string; visibility: string };
   logLevel?: 'debug' | 'info' | 'warn' | 'error';
+  /** TLS on the frontend (PEM file paths); absent: plaintext. */
+  tls?: TemporalServerTls;
+}
+
+/**
+ * The frontend's TLS: its certificate and key, and with `clientCaFile` mutual TLS (every client
+ * shows a certificate that CA signed). The server's own worker service connects to its frontend
+ * as a client too: with `systemWorker`'s certificate, checking the frontend's against `caFile`
+ * under `serverName`. The services talk among themselves in plaintext on loopback.
+ */
+export interface TemporalServerTls {
+  certFile: string;
+  keyFile: string;
+  /** The CA of the frontend's certificate, for the server's own clients. */
+  caFile: string;
+  /** The name in the frontend's certificate. */
+  serverName: string;
+  clientCaFile?: string;
+  systemWorker?: { certFile: string; keyFile: string };
 }
 
 export const TEMPORAL_DATABASES = { persistence: 'temporal', visibility: 'temporal_visibility' };
@@ -109,7 +128,7 @@ global:
     maxJoinDuration: 30s
     broadcastAddress: "127.0.0.1"
   pprof:
-    port: 0
+    port: 0${input.tls ? `\n${tlsSection(input.tls)}` : ''}
 
 services:
 ${service('frontend')}
@@ -150,4 +169,26 @@ dynamicConfigClient:
   filepath: ${q(input.dynamicConfigFile)}
   pollInterval: "60s"
 `;
+}
+
+function tlsSection(tls: TemporalServerTls): string {
+  const client = `        serverName: ${q(tls.serverName)}
+        rootCaFiles: [${q(tls.caFile)}]`;
+  return `  tls:
+    frontend:
+      server:
+        certFile: ${q(tls.certFile)}
+        keyFile: ${q(tls.keyFile)}
+        requireClientAuth: ${Boolean(tls.clientCaFile)}${tls.clientCaFile ? `\n        clientCaFiles: [${q(tls.clientCaFile)}]` : ''}
+      client:
+${client}${
+  tls.systemWorker
+    ? `
+    systemWorker:
+      certFile: ${q(tls.systemWorker.certFile)}
+      keyFile: ${q(tls.systemWorker.keyFile)}
+      client:
+${client}`
+    : ''
+}`;
 }

@@ -5,6 +5,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Connection } from '@temporalio/client';
 import pg from 'pg';
 import { SEARCH_ATTRIBUTES } from '../../lib/temporal/search-attributes.js';
+import type { TemporalConnectionOptions } from '../../lib/temporal-connection.js';
 import { type PostgresTarget, TEMPORAL_DATABASES } from './temporal-config.js';
 
 // The Temporal side of `npm run start:cluster`: the schema (docker/temporal-schema.sh, the same
@@ -119,7 +120,12 @@ export async function historyShardCount(options: {
 /** Polls the frontend until it answers `getSystemInfo` (a started server takes a few seconds). */
 export async function waitUntilTemporalServes(
   address: string,
-  options: { timeoutMs: number; gaveUp: () => string | undefined },
+  options: {
+    timeoutMs: number;
+    gaveUp: () => string | undefined;
+    /** A server with TLS: how to reach it (lib/temporal-connection.ts). */
+    tls?: TemporalConnectionOptions['tls'];
+  },
 ): Promise<void> {
   const deadline = Date.now() + options.timeoutMs;
   let lastError = 'no answer';
@@ -127,7 +133,7 @@ export async function waitUntilTemporalServes(
     const reason = options.gaveUp();
     if (reason) throw new Error(reason);
     try {
-      const connection = await Connection.connect({ address, connectTimeout: 2_000 });
+      const connection = await Connection.connect({ address, connectTimeout: 2_000, tls: options.tls });
       try {
         await connection.workflowService.getSystemInfo({});
         await connection.healthService.check({});
