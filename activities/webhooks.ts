@@ -15,6 +15,7 @@ import {
   webhookDeliveries,
   webhookDeliveryLag,
 } from '../lib/metrics/service-metrics.js';
+import { inClientSpan } from '../lib/tracing/tracing.js';
 import { recordPendingDeliveries, subscribedEndpointIds } from '../lib/webhooks/deliveries.js';
 import { EndpointLimiter } from '../lib/webhooks/endpoint-limiter.js';
 import { completeRecovery, type RecoveryStep, takeNextRecoveryEvents } from '../lib/webhooks/recovery.js';
@@ -90,19 +91,32 @@ export function createWebhookActivities(deps: WebhookActivityDeps) {
       const sentAt = performance.now();
       try {
         const body = Buffer.from(event.body, 'utf8');
-        result = await send({
-          url: endpoint.url,
-          body,
-          // Signed with the secret as it is now, so a rotation applies from the next attempt.
-          headers: deliveryHeaders({
-            secret: endpoint.secret,
-            body,
-            eventId: event.id,
-            eventType: event.type,
-            unixSeconds: Math.floor(Date.now() / 1000),
-          }),
-          allowPrivate: deps.settings.webhooksAllowPrivateTargets,
-        });
+        // A client span per attempt when tracing is on: inside the delivery's activity span.
+        result = await inClientSpan(
+          'webhook delivery',
+          {
+            'http.request.method': 'POST',
+            'server.address': hostnameOf(endpoint.url),
+            'event.type': event.type,
+          },
+          async (span) => {
+            const sent = await send({
+              url: endpoint.url,
+              body,
+              // Signed with the secret as it is now, so a rotation applies from the next attempt.
+              headers: deliveryHeaders({
+                secret: endpoint.secret,
+                body,
+                eventId: event.id,
+                eventType: event.type,
+                unixSeconds: Math.floor(Date.now() / 1000),
+              }),
+              allowPrivate: deps.settings.webhooksAllowPrivateTargets,
+            });
+            span?.setAttribute('http.response.status_code', sent.responseStatus ?? 0);
+            return sent;
+          },
+        );
       } finally {
         release();
       }
@@ -219,4 +233,12 @@ function countAttempt(
   webhookAttemptDuration.observe(durationMs / 1000);
   if (outcome !== 'retry') webhookDeliveries.inc({ outcome });
   if (lagMs !== null) webhookDeliveryLag.observe(Math.max(0, lagMs) / 1000);
+}
+
+function hostnameOf(url: string): string {
+  try {
+    return new URL(url).hostname;
+  } catch {
+    return 'invalid';
+  }
 }

@@ -14,6 +14,7 @@ import { unreadableRequestHandler } from './http/unreadable-request.js';
 import { errorMiddleware } from './middleware/errors.js';
 import { requestContext } from './middleware/request-context.js';
 import { requestMetrics } from './middleware/request-metrics.js';
+import { requestTracing } from './middleware/request-tracing.js';
 import { createReadPool } from './read-pool.js';
 import { allRoutes } from './routes/index.js';
 
@@ -55,6 +56,7 @@ export function createApp(
   const koa = new Koa<ApiState>({ proxy: hops > 0, proxyIpHeader: 'X-Forwarded-For', maxIpsCount: hops });
   koa.silent = true;
   if (options.requestMetrics !== false) koa.use(requestMetrics);
+  koa.use(requestTracing);
   koa.use(requestContext(deps, reads));
   koa.use(errorMiddleware);
   koa.use(noStore);

@@ -3,6 +3,7 @@ import { createLogger } from '../lib/logger.js';
 import { serveOperatorPort } from '../lib/metrics/metrics-server.js';
 import { loadSettings } from '../lib/settings.js';
 import { temporalConnectionOptions } from '../lib/temporal-connection.js';
+import { flushTracing, startTracing } from '../lib/tracing/tracing.js';
 import { createApp } from './app.js';
 import { apiReadiness } from './health.js';
 import { listen } from './server.js';
@@ -14,6 +15,7 @@ import { lazyTemporalClient } from './temporal-client.js';
 
 const settings = loadSettings();
 const logger = createLogger(settings.logLevel, { fields: { service: 'api' } });
+startTracing('voice-agent-api');
 
 if (settings.webhooksAllowPrivateTargets) {
   logger.warn(
@@ -59,6 +61,7 @@ async function stop(signal: string) {
   try {
     await server.close();
     await operatorPort?.close();
+    await flushTracing();
     await temporal.close();
     await orm.close(true);
     logger.info('API stopped');

@@ -1,5 +1,6 @@
 import { Client, Connection } from '@temporalio/client';
 import type { TemporalConnectionOptions } from '../lib/temporal-connection.js';
+import { clientTracingInterceptors } from '../lib/tracing/tracing.js';
 
 export interface LazyTemporalClient {
   /** Connects on first use; a failed connect is retried by the next call. */
@@ -16,7 +17,9 @@ export function lazyTemporalClient(
   return {
     get() {
       pending ??= Connection.connect(connectionOptions)
-        .then((connection) => new Client({ connection, namespace }))
+        .then(
+          (connection) => new Client({ connection, namespace, interceptors: clientTracingInterceptors() }),
+        )
         .catch((error) => {
           pending = undefined;
           throw error;

@@ -1,4 +1,5 @@
 import type { LogLevel } from './settings.js';
+import { activeTraceIds } from './tracing/trace-ids.js';
 
 // Structured JSON logs, one object per line. Callers pass ids and facts, never secrets: no
 // Authorization header, key secret or webhook secret is ever handed to a logger.
@@ -26,8 +27,13 @@ export function createLogger(
   const threshold = ORDER[level];
   const log = (lineLevel: LogLevel, msg: string, fields?: LogFields) => {
     if (ORDER[lineLevel] < threshold) return;
+    // With tracing on, a line written inside a span names its trace (lib/tracing/tracing.ts).
+    const traced = activeTraceIds();
     write(
-      JSON.stringify({ time: new Date().toISOString(), level: lineLevel, msg, ...base, ...fields }, errors),
+      JSON.stringify(
+        { time: new Date().toISOString(), level: lineLevel, msg, ...base, ...traced, ...fields },
+        errors,
+      ),
     );
   };
   return {

@@ -10,6 +10,7 @@ import { sdkMetricsTelemetry } from '../lib/metrics/temporal-sdk-metrics.js';
 import { loadSettings } from '../lib/settings.js';
 import { speechFromSettings } from '../lib/speech/from-settings.js';
 import { temporalConnectionOptions } from '../lib/temporal-connection.js';
+import { clientTracingInterceptors, flushTracing, startTracing } from '../lib/tracing/tracing.js';
 import { CallSessions } from './call-sessions.js';
 import type { GatewayContext } from './gateway-context.js';
 import { createMediaGateway, gatewayReadiness, MEDIA_STREAMS_PATH } from './media-gateway.js';
@@ -22,6 +23,7 @@ import { createMediaSessionWorker } from './media-session-worker.js';
 
 const settings = loadSettings();
 const logger = createLogger(settings.logLevel, { fields: { service: 'media' } });
+startTracing('voice-agent-media');
 Runtime.install({
   logger: new DefaultLogger(settings.logLevel === 'debug' ? 'DEBUG' : 'WARN'),
   telemetryOptions: await sdkMetricsTelemetry(),
@@ -46,6 +48,7 @@ const controlUrl = `http://${reachableHost}:${settings.media.port}`;
 const orm = await openOrm(settings.databaseUrl!);
 const connection = await NativeConnection.connect(temporalConnectionOptions(settings));
 const temporal = new Client({
+  interceptors: clientTracingInterceptors(),
   connection: await Connection.connect(temporalConnectionOptions(settings)),
   namespace: settings.temporalNamespace,
 });
@@ -92,6 +95,7 @@ try {
   // Live calls end with the process; their recordings are closed whole.
   await Promise.all(gateway.sessions.all().map((session) => session.abandon()));
   await metrics?.close();
+  await flushTracing();
   await temporal.connection.close();
   await connection.close();
   await orm.close(true);

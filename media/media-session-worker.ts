@@ -3,6 +3,7 @@ import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { type NativeConnection, Worker } from '@temporalio/worker';
 import { type MediaSessionActivities, mediaTaskQueue } from '../lib/media/media-session.js';
+import { workerTracingOptions } from '../lib/tracing/tracing.js';
 import type { GatewayContext } from './gateway-context.js';
 
 // The gateway's Temporal worker: only the `holdMedia` activity of the calls it holds, on its own
@@ -38,6 +39,8 @@ export function createMediaSessionWorker(
   gateway: GatewayContext,
 ): Promise<Worker> {
   return Worker.create({
+    // Activity spans and the workflow spans' exporter when tracing is on (lib/tracing/tracing.ts).
+    ...workerTracingOptions(),
     connection,
     namespace: gateway.settings.temporalNamespace,
     taskQueue: mediaTaskQueue(gateway.settings.taskQueuePrefix, gateway.controlUrl),

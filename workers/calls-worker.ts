@@ -10,6 +10,7 @@ import { MediaGatewayCarrier } from '../lib/carrier/media-gateway-carrier.js';
 import { SimulatedCarrier } from '../lib/carrier/simulated-carrier.js';
 import { createLogger } from '../lib/logger.js';
 import { taskQueues } from '../lib/temporal/task-queues.js';
+import { workerTracingOptions } from '../lib/tracing/tracing.js';
 import { voiceRuntimeFromSettings } from '../lib/voice-runtime/from-settings.js';
 import type { WorkerNeeds } from './worker-deps.js';
 import { callWorkflowsPath } from './workflow-code.js';
@@ -65,6 +66,8 @@ export function createCallsWorker(deps: CallsWorkerDeps): Promise<Worker> {
   const analyzer = deps.ports?.analyzer ?? analyzerFromSettings(deps.settings);
   const carrier = deps.ports?.carrier ?? carrierFromSettings(deps);
   return Worker.create({
+    // Activity spans and the workflow spans' exporter when tracing is on (lib/tracing/tracing.ts).
+    ...workerTracingOptions(),
     connection: deps.connection,
     namespace: deps.settings.temporalNamespace,
     taskQueue: queues.calls,

@@ -4,6 +4,7 @@ import { SpeakingFarEnds } from '../activities/speaking-far-end.js';
 import { createLogger } from '../lib/logger.js';
 import { speechFromSettings } from '../lib/speech/from-settings.js';
 import { taskQueues } from '../lib/temporal/task-queues.js';
+import { workerTracingOptions } from '../lib/tracing/tracing.js';
 import type { WorkerNeeds } from './worker-deps.js';
 import { callWorkflowsPath } from './workflow-code.js';
 
@@ -26,6 +27,8 @@ function speakingFarEnds(deps: CarrierSimulatorWorkerDeps): SpeakingFarEnds | un
 /** The worker of the `carrier-simulator` task queue: the simulated far ends and their callbacks (local activities). */
 export function createCarrierSimulatorWorker(deps: CarrierSimulatorWorkerDeps): Promise<Worker> {
   return Worker.create({
+    // Activity spans and the workflow spans' exporter when tracing is on (lib/tracing/tracing.ts).
+    ...workerTracingOptions(),
     connection: deps.connection,
     namespace: deps.settings.temporalNamespace,
     taskQueue: taskQueues(deps.settings).simulator,

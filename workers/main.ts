@@ -14,6 +14,12 @@ import { serveOperatorPort } from '../lib/metrics/metrics-server.js';
 import { sdkMetricsTelemetry } from '../lib/metrics/temporal-sdk-metrics.js';
 import { loadSettings } from '../lib/settings.js';
 import { temporalConnectionOptions } from '../lib/temporal-connection.js';
+import {
+  clientTracingInterceptors,
+  flushTracing,
+  startTracing,
+  workflowTracingModules,
+} from '../lib/tracing/tracing.js';
 import { createCallsWorker } from './calls-worker.js';
 import { createCarrierSimulatorWorker } from './carrier-simulator-worker.js';
 import { startQueuedCallSweeper } from './queued-call-sweeper.js';
@@ -60,6 +66,7 @@ const names = [
 // The simulator alone logs as itself: it stands in for someone else's system.
 const service = names.every((name) => name === 'carrier-simulator') ? 'carrier-simulator' : 'worker';
 const logger = createLogger(settings.logLevel, { fields: { service } });
+startTracing(service === 'worker' ? 'voice-agent-workers' : 'carrier-simulator');
 Runtime.install({
   logger: new DefaultLogger(settings.logLevel === 'debug' ? 'DEBUG' : 'WARN'),
   telemetryOptions: await sdkMetricsTelemetry(),
@@ -81,12 +88,15 @@ if (usesDatabase && !settings.databaseUrl) {
 const orm = usesDatabase ? await openOrm(settings.databaseUrl!) : undefined;
 const connection = await NativeConnection.connect(temporalConnectionOptions(settings));
 const client = new Client({
+  interceptors: clientTracingInterceptors(),
   connection: await Connection.connect(temporalConnectionOptions(settings)),
   namespace: settings.temporalNamespace,
 });
 // One bundle of the workflow code, shared by every worker of this process.
 const workflowBundle = await bundleWorkflowCode({
   workflowsPath: callWorkflowsPath,
+  // With tracing on, the workflows' spans (lib/tracing/tracing.ts).
+  workflowInterceptorModules: workflowTracingModules(),
   logger: new DefaultLogger('WARN'),
 });
 const deps: ProcessDeps = { connection, client, settings, workflowBundle, orm };
@@ -135,6 +145,7 @@ try {
 } finally {
   await sweeper?.stop();
   await metrics?.close();
+  await flushTracing();
   await client.connection.close();
   await connection.close();
   await orm?.close(true);

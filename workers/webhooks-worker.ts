@@ -1,6 +1,7 @@
 import { Worker } from '@temporalio/worker';
 import { createWebhookActivities } from '../activities/webhooks.js';
 import { taskQueues } from '../lib/temporal/task-queues.js';
+import { workerTracingOptions } from '../lib/tracing/tracing.js';
 import { EndpointLimiter } from '../lib/webhooks/endpoint-limiter.js';
 import type { WorkerNeeds } from './worker-deps.js';
 import { callWorkflowsPath } from './workflow-code.js';
@@ -14,6 +15,8 @@ export type WebhooksWorkerDeps = WorkerNeeds<
 /** The worker of the `webhooks` task queue: event fan-out, webhook delivery and recovery. */
 export function createWebhooksWorker(deps: WebhooksWorkerDeps): Promise<Worker> {
   return Worker.create({
+    // Activity spans and the workflow spans' exporter when tracing is on (lib/tracing/tracing.ts).
+    ...workerTracingOptions(),
     connection: deps.connection,
     namespace: deps.settings.temporalNamespace,
     taskQueue: taskQueues(deps.settings).webhooks,

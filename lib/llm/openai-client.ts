@@ -1,5 +1,6 @@
 import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from 'openai';
 import { createLogger } from '../logger.js';
+import { tracedFetch } from '../tracing/traced-fetch.js';
 
 // One client for every OpenAI-compatible chat-completions endpoint the service talks to: the
 // voice runtime (VOICE_LLM_*) and the call analysis (ANALYSIS_LLM_*). It is the official `openai`
@@ -65,6 +66,8 @@ function createClient(baseURL: string, apiKey: string | undefined): OpenAI {
     project: null,
     webhookSecret: null,
     maxRetries: 0,
+    // A client span per request when tracing is on (lib/tracing/traced-fetch.ts).
+    fetch: tracedFetch,
     logLevel: 'warn',
     logger: {
       error: line((msg) => logger.error(msg)),

@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { retryAfterMs, scrubSecret } from '../llm/openai-client.js';
 import type { SpeechEndpoint } from '../settings.js';
+import { tracedFetch } from '../tracing/traced-fetch.js';
 import { SpeechError } from './speech-ports.js';
 
 // One request to an OpenAI-compatible speech endpoint, with what both adapters need: a time limit
@@ -69,7 +70,12 @@ async function attemptOnce<T>(request: SpeechRequest<T>): Promise<{ value: T } |
   if (request.contentType) headers['Content-Type'] = request.contentType;
   const scrub = (text: string) => scrubSecret(text, endpoint.apiKey);
   try {
-    const response = await fetch(url, { method: request.method, headers, body: request.body?.(), signal });
+    const response = await tracedFetch(url, {
+      method: request.method,
+      headers,
+      body: request.body?.(),
+      signal,
+    });
     if (response.ok || request.alsoRead?.includes(response.status)) {
       return { value: await request.read(response) };
     }

@@ -4,6 +4,7 @@ import { Client, Connection } from '@temporalio/client';
 import { NativeConnection, type Worker } from '@temporalio/worker';
 import { createLogger, type Logger } from '../../lib/logger.js';
 import { loadSettings, type Settings } from '../../lib/settings.js';
+import { clientTracingInterceptors } from '../../lib/tracing/tracing.js';
 import { createCallsWorker } from '../../workers/calls-worker.js';
 import { createCarrierSimulatorWorker } from '../../workers/carrier-simulator-worker.js';
 import { createWebhooksWorker } from '../../workers/webhooks-worker.js';
@@ -73,6 +74,7 @@ export async function startCallStack(options: CallStackOptions): Promise<CallSta
     const client = new Client({
       connection: await Connection.connect({ address: temporal.address }),
       namespace: temporal.namespace,
+      interceptors: clientTracingInterceptors(),
     });
     closers.push(() => client.connection.close());
     const deps: WorkerDeps = {

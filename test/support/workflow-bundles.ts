@@ -1,5 +1,6 @@
 import { fileURLToPath } from 'node:url';
 import { bundleWorkflowCode, type WorkflowBundle } from '@temporalio/worker';
+import { workflowTracingModules } from '../../lib/tracing/tracing.js';
 import { callWorkflowsPath } from '../../workers/workflow-code.js';
 import { quietLogger } from './quiet-logger.js';
 
@@ -9,7 +10,12 @@ import { quietLogger } from './quiet-logger.js';
 
 /** A bundle of `workflowsPath` (default: every workflow of the service). */
 export function bundleWorkflows(workflowsPath = callWorkflowsPath): Promise<WorkflowBundle> {
-  return bundleWorkflowCode({ workflowsPath, logger: quietLogger() });
+  // A test that turned tracing on gets the workflows' spans too (test/tracing.test.ts).
+  return bundleWorkflowCode({
+    workflowsPath,
+    workflowInterceptorModules: workflowTracingModules(),
+    logger: quietLogger(),
+  });
 }
 
 export async function bundleCallTestWorkflows(): Promise<{
