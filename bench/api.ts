@@ -10,6 +10,7 @@ import { startLocalPostgres } from '../db/embedded-postgres.js';
 import { migrate, openOrm } from '../db/orm.js';
 import { createLogger } from '../lib/logger.js';
 import { loadSettings } from '../lib/settings.js';
+import { startTracing } from '../lib/tracing/tracing.js';
 import { freePort } from '../scripts/processes.js';
 import { createFixture } from '../test/support/api.js';
 
@@ -17,7 +18,8 @@ import { createFixture } from '../test/support/api.js';
 // run on the same machine: the ratio is the figure. Load comes from a child process (this file
 // run with --load) holding keep-alive connections, so the server's event loop is its own.
 //
-//   npm run bench -- api     BENCH_SECONDS=3 BENCH_ROUNDS=3 BENCH_CONNECTIONS=32 by default
+//   npm run bench -- api     BENCH_SECONDS=3 BENCH_ROUNDS=3 BENCH_CONNECTIONS=32 by default;
+//                            BENCH_TRACING=1 traces every request (docs/performance.md)
 //
 // It runs its own throw-away PostgreSQL (.data/bench-postgres, a free port) so test runs sharing
 // the test cluster neither disturb the figures nor stop the server mid-run.
@@ -53,6 +55,19 @@ if (process.argv.includes('--load')) {
 }
 
 async function main() {
+  // BENCH_TRACING=1: the API traces every request (sampled at 100 %) and exports to a local
+  // receiver that discards them, as it would to a collector; the bare Koa handler is not traced.
+  if (process.env.BENCH_TRACING === '1') {
+    const sink = http.createServer((request, response) => {
+      request.resume();
+      request.on('end', () => response.end('{}'));
+    });
+    await new Promise<void>((resolve) => sink.listen(0, '127.0.0.1', resolve));
+    sink.unref();
+    process.env.OTEL_EXPORTER_OTLP_ENDPOINT = `http://127.0.0.1:${(sink.address() as AddressInfo).port}`;
+    startTracing('bench-api');
+    console.log('tracing on: every request traced and exported over OTLP/HTTP');
+  }
   const db = await benchDatabase();
   const settings = { ...loadSettings(), host: '127.0.0.1', port: 0, logLevel: 'warn' as const };
   const logger = createLogger('warn');

@@ -4,10 +4,12 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type LocalPostgres, startLocalPostgres } from '../db/embedded-postgres.js';
 import { loadSettings } from '../lib/settings.js';
+import { temporalConnectionOptions } from '../lib/temporal-connection.js';
 import { loadClusterSettings, type WorkerGroup } from './cluster/settings.js';
 import { type Running, Supervised, spawnedChildren, spawnPart } from './cluster/supervisor.js';
 import { allTemporalPorts, type PostgresTarget, temporalServerConfig } from './cluster/temporal-config.js';
 import {
+  cliTlsEnv,
   historyShardCount,
   registerNamespace,
   setUpTemporalSchema,
@@ -190,6 +192,24 @@ async function startTemporal(
     wantedExplicitly: Boolean(process.env.TEMPORAL_HISTORY_SHARDS),
   });
   const configFile = path.join(TEMPORAL_DIR, 'config.yaml');
+  // CLUSTER_TEMPORAL_TLS_CERT: the server presents it, and with a client certificate asks every
+  // client for one the same CA signed (mutual TLS); every process connects with TEMPORAL_TLS_*.
+  const clientTls = settings.temporalTls;
+  const serverTls = cluster.temporalServerTls && {
+    certFile: cluster.temporalServerTls.certPath,
+    keyFile: cluster.temporalServerTls.keyPath,
+    caFile: clientTls!.caPath!,
+    serverName: clientTls!.serverName!,
+    ...(clientTls?.clientCert
+      ? {
+          clientCaFile: clientTls.caPath!,
+          systemWorker: { certFile: clientTls.clientCert.certPath, keyFile: clientTls.clientCert.keyPath },
+        }
+      : {}),
+  };
+  const connectionTls = serverTls
+    ? temporalConnectionOptions({ ...settings, temporalAddress: address }).tls
+    : undefined;
   // The same file docker-compose.yml mounts into its Temporal server.
   const dynamicConfigFile = path.join(ROOT, 'docker', 'temporal-dynamicconfig.yaml');
   writeFileSync(
@@ -200,6 +220,7 @@ async function startTemporal(
       historyShards: shards,
       dynamicConfigFile,
       logLevel: settings.logLevel === 'debug' ? 'info' : 'warn',
+      ...(serverTls ? { tls: serverTls } : {}),
     }),
   );
   const logFile = path.join(TEMPORAL_DIR, 'temporal.log');
@@ -216,6 +237,7 @@ async function startTemporal(
   );
   await waitUntilTemporalServes(address, {
     timeoutMs: 120_000,
+    tls: connectionTls,
     gaveUp: () =>
       stopping
         ? 'stopping'
@@ -231,6 +253,7 @@ async function startTemporal(
     address,
     namespace: settings.temporalNamespace,
     logFile: path.join(TEMPORAL_DIR, 'namespace.log'),
+    tlsEnv: serverTls ? cliTlsEnv(clientTls) : {},
   });
   say(`Temporal: namespace ${settings.temporalNamespace} and its search attributes are registered`);
 
@@ -241,6 +264,17 @@ async function startTemporal(
     uiPort: cluster.uiPort,
     temporalAddress: address,
     namespace: settings.temporalNamespace,
+    ...(serverTls
+      ? {
+          tls: {
+            caFile: serverTls.caFile,
+            serverName: serverTls.serverName,
+            ...(clientTls?.clientCert
+              ? { certFile: clientTls.clientCert.certPath, keyFile: clientTls.clientCert.keyPath }
+              : {}),
+          },
+        }
+      : {}),
   });
   const uiProcess = await supervise('Temporal Web UI', RANK.ui, async () =>
     spawnPart({

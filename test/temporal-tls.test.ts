@@ -1,104 +1,63 @@
 import assert from 'node:assert/strict';
-import { type ChildProcess, spawn } from 'node:child_process';
-import { chmodSync, closeSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { fileURLToPath } from 'node:url';
 import { Connection } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
-import { type LocalPostgres, startLocalPostgres } from '../db/embedded-postgres.js';
+import { openOrm } from '../db/orm.js';
 import { loadSettings } from '../lib/settings.js';
 import { temporalConnectionOptions } from '../lib/temporal-connection.js';
-import { allTemporalPorts, temporalServerConfig } from '../scripts/cluster/temporal-config.js';
-import { setUpTemporalSchema, waitUntilTemporalServes } from '../scripts/cluster/temporal-server.js';
-import { acceptsTcp, freePort, stopChild } from '../scripts/processes.js';
-import { resolveServerBinary } from '../scripts/temporal-server-binaries.js';
+import { ClusterStack } from '../scripts/chaos/cluster-stack.js';
+import { ApiClient, createFixture } from './support/api.js';
+import { createAgentFixture } from './support/call-fixtures.js';
 import { makeTestCertificates, type TestCertificates } from './support/test-certificates.js';
 
-// TEMPORAL_TLS_CA and TEMPORAL_TLS_SERVER_NAME against a real Temporal server with mutual TLS: the
-// server start:cluster builds (Temporal 1.32, scripts/temporal-server-binaries.ts), configured by
-// scripts/cluster/temporal-config.ts with a frontend certificate from a private CA made here with
-// openssl, for a DNS name only. The service's client and the workers' native connection reach it
-// with the CA, the name and a client certificate; every connection missing one of them is refused.
+// TEMPORAL_TLS_CA and TEMPORAL_TLS_SERVER_NAME against a real Temporal server with mutual TLS:
+// `npm run start:cluster` itself, its Temporal server presenting a certificate of a private CA
+// made here with openssl, for a DNS name only (CLUSTER_TEMPORAL_TLS_CERT/KEY), and asking every
+// client for a certificate of that CA. The cluster's own API and worker processes, the namespace
+// step (the temporal CLI) and the Web UI connect with the CA, the name and a client certificate,
+// and a call placed through the API completes; a connection missing any of them is refused.
 
-const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const SERVER_NAME = 'temporal.voice-agent.test';
 
 let dir: string;
 let certs: TestCertificates;
-let postgres: LocalPostgres;
-let server: ChildProcess | undefined;
-let address: string;
-let logFile: string;
+let cluster: ClusterStack;
 
 before(async () => {
   dir = mkdtempSync(path.join(os.tmpdir(), 'temporal-tls-'));
   // As root PostgreSQL runs as its own user, which must reach its data folder inside.
   chmodSync(dir, 0o755);
   certs = makeTestCertificates(dir, SERVER_NAME);
-  const pgPort = await freePort();
-  const [sqlTool, serverBinary] = await Promise.all([
-    resolveServerBinary('sql-tool'),
-    resolveServerBinary('server'),
-    (async () => {
-      postgres = await startLocalPostgres({
-        dataDir: path.join(dir, 'postgres'),
-        port: pgPort,
-        database: 'postgres',
-        ephemeral: true,
-      });
-    })(),
-  ]);
-  const target = { host: '127.0.0.1', port: pgPort, user: 'postgres', password: 'postgres' };
-  await setUpTemporalSchema({ sqlTool, postgres: target, logFile: path.join(dir, 'schema.log') });
-  const frontendPort = await freeFrontendPort();
-  address = `127.0.0.1:${frontendPort}`;
-  const configFile = path.join(dir, 'config.yaml');
-  writeFileSync(
-    configFile,
-    temporalServerConfig({
-      postgres: target,
-      frontendPort,
-      historyShards: 1,
-      dynamicConfigFile: path.join(ROOT, 'docker', 'temporal-dynamicconfig.yaml'),
-      tls: {
-        certFile: certs.server.cert,
-        keyFile: certs.server.key,
-        caFile: certs.ca.cert,
-        serverName: SERVER_NAME,
-        clientCaFile: certs.ca.cert,
-        systemWorker: { certFile: certs.client.cert, keyFile: certs.client.key },
-      },
-    }),
-  );
-  logFile = path.join(dir, 'temporal.log');
-  const log = openSync(logFile, 'a');
-  server = spawn(serverBinary, ['--config-file', configFile, '--allow-no-auth', 'start'], {
-    cwd: dir,
-    stdio: ['ignore', log, log],
+  cluster = new ClusterStack({
+    dir: path.join(dir, 'cluster'),
+    simTimeScale: 0.01,
+    apiProcesses: 1,
+    workerProcesses: 'calls=1,webhooks=1,carrier-simulator=1',
+    env: {
+      CLUSTER_TEMPORAL_TLS_CERT: certs.server.cert,
+      CLUSTER_TEMPORAL_TLS_KEY: certs.server.key,
+      TEMPORAL_TLS_CA: certs.ca.cert,
+      TEMPORAL_TLS_SERVER_NAME: SERVER_NAME,
+      TEMPORAL_TLS_CERT: certs.client.cert,
+      TEMPORAL_TLS_KEY: certs.client.key,
+    },
+    log: () => {},
   });
-  closeSync(log);
-  await waitUntilTemporalServes(address, {
-    timeoutMs: 120_000,
-    gaveUp: () =>
-      server?.exitCode !== null
-        ? `the server exited: ${readFileSync(logFile, 'utf8').slice(-2000)}`
-        : undefined,
-    tls: temporalConnectionOptions(mutualTls()).tls,
-  });
+  await cluster.start();
 });
 
 after(async () => {
-  if (server) await stopChild(server, { signal: 'SIGTERM', graceMs: 15_000 });
-  await postgres?.stop();
+  await cluster?.close();
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
-/** The settings of a process of the service that reaches this server: every TLS setting. */
+/** The settings of a process of the service that reaches the cluster's server: every TLS setting. */
 function mutualTls(overrides: Record<string, string | undefined> = {}) {
   return loadSettings({
-    TEMPORAL_ADDRESS: address,
+    TEMPORAL_ADDRESS: cluster.temporalAddress,
     TEMPORAL_TLS_CERT: certs.client.cert,
     TEMPORAL_TLS_KEY: certs.client.key,
     TEMPORAL_TLS_CA: certs.ca.cert,
@@ -107,20 +66,35 @@ function mutualTls(overrides: Record<string, string | undefined> = {}) {
   });
 }
 
-describe('a Temporal cluster with mutual TLS from a private CA', { timeout: 300_000 }, () => {
-  test("the API's client and the workers' native connection reach it with TEMPORAL_TLS_CA and TEMPORAL_TLS_SERVER_NAME", async () => {
+describe('start:cluster with its Temporal server on mutual TLS from a private CA', {
+  timeout: 600_000,
+}, () => {
+  test("the cluster's processes connect with TEMPORAL_TLS_CA and TEMPORAL_TLS_SERVER_NAME: a call placed through its API completes", async () => {
+    const orm = await openOrm(cluster.databaseUrl);
+    const owner = await createFixture(orm, { requestsPerSecond: 1000 });
+    const agent = await createAgentFixture(orm, { workspaceId: owner.workspaceId });
+    await orm.close(true);
+    const api = new ApiClient(cluster.apiUrl.replace(/\/v1$/, ''), owner.secret);
+    const placed = await api.post('/calls', { agent_id: agent.agentId, to: '+4790005678' });
+    assert.equal(placed.status, 202, placed.text);
+    let call = placed.body;
+    for (const deadline = Date.now() + 90_000; !['completed', 'failed'].includes(call.status); ) {
+      assert.ok(Date.now() < deadline, `the call did not end: ${JSON.stringify(call)}`);
+      await new Promise((resolve) => setTimeout(resolve, 250));
+      call = (await api.get(`/calls/${placed.body.id}`)).body;
+    }
+    assert.equal(call.status, 'completed', JSON.stringify(call));
+
+    // The service's client and the workers' native connection, with the same settings.
     const options = temporalConnectionOptions(mutualTls());
     const connection = await Connection.connect({ ...options, connectTimeout: 10_000 });
     try {
-      const info = await connection.workflowService.getSystemInfo({});
-      assert.ok(info.serverVersion, 'the server answered over TLS');
       const namespaces = await connection.workflowService.listNamespaces({});
-      assert.ok(namespaces.namespaces.some((n) => n.namespaceInfo?.name === 'temporal-system'));
+      assert.ok(namespaces.namespaces.some((n) => n.namespaceInfo?.name === 'default'));
     } finally {
       await connection.close();
     }
-    const native = await NativeConnection.connect(options);
-    await native.close();
+    await (await NativeConnection.connect(options)).close();
   });
 
   test('refused: no client certificate, one from another CA, no server name, no CA, or plaintext', async () => {
@@ -143,7 +117,7 @@ describe('a Temporal cluster with mutual TLS from a private CA', { timeout: 300_
         "no CA: the system's roots do not know the private CA",
         temporalConnectionOptions(mutualTls({ TEMPORAL_TLS_CA: undefined })),
       ],
-      ['plaintext', { address }],
+      ['plaintext', { address: cluster.temporalAddress }],
     ];
     for (const [what, options] of refusals) {
       await assert.rejects(
@@ -160,13 +134,3 @@ describe('a Temporal cluster with mutual TLS from a private CA', { timeout: 300_
     }
   });
 });
-
-/** A frontend port whose derived ports (history, matching, worker, membership) are all free. */
-async function freeFrontendPort(): Promise<number> {
-  for (let attempt = 0; attempt < 50; attempt++) {
-    const port = 10_000 + Math.floor(Math.random() * 20_000);
-    const taken = await Promise.all(allTemporalPorts(port).map((p) => acceptsTcp('127.0.0.1', p, 200)));
-    if (!taken.some(Boolean)) return port;
-  }
-  throw new Error('no free range of ports for the Temporal server');
-}

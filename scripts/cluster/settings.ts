@@ -30,6 +30,13 @@ export interface ClusterSettings {
   /** The embedded PostgreSQL's port (unused when DATABASE_URL is set). */
   postgresPort: number;
   historyShards: number;
+  /**
+   * CLUSTER_TEMPORAL_TLS_CERT and CLUSTER_TEMPORAL_TLS_KEY: the certificate (PEM) the cluster's own
+   * Temporal server presents, for TEMPORAL_TLS_SERVER_NAME and signed by TEMPORAL_TLS_CA (the
+   * settings every process connects with). With a client certificate (TEMPORAL_TLS_CERT and
+   * TEMPORAL_TLS_KEY) the server asks every client for one that CA signed: mutual TLS.
+   */
+  temporalServerTls: { certPath: string; keyPath: string } | undefined;
 }
 
 function integer(name: string, value: string | undefined, fallback: number, min: number): number {
@@ -86,5 +93,23 @@ export function loadClusterSettings(env: NodeJS.ProcessEnv = process.env): Clust
     uiPort: port('CLUSTER_UI_PORT', env.CLUSTER_UI_PORT, temporalPort + 1000),
     postgresPort: port('CLUSTER_PG_PORT', env.CLUSTER_PG_PORT, 54330),
     historyShards: integer('TEMPORAL_HISTORY_SHARDS', env.TEMPORAL_HISTORY_SHARDS, DEFAULT_HISTORY_SHARDS, 1),
+    temporalServerTls: temporalServerTls(env),
   };
+}
+
+function temporalServerTls(env: NodeJS.ProcessEnv): ClusterSettings['temporalServerTls'] {
+  const certPath = env.CLUSTER_TEMPORAL_TLS_CERT || undefined;
+  const keyPath = env.CLUSTER_TEMPORAL_TLS_KEY || undefined;
+  if (!certPath && !keyPath) return undefined;
+  if (!certPath || !keyPath) {
+    throw new Error(
+      'CLUSTER_TEMPORAL_TLS_CERT and CLUSTER_TEMPORAL_TLS_KEY go together: set both or neither',
+    );
+  }
+  if (!env.TEMPORAL_TLS_CA || !env.TEMPORAL_TLS_SERVER_NAME) {
+    throw new Error(
+      "CLUSTER_TEMPORAL_TLS_CERT needs TEMPORAL_TLS_CA (the CA that signed it) and TEMPORAL_TLS_SERVER_NAME (the name in it): the cluster's processes connect with them",
+    );
+  }
+  return { certPath, keyPath };
 }
