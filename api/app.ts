@@ -1,6 +1,7 @@
 import Koa, { type Context, type Next } from 'koa';
 import { dashboardUrl } from '../lib/dashboard/url.js';
 import { ormPool, watchDatabase, watchPool } from '../lib/metrics/database-metrics.js';
+import { tracingActive } from '../lib/tracing/tracing.js';
 import { ApiKeyAuthenticator } from './auth/api-key-authenticator.js';
 import { RateLimiter } from './auth/rate-limiter.js';
 import { AUTH_PREFIX } from './dashboard/auth-routes.js';
@@ -56,7 +57,8 @@ export function createApp(
   const koa = new Koa<ApiState>({ proxy: hops > 0, proxyIpHeader: 'X-Forwarded-For', maxIpsCount: hops });
   koa.silent = true;
   if (options.requestMetrics !== false) koa.use(requestMetrics);
-  koa.use(requestTracing);
+  // Tracing is on for the process before its app is made (api/main.ts), or not at all.
+  if (tracingActive()) koa.use(requestTracing);
   koa.use(requestContext(deps, reads));
   koa.use(errorMiddleware);
   koa.use(noStore);
