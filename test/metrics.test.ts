@@ -179,6 +179,32 @@ async function freeRange(): Promise<{ first: number; last: number }> {
   return { first, last: Math.min(first + 5, 65535) };
 }
 
+describe('campaigns', () => {
+  test('campaign progress: campaigns by status, and the recipients of those not over by status', async () => {
+    const http = api.client(owner.secret);
+    const before = await metricsOf(api);
+    const created = await http.post('/campaigns', {
+      name: 'Metrics',
+      agent_id: agent.agentId,
+      recipients: [{ to: '+4791100001' }, { to: '+4791100002' }, { to: '+4791100003' }],
+      schedule: { start_at: new Date(Date.now() + 86_400_000).toISOString() },
+    });
+    assert.equal(created.status, 201, created.text);
+    const after = await metricsOf(api);
+    assert.equal(delta(before, after, 'campaigns', { status: 'scheduled' }), 1);
+    assert.equal(delta(before, after, 'campaign_recipients', { status: 'pending' }), 3);
+    const canceled = await http.post(`/campaigns/${created.body.id}/cancel`);
+    assert.equal(canceled.status, 200, canceled.text);
+    const over = await metricsOf(api);
+    assert.equal(delta(after, over, 'campaigns', { status: 'canceled' }), 1);
+    assert.equal(
+      delta(after, over, 'campaign_recipients', { status: 'pending' }),
+      -3,
+      'an ended campaign leaves the progress gauge',
+    );
+  });
+});
+
 describe('the workers', () => {
   test('a call placed through the API and its webhook deliveries move the call, turn and delivery metrics', {
     timeout: 120_000,

@@ -1,4 +1,6 @@
 import type pg from 'pg';
+import { CAMPAIGN_STATUSES } from '../../db/entities/campaign.js';
+import { RECIPIENT_STATUSES } from '../../db/entities/campaign-recipient.js';
 import type { Orm } from '../../db/orm.js';
 import { scrapedGauge } from './service-metrics.js';
 
@@ -99,6 +101,44 @@ scrapedGauge({
     set(0, { direction: 'outbound' });
     set(0, { direction: 'inbound' });
     for (const row of rows) set(Number(row.live), { direction: row.direction });
+  },
+});
+
+scrapedGauge({
+  name: 'campaigns',
+  help: 'Campaigns by status (from the database: the same in every API process).',
+  labelNames: ['status'] as const,
+  async collect(set) {
+    if (!database) return;
+    const rows = await withinASecond(
+      database.em
+        .getConnection()
+        .execute<{ status: string; n: string }[]>(
+          'select status, count(*) as n from campaigns group by status',
+        ),
+      [],
+    );
+    for (const status of CAMPAIGN_STATUSES) set(0, { status });
+    for (const row of rows) set(Number(row.n), { status: row.status });
+  },
+});
+
+scrapedGauge({
+  name: 'campaign_recipients',
+  help: 'Recipients of the campaigns not yet over (scheduled, running, paused), by status: their progress.',
+  labelNames: ['status'] as const,
+  async collect(set) {
+    if (!database) return;
+    const rows = await withinASecond(
+      database.em.getConnection().execute<{ status: string; n: string }[]>(
+        `select r.status, count(*) as n from campaign_recipients r
+           join campaigns c on c.id = r.campaign_id
+          where c.status in ('scheduled', 'running', 'paused') group by r.status`,
+      ),
+      [],
+    );
+    for (const status of RECIPIENT_STATUSES) set(0, { status });
+    for (const row of rows) set(Number(row.n), { status: row.status });
   },
 });
 
