@@ -58,6 +58,8 @@ export class CallAudio {
   /** The person's turns, transcribed and sent one after the other. */
   private turns: Promise<void> = Promise.resolve();
   private utterances = 0;
+  /** The speech being heard: whether the agent was speaking when it began, and whether it lasted long enough to barge in. */
+  private speech: { overAgent: boolean; confirmed: boolean } | null = null;
   /** A barge-in waiting to go to the workflow with the person's next line. */
   private interrupted: CallerSpeech['interrupted'] | undefined;
   private ending: CallAudioEnd | null = null;
@@ -153,7 +155,12 @@ export class CallAudio {
   }
 
   private onTurnEvent(event: TurnEvent): void {
+    if (event.type === 'speech_started') {
+      this.speech = { overAgent: this.deps.voice.speaking(), confirmed: false };
+      return;
+    }
     if (event.type === 'speech_confirmed') {
+      if (this.speech) this.speech.confirmed = true;
       // Barge-in: the person has spoken long enough over the agent to stop it.
       const interruption = this.deps.voice.bargeIn();
       if (interruption) {
@@ -163,6 +170,14 @@ export class CallAudio {
       return;
     }
     if (event.type !== 'turn_ended') return;
+    const speech = this.speech;
+    this.speech = null;
+    // A short sound while the agent spoke (an "mm-hm", a cough) neither stopped it nor is a line;
+    // the same short word in the agent's silence ("Hello?") is one.
+    if (speech?.overAgent && !speech.confirmed) {
+      this.deps.logger.info('short sound over the agent: no turn', { callId: this.callId });
+      return;
+    }
     const speechEndedAt = this.deps.startedAt + event.endedAtMs;
     // When the turn ended: the endpointing wait is over, so what follows is the service's and STT's.
     const turnEndedAt = Date.now();

@@ -153,14 +153,10 @@ describe('the simulator speaks', { timeout: 600_000 }, () => {
     }
   });
 
-  // Skipped: in about half of the fresh-clone CI runs (never alone or under local load) this call
-  // hangs with an empty transcript and its gateway session open: the person's lines never become a
-  // caller turn. A known defect of the simulated-inbound audio path, open in issue 20's note; the
-  // real inbound path (a Media Streams `start` with to/from) is tested in test/media-gateway.test.ts.
-  test('a simulated person calling in (simulate inbound) speaks too', {
-    ...SPOKEN_CALL,
-    skip: 'known defect: hangs intermittently in CI (issue 20 note)',
-  }, async () => {
+  // The agent listens first, so the person's first line is a short "Hello?": it must be a turn
+  // (lib/audio/turn-detector.ts, minTurnSpeechMs). When turns needed 300 ms of voice it was dropped
+  // at some alignments of the VAD's windows, and this call hung in a third of the CI runs.
+  test('a simulated person calling in (simulate inbound) speaks too', SPOKEN_CALL, async () => {
     const answer = await answerIncomingPhoneCall(
       { em: stack.db.orm.em.fork(), temporal: stack.client, settings: stack.settings },
       { to: agent.number, from: '+4791115555' },
@@ -175,6 +171,8 @@ describe('the simulator speaks', { timeout: 600_000 }, () => {
       .filter((l) => l.role === 'caller')
       .map((l) => l.text.toLowerCase())
       .join(' | ');
+    // Their short first words are heard (the agent listens first), then their wishes.
+    assert.match(person.split(' | ')[0] ?? '', /hello/, person);
     assert.match(person, /appointment|tuesday/, person);
     assert.match(person, /email/, person);
     await keepHistories(answer.callId, 'inbound-speaking');

@@ -109,7 +109,26 @@ test('a 100 ms burst of noise is never confirmed speech and ends no turn', async
   );
 });
 
-test('a sound shorter than minSpeechMs starts speech but is never confirmed and ends no turn', async () => {
+test('a short word (250 ms: "Hello?", "Hi.") is a turn, at any alignment, though too short to barge in', async () => {
+  // The first 250 ms of a line. A caller who says only "Hello?" expects an answer: with turns
+  // needing minSpeechMs (300) of voice, such a line was dropped at some alignments of the VAD's
+  // windows and the simulated caller said it again and again to a silent agent (issue 20).
+  for (const shiftMs of [0, 40, 80, 120, 160, 200, 240]) {
+    const { audio } = timeline([
+      { quietMs: 1000 + shiftMs },
+      { speech: speechFixture('order-status').subarray(0, 2000) },
+      { quietMs: 1500 },
+    ]);
+    const events = await feed(await detector({ endpointingMs: 600 }), audio);
+    assert.deepEqual(
+      events.map((event) => event.type),
+      ['speech_started', 'turn_ended'],
+      `shifted ${shiftMs} ms`,
+    );
+  }
+});
+
+test('a sound shorter than minTurnSpeechMs starts speech but is never confirmed and ends no turn', async () => {
   // The first 125 ms of a line ("He…"): the detector hears speech, too short to count.
   const { audio } = timeline([
     { quietMs: 1000 },

@@ -7,15 +7,24 @@ export type TurnEvent =
   | { type: 'speech_started'; atMs: number }
   /** Speech has lasted at least minSpeechMs (at `atMs`, the end of that frame): a barge-in may stop the agent now. */
   | { type: 'speech_confirmed'; atMs: number }
-  /** endpointingMs of silence after confirmed speech (or maxUtteranceMs of it); audio = the utterance at 8 kHz with its pre-roll. */
+  /**
+   * endpointingMs of silence after speech of at least minTurnSpeechMs (or maxUtteranceMs of it);
+   * audio = the utterance at 8 kHz with its pre-roll.
+   */
   | { type: 'turn_ended'; startedAtMs: number; endedAtMs: number; audio: Int16Array };
 
 export interface TurnDetectorOptions {
   vad: SileroVoiceActivity;
   /** Silence after confirmed speech that ends the turn (VOICE_ENDPOINTING_MS). */
   endpointingMs: number;
-  /** Voiced time before speech counts (default 300 ms); shorter sounds (a cough, a click) end no turn. */
+  /** Voiced time before speech may barge in over the agent (default 300 ms): a cough or a click does not. */
   minSpeechMs?: number;
+  /**
+   * Voiced time before speech is a turn when it ends (default 150 ms): a short "Hi." or "Hello?"
+   * is one (it is a third of minSpeechMs and shorter at 8 kHz); a click is not. What it said is
+   * the transcription's to tell: a turn without words adds no line (media/call-audio.ts).
+   */
+  minTurnSpeechMs?: number;
   /** A turn ends after this long even without a pause (default 30 s); bounds the audio held. */
   maxUtteranceMs?: number;
 }
@@ -27,6 +36,7 @@ const CONTINUE_THRESHOLD = 0.35;
 const PRE_ROLL_MS = 200;
 const POST_ROLL_MS = 200;
 const DEFAULT_MIN_SPEECH_MS = 300;
+const DEFAULT_MIN_TURN_SPEECH_MS = 150;
 const DEFAULT_MAX_UTTERANCE_MS = 30_000;
 
 interface TimedFrame {
@@ -52,6 +62,7 @@ export class TurnDetector {
   private readonly vad: SileroVoiceActivity;
   private readonly endpointingMs: number;
   private readonly minSpeechMs: number;
+  private readonly minTurnSpeechMs: number;
   private readonly maxUtteranceMs: number;
   /** The VAD window being filled, as floats in -1..1. */
   private readonly window = new Float32Array(VAD_WINDOW_SAMPLES);
@@ -66,6 +77,7 @@ export class TurnDetector {
     this.vad = options.vad;
     this.endpointingMs = options.endpointingMs;
     this.minSpeechMs = options.minSpeechMs ?? DEFAULT_MIN_SPEECH_MS;
+    this.minTurnSpeechMs = Math.min(options.minTurnSpeechMs ?? DEFAULT_MIN_TURN_SPEECH_MS, this.minSpeechMs);
     this.maxUtteranceMs = options.maxUtteranceMs ?? DEFAULT_MAX_UTTERANCE_MS;
   }
 
@@ -81,7 +93,7 @@ export class TurnDetector {
   flush(): TurnEvent | null {
     const utterance = this.utterance;
     this.utterance = null;
-    if (!utterance?.confirmed) return null;
+    if (!utterance || !this.isTurn(utterance)) return null;
     return this.endTurn(utterance, utterance.lastVoicedEndMs);
   }
 
@@ -119,13 +131,17 @@ export class TurnDetector {
     if (silentMs >= this.endpointingMs || lastedMs >= this.maxUtteranceMs) {
       // Speech too short to count is dismissed without an event: it never was a turn.
       this.utterance = null;
-      if (utterance.confirmed) {
+      if (this.isTurn(utterance)) {
         events.push(
           this.endTurn(utterance, silentMs >= this.endpointingMs ? utterance.lastVoicedEndMs : endMs),
         );
       }
     }
     return events;
+  }
+
+  private isTurn(utterance: Utterance): boolean {
+    return utterance.voicedMs >= this.minTurnSpeechMs;
   }
 
   /** Runs the detector on every full window the frame completes; the probability is the latest one. */
