@@ -28,6 +28,8 @@ const WHOLE_RUN_TIMEOUT_MS = Number(process.env.TEST_RUN_TIMEOUT_MS || 18 * 60_0
  */
 const TEST_CONCURRENCY = 3;
 const DEFAULT_PATTERN = 'test/**/*.test.ts';
+/** Loaded into every test file's process: ends one that lingers after its tests (test/support/exit-when-done.ts). */
+const EXIT_WHEN_DONE = path.resolve('test/support/exit-when-done.ts');
 
 const runsDir = path.resolve('.data/test-runs');
 const runDir = path.join(runsDir, String(process.pid));
@@ -120,12 +122,14 @@ async function main(): Promise<number> {
     const args = [
       '--import',
       'tsx',
+      // A file whose tests are done but which leaves a handle open (a server, a timer) would
+      // otherwise keep the whole run waiting forever; this ends it a while after its tests
+      // (not --test-force-exit, which dropped tests of a file from the report).
+      '--import',
+      EXIT_WHEN_DONE,
       '--test',
       `--test-concurrency=${TEST_CONCURRENCY}`,
       `--test-timeout=${PER_TEST_TIMEOUT_MS}`,
-      // A file whose tests are done but which leaves a handle open (a server, a timer) would
-      // otherwise keep the whole run waiting forever.
-      '--test-force-exit',
       ...(files.length > 0 ? files : [DEFAULT_PATTERN]),
     ];
     progress(`PostgreSQL ${redactUrl(pg.url)}`);
