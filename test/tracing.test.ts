@@ -114,11 +114,23 @@ test('one POST /calls is one trace: the request, the workflow start, the workflo
   const turns = logLines.filter((line) => line.msg === 'agent turn' && line.callId === placed.body.id);
   assert.ok(turns.length > 0, 'the agent took turns');
   for (const line of turns) assert.equal(line.trace_id, traceId);
-  // Every span of the trace hangs from another of it, up to the request.
-  const ids = new Set(spans.filter((s) => s.traceId === traceId).map((s) => s.spanId));
-  for (const span of spans.filter((s) => s.traceId === traceId && s !== server)) {
-    assert.ok(span.parentSpanId && ids.has(span.parentSpanId), `${span.name} has its parent in the trace`);
+  // Every span of the trace hangs from another of it, up to the request. A workflow's spans are
+  // exported when its task completes, so a parent may arrive a moment after its child: wait for
+  // the trace to be whole (a parent that never comes fails here, naming the child).
+  const orphans = () => {
+    const inTrace = spans.filter((s) => s.traceId === traceId);
+    const ids = new Set(inTrace.map((s) => s.spanId));
+    return inTrace.filter((s) => s !== server && !(s.parentSpanId && ids.has(s.parentSpanId)));
+  };
+  for (const deadline = Date.now() + 20_000; orphans().length > 0 && Date.now() < deadline; ) {
+    await flushTracing();
+    await new Promise((resolve) => setTimeout(resolve, 200));
   }
+  assert.deepEqual(
+    orphans().map((s) => s.name),
+    [],
+    'every span has its parent in the trace',
+  );
 });
 
 test("requests to the service's dependencies (the model, speech) are client spans that carry traceparent", async () => {
