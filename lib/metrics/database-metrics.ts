@@ -62,8 +62,8 @@ scrapedGauge({
 let database: Orm | undefined;
 
 /**
- * database_up (PostgreSQL answers `select 1` within a second) and calls_live{direction} (calls
- * queued, ringing or in progress now), read from `orm`'s database at each scrape (the API's).
+ * The database the gauges below read at each scrape (the API's): database_up, calls_live,
+ * campaigns and campaign_recipients. The same in every API process: take their max, not their sum.
  */
 export function watchDatabase(orm: Orm): void {
   database = orm;
@@ -85,61 +85,60 @@ scrapedGauge({
   },
 });
 
-scrapedGauge({
+/**
+ * A gauge of counts by one label, from `sql` (rows of `label` and `n`); every value of `values`
+ * is present, 0 when no row has it. A database that does not answer leaves them 0: database_up
+ * says why.
+ */
+function countsGauge(options: {
+  name: string;
+  help: string;
+  label: string;
+  values: readonly string[];
+  sql: string;
+}) {
+  scrapedGauge({
+    name: options.name,
+    help: options.help,
+    labelNames: [options.label],
+    async collect(set) {
+      if (!database) return;
+      const rows = await withinASecond(
+        database.em.getConnection().execute<{ label: string; n: string }[]>(options.sql),
+        [],
+      );
+      for (const value of options.values) set(0, { [options.label]: value });
+      for (const row of rows) set(Number(row.n), { [options.label]: row.label });
+    },
+  });
+}
+
+countsGauge({
   name: 'calls_live',
   help: 'Calls queued, ringing or in progress now, by direction (from the database: the same in every API process).',
-  labelNames: ['direction'] as const,
-  async collect(set) {
-    if (!database) return;
-    const rows = await withinASecond(
-      database.em.getConnection().execute<{ direction: string; live: string }[]>(
-        `select direction, count(*) as live from calls
-          where status in ('queued', 'ringing', 'in_progress') group by direction`,
-      ),
-      [], // the database does not answer: database_up says so
-    );
-    set(0, { direction: 'outbound' });
-    set(0, { direction: 'inbound' });
-    for (const row of rows) set(Number(row.live), { direction: row.direction });
-  },
+  label: 'direction',
+  values: ['outbound', 'inbound'],
+  // Over the partial index calls_live_index: only the live calls are read.
+  sql: `select direction as label, count(*) as n from calls
+         where status in ('queued', 'ringing', 'in_progress') group by direction`,
 });
 
-scrapedGauge({
+countsGauge({
   name: 'campaigns',
   help: 'Campaigns by status (from the database: the same in every API process).',
-  labelNames: ['status'] as const,
-  async collect(set) {
-    if (!database) return;
-    const rows = await withinASecond(
-      database.em
-        .getConnection()
-        .execute<{ status: string; n: string }[]>(
-          'select status, count(*) as n from campaigns group by status',
-        ),
-      [],
-    );
-    for (const status of CAMPAIGN_STATUSES) set(0, { status });
-    for (const row of rows) set(Number(row.n), { status: row.status });
-  },
+  label: 'status',
+  values: CAMPAIGN_STATUSES,
+  sql: 'select status as label, count(*) as n from campaigns group by status',
 });
 
-scrapedGauge({
+countsGauge({
   name: 'campaign_recipients',
   help: 'Recipients of the campaigns not yet over (scheduled, running, paused), by status: their progress.',
-  labelNames: ['status'] as const,
-  async collect(set) {
-    if (!database) return;
-    const rows = await withinASecond(
-      database.em.getConnection().execute<{ status: string; n: string }[]>(
-        `select r.status, count(*) as n from campaign_recipients r
-           join campaigns c on c.id = r.campaign_id
-          where c.status in ('scheduled', 'running', 'paused') group by r.status`,
-      ),
-      [],
-    );
-    for (const status of RECIPIENT_STATUSES) set(0, { status });
-    for (const row of rows) set(Number(row.n), { status: row.status });
-  },
+  label: 'status',
+  values: RECIPIENT_STATUSES,
+  sql: `select r.status as label, count(*) as n from campaign_recipients r
+          join campaigns c on c.id = r.campaign_id
+         where c.status in ('scheduled', 'running', 'paused') group by r.status`,
 });
 
 /** A scrape never waits for a database that does not answer: `fallback` after a second or a failure. */
