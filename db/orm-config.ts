@@ -19,6 +19,7 @@ export const allEntities = [
   entities.PhoneNumber,
   entities.RateLimitWindow,
   entities.SignInAttemptWindow,
+  entities.ToolCall,
   entities.TranscriptEntry,
   entities.User,
   entities.WebhookDelivery,

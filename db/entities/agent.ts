@@ -5,6 +5,22 @@ export const AGENT_STATUSES = ['draft', 'published', 'unpublished', 'archived'] 
 export type AgentStatus = (typeof AGENT_STATUSES)[number];
 
 /**
+ * One of the integrator's HTTP functions the agent's language model may call during a call
+ * (agent-tools spec section 1). Stored as written; the API shows it with `type: "function"`.
+ */
+export interface AgentTool {
+  name: string;
+  description: string;
+  /** A JSON Schema (draft 2020-12) of `"type": "object"`: the arguments the model must give. */
+  parameters: Record<string, unknown>;
+  url: string;
+  /** One attempt's limit, 1–30 s. */
+  timeoutSeconds: number;
+  /** Said as soon as the tool is called, unless the model's own words came with the call. */
+  speakWhileWaiting: string | null;
+}
+
+/**
  * A voice agent. DELETE sets `deletedAt` (a tombstone) rather than removing the row, so past
  * calls keep their `agent_id`; every read filters deleted agents out.
  */
@@ -26,6 +42,15 @@ const AgentSchema = defineEntity({
     voiceId: p.string().length(200).nullable(),
     llmProvider: p.string().length(100).nullable(),
     llmModel: p.string().length(200).nullable(),
+    tools: p
+      .json()
+      .$type<AgentTool[]>()
+      .onCreate(() => []),
+    /**
+     * Signs the agent's tool requests (`tsec_…`); null until `POST /agents/{id}/tools-secret` makes
+     * one. Read at each request, never copied into a call or a workflow's history.
+     */
+    toolsSecret: p.string().length(70).nullable().hidden(),
     createdAt: p.datetime().onCreate(() => new Date()),
     updatedAt: p
       .datetime()

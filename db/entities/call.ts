@@ -1,5 +1,5 @@
 import { defineEntity, p } from '@mikro-orm/core';
-import { Agent } from './agent.js';
+import { Agent, type AgentTool } from './agent.js';
 import { Campaign } from './campaign.js';
 import { Workspace } from './workspace.js';
 
@@ -36,6 +36,8 @@ export interface AgentSnapshot {
   voiceId: string | null;
   llmProvider: string | null;
   llmModel: string | null;
+  /** Absent on calls that started before agents had tools: none. */
+  tools?: AgentTool[];
 }
 
 const CallSchema = defineEntity({

@@ -11,6 +11,7 @@ export * from './idempotency-record.js';
 export * from './phone-number.js';
 export * from './rate-limit-window.js';
 export * from './sign-in-attempt-window.js';
+export * from './tool-call.js';
 export * from './transcript-entry.js';
 export * from './user.js';
 export * from './webhook-delivery.js';

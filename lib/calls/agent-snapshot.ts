@@ -12,5 +12,6 @@ export function agentSnapshotOf(agent: Agent): AgentSnapshot {
     voiceId: agent.voiceId ?? null,
     llmProvider: agent.llmProvider ?? null,
     llmModel: agent.llmModel ?? null,
+    tools: agent.tools ?? [],
   };
 }
