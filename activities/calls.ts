@@ -2,9 +2,16 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import type { Orm } from '../db/orm.js';
+import { type ToolCallRow, writeToolCall } from '../lib/agent-tools/tool-call-rows.js';
 import type { CallAnalysisResult, CallAnalyzer } from '../lib/analysis/analyzer.js';
 import { TranscriptAnalyzer } from '../lib/analysis/transcript-analyzer.js';
-import { type AgentTurnDeps, apologize, connectAgent, takeAgentTurn } from '../lib/calls/agent-turns.js';
+import {
+  type AgentTurnDeps,
+  apologize,
+  connectAgent,
+  sayAgentLine,
+  takeAgentTurn,
+} from '../lib/calls/agent-turns.js';
 import { type CallEventToWrite, emitCallEvent } from '../lib/calls/call-event-hand-off.js';
 import {
   CallMissingError,
@@ -134,6 +141,16 @@ export function createCallActivities(deps: CallActivityDeps) {
       /** What the person said, the agent's answer written and played (lib/calls/agent-turns.ts). */
       async agentTurn(input: Parameters<typeof takeAgentTurn>[1]) {
         return takeAgentTurn(turnDeps(), input, step());
+      },
+
+      /** A line the agent says while its tools run (`speak_while_waiting`). */
+      async sayLine(input: { callId: string; line: TranscriptLine }) {
+        await sayAgentLine(turnDeps(), input);
+      },
+
+      /** A tool call's row when the workflow knows its end first: the call ended, or its step gave up. */
+      async recordToolCall(input: ToolCallRow) {
+        await writeToolCall(em(), input);
       },
 
       /** The agent cannot go on: a short apology in its language before the call is released. */

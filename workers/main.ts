@@ -23,6 +23,7 @@ import {
 import { createCallsWorker } from './calls-worker.js';
 import { createCarrierSimulatorWorker } from './carrier-simulator-worker.js';
 import { startQueuedCallSweeper } from './queued-call-sweeper.js';
+import { createToolsWorker } from './tools-worker.js';
 import { createWebhooksWorker } from './webhooks-worker.js';
 import type { WorkerDeps } from './worker-deps.js';
 import { callWorkflowsPath } from './workflow-code.js';
@@ -30,7 +31,7 @@ import { callWorkflowsPath } from './workflow-code.js';
 // A worker process: one Worker per task queue, each concern scaling on its own. The arguments name
 // the workers to run, by task queue or by one of the named lists below:
 //   (none) or `all`      every worker in one process: a one-process development run (the bench)
-//   `service`            the service's own queues, calls and webhooks
+//   `service`            the service's own queues: calls, webhooks and tools
 //   `carrier-simulator`  the simulated far ends of calls, standing in for a telephone carrier
 // `npm start` runs `service` and `carrier-simulator` as two processes, so that a carrier does not go
 // down with the service's workers; `node --import tsx workers/main.ts calls` adds a process for one
@@ -42,6 +43,8 @@ const settings = loadSettings();
 type ProcessDeps = Omit<WorkerDeps, 'orm'> & { orm: Orm | undefined };
 interface WorkerKind {
   usesDatabase: boolean;
+  /** What the worker polls for: a worker of activities only is ready when it polls those. */
+  tasks?: 'workflow' | 'activity';
   create(deps: ProcessDeps): Promise<Worker>;
 }
 /** Every concern's worker, by task queue; one line each. */
@@ -49,11 +52,16 @@ const WORKERS: Record<string, WorkerKind> = {
   calls: { usesDatabase: true, create: (deps) => createCallsWorker({ ...deps, orm: deps.orm! }) },
   'carrier-simulator': { usesDatabase: false, create: createCarrierSimulatorWorker },
   webhooks: { usesDatabase: true, create: (deps) => createWebhooksWorker({ ...deps, orm: deps.orm! }) },
+  tools: {
+    usesDatabase: true,
+    tasks: 'activity',
+    create: (deps) => createToolsWorker({ ...deps, orm: deps.orm! }),
+  },
 };
 /** Named lists of workers. */
 const LISTS: Record<string, string[]> = {
   all: Object.keys(WORKERS),
-  service: ['calls', 'webhooks'],
+  service: ['calls', 'webhooks', 'tools'],
 };
 
 const wanted = process.argv.slice(2);
@@ -92,13 +100,16 @@ const client = new Client({
   connection: await Connection.connect(temporalConnectionOptions(settings)),
   namespace: settings.temporalNamespace,
 });
-// One bundle of the workflow code, shared by every worker of this process.
-const workflowBundle = await bundleWorkflowCode({
-  workflowsPath: callWorkflowsPath,
-  // With tracing on, the workflows' spans (lib/tracing/tracing.ts).
-  workflowInterceptorModules: workflowTracingModules(),
-  logger: new DefaultLogger('WARN'),
-});
+// One bundle of the workflow code, shared by every worker of this process (none for a process of
+// activity workers only, such as `tools`).
+const workflowBundle = names.some((name) => (WORKERS[name].tasks ?? 'workflow') === 'workflow')
+  ? await bundleWorkflowCode({
+      workflowsPath: callWorkflowsPath,
+      // With tracing on, the workflows' spans (lib/tracing/tracing.ts).
+      workflowInterceptorModules: workflowTracingModules(),
+      logger: new DefaultLogger('WARN'),
+    })
+  : undefined;
 const deps: ProcessDeps = { connection, client, settings, workflowBundle, orm };
 const workers = await Promise.all(names.map((name) => WORKERS[name].create(deps)));
 // Calls whose workflow never started (the API died between commit and start) are ended here.
@@ -115,7 +126,10 @@ const metrics = await serveOperatorPort(
       orm,
       temporal: async () => client,
       namespace: settings.temporalNamespace,
-      taskQueues: workers.map((worker) => ({ name: worker.options.taskQueue, tasks: 'workflow' as const })),
+      taskQueues: workers.map((worker, i) => ({
+        name: worker.options.taskQueue,
+        tasks: WORKERS[names[i]].tasks ?? ('workflow' as const),
+      })),
     }),
   logger,
 );

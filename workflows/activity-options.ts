@@ -1,4 +1,5 @@
 import type { ActivityOptions, Duration, LocalActivityOptions, RetryPolicy } from '@temporalio/common';
+import { TOOL_CALL_ATTEMPTS } from '../lib/temporal/tool-calls.js';
 
 // Every activity's timeouts and retry policy the workflows use, in one place. Changing one changes
 // running workflows: keep them unless the budget itself changes (docs/calls.md, "Retry budgets").
@@ -188,3 +189,30 @@ export const CALL_MEDIA_SESSION: ActivityOptions = {
   heartbeatTimeout: '10 seconds',
   retry: { maximumAttempts: 1 },
 };
+
+/** What an attempt of a tool step takes beyond the tool's own timeout: the database, the row. */
+const TOOL_STEP_MARGIN_MS = 5_000;
+
+/**
+ * One tool call of an agent (agent-tools spec section 3) on the tools task queue: each attempt the
+ * tool's `timeout_seconds` and a margin; three attempts, after about 0.5 s and 1 s (a tool's
+ * `Retry-After` up to 5 s replaces the wait); a killed worker is noticed at the 5 s heartbeat and
+ * the next attempt carries the same id. The last attempt's passing failure comes back as an
+ * answer (`failed`), not a failure.
+ */
+export function TOOL_CALL(timeoutSeconds: number, taskQueue: string): ActivityOptions {
+  return {
+    taskQueue,
+    startToCloseTimeout: timeoutSeconds * 1000 + TOOL_STEP_MARGIN_MS,
+    // Waiting for a tools worker is not the tool's fault, but a turn cannot wait for ever.
+    scheduleToStartTimeout: '30 seconds',
+    heartbeatTimeout: '5 seconds',
+    retry: {
+      initialInterval: '500 milliseconds',
+      backoffCoefficient: 2,
+      maximumInterval: '1 second',
+      maximumAttempts: TOOL_CALL_ATTEMPTS,
+      nonRetryableErrorTypes: CALL_NON_RETRYABLE,
+    },
+  };
+}

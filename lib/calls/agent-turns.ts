@@ -1,11 +1,16 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { TranscriptEntry } from '../../db/entities/index.js';
+import { type AgentTool, ToolCall, TranscriptEntry } from '../../db/entities/index.js';
 import type { Carrier, SpeechPlayed } from '../carrier/carrier.js';
 import type { Logger } from '../logger.js';
 import { agentFirstSentence, agentTurnDuration, voiceToVoice } from '../metrics/service-metrics.js';
 import type { AgentTurnLatency } from '../temporal/call-messages.js';
+import {
+  DEFAULT_TOOL_TIMEOUT_SECONDS,
+  type RequestedToolCall,
+  type ToolExchange,
+} from '../temporal/tool-calls.js';
 import { apologyLine } from '../voice-runtime/apology.js';
-import type { AgentAction, VoiceRuntime } from '../voice-runtime/voice-runtime.js';
+import type { AgentAction, ToolCallRequest, VoiceRuntime } from '../voice-runtime/voice-runtime.js';
 import { loadCall } from './call-status-changes.js';
 import { conversationContextOf } from './conversation-context.js';
 import { SentenceRelay } from './sentence-relay.js';
@@ -35,6 +40,8 @@ export interface AgentTurnResult {
   next: AgentAction;
   latency?: AgentTurnLatency;
   hungUp?: boolean;
+  /** The agent's own tools the model called: the workflow runs them, then asks again. */
+  toolCalls?: RequestedToolCall[];
 }
 
 /** The agent's first line (per the opening-line precedence) is written and played; null when it listens first. */
@@ -61,9 +68,18 @@ export async function takeAgentTurn(
   deps: AgentTurnDeps,
   input: {
     callId: string;
-    heard: TranscriptLine;
+    /** What the person said; none when the agent goes on after its tools answered (`index`). */
+    heard?: TranscriptLine;
+    /** The agent line's index when there is no `heard` line. */
+    index?: number;
     /** When the agent starts answering: the end of what it heard, in simulated seconds. */
     answerAtSeconds: number;
+    /** This turn's tool calls so far with what each gave (the earlier turns' are read from tool_calls). */
+    toolExchanges?: ToolExchange[];
+    /** The call has tool calls stored: they are read and shown to the model. */
+    withStoredToolCalls?: boolean;
+    /** False: the turn's or the call's tool limit is reached, the agent's own tools are not offered. */
+    offerTools?: boolean;
     /** A call with audio: when the person stopped speaking and was transcribed (epoch ms), for the latency. */
     speechTiming?: { speechEndedAt: number; transcribedAt: number };
     hangUpWithLastLine?: boolean;
@@ -75,16 +91,22 @@ export async function takeAgentTurn(
   // The model is asked as soon as the call and the lines before this one are read: the person's
   // line is written meanwhile (three round trips in a row were a third of the turn's own time at
   // load; docs/performance.md, "Turn latency at scale"), and is in before the agent's line is.
-  const [call, before] = await Promise.all([
+  const { heard } = input;
+  const index = heard ? heard.index + 1 : input.index!;
+  const [call, before, stored] = await Promise.all([
     loadCall(em.fork(), callId),
-    loadTranscript(em.fork(), callId, input.heard.index),
+    loadTranscript(em.fork(), callId, heard ? heard.index : index),
+    input.withStoredToolCalls ? loadToolExchanges(em.fork(), callId) : [],
   ]);
-  const heardWritten = recordLines(em.fork(), callId, [input.heard]).then(
-    () => null,
-    (error: unknown) => error,
-  );
-  const transcript = [...before, input.heard];
-  const index = input.heard.index + 1;
+  const heardWritten = heard
+    ? recordLines(em.fork(), callId, [heard]).then(
+        () => null,
+        (error: unknown) => error,
+      )
+    : Promise.resolve(null);
+  const transcript = heard ? [...before, heard] : before;
+  const thisTurn = input.toolExchanges ?? [];
+  const toolExchanges = [...stored.filter((row) => !thisTurn.some((e) => e.id === row.id)), ...thisTurn];
   const started = performance.now();
   const startedAt = Date.now();
   const elapsed = () => Math.round(performance.now() - started);
@@ -97,6 +119,8 @@ export async function takeAgentTurn(
   const sentences = new SentenceRelay(deps, callId, index, deps.logger);
   const turn = await deps.voiceRuntime.respond(conversationContextOf(call), transcript, {
     signal: step.signal,
+    ...(toolExchanges.length ? { toolExchanges } : {}),
+    ...(input.offerTools === false ? { offerTools: false } : {}),
     onSentence: (sentence) => {
       firstSentenceMs ??= elapsed();
       sentences.relay(sentence);
@@ -119,15 +143,17 @@ export async function takeAgentTurn(
       { index, role: 'agent', text: turn.say, offsetSeconds: input.answerAtSeconds },
     ]);
   }
-  const stored = await em.fork().findOne(TranscriptEntry, { call: callId, index, role: 'agent' });
-  const hungUp = Boolean(stored && input.hangUpWithLastLine && turn.next.kind === 'hang_up');
+  const spoken = await em.fork().findOne(TranscriptEntry, { call: callId, index, role: 'agent' });
+  const hungUp = Boolean(
+    spoken && input.hangUpWithLastLine && turn.next.kind === 'hang_up' && !turn.toolCalls?.length,
+  );
   let played: SpeechPlayed | undefined;
-  if (stored) {
+  if (spoken) {
     await sentences.settled();
     played = await deps.carrier.say({
       callId,
-      index: stored.index,
-      text: stored.text,
+      index: spoken.index,
+      text: spoken.text,
       ...(hungUp ? { hangUp: true } : {}),
     });
   }
@@ -140,10 +166,53 @@ export async function takeAgentTurn(
       firstAudioMs: played?.firstAudioAt ? played.firstAudioAt - timing.speechEndedAt : null,
     };
   }
-  deps.logger?.info('agent turn', { callId, ...latency, next: turn.next.kind, attempt: step.attempt });
+  const toolCalls = turn.toolCalls?.length
+    ? requestedToolCalls(call.agentSnapshot.tools ?? [], turn.toolCalls)
+    : undefined;
+  deps.logger?.info('agent turn', {
+    callId,
+    ...latency,
+    next: toolCalls ? 'tools' : turn.next.kind,
+    attempt: step.attempt,
+  });
   observeTurn(latency);
-  const line = stored ? transcriptLineOf(stored) : null;
-  return hungUp ? { line, next: turn.next, latency, hungUp } : { line, next: turn.next, latency };
+  const line = spoken ? transcriptLineOf(spoken) : null;
+  return {
+    line,
+    next: turn.next,
+    latency,
+    ...(hungUp ? { hungUp } : {}),
+    ...(toolCalls ? { toolCalls } : {}),
+  };
+}
+
+/** The model's calls of the agent's own tools, with what the call needs of each tool to run it. */
+function requestedToolCalls(tools: AgentTool[], calls: ToolCallRequest[]): RequestedToolCall[] {
+  return calls.map((request) => {
+    const tool = tools.find((candidate) => candidate.name === request.name);
+    return {
+      name: request.name,
+      arguments: request.arguments,
+      speakWhileWaiting: tool?.speakWhileWaiting ?? null,
+      timeoutSeconds: tool?.timeoutSeconds ?? DEFAULT_TOOL_TIMEOUT_SECONDS,
+    };
+  });
+}
+
+/** The call's tool calls that gave the model something, in the order they were made. */
+async function loadToolExchanges(em: EntityManager, callId: string): Promise<ToolExchange[]> {
+  const rows = await em.find(
+    ToolCall,
+    { call: callId, result: { $ne: null } },
+    { orderBy: { createdAt: 'asc', id: 'asc' } },
+  );
+  return rows.map((row) => ({
+    id: row.id,
+    name: row.name,
+    arguments: JSON.stringify(row.arguments),
+    result: row.result!,
+    afterLineIndex: row.afterLineIndex,
+  }));
 }
 
 /**
@@ -165,6 +234,18 @@ export async function apologize(
   await recordLines(em, input.callId, [line]);
   await carrier.say({ callId: input.callId, index, text });
   return alreadySaid ? transcriptLineOf(last) : line;
+}
+
+/**
+ * A line the agent says on its own, outside the model's answers (a tool's `speak_while_waiting`):
+ * written, then played; a retry finds the line written and plays it again from where it stopped.
+ */
+export async function sayAgentLine(
+  deps: Pick<AgentTurnDeps, 'em' | 'carrier'>,
+  input: { callId: string; line: TranscriptLine },
+): Promise<void> {
+  await recordLines(deps.em, input.callId, [input.line]);
+  await deps.carrier.say({ callId: input.callId, index: input.line.index, text: input.line.text });
 }
 
 /** The turn's timings as metrics (lib/metrics/service-metrics.ts). */

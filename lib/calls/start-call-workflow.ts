@@ -43,6 +43,7 @@ export async function startCallWorkflow(
     answered: options.answered ?? false,
     ...(options.expired ? { expired: true } : {}),
     eventsTaskQueue: queues.webhooks,
+    toolsTaskQueue: queues.tools,
     // A campaign's call tells the campaign when it ends (workflows/call-workflow.ts).
     ...(call.campaign ? { campaignWorkflowId: campaignWorkflowId(call.campaign) } : {}),
   };

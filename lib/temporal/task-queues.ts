@@ -8,5 +8,7 @@ export function taskQueues(settings: Pick<Settings, 'taskQueuePrefix'>) {
     calls: `${settings.taskQueuePrefix}calls`,
     simulator: `${settings.taskQueuePrefix}carrier-simulator`,
     webhooks: `${settings.taskQueuePrefix}webhooks`,
+    /** The agents' tool requests, one activity per tool call, typed by the tool's name. */
+    tools: `${settings.taskQueuePrefix}tools`,
   };
 }

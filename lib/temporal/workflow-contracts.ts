@@ -32,6 +32,8 @@ export interface CallWorkflowInput {
   expired?: boolean;
   /** Task queue of event delivery (`taskQueues().webhooks`). */
   eventsTaskQueue: string;
+  /** Task queue of the agent's tool requests (`taskQueues().tools`); absent on calls started before tools. */
+  toolsTaskQueue?: string;
   /** A campaign's call: the campaign workflow to signal `callEnded` when the call is final. */
   campaignWorkflowId?: string;
   /**
@@ -55,6 +57,8 @@ export interface ConversationResume {
   callbacks: CarrierCallback[];
   hungUp: { atSeconds: number } | null;
   speechFailed: boolean;
+  /** Calls of the agent's own tools so far (absent before agents had tools: none). */
+  toolCalls?: number;
   /** The person's utterance numbers seen lately: a retried delivery is still recognised. */
   utterancesSeen: number[];
   progress: CallProgress;

@@ -1,5 +1,6 @@
 import type { ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
 import type { TranscriptLine } from '../calls/transcript.js';
+import type { ToolExchange } from '../temporal/tool-calls.js';
 import { fillVariables } from './dynamic-variables.js';
 import type { ConversationContext } from './voice-runtime.js';
 
@@ -49,21 +50,61 @@ export const AGENT_TOOLS: ChatCompletionTool[] = [
 export const TRANSFER_UNAVAILABLE =
   'Transfer is not available: this call has no number to transfer to. Tell the person you cannot put them through, and go on helping them.';
 
-/** The whole `messages` array of one request. */
+/** The tools offered: `end_call`, `transfer_call` and, unless `offerOwn` is false, the agent's own. */
+export function toolsOffered(context: ConversationContext, offerOwn = true): ChatCompletionTool[] {
+  const own = offerOwn ? (context.agent.tools ?? []) : [];
+  return [
+    ...AGENT_TOOLS,
+    ...own.map(
+      (tool): ChatCompletionTool => ({
+        type: 'function',
+        function: { name: tool.name, description: tool.description, parameters: tool.parameters },
+      }),
+    ),
+  ];
+}
+
+/**
+ * The whole `messages` array of one request: each tool call (an `assistant` message with the
+ * call, then the `tool` message with what it gave) right after the transcript line it followed.
+ */
 export function chatMessages(
   context: ConversationContext,
   transcript: readonly TranscriptLine[],
   transferTo: string | null,
+  toolExchanges: readonly ToolExchange[] = [],
 ): ChatCompletionMessageParam[] {
-  return [
+  const messages: ChatCompletionMessageParam[] = [
     { role: 'system', content: systemMessage(context, transferTo) },
-    ...transcript.map(
-      (line): ChatCompletionMessageParam =>
-        line.role === 'agent'
-          ? { role: 'assistant', content: line.text }
-          : { role: 'user', content: line.text },
-    ),
   ];
+  const exchanges = (from: number, below: number) =>
+    toolExchanges
+      .filter((exchange) => exchange.afterLineIndex >= from && exchange.afterLineIndex < below)
+      .flatMap((exchange): ChatCompletionMessageParam[] => [
+        {
+          role: 'assistant',
+          content: null,
+          tool_calls: [
+            {
+              id: exchange.id,
+              type: 'function',
+              function: { name: exchange.name, arguments: exchange.arguments },
+            },
+          ],
+        },
+        { role: 'tool', tool_call_id: exchange.id, content: exchange.result },
+      ]);
+  // A tool call goes after its line, or after the last line before it when that one is not here.
+  messages.push(...exchanges(Number.NEGATIVE_INFINITY, transcript[0]?.index ?? Number.POSITIVE_INFINITY));
+  transcript.forEach((line, i) => {
+    messages.push(
+      line.role === 'agent'
+        ? { role: 'assistant', content: line.text }
+        : { role: 'user', content: line.text },
+      ...exchanges(line.index, transcript[i + 1]?.index ?? Number.POSITIVE_INFINITY),
+    );
+  });
+  return messages;
 }
 
 /** The agent's `system_prompt` with its variables filled in, then the service's instructions. */
@@ -97,6 +138,11 @@ export function serviceInstructions(context: ConversationContext, transferTo: st
       ? `When the conversation is over, say goodbye and call ${END_CALL}. When the person asks for a human, tell them you are transferring them and call ${TRANSFER_CALL} with ${transferTo}.`
       : `When the conversation is over, say goodbye and call ${END_CALL}. This call has no number to transfer to: when the person asks for a human, tell them you cannot put them through and go on helping, unless they or your instructions give you a number to reach one; then tell them you are transferring them and call ${TRANSFER_CALL} with it.`,
   );
+  if (context.agent.tools?.length) {
+    lines.push(
+      'Use your other tools when the person needs something they can do: look things up or act for the person with them instead of guessing. Their results come back to you; then tell the person what you found or did.',
+    );
+  }
   return lines.join('\n');
 }
 

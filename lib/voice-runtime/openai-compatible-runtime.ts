@@ -4,11 +4,19 @@ import type {
   ChatCompletion,
   ChatCompletionChunk,
   ChatCompletionMessageParam,
+  ChatCompletionTool,
 } from 'openai/resources/chat/completions';
 import type { TranscriptLine } from '../calls/transcript.js';
 import { isE164 } from '../e164.js';
 import { classifyRequestFailure, openAiCompatibleClient } from '../llm/openai-client.js';
-import { AGENT_TOOLS, chatMessages, END_CALL, TRANSFER_CALL, TRANSFER_UNAVAILABLE } from './llm-prompt.js';
+import {
+  AGENT_TOOLS,
+  chatMessages,
+  END_CALL,
+  TRANSFER_CALL,
+  TRANSFER_UNAVAILABLE,
+  toolsOffered,
+} from './llm-prompt.js';
 import { configuredOpeningLine, introduction } from './opening-line.js';
 import { SentenceSplitter } from './sentences.js';
 import { configuredTransferTarget } from './transfer-target.js';
@@ -70,7 +78,11 @@ export class OpenAiCompatibleRuntime implements VoiceRuntime {
   async openingLine(context: ConversationContext, options: RespondOptions = {}): Promise<string | null> {
     const configured = configuredOpeningLine(context);
     if (configured !== undefined) return configured;
-    const completion = await this.complete(chatMessages(context, [], this.transferTo(context)), options);
+    const completion = await this.complete(
+      chatMessages(context, [], this.transferTo(context)),
+      AGENT_TOOLS,
+      options,
+    );
     return completion.text || introduction(context);
   }
 
@@ -79,8 +91,23 @@ export class OpenAiCompatibleRuntime implements VoiceRuntime {
     transcript: TranscriptLine[],
     options: RespondOptions = {},
   ): Promise<AgentTurn> {
-    const messages = chatMessages(context, transcript, this.transferTo(context));
-    const completion = await this.complete(messages, options);
+    const messages = chatMessages(context, transcript, this.transferTo(context), options.toolExchanges);
+    const offerOwn = options.offerTools !== false;
+    const tools = toolsOffered(context, offerOwn);
+    const completion = await this.complete(messages, tools, options);
+    // The agent's own tools come first: the call runs them and asks again with their results, so
+    // an end_call or transfer_call beside them waits for that answer.
+    const own = offerOwn
+      ? completion.toolCalls.filter((call) => call.name !== END_CALL && call.name !== TRANSFER_CALL)
+      : [];
+    if (own.length > 0) {
+      return {
+        say: completion.text,
+        next: { kind: 'continue' },
+        toolCalls: own.map(({ name, arguments: args }) => ({ name, arguments: args })),
+        timing: { firstTokenMs: completion.firstTokenMs, answerMs: completion.answerMs },
+      };
+    }
     let next = actionOf(completion.toolCalls, this.transferTo(context));
     let say = completion.text;
     let answerMs = completion.answerMs;
@@ -96,6 +123,7 @@ export class OpenAiCompatibleRuntime implements VoiceRuntime {
           },
           { role: 'tool', tool_call_id: next.toolCallId, content: TRANSFER_UNAVAILABLE },
         ],
+        tools,
         options,
       );
       next = actionOf(followUp.toolCalls, null);
@@ -112,6 +140,7 @@ export class OpenAiCompatibleRuntime implements VoiceRuntime {
   /** One request: the answer's text (sentences handed over as they complete) and its tool calls. */
   private async complete(
     messages: ChatCompletionMessageParam[],
+    offered: ChatCompletionTool[],
     options: RespondOptions,
   ): Promise<Completion> {
     const { timeoutMs, apiKey } = this.options;
@@ -133,7 +162,7 @@ export class OpenAiCompatibleRuntime implements VoiceRuntime {
     try {
       const response = await this.client.chat.completions
         .create(
-          { model: this.options.model, messages, tools: AGENT_TOOLS, stream: true },
+          { model: this.options.model, messages, tools: offered, stream: true },
           { signal, timeout: timeoutMs, maxRetries: 0 },
         )
         .asResponse();

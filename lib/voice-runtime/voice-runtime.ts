@@ -1,5 +1,6 @@
 import type { AgentSnapshot, CallChannel, CallDirection } from '../../db/entities/index.js';
 import type { TranscriptLine } from '../calls/transcript.js';
+import type { ToolExchange } from '../temporal/tool-calls.js';
 
 /** What the agent needs to know about the call it is on. */
 export interface ConversationContext {
@@ -24,10 +25,22 @@ export interface TurnTiming {
   answerMs: number;
 }
 
+/** A call of one of the agent's own tools (agent-tools spec), as the model made it. */
+export interface ToolCallRequest {
+  name: string;
+  /** The arguments as the model gave them, JSON text (checked against the tool's parameters later). */
+  arguments: string;
+}
+
 export interface AgentTurn {
   /** What the agent says; '' when it only acts (a tool call without words). */
   say: string;
   next: AgentAction;
+  /**
+   * The agent's own tools the model called (then `next` is `continue`): the call runs them and
+   * asks again with their results (`RespondOptions.toolExchanges`).
+   */
+  toolCalls?: ToolCallRequest[];
   /** Set by runtimes that call out (a language model); the scripted agent answers at once. */
   timing?: TurnTiming;
 }
@@ -42,6 +55,10 @@ export interface RespondOptions {
   onSentence?: (sentence: string) => void;
   /** Aborts the turn (the activity was cancelled or timed out). */
   signal?: AbortSignal;
+  /** The call's tool calls so far and what each gave the model, each after the line it followed. */
+  toolExchanges?: ToolExchange[];
+  /** False: the agent's own tools are not offered (the turn's or the call's limit is reached). */
+  offerTools?: boolean;
 }
 
 /**

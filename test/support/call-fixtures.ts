@@ -95,6 +95,7 @@ export async function createQueuedCall(
       voiceId: null,
       llmProvider: null,
       llmModel: null,
+      tools: agent.tools ?? [],
     },
   });
   await em.flush();

@@ -7,6 +7,7 @@ import { loadSettings, type Settings } from '../../lib/settings.js';
 import { clientTracingInterceptors } from '../../lib/tracing/tracing.js';
 import { createCallsWorker } from '../../workers/calls-worker.js';
 import { createCarrierSimulatorWorker } from '../../workers/carrier-simulator-worker.js';
+import { createToolsWorker } from '../../workers/tools-worker.js';
 import { createWebhooksWorker } from '../../workers/webhooks-worker.js';
 import type { WorkerDeps } from '../../workers/worker-deps.js';
 import { type ApiClient, startApi, type TestApi } from './api.js';
@@ -88,6 +89,7 @@ export async function startCallStack(options: CallStackOptions): Promise<CallSta
     const workers = await Promise.all([
       createCallsWorker(deps),
       createCarrierSimulatorWorker(deps),
+      createToolsWorker(deps),
       ...(options.webhooks ? [createWebhooksWorker(deps)] : []),
     ]);
     const running = Promise.all(workers.map((worker) => worker.run()));

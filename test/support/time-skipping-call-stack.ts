@@ -15,6 +15,7 @@ import {
 } from '../../lib/temporal/workflow-contracts.js';
 import { createCallsWorker } from '../../workers/calls-worker.js';
 import { createCarrierSimulatorWorker } from '../../workers/carrier-simulator-worker.js';
+import { createToolsWorker } from '../../workers/tools-worker.js';
 import type { WorkerDeps, WorkerPorts } from '../../workers/worker-deps.js';
 import { storedCall } from './call-fixtures.js';
 import { freshDatabase, type TestDatabase } from './database.js';
@@ -44,6 +45,8 @@ export interface CallWorkerOptions {
   maxCachedWorkflows?: number;
   /** The calls worker's service log (default: warnings and errors on stdout). */
   logger?: Logger;
+  /** No tools worker: the test runs its own (a process it kills). */
+  withoutTools?: boolean;
 }
 
 /** A workflow's history kept for replay, and which workflow of the call it is. */
@@ -119,7 +122,7 @@ export async function startTimeSkippingCallStack(
         await env.teardown();
       }
     },
-    workers(env, { ports, maxCachedWorkflows, logger } = {}) {
+    workers(env, { ports, maxCachedWorkflows, logger, withoutTools } = {}) {
       const deps: WorkerDeps = {
         connection: env.nativeConnection,
         client: env.client,
@@ -133,6 +136,7 @@ export async function startTimeSkippingCallStack(
       return Promise.all([
         createCallsWorker(deps),
         createCarrierSimulatorWorker(deps),
+        ...(withoutTools ? [] : [createToolsWorker(deps)]),
         Worker.create({
           connection: env.nativeConnection,
           taskQueue: queues.webhooks,

@@ -1,6 +1,7 @@
 import { proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
 import type { CallRuntimeActivities } from '../../activities/call-runtime.js';
 import type { CallActivities } from '../../activities/calls.js';
+import type { ToolActivity } from '../../lib/temporal/tool-calls.js';
 import {
   CALL_AGENT_STEPS_CALLING_OUT,
   CALL_AGENT_STEPS_CALLING_OUT_LOCAL,
@@ -11,6 +12,7 @@ import {
   CALL_DATABASE_WRITES,
   CALL_LIVE_STEPS,
   CALL_RUNTIME_QUESTION,
+  TOOL_CALL,
 } from '../activity-options.js';
 
 // The call workflow's activities, one proxy per budget (workflows/activity-options.ts, docs/calls.md
@@ -35,6 +37,7 @@ type DatabaseWrites = Pick<
   | 'markFailed'
   | 'recordCallerLines'
   | 'keepSpokenPart'
+  | 'recordToolCall'
   | 'completeCall'
 > &
   FallbackAnalysis;
@@ -47,9 +50,12 @@ export const carrier =
   proxyLocalActivities<Pick<CallActivities, 'dial' | 'releaseCall'>>(CALL_CARRIER_REQUESTS);
 
 /** The live-call steps that also read or write the database. */
-type LiveSteps = Pick<CallActivities, 'answerIncoming' | 'connectAgent' | 'agentTurn' | 'transferCall'>;
+type LiveSteps = Pick<
+  CallActivities,
+  'answerIncoming' | 'connectAgent' | 'agentTurn' | 'transferCall' | 'sayLine'
+>;
 
-/** The live steps as local activities: answerIncoming, transferCall, and the agent's steps when its runtime answers in the worker. */
+/** The live steps as local activities: answerIncoming, transferCall, sayLine, and the agent's steps when its runtime answers in the worker. */
 export const live = proxyLocalActivities<LiveSteps>(CALL_LIVE_STEPS);
 
 /** The agent's steps when its runtime calls out, with timeouts derived from the runtime's (`VOICE_LLM_TIMEOUT_MS`). */
@@ -75,6 +81,15 @@ export const analysis = proxyActivities<Pick<CallActivities, 'analyzeCall'>>(CAL
 /** The analysis by an analyzer that answers in the worker (the transcript rules). */
 export const analysisInWorker =
   proxyLocalActivities<Pick<CallActivities, 'analyzeCall'>>(CALL_ANALYSIS_IN_WORKER);
+
+/**
+ * One of the agent's own tools, as an activity named for it on the tools task queue, and the
+ * options to schedule it with (lib/temporal/tool-calls.ts).
+ */
+export function toolStep(name: string, timeoutSeconds: number, taskQueue: string) {
+  const options = TOOL_CALL(timeoutSeconds, taskQueue);
+  return { options, run: proxyActivities<Record<string, ToolActivity>>(options)[name] };
+}
 
 /** How this worker's agent and analyzer run. */
 export const runtime = proxyLocalActivities<CallRuntimeActivities>(CALL_RUNTIME_QUESTION);

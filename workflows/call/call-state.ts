@@ -67,6 +67,8 @@ export class CallState {
   lastAgentLine: TranscriptLine | null = null;
   /** Index of the next transcript line. */
   nextIndex = 0;
+  /** Calls of the agent's own tools so far (the call's limit counts them). */
+  toolCallCount = 0;
   /** The person's utterance numbers seen: a repeated delivery is recognised (carried into a new run). */
   readonly utterancesSeen: Set<number>;
 
@@ -136,6 +138,7 @@ function resumeCall(call: CallState, resume: ConversationResume): void {
   call.callbacks.push(...resume.callbacks);
   call.hungUp = resume.hungUp;
   call.speechFailed = resume.speechFailed;
+  call.toolCallCount = resume.toolCalls ?? 0;
   call.farEndReached = true;
   call.connected = true;
   call.answered = true;
@@ -154,6 +157,7 @@ export function conversationResume(call: CallState): ConversationResume {
     callbacks: [...call.callbacks],
     hungUp: call.hungUp,
     speechFailed: call.speechFailed,
+    toolCalls: call.toolCallCount,
     utterancesSeen: [...call.utterancesSeen].slice(-UTTERANCES_CARRIED),
     progress: call.progress,
   };

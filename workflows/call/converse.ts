@@ -14,6 +14,7 @@ import {
 import { Deadline, settleExpiry } from './deadline.js';
 import { watchMedia } from './media-session.js';
 import { agentTurn, connectAgent, eventWith, failedForGood, now, release } from './steps.js';
+import { offersTools, runToolCalls, TurnTools } from './tool-calls.js';
 
 /** Longest the agent waits for the other person to say something before it ends the call. */
 const SILENCE_TIMEOUT_MS = 10 * 60_000;
@@ -110,25 +111,40 @@ async function nextTurn(call: CallState, silence: Deadline): Promise<Ending | nu
   }
   const speech = heard.shift()!;
   await keepWhatWasSaid(call, [speech]);
+  const heardLine = lineOf(speech, call.nextIndex);
   let turn: Awaited<ReturnType<CallActivities['agentTurn']>>;
   try {
     turn = await agentTurn(call, {
-      heard: lineOf(speech, call.nextIndex),
+      heard: heardLine,
       answerAtSeconds: speech.endedAtSeconds,
       ...(speech.speechTiming ? { speechTiming: speech.speechTiming } : {}),
+      ...(call.toolCallCount > 0 ? { withStoredToolCalls: true } : {}),
     });
   } catch (error) {
     if (!failedForGood(error)) throw error;
     return agentFailed(call, [speech, ...heard.splice(0)]);
   }
-  // A turn may act without a line (a language model's tool call without words): the person's
-  // line is then the last one, and the next line takes the agent's unused index.
-  if (turn.line) call.lastAgentLine = turn.line;
-  call.nextIndex = turn.line ? turn.line.index + 1 : call.nextIndex + 1;
-  call.progress.transcriptLines = call.nextIndex;
-  if (turn.latency) {
-    call.progress.agentTurns.push(turn.latency);
-    if (call.progress.agentTurns.length > MAX_TURN_LATENCIES) call.progress.agentTurns.shift();
+  call.nextIndex = heardLine.index + 1;
+  tookTurn(call, turn);
+  // The model called the agent's own tools: they run, and the model goes on with their results,
+  // until it answers without them (the limits stop offering them: workflows/call/tool-calls.ts).
+  const tools = new TurnTools();
+  while (turn.toolCalls?.length) {
+    // The person hung up while the tools ran: the next round ends the call as a hang-up.
+    if (!(await runToolCalls(call, turn.toolCalls, Boolean(turn.line), tools))) return null;
+    try {
+      turn = await agentTurn(call, {
+        index: call.nextIndex,
+        answerAtSeconds: call.spokenSoFar(),
+        toolExchanges: tools.exchanges,
+        withStoredToolCalls: true,
+        offerTools: offersTools(call, tools),
+      });
+    } catch (error) {
+      if (!failedForGood(error)) throw error;
+      return agentFailed(call, heard.splice(0));
+    }
+    tookTurn(call, turn);
   }
   const spokenUntil = turn.line ? agentFinishedAt(call.lastAgentLine) : call.spokenSoFar();
   if (turn.next.kind === 'hang_up') {
@@ -151,6 +167,22 @@ async function nextTurn(call: CallState, silence: Deadline): Promise<Ending | nu
     return { endReason: 'transferred', durationSeconds: spokenUntil };
   }
   return null;
+}
+
+/**
+ * The agent's answer is in: its line is the last one said (a turn may act without a line: a tool
+ * call without words), and its latency is kept for `callProgress`.
+ */
+function tookTurn(call: CallState, turn: Awaited<ReturnType<CallActivities['agentTurn']>>): void {
+  if (turn.line) {
+    call.lastAgentLine = turn.line;
+    call.nextIndex = turn.line.index + 1;
+  }
+  call.progress.transcriptLines = call.nextIndex;
+  if (turn.latency) {
+    call.progress.agentTurns.push(turn.latency);
+    if (call.progress.agentTurns.length > MAX_TURN_LATENCIES) call.progress.agentTurns.shift();
+  }
 }
 
 /**
