@@ -6,8 +6,8 @@ import type { AppDeps } from './http/route.js';
 
 // The API process's health for orchestrators (docs/operations.md, "Health"): `GET /healthz`
 // answers 200 while the process serves at all (liveness); `GET /readyz` answers 200 only when
-// PostgreSQL answers, Temporal answers, and workers poll the calls and webhooks task queues
-// (readiness), else 503 naming what is not. `GET /metrics` is the process's Prometheus metrics
+// PostgreSQL answers, Temporal answers, and workers poll the calls, webhooks and tools task
+// queues (readiness), else 503 naming what is not. `GET /metrics` is the process's Prometheus metrics
 // (docs/operations.md, "Metrics"), here unless METRICS_PORT moves it to a port of its own. All
 // without a key, outside /v1, never cached.
 
@@ -21,6 +21,8 @@ export function apiReadiness(deps: Pick<AppDeps, 'orm' | 'temporal' | 'settings'
       taskQueues: [
         { name: queues.calls, tasks: 'workflow' },
         { name: queues.webhooks, tasks: 'workflow' },
+        // The agents' tool requests (served beside the calls worker): activities only.
+        { name: queues.tools, tasks: 'activity' },
       ],
     });
 }

@@ -31,7 +31,9 @@ import { callWorkflowsPath } from './workflow-code.js';
 // A worker process: one Worker per task queue, each concern scaling on its own. The arguments name
 // the workers to run, by task queue or by one of the named lists below:
 //   (none) or `all`      every worker in one process: a one-process development run (the bench)
-//   `service`            the service's own queues: calls, webhooks and tools
+//   `service`            the service's own queues, calls and webhooks
+// A process with the calls worker also runs the tools worker (the agents' tool requests its calls
+// schedule, on a queue of their own); `tools` alone runs only that one, to scale it apart.
 //   `carrier-simulator`  the simulated far ends of calls, standing in for a telephone carrier
 // `npm start` runs `service` and `carrier-simulator` as two processes, so that a carrier does not go
 // down with the service's workers; `node --import tsx workers/main.ts calls` adds a process for one
@@ -61,14 +63,18 @@ const WORKERS: Record<string, WorkerKind> = {
 /** Named lists of workers. */
 const LISTS: Record<string, string[]> = {
   all: Object.keys(WORKERS),
-  service: ['calls', 'webhooks', 'tools'],
+  service: ['calls', 'webhooks'],
 };
 
 const wanted = process.argv.slice(2);
 const unknown = wanted.filter((name) => !Object.hasOwn(WORKERS, name) && !Object.hasOwn(LISTS, name));
+/** Workers that go with another wherever it runs. */
+const COMPANIONS: Record<string, string[]> = { calls: ['tools'] };
 const names = [
   ...new Set(
-    (wanted.length ? wanted : ['all']).flatMap((name) => (Object.hasOwn(LISTS, name) ? LISTS[name] : [name])),
+    (wanted.length ? wanted : ['all'])
+      .flatMap((name) => (Object.hasOwn(LISTS, name) ? LISTS[name] : [name]))
+      .flatMap((name) => [name, ...(COMPANIONS[name] ?? [])]),
   ),
 ];
 // The simulator alone logs as itself: it stands in for someone else's system.

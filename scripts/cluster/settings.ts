@@ -3,7 +3,7 @@
 // only move the cluster's ports so that it can run beside `npm start` or a test.
 
 /** Worker names `workers/main.ts` takes: task queues, and the lists it expands. */
-export const WORKER_NAMES = ['calls', 'webhooks', 'carrier-simulator', 'service', 'all'] as const;
+export const WORKER_NAMES = ['calls', 'webhooks', 'tools', 'carrier-simulator', 'service', 'all'] as const;
 export type WorkerName = (typeof WORKER_NAMES)[number];
 
 export const DEFAULT_WORKER_PROCESSES = 'calls=2,webhooks=2,carrier-simulator=1';
