@@ -5,6 +5,7 @@ import type { Orm } from '../db/orm.js';
 import { runToolCallAttempt, ToolRetryLater } from '../lib/agent-tools/tool-call-step.js';
 import { CallMissingError } from '../lib/calls/call-status-changes.js';
 import type { Logger } from '../lib/logger.js';
+import { toolCallDuration, toolCalls } from '../lib/metrics/service-metrics.js';
 import { TOOL_CALL_ATTEMPTS, type ToolCallInput, type ToolCallResult } from '../lib/temporal/tool-calls.js';
 
 // The tool step: every activity type on the tools queue is one of the agents' tools, by name
@@ -39,6 +40,8 @@ export function createToolCallActivities(deps: ToolCallActivityDeps) {
           { ...input, name: info.activityType },
           { number: info.attempt, last: info.attempt >= TOOL_CALL_ATTEMPTS, firstAttemptAt },
         );
+        toolCalls.inc({ status: result.status });
+        if (result.durationMs !== null) toolCallDuration.observe(result.durationMs / 1000);
         deps.logger?.info('tool call', {
           callId: input.callId,
           toolCallId: input.toolCallId,

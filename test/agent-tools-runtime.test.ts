@@ -6,6 +6,7 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import { Agent, type AgentTool, ToolCall } from '../db/entities/index.js';
 import { startCallWorkflow } from '../lib/calls/start-call-workflow.js';
+import { toolCalls as toolCallsMetric } from '../lib/metrics/service-metrics.js';
 import type { Settings } from '../lib/settings.js';
 import { callWorkflowId, farEndWorkflowId } from '../lib/temporal/workflow-contracts.js';
 import { OpenAiCompatibleRuntime } from '../lib/voice-runtime/openai-compatible-runtime.js';
@@ -94,6 +95,9 @@ async function setTools(tools: AgentTool[], secret: string | null = SECRET) {
   await db.orm.em.fork().nativeUpdate(Agent, { id: fixture.agentId }, { tools, toolsSecret: secret });
 }
 
+const succeededCount = async () =>
+  (await toolCallsMetric.get()).values.find((value) => value.labels.status === 'succeeded')?.value ?? 0;
+
 const lastMessage = (request: SeenRequest) => request.body.messages.at(-1);
 
 /**
@@ -158,7 +162,9 @@ describe('a tool call during a call', { timeout: 120_000 }, () => {
   test('the signed request, the line while waiting, the result spoken, the row and the activity named for the tool', async () => {
     await setTools([CHECK_AVAILABILITY(`${tool.url}/availability`)]);
     standIn.reply = calendarModel();
+    const succeededBefore = await succeededCount();
     const { call, transcript, toolCalls, history } = await runCall();
+    assert.equal((await succeededCount()) - succeededBefore, 1, 'agent_tool_calls_total{status="succeeded"}');
     assert.equal(call.status, 'completed');
     assert.equal(call.endReason, 'agent_hangup');
 

@@ -115,6 +115,20 @@ export const webhookAttemptDuration = new Histogram({
   registers: [metricsRegistry],
 });
 
+export const toolCalls = new Counter({
+  name: 'agent_tool_calls_total',
+  help: "Agents' tool calls finished by their step, by status (succeeded, failed, refused, invalid_arguments).",
+  labelNames: ['status'] as const,
+  registers: [metricsRegistry],
+});
+
+export const toolCallDuration = new Histogram({
+  name: 'agent_tool_call_seconds',
+  help: 'A tool call from its first request to the answer the model is given, retries included.',
+  buckets: LATENCY_BUCKETS,
+  registers: [metricsRegistry],
+});
+
 /** A gauge read when scraped (a pool's use, a count in the database). */
 export function scrapedGauge<L extends string>(options: {
   name: string;
