@@ -9,6 +9,11 @@ import { uuidParams } from '../schemas/common.js';
 
 export const agentParams = uuidParams('agent_id');
 export const agentMissing = { description: 'resource_missing: no such agent in the workspace.' };
+/** What a 400 of POST and PATCH /agents may say beyond the schema (docs/agent-tools.md). */
+export const toolsRefused = {
+  description:
+    'parameter_invalid naming the field, also for tools beyond their schema: tools[2].name (another tool has it), tools[0].parameters (not a valid JSON Schema of "type": "object" within 16 KiB), tools[1].url (not public https).',
+};
 
 /** A Tool of a request body, as the schema passed it. */
 export interface ToolInput {

@@ -11,7 +11,7 @@ import { storeAnswerWithWork } from '../middleware/idempotency.js';
 import { presentAgent } from '../presenters/agent.js';
 import { agentCreateSchema, agentSchema, agentUpdateSchema } from '../schemas/agent.js';
 import { deletedSchema } from '../schemas/common.js';
-import { agentParams, agentMissing as missing, toolsToStore } from './agent-route-parts.js';
+import { agentParams, agentMissing as missing, toolsRefused, toolsToStore } from './agent-route-parts.js';
 
 // Agent status rules (docs/api-platform.md):
 // - publish: draft, unpublished → published; needs a non-blank system_prompt (else 422
@@ -59,6 +59,7 @@ const create = defineRoute({
   body: agentCreateSchema,
   idempotent: true,
   responses: {
+    400: toolsRefused,
     201: {
       description: 'The new agent, in status draft.',
       schema: agentSchema,
@@ -127,6 +128,7 @@ const update = defineRoute({
   body: agentUpdateSchema,
   responses: {
     200: agentResponse,
+    400: toolsRefused,
     404: missing,
     422: { description: 'agent_not_ready: a published agent cannot lose its system_prompt.' },
   },

@@ -847,7 +847,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Malformed request: parameter_missing, parameter_invalid, parameter_unknown, body_invalid, body_empty, body_too_large, content_type_invalid. */
+            /** @description parameter_invalid naming the field, also for tools beyond their schema: tools[2].name (another tool has it), tools[0].parameters (not a valid JSON Schema of "type": "object" within 16 KiB), tools[1].url (not public https). */
             400: {
                 headers: {
                     /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
@@ -1297,7 +1297,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Malformed request: parameter_missing, parameter_invalid, parameter_unknown, body_invalid, body_empty, body_too_large, content_type_invalid. */
+            /** @description parameter_invalid naming the field, also for tools beyond their schema: tools[2].name (another tool has it), tools[0].parameters (not a valid JSON Schema of "type": "object" within 16 KiB), tools[1].url (not public https). */
             400: {
                 headers: {
                     /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
