@@ -97,8 +97,12 @@ export function query(values: Record<string, string | number | null | undefined>
 // above, which adds the session's CSRF token and turns errors into ApiFailure.
 export type {
   Agent,
+  AgentTool,
+  AgentToolInput,
   Call,
   PhoneNumber,
+  ToolCall,
+  ToolsSecret,
   Usage,
   WebhookEndpoint as Webhook,
   WebhookEndpointWithSecret as WebhookWithSecret,

@@ -48,6 +48,7 @@ describe('POST /agents', () => {
         outbound_first_message: null,
         voice: { provider: 'simulator', voice_id: null },
         llm: { provider: 'simulator', model: 'scripted-conversation-v1' },
+        tools: [],
         created_at: undefined,
         updated_at: undefined,
       },
@@ -234,8 +235,8 @@ describe('GET /agents', () => {
     const em = db.orm.em.fork();
     const at = new Date('2026-01-01T00:00:00.000Z');
     await em.getConnection().execute(
-      `insert into agents (id, workspace_id, name, status, created_at, updated_at)
-       select gen_random_uuid(), ?, 'same', 'draft', ?, ? from generate_series(1, 5)`,
+      `insert into agents (id, workspace_id, name, status, tools, created_at, updated_at)
+       select gen_random_uuid(), ?, 'same', 'draft', '[]', ?, ? from generate_series(1, 5)`,
       [f.workspaceId, at, at],
     );
     const c = api.client(f.secret);

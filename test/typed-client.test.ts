@@ -6,16 +6,23 @@ import { openApiDocument } from '../api/http/openapi.js';
 import { allRoutes } from '../api/routes/index.js';
 import {
   type Agent,
+  type AgentToolInput,
   type ApiError,
   createClient,
+  type ToolCall as ToolCallObject,
   type VoiceAgentClient,
+  verifyToolRequestSignature,
   verifyWebhookSignature,
 } from '../clients/typescript/src/index.js';
+import { ToolCall } from '../db/entities/index.js';
+import { toolRequestHeaders, toolRequestSignature } from '../lib/agent-tools/tool-request-signature.js';
+import { generateToolsSecret } from '../lib/agent-tools/tools-secret.js';
 import { serviceSignature } from '../lib/webhooks/sign.js';
 import { verifyWebhookSignature as serverSideCheck } from '../lib/webhooks/verify-signature.js';
 import { checkedInClientSchema, generateClientSchema } from '../scripts/generate-client.js';
 import { createWebhooksWorker } from '../workers/webhooks-worker.js';
 import { createFixture, type Fixture, startApi, type TestApi } from './support/api.js';
+import { createAgentFixture, createQueuedCall } from './support/call-fixtures.js';
 import { freshDatabase, type TestDatabase } from './support/database.js';
 import { installQuietRuntime } from './support/quiet-logger.js';
 import { type SharedDevServer, sharedDevServer } from './support/temporal.js';
@@ -239,5 +246,129 @@ describe('the client against the API', () => {
       ok: false,
       reason: 'signature mismatch',
     });
+  });
+
+  test('agent tools: create with tools, make the tools secret, read a call’s tool calls, all typed', async () => {
+    const tool: AgentToolInput = {
+      name: 'check_availability',
+      description: 'Free slots for a day.',
+      parameters: { type: 'object', properties: { date: { type: 'string' } }, required: ['date'] },
+      url: 'https://93.184.215.14/tools/availability',
+    };
+    const created = await client.POST('/agents', { body: { name: 'Booker', tools: [tool] } });
+    assert.ok(created.data, JSON.stringify(created.error));
+    assert.equal(created.data.tools[0]?.timeout_seconds, 10);
+    assert.equal(created.data.tools[0]?.type, 'function');
+
+    const refused = await client.PATCH('/agents/{agent_id}', {
+      params: { path: { agent_id: created.data.id } },
+      body: { tools: [tool, { ...tool, url: 'https://93.184.215.14/other' }] },
+    });
+    assert.equal(refused.error?.error.param, 'tools[1].name');
+
+    const secret = await client.POST('/agents/{agent_id}/tools-secret', {
+      params: { path: { agent_id: created.data.id } },
+    });
+    assert.equal(secret.response.status, 200);
+    assert.match(secret.data?.secret ?? '', /^tsec_[0-9a-f]{64}$/);
+
+    const fixture = await createAgentFixture(db.orm, { workspaceId: owner.workspaceId });
+    const call = await createQueuedCall(db.orm, fixture, { to: '+4798765432' });
+    const em = db.orm.em.fork();
+    em.create(ToolCall, {
+      id: `tc_${randomBytes(16).toString('hex')}`,
+      call: call.id,
+      name: 'check_availability',
+      arguments: { date: '2026-12-01' },
+      status: 'succeeded',
+      attempts: 2,
+      responseStatus: 200,
+      result: '{"slots":[]}',
+      durationMs: 840,
+      afterLineIndex: 0,
+      createdAt: new Date(),
+    });
+    await em.flush();
+    const listed = await client.GET('/calls/{call_id}/tool-calls', {
+      params: { path: { call_id: call.id }, query: { limit: 10 } },
+    });
+    const first: ToolCallObject | undefined = listed.data?.data[0];
+    assert.equal(first?.attempts, 2);
+    assert.equal(first?.status, 'succeeded');
+    assert.equal(first?.call_id, call.id);
+  });
+
+  test('verifyToolRequestSignature accepts a signed tool request as received over HTTP, and refuses it changed', async () => {
+    const secret = generateToolsSecret();
+    const toolCallId = `tc_${randomBytes(16).toString('hex')}`;
+    const body = Buffer.from(
+      JSON.stringify({
+        object: 'tool_call',
+        id: toolCallId,
+        name: 'check_availability',
+        arguments: { date: '2026-12-01', note: 'blåbær 😀' },
+        attempt: 1,
+      }),
+    );
+    const now = Math.floor(Date.now() / 1000);
+    const headers = toolRequestHeaders({ secret, body, toolCallId, unixSeconds: now });
+    assert.equal(headers['Voice-Signature'], toolRequestSignature(secret, body, now));
+    assert.equal(headers['Idempotency-Key'], toolCallId);
+    assert.equal(headers['Content-Type'], 'application/json');
+    // No secret yet: no signature.
+    assert.equal(
+      'Voice-Signature' in toolRequestHeaders({ secret: null, body, toolCallId, unixSeconds: now }),
+      false,
+    );
+
+    const before = receiver.requests.length;
+    const sent = await fetch(`${receiver.url}/tools/check_availability`, { method: 'POST', headers, body });
+    assert.equal(sent.status, 200);
+    const [received] = (await receiver.waitForRequests(before + 1, 10_000)).slice(before);
+    const header = String(received!.headers['voice-signature']);
+    assert.equal(received!.headers['idempotency-key'], toolCallId);
+    const rawBody = received!.rawBody;
+
+    assert.deepEqual(await verifyToolRequestSignature({ rawBody, signatureHeader: header, secret }), {
+      ok: true,
+      timestamp: now,
+    });
+    // The same scheme as a webhook's: either check of the client accepts it, and the server's too.
+    assert.equal((await verifyWebhookSignature({ rawBody, signatureHeader: header, secret })).ok, true);
+    assert.equal(serverSideCheck({ rawBody, signatureHeader: header, secret }).ok, true);
+
+    const refusals = {
+      changed: await verifyToolRequestSignature({
+        rawBody: Buffer.from(rawBody.toString('utf8').replace('2026-12-01', '2026-12-02')),
+        signatureHeader: header,
+        secret,
+      }),
+      otherSecret: await verifyToolRequestSignature({
+        rawBody,
+        signatureHeader: header,
+        secret: generateToolsSecret(),
+      }),
+      withoutPrefix: await verifyToolRequestSignature({
+        rawBody,
+        signatureHeader: header,
+        secret: secret.slice('tsec_'.length),
+      }),
+      late: await verifyToolRequestSignature({
+        rawBody,
+        signatureHeader: header,
+        secret,
+        nowSeconds: now + 301,
+      }),
+    };
+    for (const [name, check] of Object.entries(refusals)) assert.equal(check.ok, false, name);
+    assert.deepEqual(refusals.changed, { ok: false, reason: 'signature mismatch' });
+    assert.deepEqual(await verifyToolRequestSignature({ rawBody, signatureHeader: undefined, secret }), {
+      ok: false,
+      reason: 'Voice-Signature header missing',
+    });
+    assert.deepEqual(
+      await verifyToolRequestSignature({ rawBody, signatureHeader: `v1=${'0'.repeat(64)}`, secret }),
+      { ok: false, reason: 'no t= in Voice-Signature' },
+    );
   });
 });

@@ -26,7 +26,7 @@ export async function findPhoneNumberOr404(em: EntityManager, workspaceId: strin
 
 const AGENT_READ_SQL = `
   select id, name, description, status, language, system_prompt, first_message, outbound_first_message,
-         voice_provider, voice_id, llm_provider, llm_model,
+         voice_provider, voice_id, llm_provider, llm_model, tools,
          (extract(epoch from created_at) * 1000)::float8 as created_ms,
          (extract(epoch from updated_at) * 1000)::float8 as updated_ms
     from agents
@@ -58,6 +58,7 @@ export async function readAgentOr404(
     voiceId: row.voice_id,
     llmProvider: row.llm_provider,
     llmModel: row.llm_model,
+    tools: row.tools ?? [],
     createdAt: new Date(row.created_ms),
     updatedAt: new Date(row.updated_ms),
   };

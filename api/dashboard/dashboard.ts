@@ -9,6 +9,7 @@ import { callEvents } from './call-events.js';
 import { dashboardPages } from './pages.js';
 import { apiKeyRoutes } from './routes/api-keys.js';
 import { callEventsSentRoutes } from './routes/call-events-sent.js';
+import { dashboardCallToolCallRoutes } from './routes/call-tool-calls.js';
 import { callTurnRoutes } from './routes/call-turns.js';
 import { deliveryAttemptRoutes } from './routes/delivery-attempts.js';
 import { testCallRoutes } from './routes/test-calls.js';
@@ -26,6 +27,7 @@ export const DASHBOARD_API_PREFIX = '/dashboard/api';
 export const dashboardApiRoutes = [
   ...apiKeyRoutes,
   ...callEventsSentRoutes,
+  ...dashboardCallToolCallRoutes,
   ...callTurnRoutes,
   ...deliveryAttemptRoutes,
   ...testCallRoutes,

@@ -76,10 +76,27 @@ interface Cursor {
   id: string;
 }
 
-export function encodeCursor(at: Date, id: string): string {
+/** How a list's ids fill the cursor's 16 id bytes: UUIDs, or a prefix and 32 hex digits (`tc_…`). */
+export interface CursorIds {
+  toHex(id: string): string;
+  fromHex(hex: string): string;
+}
+
+const uuidIds: CursorIds = {
+  toHex: (id) => id.replaceAll('-', ''),
+  fromHex: (hex) =>
+    `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`,
+};
+
+export const prefixedHexIds = (prefix: string): CursorIds => ({
+  toHex: (id) => id.slice(prefix.length),
+  fromHex: (hex) => `${prefix}${hex}`,
+});
+
+export function encodeCursor(at: Date, id: string, ids: CursorIds = uuidIds): string {
   const bytes = Buffer.alloc(CURSOR_BYTES);
   bytes.writeUIntBE(at.getTime(), 0, 6);
-  Buffer.from(id.replaceAll('-', ''), 'hex').copy(bytes, 6);
+  Buffer.from(ids.toHex(id), 'hex').copy(bytes, 6);
   return bytes.toString('base64url');
 }
 
@@ -87,19 +104,25 @@ export function encodeCursor(at: Date, id: string): string {
  * The position a cursor names. The schema's pattern already refused anything else; this check
  * stays for callers that did not go through it, so nothing malformed reaches SQL.
  */
-export function decodeCursor(cursor: string): Cursor {
+export function decodeCursor(cursor: string, ids: CursorIds = uuidIds): Cursor {
   if (!new RegExp(CURSOR_PATTERN).test(cursor)) {
     throw parameterInvalid('cursor', 'cursor is not a next_cursor this API returned.');
   }
   const bytes = Buffer.from(cursor, 'base64url');
-  const hex = bytes.subarray(6, CURSOR_BYTES).toString('hex');
-  const id = `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+  const id = ids.fromHex(bytes.subarray(6, CURSOR_BYTES).toString('hex'));
   return { at: new Date(bytes.readUIntBE(0, 6)), id };
 }
 
 interface PageOptions<T, R> {
   orderBy: keyof T & string;
   present: (row: T) => R;
+  /** The ids' form in the cursor; default UUIDs. */
+  ids?: CursorIds;
+}
+
+interface TimestampPageOptions<T, R> extends PageOptions<T, R> {
+  /** Oldest first instead, for what reads as a story (a call's tool calls). */
+  oldestFirst?: boolean;
 }
 
 /**
@@ -111,10 +134,10 @@ export function paginate<T extends { id: string }, R>(
   entity: new (...args: never[]) => T,
   where: FilterQuery<T>,
   page: PageQuery,
-  options: PageOptions<T, R>,
+  options: TimestampPageOptions<T, R>,
 ): Promise<ListEnvelope<R>> {
   return keysetPage(em, entity, where, page, options, {
-    direction: 'desc',
+    direction: options.oldestFirst ? 'asc' : 'desc',
     fromCursor: (at) => at,
     toCursor: (value) => value as Date,
   });
@@ -151,7 +174,7 @@ async function keysetPage<T extends { id: string }, R>(
   const beyond = order.direction === 'desc' ? '$lt' : '$gt';
   let filter = where;
   if (page.cursor) {
-    const { at, id } = decodeCursor(page.cursor);
+    const { at, id } = decodeCursor(page.cursor, options.ids);
     const value = order.fromCursor(at);
     const after = { $or: [{ [column]: { [beyond]: value } }, { [column]: value, id: { [beyond]: id } }] };
     filter = { $and: [where, after] } as FilterQuery<T>;
@@ -167,6 +190,6 @@ async function keysetPage<T extends { id: string }, R>(
     object: 'list',
     data: data.map(options.present),
     has_more: hasMore,
-    next_cursor: hasMore && last ? encodeCursor(order.toCursor(last[column]), last.id) : null,
+    next_cursor: hasMore && last ? encodeCursor(order.toCursor(last[column]), last.id, options.ids) : null,
   };
 }

@@ -37,27 +37,29 @@ export function compileBodyValidator(schema: JsonSchema): Validator {
 /**
  * Text PostgreSQL cannot store as sent: a NUL character (text and jsonb refuse it, a 500) or an
  * unpaired surrogate (the driver would store U+FFFD instead, so later reads differ from the answer).
- * Run after the schema passed, so the body's depth is bounded by its schema.
+ * Run after the schema passed. Walked with a stack of its own, depth first in document order: a
+ * free-form object (a tool's `parameters`) may be nested as deeply as the body limit allows.
  */
-function storableTextError(value: unknown, path = ''): ApiError | null {
+function storableTextError(data: unknown): ApiError | null {
   const refuse = (param: string) =>
     parameterInvalid(param, `${param} must be Unicode text without NUL characters.`);
-  if (typeof value === 'string') {
-    return value.includes('\u0000') || !value.isWellFormed() ? refuse(path || 'body') : null;
-  }
-  if (Array.isArray(value)) {
-    for (const [index, item] of value.entries()) {
-      const error = storableTextError(item, `${path}[${index}]`);
-      if (error) return error;
-    }
-    return null;
-  }
-  if (value && typeof value === 'object') {
-    for (const [key, item] of Object.entries(value)) {
-      const param = join(path, key);
-      if (key.includes('\u0000') || !key.isWellFormed()) return refuse(param);
-      const error = storableTextError(item, param);
-      if (error) return error;
+  // [value, its param, its property name when it is an object's (checked as it is reached)]
+  const stack: [value: unknown, path: string, key: string | null][] = [[data, '', null]];
+  while (stack.length > 0) {
+    const [value, path, key] = stack.pop()!;
+    if (key !== null && (key.includes('\u0000') || !key.isWellFormed())) return refuse(path);
+    if (typeof value === 'string') {
+      if (value.includes('\u0000') || !value.isWellFormed()) return refuse(path || 'body');
+    } else if (Array.isArray(value)) {
+      for (let index = value.length - 1; index >= 0; index--) {
+        stack.push([value[index], `${path}[${index}]`, null]);
+      }
+    } else if (value && typeof value === 'object') {
+      const entries = Object.entries(value);
+      for (let index = entries.length - 1; index >= 0; index--) {
+        const [name, item] = entries[index]!;
+        stack.push([item, join(path, name), name]);
+      }
     }
   }
   return null;

@@ -1,5 +1,6 @@
 import type { Agent } from '../../db/entities/index.js';
 import type { VoiceRuntimeInfo } from '../agent-runtime.js';
+import { presentAgentTool } from './agent-tool.js';
 
 /** What the Agent object is made of: an entity, or a row read without the ORM (the hot read). */
 export type AgentFields = Pick<
@@ -16,6 +17,7 @@ export type AgentFields = Pick<
   | 'voiceId'
   | 'llmProvider'
   | 'llmModel'
+  | 'tools'
   | 'createdAt'
   | 'updatedAt'
 >;
@@ -42,6 +44,7 @@ export function presentAgent(
     llm: runtime
       ? { provider: runtime.llmProvider, model: runtime.llmModel }
       : { provider: agent.llmProvider ?? null, model: agent.llmModel ?? null },
+    tools: (agent.tools ?? []).map(presentAgentTool),
     created_at: agent.createdAt.toISOString(),
     updated_at: agent.updatedAt.toISOString(),
   };

@@ -10,7 +10,8 @@ import { defineRoute, type RouteDefinition } from '../http/route.js';
 import { storeAnswerWithWork } from '../middleware/idempotency.js';
 import { presentAgent } from '../presenters/agent.js';
 import { agentCreateSchema, agentSchema, agentUpdateSchema } from '../schemas/agent.js';
-import { deletedSchema, uuidParams } from '../schemas/common.js';
+import { deletedSchema } from '../schemas/common.js';
+import { agentParams, agentMissing as missing, toolsRefused, toolsToStore } from './agent-route-parts.js';
 
 // Agent status rules (docs/api-platform.md):
 // - publish: draft, unpublished → published; needs a non-blank system_prompt (else 422
@@ -21,9 +22,7 @@ import { deletedSchema, uuidParams } from '../schemas/common.js';
 //   agent_not_ready).
 // - PATCH cannot blank the system_prompt of a published agent (422 agent_not_ready).
 
-const agentParams = uuidParams('agent_id');
 const agentResponse = { description: 'Agent', schema: agentSchema };
-const missing = { description: 'resource_missing: no such agent in the workspace.' };
 
 /** The deployment's voice runtime, as the Agent shows it (`llm`). */
 const runtimeOf = (ctx: { state: { deps: { settings: Pick<Settings, 'voiceLlm'> } } }) =>
@@ -60,6 +59,7 @@ const create = defineRoute({
   body: agentCreateSchema,
   idempotent: true,
   responses: {
+    400: toolsRefused,
     201: {
       description: 'The new agent, in status draft.',
       schema: agentSchema,
@@ -69,11 +69,13 @@ const create = defineRoute({
         'deleteAgent',
         'publishAgent',
         'unpublishAgent',
+        'createAgentToolsSecret',
       ]),
     },
     409: { description: 'idempotency_key_reused or idempotency_request_in_progress.' },
   },
   async handler(ctx, { body }) {
+    const tools = await toolsToStore(ctx, body.tools ?? []);
     // The agent and the answer under the Idempotency-Key commit together.
     return ctx.state.em.transactional(async (em) => {
       const agent = em.create(Agent, {
@@ -90,6 +92,7 @@ const create = defineRoute({
         voiceId: body.voice_id ?? null,
         llmProvider: runtimeOf(ctx).llmProvider,
         llmModel: runtimeOf(ctx).llmModel,
+        tools,
         deletedAt: null,
       });
       await em.flush();
@@ -119,18 +122,21 @@ const update = defineRoute({
   path: '/agents/:agent_id',
   operationId: 'updateAgent',
   summary:
-    'Change an agent; only the fields sent change. A published agent uses the change from its next call.',
+    'Change an agent; only the fields sent change (tools: the whole array). A published agent uses the change from its next call.',
   scope: 'agents:write',
   params: agentParams,
   body: agentUpdateSchema,
   responses: {
     200: agentResponse,
+    400: toolsRefused,
     404: missing,
     422: { description: 'agent_not_ready: a published agent cannot lose its system_prompt.' },
   },
   async handler(ctx, { params, body }) {
     const em = ctx.state.em;
     const agent = await findAgentOr404(em, ctx.state.auth.workspaceId, params.agent_id);
+    // Checked before any field changes, so a refused PATCH changes nothing.
+    const tools = body.tools === undefined ? undefined : await toolsToStore(ctx, body.tools);
     if (agent.status === 'published' && body.system_prompt !== undefined && isBlank(body.system_prompt)) {
       throw agentNotReady('A published agent needs a system_prompt; unpublish it first.', 'system_prompt');
     }
@@ -141,6 +147,7 @@ const update = defineRoute({
     if (body.first_message !== undefined) agent.firstMessage = body.first_message;
     if (body.outbound_first_message !== undefined) agent.outboundFirstMessage = body.outbound_first_message;
     if (body.voice_id !== undefined) agent.voiceId = body.voice_id;
+    if (tools !== undefined) agent.tools = tools;
     agent.updatedAt = new Date();
     await em.flush();
     return { status: 200, body: presentAgent(agent, runtimeOf(ctx)) };

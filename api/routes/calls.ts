@@ -41,6 +41,7 @@ const create = defineRoute({
         'getCallTranscript',
         'getCallRecording',
         'deleteCallRecording',
+        'listCallToolCalls',
       ]),
     },
     404: { description: 'resource_missing: no such agent.' },

@@ -1,6 +1,8 @@
 import type { RouteDefinition } from '../http/route.js';
+import { agentToolsSecretRoutes } from './agent-tools-secret.js';
 import { agentRoutes } from './agents.js';
 import { callRecordingRoutes } from './call-recordings.js';
+import { callToolCallRoutes } from './call-tool-calls.js';
 import { callRoutes } from './calls.js';
 import { campaignRecipientRoutes } from './campaign-recipients.js';
 import { campaignMoveRoutes, campaignRoutes } from './campaigns.js';
@@ -15,9 +17,11 @@ import { webhookRecoveryRoutes } from './webhook-recoveries.js';
 export const allRoutes: RouteDefinition[] = [
   ...meRoutes,
   ...agentRoutes,
+  ...agentToolsSecretRoutes,
   ...phoneNumberRoutes,
   ...callRoutes,
   ...callRecordingRoutes,
+  ...callToolCallRoutes,
   ...campaignRoutes,
   ...campaignRecipientRoutes,
   ...campaignMoveRoutes,

@@ -1,3 +1,4 @@
+import { toolSchema, toolsRequestSchema } from './agent-tool.js';
 import { BCP47_PATTERN } from './bcp47.js';
 import { dateTimeSchema, uuidSchema } from './common.js';
 
@@ -21,6 +22,7 @@ const fields = {
   first_message: { type: 'string', maxLength: 500 },
   outbound_first_message: { type: 'string', maxLength: 500 },
   voice_id: { type: 'string', minLength: 1, maxLength: 200 },
+  tools: toolsRequestSchema,
 } as const;
 
 export const agentCreateSchema = {
@@ -65,6 +67,7 @@ export const agentSchema = {
     'outbound_first_message',
     'voice',
     'llm',
+    'tools',
     'created_at',
     'updated_at',
   ],
@@ -91,6 +94,7 @@ export const agentSchema = {
       additionalProperties: false,
       properties: { provider: nullableString, model: nullableString },
     },
+    tools: { type: 'array', items: toolSchema },
     created_at: dateTimeSchema,
     updated_at: dateTimeSchema,
   },

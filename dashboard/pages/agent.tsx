@@ -12,6 +12,7 @@ import {
 } from '../components.js';
 import { Link, navigate } from '../router.js';
 import { useSession } from '../session.js';
+import { AgentTools } from './agent-tools.js';
 
 type Editable =
   | 'name'
@@ -47,6 +48,14 @@ export function AgentPage({ id }: { id: string }) {
             notice={notice}
             onChange={(done) => {
               setNotice(done);
+              agent.reload();
+            }}
+          />
+          <AgentTools
+            key={`tools-${data.updated_at}`}
+            agent={data}
+            onChange={() => {
+              setNotice(null);
               agent.reload();
             }}
           />

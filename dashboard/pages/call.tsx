@@ -5,6 +5,7 @@ import {
   type Call,
   type CallEvent,
   type List,
+  type ToolCall,
   type TranscriptLine,
   type TurnLatency,
 } from '../api.js';
@@ -52,6 +53,7 @@ export function CallPage({ id }: { id: string }) {
   const transcript = useResource(() => api.get<List<TranscriptLine>>(`/v1/calls/${id}/transcript`), [id]);
   const events = useResource(() => api.get<List<CallEvent>>(`/dashboard/api/calls/${id}/events`), [id]);
   const turns = useResource(() => api.get<List<TurnLatency>>(`/dashboard/api/calls/${id}/turns`), [id]);
+  const toolCalls = useResource(() => api.get<List<ToolCall>>(`/dashboard/api/calls/${id}/tool-calls`), [id]);
   const live = call.data && !FINAL.has(call.data.status);
   useEffect(() => {
     if (!live) return;
@@ -61,6 +63,7 @@ export function CallPage({ id }: { id: string }) {
       transcript.reload();
       events.reload();
       turns.reload();
+      toolCalls.reload();
     }, 2000);
     return () => clearInterval(timer);
   }, [live]);
@@ -109,9 +112,18 @@ export function CallPage({ id }: { id: string }) {
             </dl>
             <h3>Timeline</h3>
             <ol class="timeline">
-              {timeline(c, events.data?.data ?? []).map((entry) => (
-                <li key={`${entry.at}-${entry.text}`}>
+              {timeline(c, events.data?.data ?? [], toolCalls.data?.data ?? []).map((entry) => (
+                <li
+                  key={entry.id ?? `${entry.at}-${entry.text}`}
+                  class={entry.result === undefined ? undefined : 'tool-call'}
+                >
                   <time dateTime={entry.at}>{formatClock(entry.at)}</time> {entry.text}
+                  {entry.result && (
+                    <>
+                      {' '}
+                      → <code>{entry.result}</code>
+                    </>
+                  )}
                 </li>
               ))}
               {!c.ended_at && <li>going on: {c.status.replace(/_/g, ' ')}</li>}
@@ -216,11 +228,38 @@ export function CallPage({ id }: { id: string }) {
   );
 }
 
-/** The call's moments in order: its start, each event it produced, its end. */
-function timeline(call: Call, events: CallEvent[]): { at: string; text: string }[] {
-  const entries = [
+/** What the model was given, cut to a line. */
+const RESULT_EXCERPT_LENGTH = 120;
+
+/** A tool call as a line of the timeline: name, status, attempts, duration and the result's start. */
+function toolCallEntry(toolCall: ToolCall): TimelineEntry {
+  const attempts = `${toolCall.attempts} attempt${toolCall.attempts === 1 ? '' : 's'}`;
+  const took = toolCall.duration_ms === null ? '' : `, ${toolCall.duration_ms} ms`;
+  const http = toolCall.response_status === null ? '' : `, HTTP ${toolCall.response_status}`;
+  const result = toolCall.result ?? '';
+  return {
+    id: toolCall.id,
+    at: toolCall.created_at,
+    text: `tool ${toolCall.name}: ${toolCall.status.replace(/_/g, ' ')} (${attempts}${took}${http})`,
+    result: result.length > RESULT_EXCERPT_LENGTH ? `${result.slice(0, RESULT_EXCERPT_LENGTH)}…` : result,
+  };
+}
+
+interface TimelineEntry {
+  /** A tool call's id; other moments are told apart by time and text. */
+  id?: string;
+  at: string;
+  text: string;
+  /** A tool call's result excerpt ('' when it has none); absent on other moments. */
+  result?: string;
+}
+
+/** The call's moments in order: its start, each event it produced and tool call it made, its end. */
+function timeline(call: Call, events: CallEvent[], toolCalls: ToolCall[]): TimelineEntry[] {
+  const entries: TimelineEntry[] = [
     { at: call.started_at, text: call.direction === 'inbound' ? 'came in' : 'placed' },
     ...events.map((e) => ({ at: e.created_at, text: `event ${e.type}` })),
+    ...toolCalls.map(toolCallEntry),
   ];
   if (call.ended_at) {
     const reason = call.end_reason ? ` (${call.end_reason.replace(/_/g, ' ')})` : '';

@@ -3,8 +3,9 @@ import type { components, operations, paths } from './schema.js';
 
 // The typed client of the Voice Agent API v1: requests and answers typed from the API's own
 // OpenAPI document (schema.d.ts, generated), sent through openapi-fetch, and the check of a
-// webhook delivery's Service-Signature. Runs wherever fetch and Web Crypto exist (Node 20+,
-// browsers, edge runtimes); it imports nothing from the API's code.
+// webhook delivery's Service-Signature and of a tool request's Voice-Signature. Runs wherever
+// fetch and Web Crypto exist (Node 20+, browsers, edge runtimes); it imports nothing from the
+// API's code.
 
 export type { components, operations, paths };
 
@@ -56,6 +57,12 @@ export type ApiError = components['schemas']['Error'];
 export type Agent = ResponseBody<'getAgent', 200>;
 export type AgentCreate = RequestBody<'createAgent'>;
 export type AgentUpdate = RequestBody<'updateAgent'>;
+/** One of an agent's tools, as the API shows it. */
+export type AgentTool = Agent['tools'][number];
+/** One of an agent's tools as POST and PATCH /agents take it. */
+export type AgentToolInput = NonNullable<AgentCreate['tools']>[number];
+export type ToolsSecret = ResponseBody<'createAgentToolsSecret', 200>;
+export type ToolCall = ResponseBody<'listCallToolCalls', 200>['data'][number];
 export type Call = ResponseBody<'getCall', 200>;
 export type CallCreate = RequestBody<'createCall'>;
 export type Transcript = ResponseBody<'getCallTranscript', 200>;
@@ -70,8 +77,10 @@ export type WebhookRecovery = ResponseBody<'getWebhookRecovery', 200>;
 export type Usage = ResponseBody<'getUsage', 200>;
 export type ApiKeyInfo = ResponseBody<'getMe', 200>;
 
+export { TOOL_SIGNATURE_HEADER, verifyToolRequestSignature } from './tool-request-signature.js';
 export {
   SIGNATURE_TOLERANCE_SECONDS,
   type SignatureCheck,
+  type SignatureInput,
   verifyWebhookSignature,
 } from './webhook-signature.js';

@@ -54,7 +54,7 @@ export interface paths {
         delete: operations["deleteAgent"];
         options?: never;
         head?: never;
-        /** Change an agent; only the fields sent change. A published agent uses the change from its next call. */
+        /** Change an agent; only the fields sent change (tools: the whole array). A published agent uses the change from its next call. */
         patch: operations["updateAgent"];
         trace?: never;
     };
@@ -86,6 +86,23 @@ export interface paths {
         put?: never;
         /** Unpublish an agent: it takes no more phone calls; its settings are kept. */
         post: operations["unpublishAgent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/agents/{agent_id}/tools-secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Make a new secret for the agent's tool requests (Voice-Signature), shown only here; the previous one stops signing at once. */
+        post: operations["createAgentToolsSecret"];
         delete?: never;
         options?: never;
         head?: never;
@@ -192,6 +209,23 @@ export interface paths {
         post?: never;
         /** Deletes the call's recording; the call's has_recording is false from then on. */
         delete: operations["deleteCallRecording"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/calls/{call_id}/tool-calls": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The call's tool calls, oldest first. */
+        get: operations["listCallToolCalls"];
+        put?: never;
+        post?: never;
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -616,6 +650,18 @@ export interface operations {
                                 provider: string | null;
                                 model: string | null;
                             };
+                            tools: {
+                                /** @constant */
+                                type: "function";
+                                name: string;
+                                description: string;
+                                parameters: {
+                                    [key: string]: unknown;
+                                };
+                                url: string;
+                                timeout_seconds: number;
+                                speak_while_waiting: string | null;
+                            }[];
                             /** Format: date-time */
                             created_at: string;
                             /** Format: date-time */
@@ -719,6 +765,34 @@ export interface operations {
                     first_message?: string;
                     outbound_first_message?: string;
                     voice_id?: string;
+                    /** @description The functions the agent’s language model may call (at most 20); a PATCH replaces them all. */
+                    tools?: {
+                        /**
+                         * @description The only kind of tool; may be left out.
+                         * @constant
+                         */
+                        type?: "function";
+                        /** @description A letter, then letters, digits and _ (at most 64); unique within the agent; end_call and transfer_call are reserved. */
+                        name: string;
+                        /** @description What the model reads to decide when to call the tool. */
+                        description: string;
+                        /** @description A JSON Schema (draft 2020-12) of "type": "object" describing the arguments; at most 16 KiB as JSON. */
+                        parameters: {
+                            [key: string]: unknown;
+                        };
+                        /**
+                         * Format: uri
+                         * @description Public https URL the tool call is sent to, under the webhook endpoints’ URL rules.
+                         */
+                        url: string;
+                        /**
+                         * @description One attempt’s time limit in seconds.
+                         * @default 10
+                         */
+                        timeout_seconds?: number;
+                        /** @description Said as soon as the tool is called, unless the model’s own words came with the call. */
+                        speak_while_waiting?: string | null;
+                    }[];
                 };
             };
         };
@@ -754,6 +828,18 @@ export interface operations {
                             provider: string | null;
                             model: string | null;
                         };
+                        tools: {
+                            /** @constant */
+                            type: "function";
+                            name: string;
+                            description: string;
+                            parameters: {
+                                [key: string]: unknown;
+                            };
+                            url: string;
+                            timeout_seconds: number;
+                            speak_while_waiting: string | null;
+                        }[];
                         /** Format: date-time */
                         created_at: string;
                         /** Format: date-time */
@@ -761,7 +847,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Malformed request: parameter_missing, parameter_invalid, parameter_unknown, body_invalid, body_empty, body_too_large, content_type_invalid. */
+            /** @description parameter_invalid naming the field, also for tools beyond their schema: tools[2].name (another tool has it), tools[0].parameters (not a valid JSON Schema of "type": "object" within 16 KiB), tools[1].url (not public https). */
             400: {
                 headers: {
                     /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
@@ -898,6 +984,18 @@ export interface operations {
                             provider: string | null;
                             model: string | null;
                         };
+                        tools: {
+                            /** @constant */
+                            type: "function";
+                            name: string;
+                            description: string;
+                            parameters: {
+                                [key: string]: unknown;
+                            };
+                            url: string;
+                            timeout_seconds: number;
+                            speak_while_waiting: string | null;
+                        }[];
                         /** Format: date-time */
                         created_at: string;
                         /** Format: date-time */
@@ -1119,6 +1217,34 @@ export interface operations {
                     first_message?: string | null;
                     outbound_first_message?: string | null;
                     voice_id?: string;
+                    /** @description The functions the agent’s language model may call (at most 20); a PATCH replaces them all. */
+                    tools?: {
+                        /**
+                         * @description The only kind of tool; may be left out.
+                         * @constant
+                         */
+                        type?: "function";
+                        /** @description A letter, then letters, digits and _ (at most 64); unique within the agent; end_call and transfer_call are reserved. */
+                        name: string;
+                        /** @description What the model reads to decide when to call the tool. */
+                        description: string;
+                        /** @description A JSON Schema (draft 2020-12) of "type": "object" describing the arguments; at most 16 KiB as JSON. */
+                        parameters: {
+                            [key: string]: unknown;
+                        };
+                        /**
+                         * Format: uri
+                         * @description Public https URL the tool call is sent to, under the webhook endpoints’ URL rules.
+                         */
+                        url: string;
+                        /**
+                         * @description One attempt’s time limit in seconds.
+                         * @default 10
+                         */
+                        timeout_seconds?: number;
+                        /** @description Said as soon as the tool is called, unless the model’s own words came with the call. */
+                        speak_while_waiting?: string | null;
+                    }[];
                 };
             };
         };
@@ -1152,6 +1278,18 @@ export interface operations {
                             provider: string | null;
                             model: string | null;
                         };
+                        tools: {
+                            /** @constant */
+                            type: "function";
+                            name: string;
+                            description: string;
+                            parameters: {
+                                [key: string]: unknown;
+                            };
+                            url: string;
+                            timeout_seconds: number;
+                            speak_while_waiting: string | null;
+                        }[];
                         /** Format: date-time */
                         created_at: string;
                         /** Format: date-time */
@@ -1159,7 +1297,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Malformed request: parameter_missing, parameter_invalid, parameter_unknown, body_invalid, body_empty, body_too_large, content_type_invalid. */
+            /** @description parameter_invalid naming the field, also for tools beyond their schema: tools[2].name (another tool has it), tools[0].parameters (not a valid JSON Schema of "type": "object" within 16 KiB), tools[1].url (not public https). */
             400: {
                 headers: {
                     /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
@@ -1293,6 +1431,18 @@ export interface operations {
                             provider: string | null;
                             model: string | null;
                         };
+                        tools: {
+                            /** @constant */
+                            type: "function";
+                            name: string;
+                            description: string;
+                            parameters: {
+                                [key: string]: unknown;
+                            };
+                            url: string;
+                            timeout_seconds: number;
+                            speak_while_waiting: string | null;
+                        }[];
                         /** Format: date-time */
                         created_at: string;
                         /** Format: date-time */
@@ -1434,6 +1584,18 @@ export interface operations {
                             provider: string | null;
                             model: string | null;
                         };
+                        tools: {
+                            /** @constant */
+                            type: "function";
+                            name: string;
+                            description: string;
+                            parameters: {
+                                [key: string]: unknown;
+                            };
+                            url: string;
+                            timeout_seconds: number;
+                            speak_while_waiting: string | null;
+                        }[];
                         /** Format: date-time */
                         created_at: string;
                         /** Format: date-time */
@@ -1516,6 +1678,150 @@ export interface operations {
                     "X-Request-Id": string;
                     /** @description Seconds to wait before retrying. */
                     "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createAgentToolsSecret: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry of this request safe for 24 hours. */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                agent_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The new secret (null when replayed). */
+            200: {
+                headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
+                    /** @description true when this is the stored answer to an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        object: "tools_secret";
+                        /** Format: uuid */
+                        agent_id: string;
+                        /** @description Shown this once; null when the answer is replayed through an Idempotency-Key. */
+                        secret: string | null;
+                    };
+                };
+            };
+            /** @description Malformed request: parameter_missing, parameter_invalid, parameter_unknown, body_invalid, body_empty, body_too_large, content_type_invalid. */
+            400: {
+                headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
+                    /** @description true when this is the stored answer to an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description api_key_missing or api_key_invalid. */
+            401: {
+                headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
+                    /** @description true when this is the stored answer to an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description missing_scope or role_required. */
+            403: {
+                headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
+                    /** @description true when this is the stored answer to an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description resource_missing: no such agent in the workspace. */
+            404: {
+                headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
+                    /** @description true when this is the stored answer to an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description idempotency_key_reused or idempotency_request_in_progress. */
+            409: {
+                headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
+                    /** @description true when this is the stored answer to an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description rate_limited; wait Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": string;
+                    /** @description true when this is the stored answer to an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description internal_error. */
+            500: {
+                headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
+                    /** @description true when this is the stored answer to an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description auth_unavailable: the key could not be checked now; upstream_unavailable: the database or Temporal did not answer. Retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: string;
+                    /** @description true when this is the stored answer to an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2708,6 +3014,149 @@ export interface operations {
                 };
             };
             /** @description resource_missing: no such call in the workspace, or it has no recording. */
+            404: {
+                headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description rate_limited; wait Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description internal_error. */
+            500: {
+                headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description auth_unavailable: the key could not be checked now; upstream_unavailable: the database or Temporal did not answer. Retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listCallToolCalls: {
+        parameters: {
+            query?: {
+                /** @description Page size, 1 to 100. */
+                limit?: number;
+                /** @description The next_cursor of the previous page: 30 characters of base64url. */
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                call_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of tool calls. */
+            200: {
+                headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        object: "list";
+                        data: {
+                            /** @constant */
+                            object: "tool_call";
+                            /** @description Also the Idempotency-Key sent. */
+                            id: string;
+                            /** Format: uuid */
+                            call_id: string;
+                            name: string;
+                            /** @description As the model gave them. */
+                            arguments: {
+                                [key: string]: unknown;
+                            };
+                            /**
+                             * @description succeeded; failed (retries used up); refused (an answer not retried); invalid_arguments (nothing sent); canceled (the call ended first).
+                             * @enum {unknown}
+                             */
+                            status: "succeeded" | "failed" | "refused" | "invalid_arguments" | "canceled";
+                            /** @description Requests sent (0 for invalid_arguments). */
+                            attempts: number;
+                            /** @description HTTP status of the last attempt. */
+                            response_status: number | null;
+                            /** @description What the model was given. */
+                            result: string | null;
+                            /** @description From the first attempt to the answer. */
+                            duration_ms: number | null;
+                            /** Format: date-time */
+                            created_at: string;
+                        }[];
+                        has_more: boolean;
+                        next_cursor: string | null;
+                    };
+                };
+            };
+            /** @description Malformed request: parameter_missing, parameter_invalid, parameter_unknown, body_invalid, body_empty, body_too_large, content_type_invalid. */
+            400: {
+                headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description api_key_missing or api_key_invalid. */
+            401: {
+                headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description missing_scope or role_required. */
+            403: {
+                headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description resource_missing: no such call in the workspace. */
             404: {
                 headers: {
                     /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */

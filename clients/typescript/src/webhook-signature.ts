@@ -2,11 +2,20 @@
 //   Service-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256>
 //   signed message: `<t>.<raw body bytes>`; key: the endpoint secret as issued, `whsec_` included;
 //   constant-time comparison; refuse a `t` more than 300 seconds from the receiver's clock.
+// A tool request's Voice-Signature is the same scheme (tool-request-signature.ts).
 // Web Crypto only (crypto.subtle), so it runs in Node 20+, browsers and edge runtimes alike.
 
 export const SIGNATURE_TOLERANCE_SECONDS = 300;
 
 export type SignatureCheck = { ok: true; timestamp: number } | { ok: false; reason: string };
+
+export interface SignatureInput {
+  rawBody: string | Uint8Array | ArrayBuffer;
+  signatureHeader: string | null | undefined;
+  secret: string;
+  toleranceSeconds?: number;
+  nowSeconds?: number;
+}
 
 const encoder = new TextEncoder();
 
@@ -16,15 +25,17 @@ const encoder = new TextEncoder();
  * secret. A header may carry several `v1=` values; one match is enough. During a secret rotation,
  * call it once per secret you still accept.
  */
-export async function verifyWebhookSignature(input: {
-  rawBody: string | Uint8Array | ArrayBuffer;
-  signatureHeader: string | null | undefined;
-  secret: string;
-  toleranceSeconds?: number;
-  nowSeconds?: number;
-}): Promise<SignatureCheck> {
+export function verifyWebhookSignature(input: SignatureInput): Promise<SignatureCheck> {
+  return verifySignatureHeader('Service-Signature', input);
+}
+
+/** The check of a `t=…,v1=…` header; `headerName` is only for the reasons it gives. */
+export async function verifySignatureHeader(
+  headerName: string,
+  input: SignatureInput,
+): Promise<SignatureCheck> {
   const header = input.signatureHeader;
-  if (!header) return { ok: false, reason: 'Service-Signature header missing' };
+  if (!header) return { ok: false, reason: `${headerName} header missing` };
   let timestamp: number | undefined;
   const candidates: Uint8Array<ArrayBuffer>[] = [];
   for (const part of header.split(',')) {
@@ -32,8 +43,8 @@ export async function verifyWebhookSignature(input: {
     if (key === 't' && value && /^\d+$/.test(value)) timestamp = Number(value);
     if (key === 'v1' && value && /^[0-9a-fA-F]{64}$/.test(value)) candidates.push(fromHex(value));
   }
-  if (timestamp === undefined) return { ok: false, reason: 'no t= in Service-Signature' };
-  if (candidates.length === 0) return { ok: false, reason: 'no v1= in Service-Signature' };
+  if (timestamp === undefined) return { ok: false, reason: `no t= in ${headerName}` };
+  if (candidates.length === 0) return { ok: false, reason: `no v1= in ${headerName}` };
 
   const now = input.nowSeconds ?? Math.floor(Date.now() / 1000);
   const tolerance = input.toleranceSeconds ?? SIGNATURE_TOLERANCE_SECONDS;

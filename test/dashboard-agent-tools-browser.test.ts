@@ -1,0 +1,195 @@
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { after, before, describe, test } from 'node:test';
+import { type Browser, chromium, type Page } from 'playwright-core';
+import { Agent, Call, ToolCall } from '../db/entities/index.js';
+import { createInvite, inviteUrl } from '../lib/dashboard/invites.js';
+import { closeApiAndDatabase, createFixture, type Fixture, startApi, type TestApi } from './support/api.js';
+import { chromiumPath, screenshot } from './support/browser.js';
+import { createAgentFixture, createQueuedCall, uniqueNumber } from './support/call-fixtures.js';
+import { TEST_PASSWORD } from './support/dashboard-session.js';
+import { freshDatabase, type TestDatabase } from './support/database.js';
+
+// The dashboard's agent tools in real headless Chromium against the API (real HTTP, PostgreSQL):
+// editing a tool, the API's refusal shown at the field it names, the tools secret shown once, and
+// a call's tool calls in its timeline (rows written as the call runtime writes them).
+
+const executablePath = chromiumPath();
+const skip = executablePath
+  ? false
+  : 'no Chromium on this machine (apt-get install -y chromium, or set CHROMIUM_PATH): browser tests skipped';
+if (skip) console.log(`# ${skip}`);
+
+let db: TestDatabase;
+let api: TestApi;
+let owner: Fixture;
+let browser: Browser;
+let page: Page;
+
+before(
+  async () => {
+    if (skip) return;
+    db = await freshDatabase();
+    api = await startApi({ orm: db.orm, settings: { webhooksAllowPrivateTargets: false } });
+    owner = await createFixture(db.orm, { requestsPerSecond: 10_000, workspaceName: 'Tools' });
+    browser = await chromium.launch({ executablePath: executablePath!, args: ['--no-sandbox'] });
+    page = await (await browser.newContext({ viewport: { width: 1280, height: 900 } })).newPage();
+    page.on('dialog', (dialog) => void dialog.accept());
+    await page.goto(
+      inviteUrl(api.url, (await createInvite(db.orm.em.fork(), { userId: owner.userId })).token),
+    );
+    await page.getByLabel('New password').fill(TEST_PASSWORD);
+    await page.getByLabel('Repeat the password').fill(TEST_PASSWORD);
+    await page.getByRole('button', { name: 'Set password and sign in' }).click();
+    await page.waitForURL(`${api.url}/agents`);
+  },
+  { timeout: 120_000 },
+);
+
+after(async () => {
+  await browser?.close();
+  await closeApiAndDatabase(api, db);
+});
+
+const storedAgent = (id: string) => db.orm.em.fork().findOneOrFail(Agent, { id });
+
+describe('agent tools in the dashboard', { skip }, () => {
+  test('add a tool: the API’s refusal is shown at its field; fixed, it is saved; the tools secret is shown once', async () => {
+    const created = await api.client(owner.secret).post('/agents', { name: 'Booker' });
+    const agentId = created.body.id;
+    await page.goto(`${api.url}/agents/${agentId}`);
+    await page.getByRole('heading', { name: 'Tools', exact: true }).waitFor();
+    await page.getByText('No tools').waitFor();
+
+    await page.getByRole('button', { name: 'Add tool' }).click();
+    const tool = page.locator('fieldset.tool').first();
+    await tool.getByLabel('Name').fill('check_availability');
+    await tool.getByLabel('URL').fill('https://93.184.215.14/tools/availability');
+    await tool.getByLabel('Description').fill('Free slots for a day.');
+    const parameters = tool.getByLabel('Parameters (JSON Schema)');
+    // Not an object schema: the API refuses it, naming tools[0].parameters.
+    await parameters.fill('{"properties": {"date": {"type": "string"}}}');
+    await page.getByRole('button', { name: 'Save tools' }).click();
+    const refusal = tool.locator('.field-error');
+    await refusal.waitFor();
+    assert.match((await refusal.textContent()) ?? '', /tools\[0\]\.parameters must be an object schema/);
+    assert.equal(await parameters.getAttribute('aria-invalid'), 'true');
+    await screenshot(page, 'agent-tools-refused');
+    assert.deepEqual((await storedAgent(agentId)).tools, []);
+
+    // Not JSON at all: said at the same field before anything is sent.
+    await parameters.fill('{"type": "object",');
+    await page.getByRole('button', { name: 'Save tools' }).click();
+    await tool.locator('.field-error').getByText('is not JSON').waitFor();
+
+    // A URL the webhook rules refuse: said at the URL.
+    await parameters.fill(
+      '{"type": "object", "properties": {"date": {"type": "string"}}, "required": ["date"]}',
+    );
+    await tool.getByLabel('URL').fill('https://10.0.0.7/tools');
+    await page.getByRole('button', { name: 'Save tools' }).click();
+    await tool.locator('.field-error').getByText('tools[0].url is not allowed').waitFor();
+
+    await tool.getByLabel('URL').fill('https://93.184.215.14/tools/availability');
+    await tool.getByLabel('Timeout (seconds)').fill('5');
+    await tool.getByLabel('Line while waiting').fill('Let me look that up.');
+    await page.getByRole('button', { name: 'Save tools' }).click();
+    await page.locator('fieldset.tool legend').getByText('check_availability').waitFor();
+    await page.getByRole('button', { name: 'Save tools' }).and(page.locator(':disabled')).waitFor();
+    const saved = await storedAgent(agentId);
+    assert.deepEqual(saved.tools, [
+      {
+        name: 'check_availability',
+        description: 'Free slots for a day.',
+        parameters: { type: 'object', properties: { date: { type: 'string' } }, required: ['date'] },
+        url: 'https://93.184.215.14/tools/availability',
+        timeoutSeconds: 5,
+        speakWhileWaiting: 'Let me look that up.',
+      },
+    ]);
+    assert.equal(await tool.locator('.field-error').count(), 0);
+
+    await page.getByRole('button', { name: 'Make a new secret' }).click();
+    const secret = page.getByRole('textbox', { name: 'New tools secret' });
+    await secret.waitFor();
+    const shown = await secret.inputValue();
+    assert.match(shown, /^tsec_[0-9a-f]{64}$/);
+    assert.equal((await storedAgent(agentId)).toolsSecret, shown);
+    await page.getByRole('button', { name: 'Copy' }).waitFor();
+    await screenshot(page, 'agent-tools-saved');
+
+    // Removing the tool saves an empty list.
+    await page.reload();
+    await page.getByRole('button', { name: 'Remove tool' }).click();
+    await page.getByRole('button', { name: 'Save tools' }).click();
+    await page.getByText('No tools').waitFor();
+    assert.deepEqual((await storedAgent(agentId)).tools, []);
+    // The secret is not on the page once it was left.
+    assert.equal(await page.getByRole('textbox', { name: 'New tools secret' }).count(), 0);
+  });
+
+  test('a call’s tool calls are in its timeline: name, status, attempts, duration and the result’s start', async () => {
+    const fixture = await createAgentFixture(db.orm, { workspaceId: owner.workspaceId });
+    const call = await createQueuedCall(db.orm, fixture, { to: uniqueNumber('+4797') });
+    const em = db.orm.em.fork();
+    const started = new Date(Date.now() - 60_000);
+    await em.nativeUpdate(
+      Call,
+      { id: call.id },
+      {
+        status: 'completed',
+        startedAt: started,
+        endedAt: new Date(started.getTime() + 30_000),
+        durationSeconds: 30,
+      },
+    );
+    const longResult = JSON.stringify({
+      slots: Array.from({ length: 40 }, (_, i) => `2026-12-01T${10 + (i % 10)}:00`),
+    });
+    for (const [offset, row] of [
+      [5_000, { status: 'succeeded', attempts: 2, responseStatus: 200, result: longResult, durationMs: 840 }],
+      [
+        9_000,
+        {
+          status: 'refused',
+          attempts: 1,
+          responseStatus: 404,
+          result: '{"error":"tool_refused"}',
+          durationMs: 35,
+        },
+      ],
+    ] as const) {
+      em.create(ToolCall, {
+        id: `tc_${randomBytes(16).toString('hex')}`,
+        call: call.id,
+        name: 'check_availability',
+        arguments: { date: '2026-12-01' },
+        ...row,
+        afterLineIndex: 0,
+        createdAt: new Date(started.getTime() + offset),
+      });
+    }
+    await em.flush();
+
+    await page.goto(`${api.url}/calls/${call.id}`);
+    const timeline = page.locator('ol.timeline');
+    await timeline.getByText('tool check_availability: succeeded (2 attempts, 840 ms, HTTP 200)').waitFor();
+    await timeline.getByText('tool check_availability: refused (1 attempt, 35 ms, HTTP 404)').waitFor();
+    const excerpt = (await timeline.locator('li.tool-call code').first().textContent()) ?? '';
+    assert.ok(longResult.startsWith(excerpt.replace(/…$/, '')), excerpt);
+    assert.ok(excerpt.endsWith('…') && excerpt.length <= 121, excerpt);
+    const items = await timeline.locator('li').allInnerTexts();
+    assert.match(items[0]!, /placed/);
+    assert.match(items[1]!, /succeeded/);
+    assert.match(items[2]!, /refused/);
+    assert.match(items.at(-1)!, /ended completed/);
+    await screenshot(page, 'call-tool-calls');
+
+    // The dashboard route keeps the workspace's rules: another workspace's call is 404.
+    const res = await page.evaluate(
+      async (id) => (await fetch(`/dashboard/api/calls/${id}/tool-calls`)).status,
+      crypto.randomUUID(),
+    );
+    assert.equal(res, 404);
+  });
+});
