@@ -1,10 +1,11 @@
-import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
+import type { ValidateFunction } from 'ajv';
+import { compileToolParameters } from './tool-parameters.js';
 
 // The model's arguments checked against the tool's `parameters` (a JSON Schema, draft 2020-12)
-// before anything is sent (agent-tools spec section 3). The API accepted the schema when the
-// agent was saved, so it compiles; a compiled schema is kept for the agent's later calls.
+// before anything is sent (agent-tools spec section 3), compiled as the API compiled it when the
+// agent was saved (lib/agent-tools/tool-parameters.ts); a compiled schema is kept for the agent's
+// later calls.
 
-const ajv = new Ajv2020({ allErrors: false, strict: false, validateFormats: false });
 const compiled = new Map<string, ValidateFunction>();
 /** Schemas kept compiled; beyond that the oldest goes (a worker serves many agents). */
 const MAX_COMPILED = 500;
@@ -13,7 +14,9 @@ function validatorOf(parameters: Record<string, unknown>): ValidateFunction {
   const key = JSON.stringify(parameters);
   let validate = compiled.get(key);
   if (!validate) {
-    validate = ajv.compile(parameters);
+    const result = compileToolParameters(parameters);
+    if (!result.ok) throw new Error(`the tool's parameters ${result.problem}`);
+    validate = result.validate;
     if (compiled.size >= MAX_COMPILED) compiled.delete(compiled.keys().next().value as string);
     compiled.set(key, validate);
   }
@@ -43,7 +46,7 @@ export function checkToolArguments(raw: string, parameters: Record<string, unkno
   try {
     validate = validatorOf(parameters);
   } catch (error) {
-    return { ok: false, arguments: args, details: `the tool's parameters cannot be checked: ${error}` };
+    return { ok: false, arguments: args, details: error instanceof Error ? error.message : String(error) };
   }
   if (validate(args)) return { ok: true, arguments: args };
   const [first] = validate.errors ?? [];

@@ -1,5 +1,5 @@
 import { guardedPost } from '../webhooks/guarded-post.js';
-import { serviceSignature } from '../webhooks/sign.js';
+import { toolRequestHeaders } from './tool-request-signature.js';
 
 // One attempt of a tool request (agent-tools spec section 3): the signed POST to the tool's URL
 // under the webhook URL rules, and what its answer means for the model and for a retry.
@@ -51,16 +51,6 @@ export function toolRequestBody(request: ToolRequest): Buffer {
   );
 }
 
-export function toolRequestHeaders(request: ToolRequest, body: Buffer): Record<string, string> {
-  const unixSeconds = request.unixSeconds ?? Math.floor(Date.now() / 1000);
-  return {
-    'Content-Type': 'application/json',
-    'Idempotency-Key': request.toolCallId,
-    'User-Agent': TOOL_USER_AGENT,
-    ...(request.secret ? { 'Voice-Signature': serviceSignature(request.secret, body, unixSeconds) } : {}),
-  };
-}
-
 const refusal = (status: number | null, body: string) =>
   JSON.stringify({ error: 'tool_refused', status, body });
 
@@ -70,7 +60,15 @@ export async function sendToolRequest(request: ToolRequest): Promise<ToolAttempt
   const answer = await guardedPost({
     url: request.url,
     body,
-    headers: toolRequestHeaders(request, body),
+    headers: {
+      ...toolRequestHeaders({
+        secret: request.secret,
+        body,
+        toolCallId: request.toolCallId,
+        unixSeconds: request.unixSeconds ?? Math.floor(Date.now() / 1000),
+      }),
+      'User-Agent': TOOL_USER_AGENT,
+    },
     allowPrivate: request.allowPrivate,
     timeoutMs: request.timeoutMs,
     keepBodyBytes: TOOL_RESULT_MAX_BYTES,
