@@ -6,6 +6,7 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import { Agent, type AgentTool, ToolCall } from '../db/entities/index.js';
 import { startCallWorkflow } from '../lib/calls/start-call-workflow.js';
+import type { Carrier } from '../lib/carrier/carrier.js';
 import { toolCalls as toolCallsMetric } from '../lib/metrics/service-metrics.js';
 import type { Settings } from '../lib/settings.js';
 import { callWorkflowId, farEndWorkflowId } from '../lib/temporal/workflow-contracts.js';
@@ -116,7 +117,7 @@ function calendarModel(args = '{"day":"tuesday"}'): (request: SeenRequest) => St
   };
 }
 
-async function runCall(options: { to?: string; metadata?: Record<string, string> } = {}) {
+async function runCall(options: { to?: string; metadata?: Record<string, string>; deaf?: boolean } = {}) {
   const call = await createQueuedCall(db.orm, fixture, {
     to: options.to ?? '+4791245678',
     firstMessage: 'Hi, this is Ada from Acme Dental. Do you have a minute?',
@@ -128,7 +129,12 @@ async function runCall(options: { to?: string; metadata?: Record<string, string>
     model: 'stand-in',
     timeoutMs: 5_000,
   });
-  const workers = await stack.workers(env, { ports: { voiceRuntime } });
+  // A deaf far end hears the opening line only: after its one reply the line stays silent.
+  const simulated = stack.simulatedCarrier(env);
+  const carrier: Carrier = options.deaf
+    ? Object.assign(Object.create(simulated) as Carrier, { say: async () => undefined })
+    : simulated;
+  const workers = await stack.workers(env, { ports: { voiceRuntime, carrier } });
   const handle = env.client.workflow.getHandle(callWorkflowId(call.id));
   await runWorkers(workers, async () => {
     await startCallWorkflow(env.client, settings, call);
@@ -457,6 +463,23 @@ describe('the call ends while a tool runs', { timeout: 120_000 }, () => {
     assert.equal(toolCalls[0].status, 'canceled');
     assert.equal(toolCalls[0].result, null);
     assert.equal(tool.requests.length, 1, 'the request went out and was not repeated');
+  });
+});
+
+describe('the silence timeout while a tool runs', { timeout: 120_000 }, () => {
+  test("the tool's time does not count: the 10 minutes start once the agent has answered after it", async () => {
+    await setTools([CHECK_AVAILABILITY(`${tool.url}/availability`, { timeoutSeconds: 10 })]);
+    standIn.reply = calendarModel();
+    tool.answer = () => ({ status: 200, body: 'nine o clock', delayMs: 4_000 });
+    const { call, toolCalls } = await runCall({ deaf: true });
+    assert.equal(call.endReason, 'silence_timeout');
+    const [row] = toolCalls;
+    assert.equal(row.status, 'succeeded');
+    assert.ok(row.durationMs! >= 4_000);
+    // Workflow time: the person last spoke just before the model's decision; the tool then ran
+    // about 4 s. Had the silence counted it, the call would end 10 minutes after the decision.
+    const silentFor = call.endedAt!.getTime() - row.createdAt.getTime();
+    assert.ok(silentFor >= 10 * 60_000 + 3_500, `ended ${silentFor} ms after the decision`);
   });
 });
 
