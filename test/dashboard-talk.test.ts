@@ -106,10 +106,10 @@ after(async () => {
 });
 
 /** A page of the dashboard signed in as `session`'s person. */
-async function signedInPage(session: DashboardClient): Promise<Page> {
+async function signedInPage(session: DashboardClient, url = stack.api.url): Promise<Page> {
   const context = await browser.newContext();
   const [name, value] = session.cookie!.split('=') as [string, string];
-  await context.addCookies([{ name, value, url: stack.api.url }]);
+  await context.addCookies([{ name, value, url }]);
   const page = await context.newPage();
   page.on('pageerror', (error) => console.log(`# page error: ${error.message}`));
   return page;
@@ -258,7 +258,7 @@ describe('Talk in the test panel', { skip }, () => {
     assert.equal(ended.end_reason, 'caller_hangup', JSON.stringify(ended));
   });
 
-  test('without a media gateway Talk is unavailable, and says why', async () => {
+  test('without a media gateway Talk is unavailable: disabled in the page, with the reason', async () => {
     const textOnly = await startApi({
       orm: stack.db.orm,
       settings: { media: { ...loadSettings({}).media, gatewayUrl: undefined, streamsToken: undefined } },
@@ -275,6 +275,14 @@ describe('Talk in the test panel', { skip }, () => {
       });
       assert.equal(refused.status, 422, refused.text);
       assert.equal(refused.body.error.code, 'talk_unavailable');
+      // The page offers typing, and Talk disabled with the reason.
+      const page = await signedInPage(session, textOnly.url);
+      await page.goto(`${textOnly.url}/agents/${agent.agentId}`);
+      await page.getByText('Talking needs speech').waitFor();
+      assert.equal(await page.getByRole('button', { name: 'Talk', exact: true }).isDisabled(), true);
+      assert.equal(await page.getByRole('button', { name: 'Start a test call' }).isEnabled(), true);
+      await screenshot(page, 'talk-unavailable');
+      await page.context().close();
     } finally {
       await textOnly.close();
     }
