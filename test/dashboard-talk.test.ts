@@ -258,6 +258,18 @@ describe('Talk in the test panel', { skip }, () => {
     assert.equal(ended.end_reason, 'caller_hangup', JSON.stringify(ended));
   });
 
+  test('a talk call whose page went before opening its socket ends caller_hangup within seconds', async () => {
+    await ownerSession.refresh();
+    const started = await ownerSession.post('/dashboard/api/test-calls', {
+      agent_id: agent.agentId,
+      talk: true,
+    });
+    assert.equal(started.status, 201, started.text);
+    // No socket ever comes: the gateway, asked to answer, finds no stream and hangs the call up.
+    const ended = await waitForCallEnd(stack.api.client(owner.secret), started.body.call_id, 60_000);
+    assert.equal(ended.end_reason, 'caller_hangup', JSON.stringify(ended));
+  });
+
   test('without a media gateway Talk is unavailable: disabled in the page, with the reason', async () => {
     const textOnly = await startApi({
       orm: stack.db.orm,
