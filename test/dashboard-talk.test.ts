@@ -131,11 +131,13 @@ function watchTalkSocket(page: Page): { sent: Frame[]; received: Frame[] } {
   return frames;
 }
 
+const talkUrl = (callId: string) =>
+  `${stack.api.url.replace('http:', 'ws:')}/dashboard/api/test-calls/${callId}/talk`;
+
 /** The talk socket's handshake: the HTTP status it was refused with, or 101 when it opened. */
 function handshake(callId: string, headers: Record<string, string>): Promise<number> {
-  const url = `${stack.api.url.replace('http:', 'ws:')}/dashboard/api/test-calls/${callId}/talk`;
   return new Promise((resolve, reject) => {
-    const socket = new WebSocket(url, { headers });
+    const socket = new WebSocket(talkUrl(callId), { headers });
     socket.on('unexpected-response', (_request, response) => {
       resolve(response.statusCode ?? 0);
       socket.terminate();
@@ -221,7 +223,7 @@ describe('Talk in the test panel', { skip }, () => {
     },
   );
 
-  test('a viewer is offered no Talk, and neither can start one through the API or open a socket', async () => {
+  test('a viewer is offered no Talk, can neither start one nor open a socket; the page's start cannot pick the call', async () => {
     const page = await signedInPage(viewerSession);
     await page.goto(`${stack.api.url}/agents/${agent.agentId}`);
     await page.getByText('Viewers cannot place test calls.').waitFor();
@@ -252,10 +254,37 @@ describe('Talk in the test panel', { skip }, () => {
       403,
       'another origin',
     );
-    // The call's own person opens it; closing it at once is hanging up.
-    assert.equal(await handshake(callId, { cookie: ownerSession.cookie!, origin }), 101);
+    // The call's own person opens it. What the page puts in `start` is replaced by the API: a
+    // page that names another call and a token of its own still streams to its call only.
+    const other = await ownerSession.post('/dashboard/api/test-calls', { agent_id: agent.agentId });
+    const socket = new WebSocket(talkUrl(callId), { headers: { cookie: ownerSession.cookie!, origin } });
+    await new Promise((resolve, reject) => socket.once('open', resolve).once('error', reject));
+    const attached = new Promise<void>((resolve) =>
+      socket.on('message', (data) => {
+        if (JSON.parse(data.toString()).mark?.name === 'attached') resolve();
+      }),
+    );
+    socket.send(JSON.stringify({ event: 'connected', protocol: 'Call', version: '1.0.0' }));
+    socket.send(
+      JSON.stringify({
+        event: 'start',
+        streamSid: 'MZforged',
+        start: {
+          streamSid: 'MZforged',
+          customParameters: { token: 'guessed', callId: other.body.call_id },
+          mediaFormat: { encoding: 'audio/x-mulaw', sampleRate: 8000, channels: 1 },
+        },
+      }),
+    );
+    await attached;
+    assert.ok(gateway.context.sessions.get(callId), 'the stream is the talk call’s');
+    assert.equal(gateway.context.sessions.get(other.body.call_id), undefined);
+    // `stop` is hanging up.
+    socket.send(JSON.stringify({ event: 'stop', streamSid: 'MZforged' }));
     const ended = await waitForCallEnd(stack.api.client(owner.secret), callId, 60_000);
     assert.equal(ended.end_reason, 'caller_hangup', JSON.stringify(ended));
+    socket.close();
+    await ownerSession.post(`/dashboard/api/test-calls/${other.body.call_id}/hang-up`);
   });
 
   test('a talk call whose page went before opening its socket ends caller_hangup within seconds', async () => {
