@@ -223,7 +223,7 @@ describe('Talk in the test panel', { skip }, () => {
     },
   );
 
-  test('a viewer is offered no Talk, can neither start one nor open a socket; the page's start cannot pick the call', async () => {
+  test('a viewer is offered no Talk, can neither start one nor open a socket; a page cannot pick the call in its start', async () => {
     const page = await signedInPage(viewerSession);
     await page.goto(`${stack.api.url}/agents/${agent.agentId}`);
     await page.getByText('Viewers cannot place test calls.').waitFor();
@@ -297,6 +297,16 @@ describe('Talk in the test panel', { skip }, () => {
     // No socket ever comes: the gateway, asked to answer, finds no stream and hangs the call up.
     const ended = await waitForCallEnd(stack.api.client(owner.secret), started.body.call_id, 60_000);
     assert.equal(ended.end_reason, 'caller_hangup', JSON.stringify(ended));
+
+    // A page whose socket was refused asks the API to hang up (the hang-up request of a typed call).
+    const refused = await ownerSession.post('/dashboard/api/test-calls', {
+      agent_id: agent.agentId,
+      talk: true,
+    });
+    const hungUp = await ownerSession.post(`/dashboard/api/test-calls/${refused.body.call_id}/hang-up`);
+    assert.equal(hungUp.status, 202, hungUp.text);
+    const over = await waitForCallEnd(stack.api.client(owner.secret), refused.body.call_id, 60_000);
+    assert.equal(over.end_reason, 'caller_hangup', JSON.stringify(over));
   });
 
   test('without a media gateway Talk is unavailable: disabled in the page, with the reason', async () => {
