@@ -65,7 +65,7 @@ before(
     const viewer = await createFixture(stack.db.orm, { workspaceId: owner.workspaceId, role: 'viewer' });
     agent = await createAgentFixture(stack.db.orm, {
       workspaceId: owner.workspaceId,
-      // Long enough that the person's line (4 s into the microphone) starts while it plays: a barge-in.
+      // Long enough that the person's line (6 s into the microphone) starts while it plays: a barge-in.
       firstMessage:
         'Hello, this is Ada at the booking desk of the harbour restaurant. I can help you with a table, ' +
         'our opening hours, the menu of the week, and anything else you would like to know before your visit.',
@@ -76,7 +76,7 @@ before(
     // The microphone's sound: a pause, the line in Piper's voice, then a long silence (the fake
     // device loops its file; the line is said again only after the test is done with the call).
     const line = await speech.tts.synthesize(CALLER_LINE, { voice: 'joe' });
-    const before = Math.round(4 * line.sampleRate);
+    const before = Math.round(6 * line.sampleRate);
     const samples = new Int16Array(before + line.samples.length + 90 * line.sampleRate);
     samples.set(line.samples, before);
     const wav = new wavefile.WaveFile();
