@@ -13,7 +13,7 @@ import { createFixture, type Fixture, startApi } from './support/api.js';
 import { chromiumPath, screenshot } from './support/browser.js';
 import { type AgentFixture, createAgentFixture } from './support/call-fixtures.js';
 import { type CallStack, startCallStack, waitForCallEnd } from './support/call-stack.js';
-import { type DashboardClient, signedInClient } from './support/dashboard-session.js';
+import { DashboardClient, signedInClient, TEST_PASSWORD } from './support/dashboard-session.js';
 import { startTestMediaGateway, type TestMediaGateway } from './support/media-gateway.js';
 import { startTestSpeech, type TestSpeech } from './support/speech-kit.js';
 
@@ -130,6 +130,17 @@ function watchTalkSocket(page: Page): { sent: Frame[]; received: Frame[] } {
   });
   return frames;
 }
+
+/** A Media Streams `start` as a page sends it, with the custom parameters given. */
+const startMessage = (customParameters: Record<string, string> = {}) => ({
+  event: 'start',
+  streamSid: 'MZtest',
+  start: {
+    streamSid: 'MZtest',
+    customParameters,
+    mediaFormat: { encoding: 'audio/x-mulaw', sampleRate: 8000, channels: 1 },
+  },
+});
 
 const talkUrl = (callId: string) =>
   `${stack.api.url.replace('http:', 'ws:')}/dashboard/api/test-calls/${callId}/talk`;
@@ -265,22 +276,12 @@ describe('Talk in the test panel', { skip }, () => {
       }),
     );
     socket.send(JSON.stringify({ event: 'connected', protocol: 'Call', version: '1.0.0' }));
-    socket.send(
-      JSON.stringify({
-        event: 'start',
-        streamSid: 'MZforged',
-        start: {
-          streamSid: 'MZforged',
-          customParameters: { token: 'guessed', callId: other.body.call_id },
-          mediaFormat: { encoding: 'audio/x-mulaw', sampleRate: 8000, channels: 1 },
-        },
-      }),
-    );
+    socket.send(JSON.stringify(startMessage({ token: 'guessed', callId: other.body.call_id })));
     await attached;
     assert.ok(gateway.context.sessions.get(callId), 'the stream is the talk call’s');
     assert.equal(gateway.context.sessions.get(other.body.call_id), undefined);
     // `stop` is hanging up.
-    socket.send(JSON.stringify({ event: 'stop', streamSid: 'MZforged' }));
+    socket.send(JSON.stringify({ event: 'stop', streamSid: 'MZtest' }));
     const ended = await waitForCallEnd(stack.api.client(owner.secret), callId, 60_000);
     assert.equal(ended.end_reason, 'caller_hangup', JSON.stringify(ended));
     socket.close();
@@ -307,6 +308,28 @@ describe('Talk in the test panel', { skip }, () => {
     assert.equal(hungUp.status, 202, hungUp.text);
     const over = await waitForCallEnd(stack.api.client(owner.secret), refused.body.call_id, 60_000);
     assert.equal(over.end_reason, 'caller_hangup', JSON.stringify(over));
+  });
+
+  test('the socket lives as long as its session: signing out closes it (1008) and hangs up', async () => {
+    await ownerSession.refresh();
+    const email = (await ownerSession.get('/dashboard/auth/session')).body.email as string;
+    const second = new DashboardClient(stack.api.url);
+    const signedIn = await second.post('/dashboard/auth/sign-in', { email, password: TEST_PASSWORD });
+    assert.equal(signedIn.status, 200, signedIn.text);
+    await second.refresh();
+    const started = await second.post('/dashboard/api/test-calls', { agent_id: agent.agentId, talk: true });
+    assert.equal(started.status, 201, started.text);
+    const callId = started.body.call_id as string;
+    const socket = new WebSocket(talkUrl(callId), {
+      headers: { cookie: second.cookie!, origin: stack.api.url },
+    });
+    const closed = new Promise<number>((resolve) => socket.once('close', resolve));
+    await new Promise((resolve, reject) => socket.once('open', resolve).once('error', reject));
+    socket.send(JSON.stringify(startMessage()));
+    assert.equal((await second.post('/dashboard/auth/sign-out')).status, 200);
+    assert.equal(await closed, 1008);
+    const ended = await waitForCallEnd(stack.api.client(owner.secret), callId, 60_000);
+    assert.equal(ended.end_reason, 'caller_hangup', JSON.stringify(ended));
   });
 
   test('without a media gateway Talk is unavailable: disabled in the page, with the reason', async () => {

@@ -1,5 +1,5 @@
 import type { Middleware } from 'koa';
-import { type WebSocket, WebSocketServer } from 'ws';
+import { WebSocketServer } from 'ws';
 import { Call } from '../../db/entities/index.js';
 import { mediaStreamsUrl } from '../../lib/media/media-control.js';
 import { isUuid } from '../../lib/uuid.js';
@@ -8,7 +8,7 @@ import type { ApiContext, ApiState, RouteDefinition } from '../http/route.js';
 import { authenticate, authorize, type RouterServices } from '../http/router.js';
 import { isUpgradeRequest, takeUpgrade } from '../http/websocket-upgrade.js';
 import { SESSION_RECHECK_MS } from './call-events.js';
-import { sessionToken } from './sessions.js';
+import { type SessionInfo, sessionToken } from './sessions.js';
 import { talkGateway } from './talk-gateway.js';
 import { hangUpTalkCall } from './talk-hang-up.js';
 import { TalkRelay } from './talk-relay.js';
@@ -26,7 +26,7 @@ import { TalkRelay } from './talk-relay.js';
 const PATH = /^\/dashboard\/api\/test-calls\/([^/]+)\/talk$/;
 /** What the route pipeline checks for this upgrade, as if it were a route: what starting a test call needs. */
 const START_TEST_CALL = { scope: 'calls:write' } as RouteDefinition;
-/** A stream for a call that is not live any more, or one that already has its stream, is refused. */
+/** A call that is over takes no stream (one that already has its stream is refused by the gateway, 1008). */
 const LIVE_STATUSES = ['ringing', 'in_progress'];
 const MAX_MESSAGE_BYTES = 64 * 1024;
 
@@ -77,30 +77,39 @@ export function talkSockets(
     const gateway = talkGateway(deps.settings);
     if (!gateway.available) throw unprocessable('talk_unavailable', gateway.reason, { storable: false });
 
+    const token = sessionToken(ctx);
     const upgrade = takeUpgrade(ctx.req)!;
     ctx.respond = false;
-    const browser = await new Promise<WebSocket>((resolve) =>
-      sockets.handleUpgrade(ctx.req, upgrade.socket, upgrade.head, resolve),
-    );
-    // The gateway the call was pinned to when it was started (the same one unless settings changed).
-    const relay = new TalkRelay({
-      browser,
-      streamsUrl: mediaStreamsUrl(call.mediaGateway),
-      token: gateway.token,
-      callId,
-      logger: ctx.state.logger,
-      hangUpUnstarted: async () => hangUpTalkCall(await deps.temporal(), call),
+    // Not awaited: a handshake ws refuses (a bad key) is answered by ws and never calls back.
+    sockets.handleUpgrade(ctx.req, upgrade.socket, upgrade.head, (browser) => {
+      // The gateway the call was pinned to when it was started (the same one unless settings changed).
+      const relay = new TalkRelay({
+        browser,
+        streamsUrl: mediaStreamsUrl(call.mediaGateway!),
+        token: gateway.token,
+        callId,
+        logger: ctx.state.logger,
+        hangUpUnstarted: async () => hangUpTalkCall(await deps.temporal(), call),
+      });
+      relays.add(relay);
+      watchSession(relay, () => services.sessions.find(token, { touch: false }), auth);
     });
-    relays.add(relay);
-    const token = sessionToken(ctx);
-    const recheck = setInterval(async () => {
-      const session = await services.sessions.find(token, { touch: false }).catch(() => undefined);
-      // A database that does not answer is no reason to cut a call; an ended session is.
-      if (session === undefined) return;
-      if (session?.sessionId !== auth.sessionId || session?.member?.workspaceId !== auth.workspaceId) {
-        relay.close(1008, 'session_ended');
-      }
-    }, SESSION_RECHECK_MS);
-    void relay.done.then(() => clearInterval(recheck));
   };
+}
+
+/** Closes the relay once its session was signed out, expired, or moved to another workspace. */
+function watchSession(
+  relay: TalkRelay,
+  lookUp: () => Promise<SessionInfo | null>,
+  auth: ApiState['auth'],
+): void {
+  const recheck = setInterval(async () => {
+    const session = await lookUp().catch(() => undefined);
+    // A database that does not answer is no reason to cut a call; an ended session is.
+    if (session === undefined) return;
+    if (session?.sessionId !== auth.sessionId || session?.member?.workspaceId !== auth.workspaceId) {
+      relay.close(1008, 'session_ended');
+    }
+  }, SESSION_RECHECK_MS);
+  void relay.done.then(() => clearInterval(recheck));
 }
