@@ -7,11 +7,13 @@ import { RateLimiter } from './auth/rate-limiter.js';
 import { AUTH_PREFIX } from './dashboard/auth-routes.js';
 import { DASHBOARD_API_PREFIX, dashboard } from './dashboard/dashboard.js';
 import { SessionStore } from './dashboard/sessions.js';
+import { TalkRelays } from './dashboard/talk-socket.js';
 import { healthEndpoints } from './health.js';
 import { openApiDocument } from './http/openapi.js';
 import type { ApiState, AppDeps, RouteDefinition } from './http/route.js';
 import { API_PREFIX, buildRouter } from './http/router.js';
 import { unreadableRequestHandler } from './http/unreadable-request.js';
+import { upgradeThrough } from './http/websocket-upgrade.js';
 import { errorMiddleware } from './middleware/errors.js';
 import { requestContext } from './middleware/request-context.js';
 import { requestMetrics } from './middleware/request-metrics.js';
@@ -23,6 +25,10 @@ export interface ApiApp {
   koa: Koa<ApiState>;
   /** The HTTP server's `clientError` listener: requests Node cannot parse get the spec's 400. */
   onClientError: ReturnType<typeof unreadableRequestHandler>;
+  /** The HTTP server's `upgrade` listener: WebSocket upgrades run through the same pipeline (the test panel's Talk). */
+  onUpgrade: ReturnType<typeof upgradeThrough>;
+  /** Ends the WebSockets taken by upgrades (each Talk call hears its caller hang up). Call when the server stops. */
+  closeSockets(): Promise<void>;
   /** Flushes rate-limit counts and closes the read pool. Call after the server closed. */
   close(): Promise<void>;
 }
@@ -70,12 +76,23 @@ export function createApp(
   // Liveness and readiness for orchestrators, before the dashboard takes every other path.
   koa.use(healthEndpoints(deps));
   // The dashboard answers every path outside /v1 (pages, its sign-in and its own endpoints).
-  koa.use(dashboard(deps.orm, services, { secure: dashboardUrl(deps.settings).startsWith('https:') }));
+  const talkRelays = new TalkRelays();
+  const publicUrl = dashboardUrl(deps.settings);
+  koa.use(
+    dashboard(deps.orm, services, {
+      secure: publicUrl.startsWith('https:'),
+      talkRelays,
+      // Talk sockets must come from the dashboard's own pages: DASHBOARD_URL's origin when set.
+      dashboardOrigin: process.env.DASHBOARD_URL ? new URL(publicUrl).origin : null,
+    }),
+  );
   koa.use(buildRouter(routes, services));
 
   return {
     koa,
     onClientError: unreadableRequestHandler(deps.logger),
+    onUpgrade: upgradeThrough(koa.callback()),
+    closeSockets: () => talkRelays.closeAll(),
     async close() {
       await rateLimiter.close();
       for (const stop of unwatch) stop();

@@ -25,6 +25,7 @@ export async function listen(
   const server = http.createServer(app.koa.callback());
   server.keepAliveTimeout = options.keepAliveTimeoutMs ?? 5_000;
   server.on('clientError', app.onClientError);
+  server.on('upgrade', app.onUpgrade);
   let closing = false;
   // Responses finished during shutdown tell keep-alive clients to reconnect elsewhere.
   server.on('request', (_req, res) => {
@@ -48,6 +49,8 @@ export async function listen(
       if (closing) return;
       closing = true;
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      // Upgraded sockets count as connections until they end: they would hold the close up.
+      await app.closeSockets();
       server.closeIdleConnections();
       const idleSweep = setInterval(() => server.closeIdleConnections(), 100);
       const deadline = setTimeout(() => server.closeAllConnections(), SHUTDOWN_GRACE_MS);

@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { MediaCommand } from '../lib/media/media-control.js';
 import type { GatewayContext } from './gateway-context.js';
+import { hangUpMissingWebCaller } from './missing-caller.js';
 import { tokenMatches } from './stream-connection.js';
 
 // The control API: the call workflow's carrier (lib/carrier/media-gateway-carrier.ts) commands the
@@ -39,7 +40,15 @@ export async function serveControl(
     return answer(400, { error: 'unknown command' });
   }
   const session = await gateway.sessions.arriving(callId);
-  if (!session) return answer(404, { error: 'this gateway does not hold the call' });
+  if (!session) {
+    if (
+      command.type === 'answer' &&
+      (await hangUpMissingWebCaller(gateway, callId, command.callWorkflowId))
+    ) {
+      gateway.logger.info('talk call without a stream: hung up', { callId });
+    }
+    return answer(404, { error: 'this gateway does not hold the call' });
+  }
   try {
     answer(200, await session.command(command));
   } catch (error) {

@@ -5,12 +5,14 @@ import { build } from 'esbuild';
 
 // The dashboard's front end (dashboard/, Preact) is bundled by esbuild in memory when the API
 // starts: nothing to build beforehand and nothing written to disk, and no CDN (the machines are
-// offline). One bundle of about 40 KB; a build takes well under a second.
+// offline). One bundle of about 40 KB; a build takes well under a second. The test panel's audio
+// thread (dashboard/talk-worklet.ts) is a bundle of its own: an AudioWorklet loads a module by URL.
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../dashboard');
 
 export interface DashboardAssets {
   'app.js': string;
+  'talk-worklet.js': string;
   'app.css': string;
 }
 
@@ -22,9 +24,9 @@ export function dashboardAssets(): Promise<DashboardAssets> {
 }
 
 async function buildAssets(): Promise<DashboardAssets> {
-  const [bundle, css] = await Promise.all([
+  const bundle = (entry: string) =>
     build({
-      entryPoints: [path.join(ROOT, 'main.tsx')],
+      entryPoints: [path.join(ROOT, entry)],
       bundle: true,
       write: false,
       format: 'esm',
@@ -34,8 +36,11 @@ async function buildAssets(): Promise<DashboardAssets> {
       jsxImportSource: 'preact',
       logLevel: 'silent',
       legalComments: 'none',
-    }),
+    }).then((result) => result.outputFiles[0]!.text);
+  const [app, worklet, css] = await Promise.all([
+    bundle('main.tsx'),
+    bundle('talk-worklet.ts'),
     readFile(path.join(ROOT, 'styles.css'), 'utf8'),
   ]);
-  return { 'app.js': bundle.outputFiles[0]!.text, 'app.css': css };
+  return { 'app.js': app, 'talk-worklet.js': worklet, 'app.css': css };
 }

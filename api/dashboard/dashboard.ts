@@ -12,9 +12,11 @@ import { callEventsSentRoutes } from './routes/call-events-sent.js';
 import { dashboardCallToolCallRoutes } from './routes/call-tool-calls.js';
 import { callTurnRoutes } from './routes/call-turns.js';
 import { deliveryAttemptRoutes } from './routes/delivery-attempts.js';
+import { talkRoutes } from './routes/talk.js';
 import { testCallRoutes } from './routes/test-calls.js';
 import { voiceRoutes } from './routes/voices.js';
 import { SignInLimiter } from './sign-in-limiter.js';
+import { type TalkRelays, talkSockets } from './talk-socket.js';
 
 // The dashboard, served by the API process on the same port under `/` (operations contract,
 // section 8). Its data comes from /v1 itself, with the session standing in for a key; the few
@@ -31,19 +33,21 @@ export const dashboardApiRoutes = [
   ...callTurnRoutes,
   ...deliveryAttemptRoutes,
   ...testCallRoutes,
+  ...talkRoutes,
   ...voiceRoutes,
 ];
 
 export function dashboard(
   orm: Orm,
   services: RouterServices,
-  options: { secure: boolean },
+  options: { secure: boolean; talkRelays: TalkRelays; dashboardOrigin: string | null },
 ): Middleware<ApiState> {
   // Built while the API starts, so the first page is served at once.
   void dashboardAssets().catch(() => {});
   const secureCookies = (ctx: Context) => options.secure || ctx.secure;
   const auth = authRoutes({ sessions: services.sessions, limiter: new SignInLimiter(orm), secureCookies });
   const events = callEvents(services);
+  const talk = talkSockets(services, options.talkRelays, options);
   const api = buildRouter(dashboardApiRoutes, services, {
     prefix: DASHBOARD_API_PREFIX,
     credentials: 'session',
@@ -55,7 +59,9 @@ export function dashboard(
     if (path.startsWith(`${AUTH_PREFIX}/`))
       return (auth as unknown as Middleware<ApiState>)(ctx, notFound(ctx));
     if (path.startsWith(`${DASHBOARD_API_PREFIX}/`)) {
-      return events(ctx, () => (api as unknown as Middleware<ApiState>)(ctx, async () => {}));
+      return talk(ctx, () =>
+        events(ctx, () => (api as unknown as Middleware<ApiState>)(ctx, async () => {})),
+      );
     }
     return pages(ctx, next);
   };

@@ -1,7 +1,7 @@
 import type { Middleware } from 'koa';
 import { routeNotFound } from '../http/errors.js';
 import type { ApiState } from '../http/route.js';
-import { dashboardAssets } from './assets.js';
+import { type DashboardAssets, dashboardAssets } from './assets.js';
 import { type SessionStore, sessionToken } from './sessions.js';
 
 // The dashboard's pages: one HTML shell for every page (the front end routes by path), the
@@ -9,6 +9,9 @@ import { type SessionStore, sessionToken } from './sessions.js';
 // (and back afterwards), and a person with several workspaces to the picker first.
 
 const PUBLIC_PAGES = new Set(['/sign-in', '/invite']);
+const ASSETS = new Map<string, keyof DashboardAssets>(
+  (['app.js', 'talk-worklet.js', 'app.css'] as const).map((name) => [`/assets/${name}`, name]),
+);
 const PAGE = /^\/(agents|calls|numbers|webhooks|keys|usage|workspaces)(\/[0-9a-f-]{36})?$/;
 
 const SHELL = `<!doctype html>
@@ -36,9 +39,10 @@ const SECURITY_HEADERS = {
 export function dashboardPages(sessions: SessionStore): Middleware<ApiState> {
   return async (ctx) => {
     if (!['GET', 'HEAD'].includes(ctx.method)) throw routeNotFound(ctx.method, ctx.path);
-    if (ctx.path === '/assets/app.js' || ctx.path === '/assets/app.css') {
+    const asset = ASSETS.get(ctx.path);
+    if (asset) {
       const assets = await dashboardAssets();
-      const name = ctx.path === '/assets/app.js' ? 'app.js' : 'app.css';
+      const name = asset;
       ctx.set(SECURITY_HEADERS);
       ctx.set('Cache-Control', 'no-cache');
       ctx.type = name.endsWith('.js') ? 'text/javascript; charset=utf-8' : 'text/css; charset=utf-8';

@@ -12,6 +12,7 @@ import {
 } from '../components.js';
 import { Link, navigate } from '../router.js';
 import { useSession } from '../session.js';
+import { useTalk } from '../use-talk.js';
 import { AgentTools } from './agent-tools.js';
 
 type Editable =
@@ -218,14 +219,18 @@ function variablesOf(agent: Agent): string[] {
 
 /**
  * The test panel: a web call to this agent with the person in the browser as the caller. Their
- * lines go to the call's far end; the agent's come back from the call as they are written.
+ * lines go to the call's far end, typed or spoken (Talk: the microphone, use-talk.ts); the agent's
+ * come back from the call as they are written (and, when talking, are heard).
  */
 function TestPanel({ agent }: { agent: Agent }) {
   const { canWrite } = useSession();
+  const talk = useTalk();
   const [callId, setCallId] = useState<string | null>(null);
   const [lines, setLines] = useState<TranscriptLine[]>([]);
   const [status, setStatus] = useState<{ status: string | null; end_reason: string | null } | null>(null);
   const [text, setText] = useState('');
+  /** How the person takes part in the current call: typing, or talking through the microphone. */
+  const [speaking, setSpeaking] = useState(false);
   const [metadata, setMetadata] = useState<Record<string, string>>({});
   const said = useRef(0);
   const action = useAction();
@@ -264,8 +269,10 @@ function TestPanel({ agent }: { agent: Agent }) {
 
   const ended = status?.status ? FINAL.has(status.status) : false;
   const variables = variablesOf(agent);
-  const start = () =>
+  const start = (speaking: boolean) =>
     action.run(async () => {
+      // The microphone first: the browser may ask the person, and no call should wait for that.
+      const mic = speaking ? await talk.openMicrophone() : null;
       setLines([]);
       setStatus(null);
       said.current = 0;
@@ -273,11 +280,19 @@ function TestPanel({ agent }: { agent: Agent }) {
       const entered = Object.entries(metadata).filter(
         ([name, value]) => value !== '' && variables.includes(name),
       );
-      const res = await api.post<{ call_id: string }>('/dashboard/api/test-calls', {
-        agent_id: agent.id,
-        ...(entered.length ? { metadata: Object.fromEntries(entered) } : {}),
-      });
+      const res = await api
+        .post<{ call_id: string }>('/dashboard/api/test-calls', {
+          agent_id: agent.id,
+          ...(entered.length ? { metadata: Object.fromEntries(entered) } : {}),
+          ...(mic ? { talk: true } : {}),
+        })
+        .catch((error: unknown) => {
+          mic?.close();
+          throw error;
+        });
+      setSpeaking(mic !== null);
       setCallId(res.call_id);
+      if (mic) talk.connect(res.call_id, mic);
     });
   const say = (event: Event) => {
     event.preventDefault();
@@ -303,7 +318,8 @@ function TestPanel({ agent }: { agent: Agent }) {
         )}
       </div>
       <p class="hint">
-        Talk to this agent as a caller would: a web call through the same call workflow as every call.
+        Talk to this agent as a caller would, typing or (Talk) with your microphone: a web call through the
+        same call workflow as every call.
       </p>
       {callId && (
         <ol class="conversation" ref={log} aria-live="polite" aria-label="Conversation">
@@ -317,6 +333,11 @@ function TestPanel({ agent }: { agent: Agent }) {
         </ol>
       )}
       <ErrorNote error={action.error} />
+      {talk.problem && (
+        <p class="error" role="alert">
+          {talk.problem}
+        </p>
+      )}
       {(!callId || ended) && variables.length > 0 && (
         <fieldset class="call-metadata">
           <legend>Call metadata</legend>
@@ -339,10 +360,36 @@ function TestPanel({ agent }: { agent: Agent }) {
       )}
       {!callId || ended ? (
         <div class="actions">
-          <button type="button" class="primary" disabled={action.busy} onClick={start}>
+          <button type="button" class="primary" disabled={action.busy} onClick={() => start(false)}>
             {callId ? 'Start a new test call' : 'Start a test call'}
           </button>
+          <button
+            type="button"
+            disabled={action.busy || !talk.available}
+            aria-describedby={talk.available ? undefined : 'talk-unavailable'}
+            onClick={() => start(true)}
+          >
+            Talk
+          </button>
           {callId && ended && <Link href={`/calls/${callId}`}>See this call in Calls</Link>}
+          {!talk.available && talk.reason && (
+            <p id="talk-unavailable" class="hint">
+              {talk.reason}
+            </p>
+          )}
+        </div>
+      ) : speaking ? (
+        <div class="actions">
+          <p class="talking" role="status">
+            {talk.active
+              ? 'Talking: your microphone is on. Speak, and the agent answers aloud.'
+              : 'Hanging up…'}
+          </p>
+          {talk.active && (
+            <button type="button" class="danger" onClick={talk.hangUp}>
+              Hang up
+            </button>
+          )}
         </div>
       ) : (
         <form class="say" onSubmit={say}>

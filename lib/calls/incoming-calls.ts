@@ -66,6 +66,8 @@ export async function startWebCall(
     metadata?: Record<string, string>;
     /** The dashboard's test panel: the far end is the person in the browser, not the simulator. */
     browserFarEnd?: boolean;
+    /** The media gateway (control URL) the browser's microphone streams to: a web call with audio (Talk). */
+    mediaGateway?: string;
   },
 ): Promise<{ started: true; callId: string } | { started: false; refusal: WorkspaceRefusal }> {
   const { em } = deps;
@@ -87,6 +89,7 @@ export async function startWebCall(
     toNumber: null,
     fromLabel: label,
     browserFarEnd: input.browserFarEnd ?? false,
+    mediaGateway: input.mediaGateway ?? null,
     // The label is who the test panel or widget says is calling; metadata shows it on the call.
     metadata: { ...input.metadata, ...(label ? { from_label: label } : {}) },
   });
