@@ -209,7 +209,12 @@ test('npm start runs the carrier simulator in a process of its own, which keeps 
     const workers = running.find((line) => line.service === 'worker');
     assert.ok(simulator && workers, JSON.stringify(running));
     assert.deepEqual(simulator.task_queues, [`${prefix}carrier-simulator`]);
-    assert.deepEqual([...workers.task_queues].sort(), [`${prefix}calls`, `${prefix}webhooks`]);
+    // The tools queue runs wherever calls do (workers/main.ts).
+    assert.deepEqual([...workers.task_queues].sort(), [
+      `${prefix}calls`,
+      `${prefix}tools`,
+      `${prefix}webhooks`,
+    ]);
     assert.deepEqual(workerProcessesOf(started.child.pid!), {
       'carrier-simulator': simulator.pid,
       service: workers.pid,
