@@ -18,6 +18,7 @@ const USAGE = `usage: npm run chaos -- [options]
                            known: ${SCENARIOS.map((s) => s.name).join(', ')}
   --api-processes N        the cluster's API_PROCESSES (default ${DEFAULT_OPTIONS.apiProcesses})
   --worker-processes SPEC  the cluster's WORKER_PROCESSES (default ${DEFAULT_OPTIONS.workerProcesses})
+  --agent scripted|llm     the scripted agent (default), or every agent on a language model (a local stand-in)
   --calls N                calls per scenario (default ${DEFAULT_OPTIONS.calls})
   --sim-time-scale X       SIM_TIME_SCALE of the run (default ${DEFAULT_OPTIONS.simTimeScale})
   --deadline-seconds S     a call not final this long after the fault and the last POST is stuck (default ${DEFAULT_OPTIONS.deadlineSeconds})
@@ -64,6 +65,12 @@ function parseArgs(argv: string[]): {
         scenariosGiven = true;
         options.scenarios = (value() ?? '').split(',').filter(Boolean);
         break;
+      case '--agent': {
+        const agent = value();
+        if (agent !== 'scripted' && agent !== 'llm') throw new Error('--agent is scripted or llm');
+        options.agent = agent;
+        break;
+      }
       case '--calls':
         options.calls = Math.floor(number(flag, value(), 1));
         break;

@@ -3,6 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Connection, WorkflowClient } from '@temporalio/client';
+import { chaosModelEnv, startChaosModel } from './chaos-model.js';
 import { ApiClient, type KeyedRequest, type KeyedResult, newTally, type Tally } from './client.js';
 import { ClusterStack } from './cluster-stack.js';
 import { type CallRow, Database, FINAL_STATUSES } from './database.js';
@@ -39,6 +40,8 @@ export interface ChaosOptions {
   /** POSTs in flight at once per scenario. */
   concurrency: number;
   keepData: boolean;
+  /** Who the agents are: the scripted agent, or a language model (a local stand-in, scripts/chaos/chaos-model.ts). */
+  agent: 'scripted' | 'llm';
   log: (line: string) => void;
 }
 
@@ -55,6 +58,7 @@ export const DEFAULT_OPTIONS: Omit<ChaosOptions, 'scenarios' | 'log'> = {
   postBudgetSeconds: 240,
   concurrency: 16,
   keepData: false,
+  agent: 'scripted',
 };
 
 export interface ScenarioResult {
@@ -88,6 +92,7 @@ export interface ScenarioResult {
 export interface ChaosReport {
   ok: boolean;
   target: 'dev' | 'cluster';
+  agent: ChaosOptions['agent'];
   startedAt: string;
   seconds: number;
   calls: number;
@@ -131,7 +136,14 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
 
   const dir = mkdtempSync(path.join(os.tmpdir(), 'voice-agent-chaos-'));
   log(`run folder ${dir}`);
-  const stackOptions = { dir, simTimeScale: options.simTimeScale, log };
+  const model = options.agent === 'llm' ? await startChaosModel() : undefined;
+  if (model) log(`agents on a language model: the stand-in at ${model.url}`);
+  const stackOptions = {
+    dir,
+    simTimeScale: options.simTimeScale,
+    log,
+    ...(model ? { env: chaosModelEnv(model) } : {}),
+  };
   const stack: ChaosStack =
     options.target === 'cluster'
       ? new ClusterStack({
@@ -149,6 +161,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     log('stopping everything');
     await stack.close();
     await receiver.close();
+    await model?.close();
     await db?.close().catch(() => {});
     if (!options.keepData) rmSync(dir, { recursive: true, force: true });
     else log(`kept ${dir}`);
@@ -203,6 +216,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   return {
     ok: results.length > 0 && results.every((r) => r.ok),
     target: options.target,
+    agent: options.agent,
     startedAt: new Date(started).toISOString(),
     seconds: Math.round((Date.now() - started) / 1000),
     calls: options.calls,

@@ -62,6 +62,8 @@ export interface StackOptions {
   dir: string;
   simTimeScale: number;
   log: (line: string) => void;
+  /** Settings of the service's processes beyond the stack's own (e.g. a language model). */
+  env?: NodeJS.ProcessEnv;
 }
 
 /** One node process of the service, kept running like npm start keeps its workers running. */
@@ -285,6 +287,7 @@ export class DevStack implements ChaosStack {
       SIM_TIME_SCALE: String(this.options.simTimeScale),
       LOG_LEVEL: 'info',
       VOICE_AGENT_DATA_DIR: path.join(this.options.dir, 'service-data'),
+      ...this.options.env,
     };
   }
 
