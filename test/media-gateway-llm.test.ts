@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { Agent } from '../db/entities/index.js';
 import { MediaStreamsClient } from '../lib/media/media-streams-client.js';
 import { loadSettings } from '../lib/settings.js';
 import { callProgressQuery } from '../lib/temporal/call-messages.js';
@@ -11,10 +12,16 @@ import { callWorkflowId } from '../lib/temporal/workflow-contracts.js';
 import { createFixture, type Fixture } from './support/api.js';
 import { createAgentFixture } from './support/call-fixtures.js';
 import { type CallStack, startCallStack, waitForCallEnd } from './support/call-stack.js';
-import { type ChatStandIn, endCall, startChatStandIn } from './support/chat-completions-stand-in.js';
+import {
+  type ChatStandIn,
+  endCall,
+  startChatStandIn,
+  streamed,
+} from './support/chat-completions-stand-in.js';
 import { startTestMediaGateway, type TestMediaGateway } from './support/media-gateway.js';
 import { startTestSpeech, type TestSpeech } from './support/speech-kit.js';
 import { callTo } from './support/wait-for.js';
+import { startWebhookReceiver } from './support/webhook-receiver.js';
 
 // A spoken call on the language-model runtime (VOICE_LLM_URL, here a local OpenAI-compatible
 // stand-in streaming its answer slowly): the agent's first sentence is synthesised and played while
@@ -53,6 +60,8 @@ before(async () => {
         media: { ...defaults.media, streamsToken: TOKEN },
         recordingsDir,
         voiceLlm: { url: standIn.url, apiKey: 'sk-test', model: 'stand-in-model', timeoutMs: 30_000 },
+        // The agent's tool listens on 127.0.0.1.
+        webhooksAllowPrivateTargets: true,
       },
     }),
     startTestSpeech(),
@@ -115,4 +124,73 @@ test('the first sentence plays while the model is still answering; end_call hang
     firstAudioMs !== null && firstAudioMs < answerWhole - 500,
     JSON.stringify({ transcriptMs, firstTokenMs, firstAudioMs, answerWhole }),
   );
+});
+
+test('a tool call on a spoken call: the line while waiting is heard, then the answer with its result', {
+  timeout: 180_000,
+}, async () => {
+  const tool = await startWebhookReceiver();
+  const scripted = standIn.reply;
+  try {
+    tool.answer = () => ({ status: 200, body: '{"state":"shipped"}', delayMs: 500 });
+    const agent = await createAgentFixture(stack.db.orm, {
+      workspaceId: owner.workspaceId,
+      firstMessage: 'Hello, Acme orders.',
+    });
+    await stack.db.orm.em.fork().nativeUpdate(
+      Agent,
+      { id: agent.agentId },
+      {
+        tools: [
+          {
+            name: 'order_status',
+            description: "The state of the caller's order.",
+            parameters: { type: 'object', properties: {} },
+            url: `${tool.url}/orders`,
+            timeoutSeconds: 5,
+            speakWhileWaiting: 'One moment, let me check that for you.',
+          },
+        ],
+      },
+    );
+    standIn.reply = (request) => {
+      const last = request.body.messages.at(-1);
+      if (last.role === 'tool')
+        return streamed(`Good news: your order has ${JSON.parse(last.content).state}.`);
+      if (last.role === 'user' && /order/i.test(last.content)) {
+        return streamed('', [{ name: 'order_status', arguments: '{}' }]);
+      }
+      return scripted(request);
+    };
+    const [ask, bye] = await Promise.all([
+      speech.callerSays('Where is my order?'),
+      speech.callerSays('No, that is all. Goodbye.'),
+    ]);
+    const client = await MediaStreamsClient.connect(gateway.streamsUrl);
+    client.start({ to: agent.number, from: '+4791234581', token: TOKEN });
+    const call = await callTo(stack.db.orm, agent.number);
+    await client.agentFinished();
+    const askedAt = performance.now();
+    await client.say(ask);
+    // The line while waiting plays at once; the answer follows as soon as the tool has answered
+    // (the two may run together): all of it is heard, in that order.
+    const waitingStarts = await client.agentStarts(askedAt + 100);
+    await client.agentFinished({ after: waitingStarts, quietMs: 3000 });
+    const heard = await speech.transcribe(client.agentAudio(waitingStarts));
+    assert.match(heard, /(moment|check)[\s\S]*shipped/i, heard);
+    assert.equal(tool.requests.length, 1);
+
+    await client.say(bye);
+    await Promise.race([client.closed, sleep(60_000)]);
+    const ended = await waitForCallEnd(stack.api.client(owner.secret), call.id);
+    assert.equal(ended.end_reason, 'agent_hangup');
+    const listed = await stack.api.client(owner.secret).get(`/calls/${call.id}/tool-calls`);
+    assert.deepEqual(
+      listed.body.data.map((row: { name: string; status: string }) => [row.name, row.status]),
+      [['order_status', 'succeeded']],
+    );
+  } finally {
+    standIn.reply = scripted;
+    await tool.close();
+  }
 });
