@@ -1,0 +1,270 @@
+import assert from 'node:assert/strict';
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import wavefile from 'wavefile';
+import { Call } from '../db/entities/index.js';
+import { recordingPath } from '../lib/recordings/recording-files.js';
+import { loadSettings } from '../lib/settings.js';
+import { freePort } from '../scripts/processes.js';
+import { createFixture, type Fixture } from './support/api.js';
+import { type Baresip, onPath, startBaresip } from './support/baresip.js';
+import { type AgentFixture, createAgentFixture } from './support/call-fixtures.js';
+import { type CallStack, startCallStack, waitForCallEnd } from './support/call-stack.js';
+import { startTestMediaGateway, type TestMediaGateway } from './support/media-gateway.js';
+import { startTestSipSide, type TestSipSide } from './support/sip-side.js';
+import { startSippFarEnd } from './support/sipp.js';
+import { startTestSpeech, type TestSpeech } from './support/speech-kit.js';
+import { callTo } from './support/wait-for.js';
+
+// CARRIER=sip end to end over loopback (../shared/spec/voice-media-v1.md section 6): the SIP side
+// (sip/, built and run as npm start runs it) between Debian's baresip as the phone network's far
+// end and the media gateway, with the real local speech server, PostgreSQL, Temporal and the call
+// workflow. baresip auto-answers (or rings), plays a Piper-made caller line from a WAV and records
+// what it hears; that recording is transcribed back to the agent's words.
+
+const TOKEN = 'sip-test-token-7d2e90';
+const missing = ['baresip', 'sipp', 'go'].filter((program) => !onPath(program));
+const skip = missing.length
+  ? `${missing.join(', ')} not installed (apt-get install baresip-core sip-tester golang; .ci/run installs the first two)`
+  : false;
+
+let stack: CallStack;
+let gateway: TestMediaGateway;
+let speech: TestSpeech;
+let sipSide: TestSipSide | undefined;
+let work: string;
+let owner: Fixture;
+let agent: AgentFixture;
+let sipPort: number;
+let controlUrl: string;
+let gatewayUrl: string;
+const farEnds: Baresip[] = [];
+
+const OUTBOUND_OPENING = 'Hello, this is Ada from Acme calling about your booking for Friday.';
+const INBOUND_OPENING = 'Thanks for calling Acme. My name is Ada, and I can help you with your booking.';
+
+/** The SIP side with the trunk at `trunkPort` (restarted when a test needs another far end). */
+async function sipSideWithTrunk(trunkPort: number): Promise<void> {
+  await sipSide?.stop();
+  const rtp = 40_000 + Math.floor(Math.random() * 100) * 100;
+  sipSide = await startTestSipSide({
+    SIP_LISTEN: `127.0.0.1:${sipPort}`,
+    SIP_TRUNK_URI: `sip:127.0.0.1:${trunkPort}`,
+    RTP_PORTS: `${rtp}-${rtp + 99}`,
+    SIP_CONTROL_URL: controlUrl,
+    MEDIA_GATEWAY_URL: gatewayUrl,
+    MEDIA_STREAMS_TOKEN: TOKEN,
+    SIP_RTP_TIMEOUT_MS: '4000',
+  });
+}
+
+/** A WAV baresip plays as the person: `lead` seconds of silence, the line, then `tail` seconds of silence. */
+async function personWav(name: string, line: string | null, lead: number, tail: number): Promise<string> {
+  const spoken = line ? await speech.callerSays(line) : new Int16Array(0);
+  const samples = new Int16Array(8000 * (lead + tail) + spoken.length);
+  samples.set(spoken, 8000 * lead);
+  const wav = new wavefile.WaveFile();
+  wav.fromScratch(1, 8000, '16', samples);
+  const file = path.join(work, `${name}.wav`);
+  await writeFile(file, wav.toBuffer());
+  return file;
+}
+
+async function farEnd(
+  name: string,
+  options: { play: string; answer: 'auto' | 'manual'; user?: string },
+): Promise<Baresip> {
+  const far = await startBaresip({ dir: path.join(work, name), ...options });
+  farEnds.push(far);
+  return far;
+}
+
+/** POST /calls to `to`, an auto-answering baresip as the trunk, silent; resolves once it picked up. */
+async function answeredOutboundCall(name: string, to: string) {
+  const far = await farEnd(name, { play: await personWav('silence', null, 0, 60), answer: 'auto', user: to });
+  await sipSideWithTrunk(far.port);
+  const api = stack.api.client(owner.secret);
+  const created = await api.post('/calls', { agent_id: agent.agentId, to });
+  assert.equal(created.status, 202, created.text);
+  const established = await far.waitForEvent('CALL_ESTABLISHED', 30_000);
+  return { far, api, callId: created.body.id as string, established };
+}
+
+/** What baresip heard (its `-dec.wav` recording), as 8 kHz samples. */
+async function heardBy(far: Baresip): Promise<Int16Array> {
+  const file = (await readdir(far.dir)).find((name) => name.startsWith('dump-') && name.endsWith('-dec.wav'));
+  assert.ok(file, `no recording in ${far.dir}: ${(await readdir(far.dir)).join(', ')}`);
+  const wav = new wavefile.WaveFile(await readFile(path.join(far.dir, file)));
+  wav.toBitDepth('16');
+  const fmt = wav.fmt as { sampleRate: number };
+  assert.equal(fmt.sampleRate, 8000);
+  return Int16Array.from(wav.getSamples(false, Int16Array) as unknown as Int16Array);
+}
+
+function loudness(samples: Int16Array): number {
+  let sum = 0;
+  for (const sample of samples) sum += sample * sample;
+  return Math.sqrt(sum / Math.max(1, samples.length));
+}
+
+before(async () => {
+  if (skip) return;
+  work = await mkdtemp(path.join(tmpdir(), 'sip-carrier-'));
+  const defaults = loadSettings({});
+  const [gatewayPort, controlPort] = [await freePort(), await freePort()];
+  sipPort = await freePort();
+  gatewayUrl = `http://127.0.0.1:${gatewayPort}`;
+  controlUrl = `http://127.0.0.1:${controlPort}`;
+  [stack, speech] = await Promise.all([
+    startCallStack({
+      prefix: 'sip-carrier',
+      simTimeScale: 1,
+      settings: {
+        media: {
+          ...defaults.media,
+          streamsToken: TOKEN,
+          gatewayUrl,
+          carrier: 'sip',
+          sip: { ...defaults.media.sip, controlUrl },
+        },
+        recordingsDir: path.join(work, 'recordings'),
+      },
+    }),
+    startTestSpeech(),
+  ]);
+  gateway = await startTestMediaGateway(stack, speech, undefined, gatewayPort);
+  owner = await createFixture(stack.db.orm, { requestsPerSecond: 10_000 });
+  agent = await createAgentFixture(stack.db.orm, {
+    workspaceId: owner.workspaceId,
+    firstMessage: INBOUND_OPENING,
+    outboundFirstMessage: OUTBOUND_OPENING,
+  });
+});
+
+after(async () => {
+  for (const far of farEnds) await far.stop();
+  await sipSide?.stop();
+  await gateway?.close();
+  await stack?.close();
+  await speech?.close();
+  if (work) await rm(work, { recursive: true, force: true });
+});
+
+describe('CARRIER=sip', { skip, timeout: 240_000 }, () => {
+  test('an outbound call to a far end that picks up: it hears the agent, and hangs up; the call is recorded', async () => {
+    const { far, api, callId, established } = await answeredOutboundCall('outbound', '+4791230001');
+    assert.match(String(established.peeruri ?? ''), /127\.0\.0\.1/);
+    // The agent's opening line plays, then the person hangs up.
+    await new Promise((resolve) => setTimeout(resolve, 9000));
+    await far.command('hangup');
+    const ended = await waitForCallEnd(api, callId, 60_000);
+    assert.equal(ended.status, 'completed', JSON.stringify(ended));
+    assert.equal(ended.end_reason, 'caller_hangup');
+    const heard = await heardBy(far);
+    assert.ok(loudness(heard) > 200, `far end heard silence (rms ${loudness(heard)})`);
+    const words = await speech.transcribe(heard);
+    assert.match(words, /acme|booking|friday/, words);
+    const call = await stack.db.orm.em.fork().findOneOrFail(Call, { id: callId });
+    assert.equal(call.direction, 'outbound');
+    const wav = new wavefile.WaveFile(await readFile(recordingPath(path.join(work, 'recordings'), callId)));
+    const fmt = wav.fmt as { numChannels: number; sampleRate: number };
+    assert.deepEqual([fmt.numChannels, fmt.sampleRate], [2, 8000]);
+  });
+
+  test('an inbound call to a workspace number reaches its agent, who hangs up after goodbye', async () => {
+    const goodbye = await personWav('goodbye', 'Thank you, goodbye.', 12, 30);
+    const far = await farEnd('inbound', { play: goodbye, answer: 'auto' });
+    await sipSideWithTrunk(far.port);
+    const digits = agent.number.slice(1);
+    await far.command('dial', `sip:${digits}@127.0.0.1:${sipPort}`);
+    await far.waitForEvent('CALL_ESTABLISHED', 30_000);
+    const call = await callTo(stack.db.orm, agent.number);
+    assert.equal(call.direction, 'inbound');
+    assert.equal(call.channel, 'phone');
+    const closed = await far.waitForEvent('CALL_CLOSED', 90_000);
+    const ended = await waitForCallEnd(stack.api.client(owner.secret), call.id, 60_000);
+    assert.equal(
+      ended.end_reason,
+      'agent_hangup',
+      `${JSON.stringify({ ended, closed })}\n${sipSide?.output()}`,
+    );
+    const words = await speech.transcribe(await heardBy(far));
+    assert.match(words, /calling|acme|booking/, words);
+  });
+
+  describe('calls that are not answered', () => {
+    const cases = [
+      { status: 486, reason: 'busy' },
+      { status: 600, reason: 'busy' },
+      { status: 480, reason: 'no_answer' },
+      { status: 408, reason: 'no_answer' },
+      { status: 603, reason: 'not_connected' },
+      { status: 404, reason: 'not_connected' },
+    ] as const;
+    for (const { status, reason } of cases) {
+      test(`a far end that rings, then answers ${status}: the call fails ${reason}`, async () => {
+        const far = await startSippFarEnd(work, status);
+        try {
+          await sipSideWithTrunk(far.port);
+          const api = stack.api.client(owner.secret);
+          const created = await api.post('/calls', { agent_id: agent.agentId, to: '+4791230002' });
+          assert.equal(created.status, 202, created.text);
+          const ended = await waitForCallEnd(api, created.body.id, 30_000);
+          assert.equal(ended.status, 'failed');
+          assert.equal(ended.end_reason, reason, JSON.stringify(ended));
+          assert.equal(await far.exited, 0, far.output());
+        } finally {
+          far.stop();
+        }
+      });
+    }
+
+    test('a far end that rings and never answers is CANCELed at the ring timeout: no_answer', async () => {
+      const far = await startSippFarEnd(work, 'ring');
+      try {
+        await sipSideWithTrunk(far.port);
+        const api = stack.api.client(owner.secret);
+        const created = await api.post('/calls', {
+          agent_id: agent.agentId,
+          to: '+4791230003',
+          ring_timeout_seconds: 10,
+        });
+        assert.equal(created.status, 202, created.text);
+        const ended = await waitForCallEnd(api, created.body.id, 40_000);
+        assert.equal(ended.status, 'failed');
+        assert.equal(ended.end_reason, 'no_answer');
+        // sipp got the CANCEL (its scenario ends only after CANCEL, 487 and ACK).
+        assert.equal(await far.exited, 0, far.output());
+        assert.equal(JSON.parse(await (await fetch(`${controlUrl}/healthz`)).text()).placed, 0);
+      } finally {
+        far.stop();
+      }
+    });
+  });
+
+  test('an INVITE for a number of no workspace, or whose agent is not published, is refused 480; no Call', async () => {
+    const draft = await createAgentFixture(stack.db.orm, { workspaceId: owner.workspaceId, status: 'draft' });
+    const far = await farEnd('unknown', { play: await personWav('silence', null, 0, 5), answer: 'auto' });
+    await sipSideWithTrunk(far.port);
+    for (const number of ['+4799999999', draft.number, 'alice']) {
+      far.events.length = 0;
+      await far.command('dial', `sip:${number}@127.0.0.1:${sipPort}`);
+      const closed = await far.waitForEvent('CALL_CLOSED', 15_000);
+      assert.match(String(closed.param), /480/, JSON.stringify(closed));
+    }
+    const calls = await stack.db.orm.em.fork().find(Call, { toNumber: ['+4799999999', draft.number] });
+    assert.deepEqual(calls, []);
+  });
+
+  test('a far end whose audio stops mid-call (no BYE) ends the call as a caller hang-up', async () => {
+    const { far, api, callId } = await answeredOutboundCall('vanishes', '+4791230004');
+    await new Promise((resolve) => setTimeout(resolve, 2000));
+    await far.kill();
+    // SIP_RTP_TIMEOUT_MS is 4 s here.
+    const ended = await waitForCallEnd(api, callId, 30_000);
+    assert.equal(ended.status, 'completed');
+    assert.equal(ended.end_reason, 'caller_hangup');
+  });
+});
