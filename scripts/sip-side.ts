@@ -6,7 +6,6 @@ import { fileURLToPath } from 'node:url';
 import type { Settings } from '../lib/settings.js';
 import { formatDuration } from './processes.js';
 import { cacheRoot, isExecutable, run, takeLock } from './temporal-binaries.js';
-import { goToolchainFor } from './temporal-server-binaries.js';
 
 // The SIP side of CARRIER=sip (sip/, Go on sipgo/diago; docs/sip.md): built from this clone's
 // sources with `go build` (modules from the Go module proxy, pinned by sip/go.sum) and cached by
@@ -74,11 +73,8 @@ async function build(log: Log): Promise<string> {
     const go = spawnSync('go', ['version'], { encoding: 'utf8' });
     if (go.status !== 0) throw new Error('go not found: install Go 1.21 or newer, or set SIP_SIDE_PATH');
     await run('go', ['build', '-trimpath', '-o', binary, '.'], {
-      env: {
-        ...process.env,
-        GOTOOLCHAIN: process.env.GOTOOLCHAIN || goToolchainFor(go.stdout),
-        GOFLAGS: '-mod=readonly',
-      },
+      // sip/go.mod asks for Go 1.24: the machine's own Go builds it, no toolchain is fetched.
+      env: { ...process.env, GOFLAGS: '-mod=readonly' },
       log,
       cwd: SIP_SOURCE_DIR,
       summarise: true,
