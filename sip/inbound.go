@@ -11,12 +11,21 @@ import (
 // with `to`/`from` (../spec/voice-media-v1.md sections 3 and 6). The gateway takes it (its
 // `attached` mark: the Call is recorded and its workflow started) and only then is the INVITE
 // answered; a number without a published agent, or any other refusal, is `480 Temporarily
-// Unavailable` and no Call. Retransmitted INVITEs are absorbed by the transaction layer (one call).
+// Unavailable` and no Call. Retransmitted INVITEs are absorbed by the transaction layer, and a
+// second INVITE of a Call-ID being served (a new branch) is answered 482: one call either way.
 
 const takeWithin = 10 * time.Second
 
 func (s *sidecar) serveInbound(d *diago.DialogServerSession) {
-	log := s.log.With("sipCallId", d.InviteRequest.CallID().Value())
+	sipCallID := d.InviteRequest.CallID().Value()
+	log := s.log.With("sipCallId", sipCallID)
+	release, ok := s.claimInbound(sipCallID)
+	if !ok {
+		log.Info("refused: a second INVITE of a call already being served")
+		_ = d.Respond(482, "Loop Detected", nil)
+		return
+	}
+	defer release()
 	_ = d.Trying()
 	to := phoneNumber(d.InviteRequest.Recipient.User)
 	if to == "" {

@@ -38,6 +38,24 @@ type sidecar struct {
 	dialled map[string]time.Time
 	// live holds every answered call, both ways, until it is over: hung up when the SIP side stops.
 	live map[liveDialog]struct{}
+	// inbound holds the Call-IDs of INVITEs being served: a second INVITE of one (not a
+	// retransmission, which the transaction layer absorbs) is a merged request, not a second call.
+	inbound map[string]struct{}
+}
+
+// claimInbound takes a Call-ID for one INVITE; false when another INVITE of it is being served.
+func (s *sidecar) claimInbound(callID string) (release func(), ok bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, taken := s.inbound[callID]; taken {
+		return nil, false
+	}
+	s.inbound[callID] = struct{}{}
+	return func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		delete(s.inbound, callID)
+	}, true
 }
 
 // counts: calls placed and not over (ringing or answered), and answered calls both ways.
@@ -92,7 +110,7 @@ func run(log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
-	s := &sidecar{cfg: cfg, log: log, calls: map[string]*placedCall{}, dialled: map[string]time.Time{}, live: map[liveDialog]struct{}{}}
+	s := &sidecar{cfg: cfg, log: log, calls: map[string]*placedCall{}, dialled: map[string]time.Time{}, live: map[liveDialog]struct{}{}, inbound: map[string]struct{}{}}
 	if cfg.trunk != "" {
 		if err := sip.ParseUri(cfg.trunk, &s.trunk); err != nil {
 			return fmt.Errorf("SIP_TRUNK_URI: %w", err)

@@ -8,13 +8,14 @@ import { Call } from '../db/entities/index.js';
 import { recordingPath } from '../lib/recordings/recording-files.js';
 import { loadSettings } from '../lib/settings.js';
 import { freePort } from '../scripts/processes.js';
+import { resolveSipSide } from '../scripts/sip-side.js';
 import { createFixture, type Fixture } from './support/api.js';
 import { type Baresip, onPath, startBaresip } from './support/baresip.js';
 import { type AgentFixture, createAgentFixture } from './support/call-fixtures.js';
 import { type CallStack, startCallStack, waitForCallEnd } from './support/call-stack.js';
 import { startTestMediaGateway, type TestMediaGateway } from './support/media-gateway.js';
 import { startTestSipSide, type TestSipSide } from './support/sip-side.js';
-import { startSippFarEnd } from './support/sipp.js';
+import { runSippDoubleInvite, startSippFarEnd } from './support/sipp.js';
 import { startTestSpeech, type TestSpeech } from './support/speech-kit.js';
 import { callTo } from './support/wait-for.js';
 
@@ -46,7 +47,7 @@ const OUTBOUND_OPENING = 'Hello, this is Ada from Acme calling about your bookin
 const INBOUND_OPENING = 'Thanks for calling Acme. My name is Ada, and I can help you with your booking.';
 
 /** The SIP side with the trunk at `trunkPort` (restarted when a test needs another far end). */
-async function sipSideWithTrunk(trunkPort: number): Promise<void> {
+async function sipSideWithTrunk(trunkPort: number, env: Record<string, string> = {}): Promise<void> {
   await sipSide?.stop();
   const rtp = 40_000 + Math.floor(Math.random() * 100) * 100;
   sipSide = await startTestSipSide({
@@ -57,6 +58,7 @@ async function sipSideWithTrunk(trunkPort: number): Promise<void> {
     MEDIA_GATEWAY_URL: gatewayUrl,
     MEDIA_STREAMS_TOKEN: TOKEN,
     SIP_RTP_TIMEOUT_MS: '4000',
+    ...env,
   });
 }
 
@@ -74,7 +76,7 @@ async function personWav(name: string, line: string | null, lead: number, tail: 
 
 async function farEnd(
   name: string,
-  options: { play: string; answer: 'auto' | 'manual'; user?: string },
+  options: { play: string; answer: 'auto' | 'manual'; user?: string; codecs?: string },
 ): Promise<Baresip> {
   const far = await startBaresip({ dir: path.join(work, name), ...options });
   farEnds.push(far);
@@ -133,6 +135,8 @@ before(async () => {
       },
     }),
     startTestSpeech(),
+    // Built (or found in the cache) here, so a first build on a machine is no test's time.
+    resolveSipSide(),
   ]);
   gateway = await startTestMediaGateway(stack, speech, undefined, gatewayPort);
   owner = await createFixture(stack.db.orm, { requestsPerSecond: 10_000 });
@@ -173,9 +177,10 @@ describe('CARRIER=sip', { skip, timeout: 240_000 }, () => {
     assert.deepEqual([fmt.numChannels, fmt.sampleRate], [2, 8000]);
   });
 
-  test('an inbound call to a workspace number reaches its agent, who hangs up after goodbye', async () => {
+  test('an inbound call (PCMA) to a workspace number reaches its agent, who hangs up after goodbye', async () => {
     const goodbye = await personWav('goodbye', 'Thank you, goodbye.', 12, 30);
-    const far = await farEnd('inbound', { play: goodbye, answer: 'auto' });
+    // A-law only: the SIP side transcodes to the gateway's μ-law and back.
+    const far = await farEnd('inbound', { play: goodbye, answer: 'auto', codecs: 'PCMA' });
     await sipSideWithTrunk(far.port);
     const digits = agent.number.slice(1);
     await far.command('dial', `sip:${digits}@127.0.0.1:${sipPort}`);
@@ -242,6 +247,66 @@ describe('CARRIER=sip', { skip, timeout: 240_000 }, () => {
         far.stop();
       }
     });
+  });
+
+  test('a transfer is a REFER to the far end, then BYE; the call ends transferred', async () => {
+    const ask = await personWav('ask', 'Can I talk to a real person, please?', 12, 30);
+    // A number of its own: callTo finds the first call to a number.
+    const other = await createAgentFixture(stack.db.orm, {
+      workspaceId: owner.workspaceId,
+      firstMessage: INBOUND_OPENING,
+    });
+    const far = await farEnd('transfer', { play: ask, answer: 'auto' });
+    await sipSideWithTrunk(far.port);
+    await far.command('dial', `sip:${other.number}@127.0.0.1:${sipPort}`);
+    await far.waitForEvent('CALL_ESTABLISHED', 30_000);
+    const call = await callTo(stack.db.orm, other.number);
+    const transfer = await far.waitForEvent('TRANSFER', 90_000);
+    assert.match(JSON.stringify(transfer), new RegExp(stack.settings.transferNumber!.replace('+', '\\+')));
+    const ended = await waitForCallEnd(stack.api.client(owner.secret), call.id, 60_000);
+    const transcript = await stack.api.client(owner.secret).get(`/calls/${call.id}/transcript`);
+    assert.equal(ended.end_reason, 'transferred', `${JSON.stringify(transcript.body)}\n${sipSide?.output()}`);
+  });
+
+  describe('digest credentials', () => {
+    for (const { password, reason } of [
+      { password: 'secret', reason: 'busy' },
+      { password: 'wrong', reason: 'not_connected' },
+    ]) {
+      test(`the trunk asks (401); with ${password === 'secret' ? 'the right' : 'wrong'} credentials the call is ${reason}`, async () => {
+        const far = await startSippFarEnd(work, 'digest');
+        try {
+          await sipSideWithTrunk(far.port, { SIP_USERNAME: 'user', SIP_PASSWORD: password });
+          const api = stack.api.client(owner.secret);
+          const created = await api.post('/calls', { agent_id: agent.agentId, to: '+4791230005' });
+          assert.equal(created.status, 202, created.text);
+          const ended = await waitForCallEnd(api, created.body.id, 30_000);
+          assert.equal(
+            ended.end_reason,
+            reason,
+            `${JSON.stringify(ended)}\n${far.output()}\n${sipSide?.output()}`,
+          );
+          assert.equal(await far.exited, 0, far.output());
+        } finally {
+          far.stop();
+        }
+      });
+    }
+  });
+
+  test('a second INVITE of a call being taken (same Call-ID, new branch) is refused 482: one call', async () => {
+    const other = await createAgentFixture(stack.db.orm, {
+      workspaceId: owner.workspaceId,
+      firstMessage: INBOUND_OPENING,
+    });
+    // No call goes out here: the trunk is never dialled.
+    await sipSideWithTrunk(9);
+    const caller = await runSippDoubleInvite(work, { port: sipPort, user: other.number });
+    assert.equal(caller.code, 0, caller.output);
+    const calls = await stack.db.orm.em.fork().find(Call, { toNumber: other.number });
+    assert.equal(calls.length, 1);
+    const ended = await waitForCallEnd(stack.api.client(owner.secret), calls[0].id, 30_000);
+    assert.equal(ended.end_reason, 'caller_hangup');
   });
 
   test('an INVITE for a number of no workspace, or whose agent is not published, is refused 480; no Call', async () => {

@@ -65,6 +65,8 @@ async function startOnce(options: {
   answer: 'auto' | 'manual';
   /** Its account's user: the number dialled reaches it (baresip matches the request-URI user). */
   user?: string;
+  /** The codecs it offers and takes, default `PCMU,PCMA`. */
+  codecs?: string;
 }): Promise<Baresip> {
   const { dir } = options;
   await mkdir(dir, { recursive: true });
@@ -97,7 +99,7 @@ async function startOnce(options: {
   const answermode = options.answer === 'auto' ? ';answermode=auto' : ';answermode=manual';
   await writeFile(
     path.join(dir, 'accounts'),
-    `<sip:${options.user ?? 'person'}@127.0.0.1:${port}>;regint=0${answermode};audio_codecs=PCMU,PCMA\n`,
+    `<sip:${options.user ?? 'person'}@127.0.0.1:${port}>;regint=0${answermode};audio_codecs=${options.codecs ?? 'PCMU,PCMA'}\n`,
   );
   const child: ChildProcess = spawn('baresip', ['-f', dir], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
