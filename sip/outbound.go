@@ -108,9 +108,6 @@ func (s *sidecar) place(callID string, call *placedCall, request dialRequest) {
 			return nil
 		},
 	}
-	if s.cfg.username != "" && s.cfg.password == "" {
-		options.Username = ""
-	}
 	if request.From != "" {
 		options.WithCaller("", request.From, s.cfg.publicHost)
 	}

@@ -83,9 +83,13 @@ async function farEnd(
   return far;
 }
 
-/** POST /calls to `to`, an auto-answering baresip as the trunk, silent; resolves once it picked up. */
-async function answeredOutboundCall(name: string, to: string) {
-  const far = await farEnd(name, { play: await personWav('silence', null, 0, 60), answer: 'auto', user: to });
+/**
+ * POST /calls to `to`, an auto-answering baresip as the trunk playing `play` (default: silence);
+ * resolves once it picked up.
+ */
+async function answeredOutboundCall(name: string, to: string, play?: string) {
+  play ??= await personWav('silence', null, 0, 60);
+  const far = await farEnd(name, { play, answer: 'auto', user: to });
   await sipSideWithTrunk(far.port);
   const api = stack.api.client(owner.secret);
   const created = await api.post('/calls', { agent_id: agent.agentId, to });
@@ -157,11 +161,12 @@ after(async () => {
 });
 
 describe('CARRIER=sip', { skip, timeout: 240_000 }, () => {
-  test('an outbound call to a far end that picks up: it hears the agent, and hangs up; the call is recorded', async () => {
-    const { far, api, callId, established } = await answeredOutboundCall('outbound', '+4791230001');
+  test('an outbound call to a far end that picks up: each hears the other, the person hangs up; the call is recorded', async () => {
+    // The person says a line after the agent's opening, then hangs up.
+    const line = await personWav('monday', 'Could we move it to Monday morning?', 7, 60);
+    const { far, api, callId, established } = await answeredOutboundCall('outbound', '+4791230001', line);
     assert.match(String(established.peeruri ?? ''), /127\.0\.0\.1/);
-    // The agent's opening line plays, then the person hangs up.
-    await new Promise((resolve) => setTimeout(resolve, 9000));
+    await new Promise((resolve) => setTimeout(resolve, 13_000));
     await far.command('hangup');
     const ended = await waitForCallEnd(api, callId, 60_000);
     assert.equal(ended.status, 'completed', JSON.stringify(ended));
@@ -170,6 +175,13 @@ describe('CARRIER=sip', { skip, timeout: 240_000 }, () => {
     assert.ok(loudness(heard) > 200, `far end heard silence (rms ${loudness(heard)})`);
     const words = await speech.transcribe(heard);
     assert.match(words, /acme|booking|friday/, words);
+    // What the person said went up the other way: a caller line of the transcript.
+    const transcript = await api.get(`/calls/${callId}/transcript`);
+    const said = (transcript.body.data as { role: string; text: string }[])
+      .filter((entry) => entry.role === 'caller')
+      .map((entry) => entry.text.toLowerCase())
+      .join(' ');
+    assert.match(said, /monday|move/, JSON.stringify(transcript.body));
     const call = await stack.db.orm.em.fork().findOneOrFail(Call, { id: callId });
     assert.equal(call.direction, 'outbound');
     const wav = new wavefile.WaveFile(await readFile(recordingPath(path.join(work, 'recordings'), callId)));
