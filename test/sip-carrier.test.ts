@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { createSocket } from 'node:dgram';
 import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -319,6 +320,77 @@ describe('CARRIER=sip', { skip, timeout: 240_000 }, () => {
     assert.equal(calls.length, 1);
     const ended = await waitForCallEnd(stack.api.client(owner.secret), calls[0].id, 30_000);
     assert.equal(ended.end_reason, 'caller_hangup');
+  });
+
+  test('a trunk that never answers at all: the ring timeout ends the call no_answer', async () => {
+    // A UDP socket that takes the INVITE (and its retransmissions) and says nothing.
+    const silent = createSocket('udp4');
+    let received = 0;
+    silent.on('message', () => received++);
+    await new Promise<void>((resolve) => silent.bind(0, '127.0.0.1', resolve));
+    try {
+      await sipSideWithTrunk(silent.address().port);
+      const api = stack.api.client(owner.secret);
+      const created = await api.post('/calls', {
+        agent_id: agent.agentId,
+        to: '+4791230006',
+        ring_timeout_seconds: 10,
+      });
+      assert.equal(created.status, 202, created.text);
+      const ended = await waitForCallEnd(api, created.body.id, 40_000);
+      assert.equal(ended.end_reason, 'no_answer', JSON.stringify(ended));
+      assert.ok(received >= 1, 'the INVITE reached the trunk');
+    } finally {
+      silent.close();
+    }
+  });
+
+  test('malformed messages and unknown methods are answered or dropped, and the SIP side goes on', async () => {
+    await sipSideWithTrunk(9);
+    const socket = createSocket('udp4');
+    await new Promise<void>((resolve) => socket.bind(0, '127.0.0.1', resolve));
+    const answers: string[] = [];
+    socket.on('message', (message) => answers.push(message.toString()));
+    const { port } = socket.address();
+    const request = (method: string) =>
+      [
+        `${method} sip:+4722000000@127.0.0.1:${sipPort} SIP/2.0`,
+        `Via: SIP/2.0/UDP 127.0.0.1:${port};branch=z9hG4bK-${method}-${Date.now()}`,
+        'From: <sip:tester@127.0.0.1>;tag=1',
+        `To: <sip:+4722000000@127.0.0.1:${sipPort}>`,
+        `Call-ID: ${method}-${Date.now()}@127.0.0.1`,
+        `CSeq: 1 ${method}`,
+        'Max-Forwards: 70',
+        'Content-Length: 0',
+        '',
+        '',
+      ].join('\r\n');
+    try {
+      for (const datagram of [
+        '\u0000\u0001garbage',
+        'INVITE nothing\r\n\r\n',
+        request('FROBNICATE'),
+        request('OPTIONS'),
+      ]) {
+        socket.send(datagram, sipPort, '127.0.0.1');
+      }
+      for (let i = 0; i < 50 && answers.length < 2; i++)
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      assert.ok(
+        answers.some((answer) => answer.startsWith('SIP/2.0 405')),
+        answers.join('\n'),
+      );
+      assert.ok(
+        answers.some((answer) => answer.startsWith('SIP/2.0 200')),
+        answers.join('\n'),
+      );
+      assert.equal(
+        ((await (await fetch(`${controlUrl}/healthz`)).json()) as { status: string }).status,
+        'ok',
+      );
+    } finally {
+      socket.close();
+    }
   });
 
   test('an INVITE for a number of no workspace, or whose agent is not published, is refused 480; no Call', async () => {
