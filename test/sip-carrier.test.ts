@@ -99,6 +99,14 @@ async function answeredOutboundCall(name: string, to: string, play?: string) {
   return { far, api, callId: created.body.id as string, established };
 }
 
+/** POST /calls to `to` (ring timeout 10 s, the least) and the call once it ended. */
+async function placedCallEnd(to: string, body: Record<string, unknown> = { ring_timeout_seconds: 10 }) {
+  const api = stack.api.client(owner.secret);
+  const created = await api.post('/calls', { agent_id: agent.agentId, to, ...body });
+  assert.equal(created.status, 202, created.text);
+  return waitForCallEnd(api, created.body.id, 40_000);
+}
+
 /** What baresip heard (its `-dec.wav` recording), as 8 kHz samples. */
 async function heardBy(far: Baresip): Promise<Int16Array> {
   const file = (await readdir(far.dir)).find((name) => name.startsWith('dump-') && name.endsWith('-dec.wav'));
@@ -226,10 +234,7 @@ describe('CARRIER=sip', { skip, timeout: 240_000 }, () => {
         const far = await startSippFarEnd(work, status);
         try {
           await sipSideWithTrunk(far.port);
-          const api = stack.api.client(owner.secret);
-          const created = await api.post('/calls', { agent_id: agent.agentId, to: '+4791230002' });
-          assert.equal(created.status, 202, created.text);
-          const ended = await waitForCallEnd(api, created.body.id, 30_000);
+          const ended = await placedCallEnd('+4791230002', {});
           assert.equal(ended.status, 'failed');
           assert.equal(ended.end_reason, reason, JSON.stringify(ended));
           assert.equal(await far.exited, 0, far.output());
@@ -243,14 +248,7 @@ describe('CARRIER=sip', { skip, timeout: 240_000 }, () => {
       const far = await startSippFarEnd(work, 'ring');
       try {
         await sipSideWithTrunk(far.port);
-        const api = stack.api.client(owner.secret);
-        const created = await api.post('/calls', {
-          agent_id: agent.agentId,
-          to: '+4791230003',
-          ring_timeout_seconds: 10,
-        });
-        assert.equal(created.status, 202, created.text);
-        const ended = await waitForCallEnd(api, created.body.id, 40_000);
+        const ended = await placedCallEnd('+4791230003');
         assert.equal(ended.status, 'failed');
         assert.equal(ended.end_reason, 'no_answer');
         // sipp got the CANCEL (its scenario ends only after CANCEL, 487 and ACK).
@@ -290,10 +288,7 @@ describe('CARRIER=sip', { skip, timeout: 240_000 }, () => {
         const far = await startSippFarEnd(work, 'digest');
         try {
           await sipSideWithTrunk(far.port, { SIP_USERNAME: 'user', SIP_PASSWORD: password });
-          const api = stack.api.client(owner.secret);
-          const created = await api.post('/calls', { agent_id: agent.agentId, to: '+4791230005' });
-          assert.equal(created.status, 202, created.text);
-          const ended = await waitForCallEnd(api, created.body.id, 30_000);
+          const ended = await placedCallEnd('+4791230005', {});
           assert.equal(
             ended.end_reason,
             reason,
@@ -330,14 +325,7 @@ describe('CARRIER=sip', { skip, timeout: 240_000 }, () => {
     await new Promise<void>((resolve) => silent.bind(0, '127.0.0.1', resolve));
     try {
       await sipSideWithTrunk(silent.address().port);
-      const api = stack.api.client(owner.secret);
-      const created = await api.post('/calls', {
-        agent_id: agent.agentId,
-        to: '+4791230006',
-        ring_timeout_seconds: 10,
-      });
-      assert.equal(created.status, 202, created.text);
-      const ended = await waitForCallEnd(api, created.body.id, 40_000);
+      const ended = await placedCallEnd('+4791230006');
       assert.equal(ended.end_reason, 'no_answer', JSON.stringify(ended));
       assert.ok(received >= 1, 'the INVITE reached the trunk');
     } finally {
