@@ -54,3 +54,34 @@ func (c *callbacks) post(target string, body []byte) error {
 	}
 	return nil
 }
+
+// callbackQueue sends one call's callbacks in the order they happened (a `ringing` never after
+// the `busy` that followed it), one at a time, off the SIP side's own path.
+type callbackQueue struct {
+	pending chan string
+	done    chan struct{}
+}
+
+func (c *callbacks) queue(gateway, callID string) *callbackQueue {
+	q := &callbackQueue{pending: make(chan string, 16), done: make(chan struct{})}
+	go func() {
+		defer close(q.done)
+		for callbackType := range q.pending {
+			c.send(gateway, callID, callbackType)
+		}
+	}()
+	return q
+}
+
+func (q *callbackQueue) push(callbackType string) {
+	select {
+	case q.pending <- callbackType:
+	default: // a call has a handful of callbacks; more would be a loop, not news
+	}
+}
+
+// close waits until what was pushed is delivered (or given up).
+func (q *callbackQueue) close() {
+	close(q.pending)
+	<-q.done
+}

@@ -88,11 +88,13 @@ func (s *sidecar) place(callID string, call *placedCall, request dialRequest) {
 		return
 	}
 
+	callbacks := s.callbacks.queue(request.Gateway, callID)
+	defer callbacks.close()
 	recipient := sip.Uri{User: request.To, Host: s.trunk.Host, Port: s.trunk.Port, UriParams: s.trunk.UriParams}
 	dialog, err := s.dg.NewDialog(recipient, diago.NewDialogOptions{})
 	if err != nil {
 		log.Warn("dial not placed", "error", err)
-		s.callbacks.send(request.Gateway, callID, "not_connected")
+		callbacks.push("not_connected")
 		return
 	}
 	defer dialog.Close()
@@ -103,13 +105,14 @@ func (s *sidecar) place(callID string, call *placedCall, request dialRequest) {
 		OnResponse: func(res *sip.Response) error {
 			if !rang && (res.StatusCode == sip.StatusRinging || res.StatusCode == sip.StatusSessionInProgress) {
 				rang = true
-				go s.callbacks.send(request.Gateway, callID, "ringing")
+				callbacks.push("ringing")
 			}
 			return nil
 		},
 	}
 	if request.From != "" {
-		options.WithCaller("", request.From, s.cfg.publicHost)
+		// The trunk's domain, as providers expect in From (the caller ID is the user part).
+		options.WithCaller("", request.From, s.trunk.Host)
 	}
 	med, err := dialog.Invite(ringCtx, options)
 	if err != nil {
@@ -117,15 +120,15 @@ func (s *sidecar) place(callID string, call *placedCall, request dialRequest) {
 		switch {
 		case errors.As(err, &refused):
 			log.Info("dial refused", "status", refused.Res.StatusCode)
-			s.callbacks.send(request.Gateway, callID, failureCallback(refused.Res.StatusCode))
+			callbacks.push(failureCallback(refused.Res.StatusCode))
 		case ringCtx.Err() != nil && !call.isReleased():
 			log.Info("never answered: canceled")
-			s.callbacks.send(request.Gateway, callID, "declined")
+			callbacks.push("declined")
 		case ringCtx.Err() != nil:
 			log.Info("canceled by the call")
 		default:
 			log.Warn("dial failed", "error", err)
-			s.callbacks.send(request.Gateway, callID, "not_connected")
+			callbacks.push("not_connected")
 		}
 		return
 	}
@@ -150,7 +153,7 @@ func (s *sidecar) place(callID string, call *placedCall, request dialRequest) {
 	if err != nil {
 		log.Warn("answered, but the media gateway was not reached", "error", err)
 		hangUp()
-		s.callbacks.send(request.Gateway, callID, "not_connected")
+		callbacks.push("not_connected")
 		return
 	}
 	attached, early := stream.awaitAttached(dialog.Context(), attachWithin)
@@ -158,10 +161,10 @@ func (s *sidecar) place(callID string, call *placedCall, request dialRequest) {
 		log.Warn("answered, but the media gateway did not take the stream", "reason", stream.closeReason)
 		stream.close()
 		hangUp()
-		s.callbacks.send(request.Gateway, callID, "not_connected")
+		callbacks.push("not_connected")
 		return
 	}
-	s.callbacks.send(request.Gateway, callID, "answered")
+	callbacks.push("answered")
 	log.Info("answered")
 	s.track(dialog, true)
 	end := runBridge(log, dialog.Context(), med, stream, early, s.cfg.rtpSilence)
