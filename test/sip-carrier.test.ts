@@ -196,6 +196,10 @@ describe('CARRIER=sip', { skip, timeout: 240_000 }, () => {
     const wav = new wavefile.WaveFile(await readFile(recordingPath(path.join(work, 'recordings'), callId)));
     const fmt = wav.fmt as { numChannels: number; sampleRate: number };
     assert.deepEqual([fmt.numChannels, fmt.sampleRate], [2, 8000]);
+    // Channel 1 the person (their line), channel 2 the agent (its opening): both carry speech.
+    const [person, agentSide] = wav.getSamples(false, Int16Array) as unknown as Int16Array[];
+    assert.ok(loudness(person) > 100, `the person's channel is silent (rms ${loudness(person)})`);
+    assert.ok(loudness(agentSide) > 100, `the agent's channel is silent (rms ${loudness(agentSide)})`);
   });
 
   test('an inbound call (PCMA) to a workspace number reaches its agent, who hangs up after goodbye', async () => {
