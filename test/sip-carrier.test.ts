@@ -337,6 +337,12 @@ describe('CARRIER=sip', { skip, timeout: 240_000 }, () => {
     }
   });
 
+  test('without SIP_TRUNK_URI nothing is dialled: the call fails not_connected at once', async () => {
+    await sipSideWithTrunk(9, { SIP_TRUNK_URI: '' });
+    const ended = await placedCallEnd('+4791230007');
+    assert.equal(ended.end_reason, 'not_connected', JSON.stringify(ended));
+  });
+
   test('malformed messages and unknown methods are answered or dropped, and the SIP side goes on', async () => {
     await sipSideWithTrunk(9);
     const socket = createSocket('udp4');
