@@ -337,6 +337,42 @@ describe('CARRIER=sip', { skip, timeout: 240_000 }, () => {
     }
   });
 
+  test('a dial is once per call id: a retried dial request does not ring again', async () => {
+    // The trunk: a UDP socket that notes each INVITE's Call-ID (a retransmission keeps its own).
+    const trunk = createSocket('udp4');
+    const invites = new Set<string>();
+    trunk.on('message', (message) => {
+      const text = message.toString();
+      if (text.startsWith('INVITE ')) invites.add(/^Call-ID:\s*(.+)$/im.exec(text)?.[1].trim() ?? '');
+    });
+    await new Promise<void>((resolve) => trunk.bind(0, '127.0.0.1', resolve));
+    try {
+      await sipSideWithTrunk(trunk.address().port);
+      const callId = crypto.randomUUID();
+      const dial = () =>
+        fetch(`${controlUrl}/calls/${callId}/dial`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ to: '+4791230008', from: '', ringTimeoutSeconds: 10, gateway: gatewayUrl }),
+        }).then((response) => response.json() as Promise<{ dialing: boolean }>);
+      assert.deepEqual((await Promise.all([dial(), dial(), dial()])).map((answer) => answer.dialing).sort(), [
+        false,
+        false,
+        true,
+      ]);
+      await new Promise((resolve) => setTimeout(resolve, 1500));
+      assert.equal((await dial()).dialing, false);
+      assert.equal(invites.size, 1, [...invites].join(', '));
+      const wrongToken = await fetch(`${controlUrl}/calls/${callId}/release`, {
+        method: 'POST',
+        headers: { authorization: 'Bearer nope' },
+      });
+      assert.equal(wrongToken.status, 401);
+    } finally {
+      trunk.close();
+    }
+  });
+
   test('without SIP_TRUNK_URI nothing is dialled: the call fails not_connected at once', async () => {
     await sipSideWithTrunk(9, { SIP_TRUNK_URI: '' });
     const ended = await placedCallEnd('+4791230007');
