@@ -105,8 +105,30 @@ export interface MediaSettings {
   gatewayUrl: string | undefined;
   /** VOICE_ENDPOINTING_MS: silence after speech that ends the caller's turn. */
   endpointingMs: number;
-  /** CARRIER: how calls reach the telephone network. */
-  carrier: 'simulator';
+  /** CARRIER: how calls reach the telephone network: the simulator, or a SIP trunk (`sip`). */
+  carrier: 'simulator' | 'sip';
+  /** The SIP side of CARRIER=sip (../spec/voice-media-v1.md section 6, docs/sip.md). */
+  sip: SipSettings;
+}
+
+/** SIP_LISTEN, SIP_PUBLIC_HOST, SIP_TRUNK_URI, SIP_USERNAME, SIP_PASSWORD, RTP_PORTS, SIP_CONTROL_URL. */
+export interface SipSettings {
+  /** SIP_LISTEN: UDP `host:port` of the service's SIP user agent. */
+  listen: { host: string; port: number };
+  /** SIP_PUBLIC_HOST: the address put in Contact and SDP; unset: the listen host. */
+  publicHost: string;
+  /** SIP_TRUNK_URI: where outbound INVITEs go (`sip:trunk.example.net:5060`); unset: no outbound calls. */
+  trunkUri: string | undefined;
+  /** SIP_USERNAME, SIP_PASSWORD: digest credentials the trunk asks for. */
+  username: string | undefined;
+  password: string | undefined;
+  /** RTP_PORTS: UDP ports for media. */
+  rtpPorts: { first: number; last: number };
+  /**
+   * SIP_CONTROL_URL: where the calls workers reach the SIP side's control API (loopback by
+   * default; the SIP side listens there).
+   */
+  controlUrl: string;
 }
 
 /** An OpenAI-compatible speech endpoint (`…/v1`), from `<PREFIX>_URL`, `_API_KEY`, `_MODEL`. */
@@ -181,12 +203,37 @@ function temporalTls(env: NodeJS.ProcessEnv): Settings['temporalTls'] {
   };
 }
 
-/** CARRIER: only the simulator is built; `sip` (a SIP trunk) is refused by name rather than ignored. */
 function carrier(value: string | undefined): MediaSettings['carrier'] {
   if (value === undefined || value === '' || value === 'simulator') return 'simulator';
-  if (value === 'sip')
-    throw new Error('CARRIER=sip (a SIP trunk) is not available yet; use CARRIER=simulator');
+  if (value === 'sip') return 'sip';
   throw new Error(`CARRIER must be simulator or sip; got "${value}"`);
+}
+
+function sipSettings(env: NodeJS.ProcessEnv): SipSettings {
+  const listen = env.SIP_LISTEN || '0.0.0.0:5060';
+  const match = /^(.*):(\d+)$/.exec(listen);
+  const port = Number(match?.[2]);
+  if (!match?.[1] || port > 65535) {
+    throw new Error(`SIP_LISTEN must be HOST:PORT, e.g. 0.0.0.0:5060; got "${listen}"`);
+  }
+  const host = match[1].replace(/^\[(.*)\]$/, '$1');
+  const rtpPorts = portRange('RTP_PORTS', env.RTP_PORTS || '20000-20999')!;
+  if (rtpPorts.last <= rtpPorts.first) {
+    throw new Error(`RTP_PORTS must be a range of at least two ports, got "${env.RTP_PORTS}"`);
+  }
+  const trunkUri = env.SIP_TRUNK_URI || undefined;
+  if (trunkUri !== undefined && !/^sips?:[^\s]+$/.test(trunkUri)) {
+    throw new Error(`SIP_TRUNK_URI must be a SIP URI like sip:trunk.example.net:5060; got "${trunkUri}"`);
+  }
+  return {
+    listen: { host, port },
+    publicHost: env.SIP_PUBLIC_HOST || host,
+    trunkUri,
+    username: env.SIP_USERNAME || undefined,
+    password: env.SIP_PASSWORD || undefined,
+    rtpPorts,
+    controlUrl: env.SIP_CONTROL_URL || 'http://127.0.0.1:8092',
+  };
 }
 
 function transferNumber(value: string | undefined): string | null {
@@ -282,6 +329,7 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
       gatewayUrl: env.MEDIA_GATEWAY_URL || undefined,
       endpointingMs: positiveNumber('VOICE_ENDPOINTING_MS', env.VOICE_ENDPOINTING_MS, 600),
       carrier: carrier(env.CARRIER),
+      sip: sipSettings(env),
     },
     recordingsDir: path.resolve(PROJECT_FOLDER, env.RECORDINGS_DIR || '.data/recordings'),
     metricsPort: portRange('METRICS_PORT', env.METRICS_PORT),

@@ -13,9 +13,42 @@ const MAX_BODY_BYTES = 64 * 1024;
 const COMMANDS = new Set(['answer', 'connect_agent', 'sentence', 'say', 'transfer', 'release']);
 
 export function isControlRequest(request: IncomingMessage): boolean {
-  return (
-    request.method === 'POST' && CONTROL_PATH.test(new URL(request.url ?? '/', 'http://gateway').pathname)
-  );
+  return isPostTo(request, CONTROL_PATH);
+}
+
+export function isPostTo(request: IncomingMessage, path: RegExp): boolean {
+  return request.method === 'POST' && path.test(new URL(request.url ?? '/', 'http://gateway').pathname);
+}
+
+export type Answer = (status: number, body: object) => void;
+
+/**
+ * A POST of the gateway's token-checked API (this one, media/carrier-callbacks.ts): the call id in
+ * its `path`, its JSON body and the way to answer it; null when it was already answered (401, 400).
+ */
+export async function readCallRequest(
+  request: IncomingMessage,
+  response: ServerResponse,
+  gateway: GatewayContext,
+  path: RegExp,
+  maxBytes = MAX_BODY_BYTES,
+): Promise<{ callId: string; body: unknown; answer: Answer } | null> {
+  const answer: Answer = (status, body) => {
+    response.writeHead(status, { 'content-type': 'application/json' });
+    response.end(JSON.stringify(body));
+  };
+  const bearer = request.headers.authorization?.replace(/^Bearer /, '');
+  if (!tokenMatches(bearer, gateway.token)) {
+    answer(401, { error: 'invalid token' });
+    return null;
+  }
+  const callId = path.exec(new URL(request.url ?? '/', 'http://gateway').pathname)![1];
+  try {
+    return { callId, body: JSON.parse(await readBody(request, maxBytes)), answer };
+  } catch {
+    answer(400, { error: 'the body must be JSON' });
+    return null;
+  }
 }
 
 export async function serveControl(
@@ -23,19 +56,10 @@ export async function serveControl(
   response: ServerResponse,
   gateway: GatewayContext,
 ): Promise<void> {
-  const answer = (status: number, body: object) => {
-    response.writeHead(status, { 'content-type': 'application/json' });
-    response.end(JSON.stringify(body));
-  };
-  const bearer = request.headers.authorization?.replace(/^Bearer /, '');
-  if (!tokenMatches(bearer, gateway.token)) return answer(401, { error: 'invalid token' });
-  const callId = CONTROL_PATH.exec(new URL(request.url ?? '/', 'http://gateway').pathname)![1];
-  let command: MediaCommand;
-  try {
-    command = JSON.parse(await readBody(request)) as MediaCommand;
-  } catch {
-    return answer(400, { error: 'the body must be a JSON media command' });
-  }
+  const read = await readCallRequest(request, response, gateway, CONTROL_PATH);
+  if (!read) return;
+  const { callId, answer } = read;
+  const command = read.body as MediaCommand;
   if (typeof command !== 'object' || command === null || !COMMANDS.has(command.type)) {
     return answer(400, { error: 'unknown command' });
   }
@@ -57,12 +81,12 @@ export async function serveControl(
   }
 }
 
-async function readBody(request: IncomingMessage): Promise<string> {
+async function readBody(request: IncomingMessage, maxBytes: number): Promise<string> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of request) {
     size += (chunk as Buffer).length;
-    if (size > MAX_BODY_BYTES) throw new Error('body too large');
+    if (size > maxBytes) throw new Error('body too large');
     chunks.push(chunk as Buffer);
   }
   return Buffer.concat(chunks).toString('utf8');

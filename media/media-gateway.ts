@@ -3,12 +3,13 @@ import { WebSocketServer } from 'ws';
 import { readiness } from '../lib/health/readiness.js';
 import { MEDIA_STREAMS_PATH } from '../lib/media/media-control.js';
 import { mediaTaskQueue } from '../lib/media/media-session.js';
+import { isCarrierCallback, serveCarrierCallback } from './carrier-callbacks.js';
 import { isControlRequest, serveControl } from './control-api.js';
 import type { GatewayContext } from './gateway-context.js';
 import { serveStream } from './stream-connection.js';
 
 // The media gateway's one port (MEDIA_PORT): the Media Streams socket `/media/streams`, the
-// control API of the workers' carrier, `/healthz` (also `/health`) and `/readyz` (docs/operations.md,
+// control API of the workers' carrier, the SIP side's status callbacks (carrier-callbacks.ts), `/healthz` (also `/health`) and `/readyz` (docs/operations.md,
 // "Health").
 
 export { MEDIA_STREAMS_PATH };
@@ -47,9 +48,15 @@ export function createMediaGateway(gateway: GatewayContext): Server {
       });
       return;
     }
-    if (isControlRequest(request)) {
-      serveControl(request, response, gateway).catch((error: unknown) => {
-        gateway.logger.error('control request failed', { error: `${error}` });
+    // A failed control request is retried by its activity; a failed callback by the SIP side.
+    const serve = isControlRequest(request)
+      ? serveControl
+      : isCarrierCallback(request)
+        ? serveCarrierCallback
+        : undefined;
+    if (serve) {
+      serve(request, response, gateway).catch((error: unknown) => {
+        gateway.logger.error('control request failed', { path, error: `${error}` });
         if (!response.headersSent) response.writeHead(500);
         response.end();
       });

@@ -89,6 +89,8 @@ export function serveStream(socket: WebSocket, request: IncomingMessage, gateway
       return;
     }
     await takeStream(await em.findOneOrFail(Call, { id: answer.callId }));
+    // Taken: a client that answers its own network only now (the SIP side's 200 OK) learns it here.
+    send({ event: 'mark', mark: { name: 'attached' } });
   };
 
   /** The far end of a call the service placed answers with this stream (its calls worker pinned the call here). */

@@ -18,6 +18,7 @@ import {
 } from './cluster/temporal-server.js';
 import { runMigrations } from './migrate.js';
 import { acceptsTcp, redactUrl, waitForTcp } from './processes.js';
+import { resolveSipSide, SIP_NEEDS_SPEECH, sipAddress } from './sip-side.js';
 import { resolveTemporalCli } from './temporal-binaries.js';
 import { registerSearchAttributes } from './temporal-dev-server.js';
 import { resolveServerBinary } from './temporal-server-binaries.js';
@@ -64,6 +65,7 @@ const RANK = {
   simulator: 3,
   workers: 4,
   media: 4.5,
+  sip: 4.7,
   api: 5,
 } as const;
 
@@ -381,6 +383,15 @@ async function main(): Promise<void> {
     const part = await supervise('media gateway', RANK.media, nodePart(['media/main.ts'], env, 30_000));
     say(`media gateway: pid ${part.pid} (media/main.ts, port ${settings.media.port})`);
   }
+  // CARRIER=sip: the SIP side (scripts/sip-side.ts), stopped before the gateway: its calls end with a BYE.
+  if (settings.media.carrier === 'sip') {
+    if (!voice.env.MEDIA_STREAMS_TOKEN) throw new Error(SIP_NEEDS_SPEECH);
+    const binary = await resolveSipSide({ log: say });
+    const part = await supervise('SIP side', RANK.sip, async () =>
+      spawnPart({ command: binary, args: [], env, cwd: ROOT, stopSignal: 'SIGTERM', graceMs: 10_000 }),
+    );
+    say(`SIP side: pid ${part.pid} (${binary})`);
+  }
   // The dashboard links each call to its workflow in the Web UI.
   const apiEnv = {
     ...env,
@@ -403,6 +414,7 @@ async function main(): Promise<void> {
   say(`PostgreSQL       ${redactUrl(db.url)}`);
   if (voice.env.MEDIA_STREAMS_TOKEN)
     say(`Media streams: ws://${shownHost}:${settings.media.port}/media/streams`);
+  if (settings.media.carrier === 'sip') say(`SIP: ${sipAddress(settings)}`);
   // The embedded PostgreSQL's password is the fixed local one; a DATABASE_URL's is not shown.
   const cliUrl = settings.databaseUrl ? redactUrl(db.url) : db.url;
   say(

@@ -5,6 +5,7 @@ import { type LocalPostgres, startLocalPostgres } from '../db/embedded-postgres.
 import { loadSettings } from '../lib/settings.js';
 import { runMigrations } from './migrate.js';
 import { acceptsTcp, freePort, hasExited, redactUrl, stopChild, waitForTcp } from './processes.js';
+import { resolveSipSide, SIP_NEEDS_SPEECH, sipAddress } from './sip-side.js';
 import {
   registerSearchAttributes,
   startTemporalDevServer,
@@ -92,7 +93,11 @@ async function metricsPort(wanted: number): Promise<number> {
 }
 
 function spawnNodeProcess(name: string, args: string[], env: NodeJS.ProcessEnv): ChildProcess {
-  const child = spawn(process.execPath, ['--import', 'tsx', ...args], {
+  return spawnProcess(name, process.execPath, ['--import', 'tsx', ...args], env);
+}
+
+function spawnProcess(name: string, command: string, args: string[], env: NodeJS.ProcessEnv): ChildProcess {
+  const child = spawn(command, args, {
     cwd: ROOT,
     env,
     stdio: ['ignore', 'inherit', 'inherit'],
@@ -124,18 +129,22 @@ async function startWorkerProcess(
   await startSupervised(name, ['workers/main.ts', ...workers], rank, env);
 }
 
-/** A node process kept running like the workers: started again when it exits on its own. */
+/**
+ * A node process (or, with `program`, that binary) kept running like the workers: started again
+ * when it exits on its own.
+ */
 async function startSupervised(
   name: string,
   args: string[],
   rank: number,
   env: NodeJS.ProcessEnv,
+  program?: string,
 ): Promise<void> {
   const exits: number[] = [];
   let child: ChildProcess;
   const launch = () => {
-    child = spawnNodeProcess(name, args, env);
-    say(`${name}: pid ${child.pid} (${args.join(' ')})`);
+    child = program ? spawnProcess(name, program, args, env) : spawnNodeProcess(name, args, env);
+    say(`${name}: pid ${child.pid} (${[program, ...args].filter(Boolean).join(' ')})`);
     void exitOf(child).then((how) => {
       if (stopping) return;
       const now = Date.now();
@@ -261,6 +270,12 @@ async function main(): Promise<void> {
   if (env.MEDIA_STREAMS_TOKEN) {
     await startSupervised('media gateway', ['media/main.ts'], 3.5, withMetrics(metricsPorts.media));
   }
+  // CARRIER=sip: the SIP side (sip/, built and cached by scripts/sip-side.ts), stopped first: its
+  // calls end with a BYE and their streams close, and the gateway and workers complete them.
+  if (settings.media.carrier === 'sip') {
+    if (!env.MEDIA_STREAMS_TOKEN) throw new Error(SIP_NEEDS_SPEECH);
+    await startSupervised('SIP side', [], 3.7, env, await resolveSipSide({ log: say }));
+  }
   // The API serves /metrics beside /v1 (a METRICS_PORT of the caller's would move it; not here).
   const { METRICS_PORT: _apiMetrics, ...apiEnv } = env;
   const api = spawnNodeProcess('API', ['api/main.ts'], apiEnv);
@@ -286,6 +301,7 @@ async function main(): Promise<void> {
     say(`Media streams: ws://${shownHost}:${settings.media.port}/media/streams`);
     if (!settings.media.streamsToken) say(`  token in ${path.join(DATA_DIR, 'media-streams-token')}`);
   }
+  if (settings.media.carrier === 'sip') say(`SIP: ${sipAddress(settings)}`);
   say('Press Ctrl-C to stop.');
 }
 

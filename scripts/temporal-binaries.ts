@@ -318,12 +318,16 @@ exec java -XX:TieredStopAtLevel=1 -XX:+UseSerialGC -Xshare:auto -cp '${path.join
 export async function run(
   command: string,
   args: string[],
-  options: { env?: NodeJS.ProcessEnv; log: Log; summarise?: boolean },
+  options: { env?: NodeJS.ProcessEnv; log: Log; summarise?: boolean; cwd?: string },
 ): Promise<void> {
   const started = Date.now();
   const tail: string[] = [];
   let lines = 0;
-  const child = spawn(command, args, { env: options.env ?? process.env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(command, args, {
+    env: options.env ?? process.env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    ...(options.cwd ? { cwd: options.cwd } : {}),
+  });
   const onLine = (line: string) => {
     if (!line.trim()) return;
     lines++;

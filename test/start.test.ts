@@ -335,18 +335,23 @@ test('npm start runs the carrier simulator in a process of its own, which keeps 
   }
 });
 
-test('VOICE_SPEECH=local npm start also runs the local speech server and the media gateway, and stops them', {
+test('VOICE_SPEECH=local CARRIER=sip npm start also runs the local speech server, the media gateway and the SIP side, supervises and stops them', {
   timeout: 15 * 60_000,
 }, async () => {
   const apiPort = await freePort();
   const pgPort = await freePort();
   const mediaPort = await freePort();
+  const [sipPort, sipControlPort] = [await freePort(), await freePort()];
   const voiceDir = path.join(dataDir, 'voice');
   const started = startService({
     PORT: String(apiPort),
     EMBEDDED_PG_PORT: String(pgPort),
     MEDIA_PORT: String(mediaPort),
     VOICE_SPEECH: 'local',
+    CARRIER: 'sip',
+    SIP_LISTEN: `127.0.0.1:${sipPort}`,
+    SIP_CONTROL_URL: `http://127.0.0.1:${sipControlPort}`,
+    RTP_PORTS: '47000-47099',
     VOICE_AGENT_DATA_DIR: voiceDir,
     TEMPORAL_ADDRESS: temporal.address,
     TEMPORAL_NAMESPACE: temporal.namespace,
@@ -386,13 +391,24 @@ test('VOICE_SPEECH=local npm start also runs the local speech server and the med
     assert.equal((await fetch(`http://${metricsUrl.host}/readyz`)).status, 200);
     assert.equal((await fetch(`http://127.0.0.1:${mediaPort}/metrics`)).status, 404);
 
+    // The SIP side (CARRIER=sip): its address printed, its control API up; killed, it is started again.
+    assert.match(started.output(), new RegExp(`SIP: udp://127\\.0\\.0\\.1:${sipPort}`));
+    const sipHealth = `http://127.0.0.1:${sipControlPort}/healthz`;
+    assert.equal((await waitForHealth(sipHealth)).status, 'ok');
+    const sipPid = Number(/SIP side: pid (\d+)/.exec(started.output())?.[1]);
+    process.kill(sipPid, 'SIGKILL');
+    await waitForOutput(started, /SIP side exited unexpectedly[^\n]*; starting it again/, 10_000);
+    await waitForOutput(started, new RegExp(`SIP side: pid (?!${sipPid}\\b)\\d+`), 10_000);
+    assert.equal((await waitForHealth(sipHealth, 20_000)).status, 'ok');
+
     started.child.kill('SIGINT');
     assert.equal(await started.exited, 0, started.output());
     assert.match(
       started.output(),
-      /stopping API[\s\S]*stopping media gateway[\s\S]*stopping workers[\s\S]*stopping local speech server[\s\S]*stopped/,
+      /stopping API[\s\S]*stopping SIP side[\s\S]*stopping media gateway[\s\S]*stopping workers[\s\S]*stopping local speech server[\s\S]*stopped/,
     );
     assert.equal(await acceptsTcp('127.0.0.1', mediaPort), false, 'the media gateway is stopped');
+    assert.equal(await acceptsTcp('127.0.0.1', sipControlPort), false, 'the SIP side is stopped');
   } finally {
     await stopService(started);
   }

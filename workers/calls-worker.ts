@@ -8,6 +8,7 @@ import { CallRoutingCarrier } from '../lib/carrier/call-routing-carrier.js';
 import type { Carrier } from '../lib/carrier/carrier.js';
 import { MediaGatewayCarrier } from '../lib/carrier/media-gateway-carrier.js';
 import { SimulatedCarrier } from '../lib/carrier/simulated-carrier.js';
+import { SipCarrier } from '../lib/carrier/sip-carrier.js';
 import { createLogger } from '../lib/logger.js';
 import { taskQueues } from '../lib/temporal/task-queues.js';
 import { workerTracingOptions } from '../lib/tracing/tracing.js';
@@ -32,7 +33,7 @@ export type CallsWorkerDeps = WorkerNeeds<
 /**
  * The simulated carrier; with a media gateway about (MEDIA_STREAMS_TOKEN set), calls whose audio
  * a gateway holds go there, and with MEDIA_GATEWAY_URL the calls placed here carry audio too
- * (lib/carrier/call-routing-carrier.ts).
+ * (lib/carrier/call-routing-carrier.ts), through the SIP trunk with CARRIER=sip.
  */
 function carrierFromSettings(deps: CallsWorkerDeps): Carrier {
   const queues = taskQueues(deps.settings);
@@ -43,7 +44,11 @@ function carrierFromSettings(deps: CallsWorkerDeps): Carrier {
   const token = deps.settings.media.streamsToken;
   if (!token) return simulator;
   const media = new MediaGatewayCarrier({ token, taskQueuePrefix: deps.settings.taskQueuePrefix });
-  return new CallRoutingCarrier(simulator, media, {
+  // CARRIER=sip: the calls placed here go through the trunk (lib/carrier/sip-carrier.ts).
+  const { carrier, sip } = deps.settings.media;
+  const text =
+    carrier === 'sip' ? new SipCarrier({ controlUrl: sip.controlUrl, token }, simulator) : simulator;
+  return new CallRoutingCarrier(text, media, {
     lookUpCall: async (callId) => {
       const call = await deps.orm.em
         .fork()

@@ -1,0 +1,87 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"time"
+)
+
+// Callbacks of a placed call (ringing, answered, busy, declined, not_connected) go to the media
+// gateway holding the call, which signals them into the call workflow
+// (media/carrier-callbacks.ts): the gateway already has the Temporal client, so the SIP side needs
+// none. Retried a few times: a callback lost is a call that waits for its ring timeout.
+
+type callbacks struct {
+	token  string
+	client *http.Client
+	log    *slog.Logger
+}
+
+func (c *callbacks) send(gateway, callID, callbackType string) {
+	body, _ := json.Marshal(map[string]string{"type": callbackType})
+	target, err := url.JoinPath(gateway, "/media/carrier/calls", callID, "callback")
+	if err != nil {
+		c.log.Error("bad gateway URL", "gateway", gateway, "error", err)
+		return
+	}
+	for attempt := 1; attempt <= 5; attempt++ {
+		if err = c.post(target, body); err == nil {
+			return
+		}
+		time.Sleep(time.Duration(attempt) * 300 * time.Millisecond)
+	}
+	c.log.Error("carrier callback not delivered", "callId", callID, "type", callbackType, "error", err)
+}
+
+func (c *callbacks) post(target string, body []byte) error {
+	request, err := http.NewRequest(http.MethodPost, target, bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	request.Header.Set("content-type", "application/json")
+	request.Header.Set("authorization", "Bearer "+c.token)
+	response, err := c.client.Do(request)
+	if err != nil {
+		return err
+	}
+	defer response.Body.Close()
+	if response.StatusCode >= 300 {
+		return fmt.Errorf("gateway answered %d", response.StatusCode)
+	}
+	return nil
+}
+
+// callbackQueue sends one call's callbacks in the order they happened (a `ringing` never after
+// the `busy` that followed it), one at a time, off the SIP side's own path.
+type callbackQueue struct {
+	pending chan string
+	done    chan struct{}
+}
+
+func (c *callbacks) queue(gateway, callID string) *callbackQueue {
+	q := &callbackQueue{pending: make(chan string, 16), done: make(chan struct{})}
+	go func() {
+		defer close(q.done)
+		for callbackType := range q.pending {
+			c.send(gateway, callID, callbackType)
+		}
+	}()
+	return q
+}
+
+func (q *callbackQueue) push(callbackType string) {
+	select {
+	case q.pending <- callbackType:
+	default: // a call has a handful of callbacks; more would be a loop, not news
+	}
+}
+
+// close waits until what was pushed is delivered (or given up).
+func (q *callbackQueue) close() {
+	close(q.pending)
+	<-q.done
+}

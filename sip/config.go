@@ -1,0 +1,83 @@
+package main
+
+import (
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Settings of the SIP side (../spec/voice-media-v1.md section 6), read from the environment the
+// way lib/settings.ts reads the service's: the same names, the same defaults.
+type config struct {
+	listenHost  string
+	listenPort  int
+	publicHost  string
+	trunk       string // SIP_TRUNK_URI; empty: no outbound calls
+	username    string
+	password    string
+	rtpFirst    int
+	rtpLast     int
+	controlAddr string // SIP_CONTROL_URL's host:port: the control API of the calls workers' carrier
+	gateway     string // the media gateway's control URL (http://HOST:MEDIA_PORT) for calls that come in
+	token       string // MEDIA_STREAMS_TOKEN
+	rtpSilence  time.Duration
+}
+
+func loadConfig() (config, error) {
+	c := config{
+		trunk:    os.Getenv("SIP_TRUNK_URI"),
+		username: os.Getenv("SIP_USERNAME"),
+		password: os.Getenv("SIP_PASSWORD"),
+
+		gateway: os.Getenv("MEDIA_GATEWAY_URL"),
+		token:   os.Getenv("MEDIA_STREAMS_TOKEN"),
+	}
+	control, err := url.Parse(envOr("SIP_CONTROL_URL", "http://127.0.0.1:8092"))
+	if err != nil || control.Host == "" {
+		return c, fmt.Errorf("SIP_CONTROL_URL must be http://HOST:PORT")
+	}
+	c.controlAddr = control.Host
+	host, port, err := net.SplitHostPort(envOr("SIP_LISTEN", "0.0.0.0:5060"))
+	if err != nil {
+		return c, fmt.Errorf("SIP_LISTEN: %w", err)
+	}
+	if c.listenPort, err = strconv.Atoi(port); err != nil || c.listenPort < 0 || c.listenPort > 65535 {
+		return c, fmt.Errorf("SIP_LISTEN: bad port %q", port)
+	}
+	c.listenHost = host
+	c.publicHost = envOr("SIP_PUBLIC_HOST", host)
+	if c.rtpFirst, c.rtpLast, err = portRange(envOr("RTP_PORTS", "20000-20999")); err != nil {
+		return c, err
+	}
+	silence, err := strconv.Atoi(envOr("SIP_RTP_TIMEOUT_MS", "10000"))
+	if err != nil || silence <= 0 {
+		return c, fmt.Errorf("SIP_RTP_TIMEOUT_MS must be a positive number of milliseconds")
+	}
+	c.rtpSilence = time.Duration(silence) * time.Millisecond
+	if c.gateway == "" || c.token == "" {
+		return c, fmt.Errorf("MEDIA_GATEWAY_URL and MEDIA_STREAMS_TOKEN are needed (npm start sets them)")
+	}
+	return c, nil
+}
+
+// portRange reads RTP_PORTS, `FIRST-LAST`: RTP and RTCP take a pair each, so at least two ports.
+func portRange(text string) (int, int, error) {
+	first, last, found := strings.Cut(text, "-")
+	a, errA := strconv.Atoi(strings.TrimSpace(first))
+	b, errB := strconv.Atoi(strings.TrimSpace(last))
+	if !found || errA != nil || errB != nil || a < 1 || b > 65535 || b <= a {
+		return 0, 0, fmt.Errorf("RTP_PORTS must be FIRST-LAST, e.g. 20000-20999 (got %q)", text)
+	}
+	return a, b, nil
+}
+
+func envOr(name, fallback string) string {
+	if value, ok := os.LookupEnv(name); ok && value != "" {
+		return value
+	}
+	return fallback
+}

@@ -1,0 +1,64 @@
+package main
+
+import (
+	"time"
+
+	"github.com/emiago/diago"
+)
+
+// Calls that come in: an INVITE whose request-URI user (else the To user) is a workspace number,
+// E.164 with or without `+`, is offered to the media gateway exactly like a Media Streams `start`
+// with `to`/`from` (../spec/voice-media-v1.md sections 3 and 6). The gateway takes it (its
+// `attached` mark: the Call is recorded and its workflow started) and only then is the INVITE
+// answered; a number without a published agent, or any other refusal, is `480 Temporarily
+// Unavailable` and no Call. Retransmitted INVITEs are absorbed by the transaction layer, and a
+// second INVITE of a Call-ID being served (a new branch) is answered 482: one call either way.
+
+const takeWithin = 10 * time.Second
+
+func (s *sidecar) serveInbound(d *diago.DialogServerSession) {
+	sipCallID := d.InviteRequest.CallID().Value()
+	log := s.log.With("sipCallId", sipCallID)
+	release, ok := s.claimInbound(sipCallID)
+	if !ok {
+		log.Info("refused: a second INVITE of a call already being served")
+		_ = d.Respond(482, "Loop Detected", nil)
+		return
+	}
+	defer release()
+	_ = d.Trying()
+	to := phoneNumber(d.InviteRequest.Recipient.User)
+	if to == "" {
+		to = phoneNumber(d.ToUser())
+	}
+	from := phoneNumber(d.FromUser())
+	if to == "" {
+		log.Info("refused: not a phone number", "user", d.InviteRequest.Recipient.User)
+		_ = d.Respond(480, "Temporarily Unavailable", nil)
+		return
+	}
+	stream, err := openStream(s.cfg.gateway, map[string]string{"to": to, "from": from, "token": s.cfg.token})
+	if err != nil {
+		log.Warn("refused: media gateway not reached", "error", err)
+		_ = d.Respond(503, "Service Unavailable", nil)
+		return
+	}
+	taken, early := stream.awaitAttached(d.Context(), takeWithin)
+	if !taken {
+		// The gateway's close reason says why: unknown_number, no_agent, agent_not_published, ...
+		log.Info("refused", "to", to, "reason", stream.closeReason)
+		stream.close()
+		_ = d.Respond(480, "Temporarily Unavailable", nil)
+		return
+	}
+	med, err := d.Answer(diago.AnswerOptions{})
+	if err != nil {
+		log.Warn("answer failed", "error", err)
+		stream.stop()
+		return
+	}
+	log.Info("answered", "to", to, "from", from)
+	s.track(d, true)
+	end := runBridge(log, d.Context(), med, stream, early, s.cfg.rtpSilence)
+	s.finish(log, d, end)
+}

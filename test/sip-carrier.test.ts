@@ -1,0 +1,454 @@
+import assert from 'node:assert/strict';
+import { createSocket } from 'node:dgram';
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import wavefile from 'wavefile';
+import { Call } from '../db/entities/index.js';
+import { recordingPath } from '../lib/recordings/recording-files.js';
+import { loadSettings } from '../lib/settings.js';
+import { freePort } from '../scripts/processes.js';
+import { resolveSipSide } from '../scripts/sip-side.js';
+import { createFixture, type Fixture } from './support/api.js';
+import { type Baresip, onPath, startBaresip } from './support/baresip.js';
+import { type AgentFixture, createAgentFixture } from './support/call-fixtures.js';
+import { type CallStack, startCallStack, waitForCallEnd } from './support/call-stack.js';
+import { startTestMediaGateway, type TestMediaGateway } from './support/media-gateway.js';
+import { startTestSipSide, type TestSipSide } from './support/sip-side.js';
+import { runSippDoubleInvite, startSippFarEnd } from './support/sipp.js';
+import { startTestSpeech, type TestSpeech } from './support/speech-kit.js';
+import { callTo } from './support/wait-for.js';
+
+// CARRIER=sip end to end over loopback (../shared/spec/voice-media-v1.md section 6): the SIP side
+// (sip/, built and run as npm start runs it) between Debian's baresip as the phone network's far
+// end and the media gateway, with the real local speech server, PostgreSQL, Temporal and the call
+// workflow. baresip auto-answers (or rings), plays a Piper-made caller line from a WAV and records
+// what it hears; that recording is transcribed back to the agent's words.
+
+const TOKEN = 'sip-test-token-7d2e90';
+const missing = ['baresip', 'sipp', 'go'].filter((program) => !onPath(program));
+const skip = missing.length
+  ? `${missing.join(', ')} not installed (apt-get install baresip-core sip-tester golang; .ci/run installs the first two)`
+  : false;
+
+let stack: CallStack;
+let gateway: TestMediaGateway;
+let speech: TestSpeech;
+let sipSide: TestSipSide | undefined;
+let work: string;
+let owner: Fixture;
+let agent: AgentFixture;
+let sipPort: number;
+let controlUrl: string;
+let gatewayUrl: string;
+const farEnds: Baresip[] = [];
+
+const OUTBOUND_OPENING = 'Hello, this is Ada from Acme calling about your booking for Friday.';
+const INBOUND_OPENING = 'Thanks for calling Acme. My name is Ada, and I can help you with your booking.';
+
+/** The SIP side with the trunk at `trunkPort` (restarted when a test needs another far end). */
+async function sipSideWithTrunk(trunkPort: number, env: Record<string, string> = {}): Promise<void> {
+  await sipSide?.stop();
+  const rtp = 40_000 + Math.floor(Math.random() * 100) * 100;
+  sipSide = await startTestSipSide({
+    SIP_LISTEN: `127.0.0.1:${sipPort}`,
+    SIP_TRUNK_URI: `sip:127.0.0.1:${trunkPort}`,
+    RTP_PORTS: `${rtp}-${rtp + 99}`,
+    SIP_CONTROL_URL: controlUrl,
+    MEDIA_GATEWAY_URL: gatewayUrl,
+    MEDIA_STREAMS_TOKEN: TOKEN,
+    SIP_RTP_TIMEOUT_MS: '4000',
+    ...env,
+  });
+}
+
+/** A WAV baresip plays as the person: `lead` seconds of silence, the line, then `tail` seconds of silence. */
+async function personWav(name: string, line: string | null, lead: number, tail: number): Promise<string> {
+  const spoken = line ? await speech.callerSays(line) : new Int16Array(0);
+  const samples = new Int16Array(8000 * (lead + tail) + spoken.length);
+  samples.set(spoken, 8000 * lead);
+  const wav = new wavefile.WaveFile();
+  wav.fromScratch(1, 8000, '16', samples);
+  const file = path.join(work, `${name}.wav`);
+  await writeFile(file, wav.toBuffer());
+  return file;
+}
+
+async function farEnd(
+  name: string,
+  options: { play: string; answer: 'auto' | 'manual'; user?: string; codecs?: string },
+): Promise<Baresip> {
+  const far = await startBaresip({ dir: path.join(work, name), ...options });
+  farEnds.push(far);
+  return far;
+}
+
+/**
+ * POST /calls to `to`, an auto-answering baresip as the trunk playing `play` (default: silence);
+ * resolves once it picked up.
+ */
+async function answeredOutboundCall(name: string, to: string, play?: string) {
+  play ??= await personWav('silence', null, 0, 60);
+  const far = await farEnd(name, { play, answer: 'auto', user: to });
+  await sipSideWithTrunk(far.port);
+  const api = stack.api.client(owner.secret);
+  const created = await api.post('/calls', { agent_id: agent.agentId, to });
+  assert.equal(created.status, 202, created.text);
+  const established = await far.waitForEvent('CALL_ESTABLISHED', 30_000);
+  return { far, api, callId: created.body.id as string, established };
+}
+
+/** POST /calls to `to` (ring timeout 10 s, the least) and the call once it ended. */
+async function placedCallEnd(to: string, body: Record<string, unknown> = { ring_timeout_seconds: 10 }) {
+  const api = stack.api.client(owner.secret);
+  const created = await api.post('/calls', { agent_id: agent.agentId, to, ...body });
+  assert.equal(created.status, 202, created.text);
+  return waitForCallEnd(api, created.body.id, 40_000);
+}
+
+/** What baresip heard (its `-dec.wav` recording), as 8 kHz samples. */
+async function heardBy(far: Baresip): Promise<Int16Array> {
+  const file = (await readdir(far.dir)).find((name) => name.startsWith('dump-') && name.endsWith('-dec.wav'));
+  assert.ok(file, `no recording in ${far.dir}: ${(await readdir(far.dir)).join(', ')}`);
+  const wav = new wavefile.WaveFile(await readFile(path.join(far.dir, file)));
+  wav.toBitDepth('16');
+  const fmt = wav.fmt as { sampleRate: number };
+  assert.equal(fmt.sampleRate, 8000);
+  return Int16Array.from(wav.getSamples(false, Int16Array) as unknown as Int16Array);
+}
+
+function loudness(samples: Int16Array): number {
+  let sum = 0;
+  for (const sample of samples) sum += sample * sample;
+  return Math.sqrt(sum / Math.max(1, samples.length));
+}
+
+before(async () => {
+  if (skip) return;
+  work = await mkdtemp(path.join(tmpdir(), 'sip-carrier-'));
+  const defaults = loadSettings({});
+  const [gatewayPort, controlPort] = [await freePort(), await freePort()];
+  sipPort = await freePort();
+  gatewayUrl = `http://127.0.0.1:${gatewayPort}`;
+  controlUrl = `http://127.0.0.1:${controlPort}`;
+  [stack, speech] = await Promise.all([
+    startCallStack({
+      prefix: 'sip-carrier',
+      simTimeScale: 1,
+      settings: {
+        media: {
+          ...defaults.media,
+          streamsToken: TOKEN,
+          gatewayUrl,
+          carrier: 'sip',
+          sip: { ...defaults.media.sip, controlUrl },
+        },
+        recordingsDir: path.join(work, 'recordings'),
+      },
+    }),
+    startTestSpeech(),
+    // Built (or found in the cache) here, so a first build on a machine is no test's time.
+    resolveSipSide(),
+  ]);
+  gateway = await startTestMediaGateway(stack, speech, undefined, gatewayPort);
+  owner = await createFixture(stack.db.orm, { requestsPerSecond: 10_000 });
+  agent = await createAgentFixture(stack.db.orm, {
+    workspaceId: owner.workspaceId,
+    firstMessage: INBOUND_OPENING,
+    outboundFirstMessage: OUTBOUND_OPENING,
+  });
+});
+
+after(async () => {
+  for (const far of farEnds) await far.stop();
+  await sipSide?.stop();
+  await gateway?.close();
+  await stack?.close();
+  await speech?.close();
+  if (work) await rm(work, { recursive: true, force: true });
+});
+
+// The suite holds every test of the file (about 2 minutes here): its own time limit is the sum's, each test keeps npm test's 120 s.
+describe('CARRIER=sip', { skip, timeout: 600_000 }, () => {
+  test('an outbound call to a far end that picks up: each hears the other, the person hangs up; the call is recorded', async () => {
+    // The person says a line after the agent's opening, then hangs up.
+    const line = await personWav('monday', 'Could we move it to Monday morning?', 7, 60);
+    const { far, api, callId, established } = await answeredOutboundCall('outbound', '+4791230001', line);
+    assert.match(String(established.peeruri ?? ''), /127\.0\.0\.1/);
+    await new Promise((resolve) => setTimeout(resolve, 13_000));
+    await far.command('hangup');
+    const ended = await waitForCallEnd(api, callId, 60_000);
+    assert.equal(ended.status, 'completed', JSON.stringify(ended));
+    assert.equal(ended.end_reason, 'caller_hangup');
+    const heard = await heardBy(far);
+    assert.ok(loudness(heard) > 200, `far end heard silence (rms ${loudness(heard)})`);
+    const words = await speech.transcribe(heard);
+    assert.match(words, /acme|booking|friday/, words);
+    // What the person said went up the other way: a caller line of the transcript.
+    const transcript = await api.get(`/calls/${callId}/transcript`);
+    const said = (transcript.body.data as { role: string; text: string }[])
+      .filter((entry) => entry.role === 'caller')
+      .map((entry) => entry.text.toLowerCase())
+      .join(' ');
+    assert.match(said, /monday|move/, JSON.stringify(transcript.body));
+    const call = await stack.db.orm.em.fork().findOneOrFail(Call, { id: callId });
+    assert.equal(call.direction, 'outbound');
+    const wav = new wavefile.WaveFile(await readFile(recordingPath(path.join(work, 'recordings'), callId)));
+    const fmt = wav.fmt as { numChannels: number; sampleRate: number };
+    assert.deepEqual([fmt.numChannels, fmt.sampleRate], [2, 8000]);
+    // Channel 1 the person (their line), channel 2 the agent (its opening): both carry speech.
+    const [person, agentSide] = wav.getSamples(false, Int16Array) as unknown as Int16Array[];
+    assert.ok(loudness(person) > 100, `the person's channel is silent (rms ${loudness(person)})`);
+    assert.ok(loudness(agentSide) > 100, `the agent's channel is silent (rms ${loudness(agentSide)})`);
+  });
+
+  test('an inbound call (PCMA) to a workspace number reaches its agent, who hangs up after goodbye', async () => {
+    const goodbye = await personWav('goodbye', 'Thank you, goodbye.', 12, 30);
+    // A-law only: the SIP side transcodes to the gateway's μ-law and back.
+    const far = await farEnd('inbound', { play: goodbye, answer: 'auto', codecs: 'PCMA' });
+    await sipSideWithTrunk(far.port);
+    const digits = agent.number.slice(1);
+    await far.command('dial', `sip:${digits}@127.0.0.1:${sipPort}`);
+    await far.waitForEvent('CALL_ESTABLISHED', 30_000);
+    const call = await callTo(stack.db.orm, agent.number);
+    assert.equal(call.direction, 'inbound');
+    assert.equal(call.channel, 'phone');
+    const closed = await far.waitForEvent('CALL_CLOSED', 90_000);
+    const ended = await waitForCallEnd(stack.api.client(owner.secret), call.id, 60_000);
+    assert.equal(
+      ended.end_reason,
+      'agent_hangup',
+      `${JSON.stringify({ ended, closed })}\n${sipSide?.output()}`,
+    );
+    const words = await speech.transcribe(await heardBy(far));
+    assert.match(words, /calling|acme|booking/, words);
+  });
+
+  describe('calls that are not answered', () => {
+    const cases = [
+      { status: 486, reason: 'busy' },
+      { status: 600, reason: 'busy' },
+      { status: 480, reason: 'no_answer' },
+      { status: 408, reason: 'no_answer' },
+      { status: 603, reason: 'not_connected' },
+      { status: 404, reason: 'not_connected' },
+    ] as const;
+    for (const { status, reason } of cases) {
+      test(`a far end that rings, then answers ${status}: the call fails ${reason}`, async () => {
+        const far = await startSippFarEnd(work, status);
+        try {
+          await sipSideWithTrunk(far.port);
+          const ended = await placedCallEnd('+4791230002', {});
+          assert.equal(ended.status, 'failed');
+          assert.equal(ended.end_reason, reason, JSON.stringify(ended));
+          assert.equal(await far.exited, 0, far.output());
+        } finally {
+          far.stop();
+        }
+      });
+    }
+
+    test('a far end that rings and never answers is CANCELed at the ring timeout: no_answer', async () => {
+      const far = await startSippFarEnd(work, 'ring');
+      try {
+        await sipSideWithTrunk(far.port);
+        const ended = await placedCallEnd('+4791230003');
+        assert.equal(ended.status, 'failed');
+        assert.equal(ended.end_reason, 'no_answer');
+        // sipp got the CANCEL (its scenario ends only after CANCEL, 487 and ACK).
+        assert.equal(await far.exited, 0, far.output());
+        assert.equal(JSON.parse(await (await fetch(`${controlUrl}/healthz`)).text()).placed, 0);
+      } finally {
+        far.stop();
+      }
+    });
+  });
+
+  test('a transfer is a REFER to the far end, then BYE; the call ends transferred', async () => {
+    const ask = await personWav('ask', 'Can I talk to a real person, please?', 12, 30);
+    // A number of its own: callTo finds the first call to a number.
+    const other = await createAgentFixture(stack.db.orm, {
+      workspaceId: owner.workspaceId,
+      firstMessage: INBOUND_OPENING,
+    });
+    const far = await farEnd('transfer', { play: ask, answer: 'auto' });
+    await sipSideWithTrunk(far.port);
+    await far.command('dial', `sip:${other.number}@127.0.0.1:${sipPort}`);
+    await far.waitForEvent('CALL_ESTABLISHED', 30_000);
+    const call = await callTo(stack.db.orm, other.number);
+    const transfer = await far.waitForEvent('TRANSFER', 90_000);
+    assert.match(JSON.stringify(transfer), new RegExp(stack.settings.transferNumber!.replace('+', '\\+')));
+    const ended = await waitForCallEnd(stack.api.client(owner.secret), call.id, 60_000);
+    const transcript = await stack.api.client(owner.secret).get(`/calls/${call.id}/transcript`);
+    assert.equal(ended.end_reason, 'transferred', `${JSON.stringify(transcript.body)}\n${sipSide?.output()}`);
+  });
+
+  describe('digest credentials', () => {
+    for (const { password, reason } of [
+      { password: 'secret', reason: 'busy' },
+      { password: 'wrong', reason: 'not_connected' },
+    ]) {
+      test(`the trunk asks (401); with ${password === 'secret' ? 'the right' : 'wrong'} credentials the call is ${reason}`, async () => {
+        const far = await startSippFarEnd(work, 'digest');
+        try {
+          await sipSideWithTrunk(far.port, { SIP_USERNAME: 'user', SIP_PASSWORD: password });
+          const ended = await placedCallEnd('+4791230005', {});
+          assert.equal(
+            ended.end_reason,
+            reason,
+            `${JSON.stringify(ended)}\n${far.output()}\n${sipSide?.output()}`,
+          );
+          assert.equal(await far.exited, 0, far.output());
+        } finally {
+          far.stop();
+        }
+      });
+    }
+  });
+
+  test('a second INVITE of a call being taken (same Call-ID, new branch) is refused 482: one call', async () => {
+    const other = await createAgentFixture(stack.db.orm, {
+      workspaceId: owner.workspaceId,
+      firstMessage: INBOUND_OPENING,
+    });
+    // No call goes out here: the trunk is never dialled.
+    await sipSideWithTrunk(9);
+    const caller = await runSippDoubleInvite(work, { port: sipPort, user: other.number });
+    assert.equal(caller.code, 0, caller.output);
+    const calls = await stack.db.orm.em.fork().find(Call, { toNumber: other.number });
+    assert.equal(calls.length, 1);
+    const ended = await waitForCallEnd(stack.api.client(owner.secret), calls[0].id, 30_000);
+    assert.equal(ended.end_reason, 'caller_hangup');
+  });
+
+  test('a trunk that never answers at all: the ring timeout ends the call no_answer', async () => {
+    // A UDP socket that takes the INVITE (and its retransmissions) and says nothing.
+    const silent = createSocket('udp4');
+    let received = 0;
+    silent.on('message', () => received++);
+    await new Promise<void>((resolve) => silent.bind(0, '127.0.0.1', resolve));
+    try {
+      await sipSideWithTrunk(silent.address().port);
+      const ended = await placedCallEnd('+4791230006');
+      assert.equal(ended.end_reason, 'no_answer', JSON.stringify(ended));
+      assert.ok(received >= 1, 'the INVITE reached the trunk');
+    } finally {
+      silent.close();
+    }
+  });
+
+  test('a dial is once per call id: a retried dial request does not ring again', async () => {
+    // The trunk: a UDP socket that notes each INVITE's Call-ID (a retransmission keeps its own).
+    const trunk = createSocket('udp4');
+    const invites = new Set<string>();
+    trunk.on('message', (message) => {
+      const text = message.toString();
+      if (text.startsWith('INVITE ')) invites.add(/^Call-ID:\s*(.+)$/im.exec(text)?.[1].trim() ?? '');
+    });
+    await new Promise<void>((resolve) => trunk.bind(0, '127.0.0.1', resolve));
+    try {
+      await sipSideWithTrunk(trunk.address().port);
+      const callId = crypto.randomUUID();
+      const dial = () =>
+        fetch(`${controlUrl}/calls/${callId}/dial`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ to: '+4791230008', from: '', ringTimeoutSeconds: 10, gateway: gatewayUrl }),
+        }).then((response) => response.json() as Promise<{ dialing: boolean }>);
+      assert.deepEqual((await Promise.all([dial(), dial(), dial()])).map((answer) => answer.dialing).sort(), [
+        false,
+        false,
+        true,
+      ]);
+      await new Promise((resolve) => setTimeout(resolve, 1500));
+      assert.equal((await dial()).dialing, false);
+      assert.equal(invites.size, 1, [...invites].join(', '));
+      const wrongToken = await fetch(`${controlUrl}/calls/${callId}/release`, {
+        method: 'POST',
+        headers: { authorization: 'Bearer nope' },
+      });
+      assert.equal(wrongToken.status, 401);
+    } finally {
+      trunk.close();
+    }
+  });
+
+  test('without SIP_TRUNK_URI nothing is dialled: the call fails not_connected at once', async () => {
+    await sipSideWithTrunk(9, { SIP_TRUNK_URI: '' });
+    const ended = await placedCallEnd('+4791230007');
+    assert.equal(ended.end_reason, 'not_connected', JSON.stringify(ended));
+  });
+
+  test('malformed messages and unknown methods are answered or dropped, and the SIP side goes on', async () => {
+    await sipSideWithTrunk(9);
+    const socket = createSocket('udp4');
+    await new Promise<void>((resolve) => socket.bind(0, '127.0.0.1', resolve));
+    const answers: string[] = [];
+    socket.on('message', (message) => answers.push(message.toString()));
+    const { port } = socket.address();
+    const request = (method: string) =>
+      [
+        `${method} sip:+4722000000@127.0.0.1:${sipPort} SIP/2.0`,
+        `Via: SIP/2.0/UDP 127.0.0.1:${port};branch=z9hG4bK-${method}-${Date.now()}`,
+        'From: <sip:tester@127.0.0.1>;tag=1',
+        `To: <sip:+4722000000@127.0.0.1:${sipPort}>`,
+        `Call-ID: ${method}-${Date.now()}@127.0.0.1`,
+        `CSeq: 1 ${method}`,
+        'Max-Forwards: 70',
+        'Content-Length: 0',
+        '',
+        '',
+      ].join('\r\n');
+    try {
+      for (const datagram of [
+        '\u0000\u0001garbage',
+        'INVITE nothing\r\n\r\n',
+        request('FROBNICATE'),
+        request('OPTIONS'),
+      ]) {
+        socket.send(datagram, sipPort, '127.0.0.1');
+      }
+      for (let i = 0; i < 50 && answers.length < 2; i++)
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      assert.ok(
+        answers.some((answer) => answer.startsWith('SIP/2.0 405')),
+        answers.join('\n'),
+      );
+      assert.ok(
+        answers.some((answer) => answer.startsWith('SIP/2.0 200')),
+        answers.join('\n'),
+      );
+      assert.equal(
+        ((await (await fetch(`${controlUrl}/healthz`)).json()) as { status: string }).status,
+        'ok',
+      );
+    } finally {
+      socket.close();
+    }
+  });
+
+  test('an INVITE for a number of no workspace, or whose agent is not published, is refused 480; no Call', async () => {
+    const draft = await createAgentFixture(stack.db.orm, { workspaceId: owner.workspaceId, status: 'draft' });
+    const far = await farEnd('unknown', { play: await personWav('silence', null, 0, 5), answer: 'auto' });
+    await sipSideWithTrunk(far.port);
+    for (const number of ['+4799999999', draft.number, 'alice']) {
+      far.events.length = 0;
+      await far.command('dial', `sip:${number}@127.0.0.1:${sipPort}`);
+      const closed = await far.waitForEvent('CALL_CLOSED', 15_000);
+      assert.match(String(closed.param), /480/, JSON.stringify(closed));
+    }
+    const calls = await stack.db.orm.em.fork().find(Call, { toNumber: ['+4799999999', draft.number] });
+    assert.deepEqual(calls, []);
+  });
+
+  test('a far end whose audio stops mid-call (no BYE) ends the call as a caller hang-up', async () => {
+    const { far, api, callId } = await answeredOutboundCall('vanishes', '+4791230004');
+    await new Promise((resolve) => setTimeout(resolve, 2000));
+    await far.kill();
+    // SIP_RTP_TIMEOUT_MS is 4 s here.
+    const ended = await waitForCallEnd(api, callId, 30_000);
+    assert.equal(ended.status, 'completed');
+    assert.equal(ended.end_reason, 'caller_hangup');
+  });
+});

@@ -1,0 +1,45 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { loadSettings } from '../lib/settings.js';
+import { sipAddress } from '../scripts/sip-side.js';
+
+// The SIP side's settings (../shared/spec/voice-media-v1.md section 6) as lib/settings.ts reads
+// them, and the address `npm start` prints.
+
+test('CARRIER=sip and the SIP settings: defaults, values, and refusals by name', () => {
+  const defaults = loadSettings({});
+  assert.equal(defaults.media.carrier, 'simulator');
+  assert.deepEqual(defaults.media.sip, {
+    listen: { host: '0.0.0.0', port: 5060 },
+    publicHost: '0.0.0.0',
+    trunkUri: undefined,
+    username: undefined,
+    password: undefined,
+    rtpPorts: { first: 20000, last: 20999 },
+    controlUrl: 'http://127.0.0.1:8092',
+  });
+  assert.equal(sipAddress(defaults), 'udp://127.0.0.1:5060');
+
+  const set = loadSettings({
+    CARRIER: 'sip',
+    SIP_LISTEN: '10.0.0.5:5080',
+    SIP_PUBLIC_HOST: 'sip.example.net',
+    SIP_TRUNK_URI: 'sip:trunk.example.net:5060',
+    SIP_USERNAME: 'user',
+    SIP_PASSWORD: 'secret',
+    RTP_PORTS: '30000-30099',
+  });
+  assert.equal(set.media.carrier, 'sip');
+  assert.deepEqual(set.media.sip.listen, { host: '10.0.0.5', port: 5080 });
+  assert.equal(set.media.sip.trunkUri, 'sip:trunk.example.net:5060');
+  assert.deepEqual(set.media.sip.rtpPorts, { first: 30000, last: 30099 });
+  assert.equal(sipAddress(set), 'udp://sip.example.net:5080');
+
+  assert.throws(() => loadSettings({ CARRIER: 'pstn' }), /CARRIER must be simulator or sip/);
+  assert.throws(() => loadSettings({ SIP_LISTEN: '5060' }), /SIP_LISTEN must be HOST:PORT/);
+  assert.throws(() => loadSettings({ RTP_PORTS: '20000' }), /RTP_PORTS/);
+  assert.throws(
+    () => loadSettings({ SIP_TRUNK_URI: 'trunk.example.net' }),
+    /SIP_TRUNK_URI must be a SIP URI/,
+  );
+});
