@@ -153,7 +153,7 @@ async function runCall(options: { to?: string; metadata?: Record<string, string>
 function toolActivities(history: Awaited<ReturnType<typeof runCall>>['history']) {
   return (history.events ?? []).flatMap((event) => {
     const scheduled = event.activityTaskScheduledEventAttributes;
-    if (!scheduled || !scheduled.taskQueue?.name?.endsWith('tools')) return [];
+    if (!scheduled?.taskQueue?.name?.endsWith('tools')) return [];
     const summary = event.userMetadata?.summary?.data;
     return [
       {

@@ -22,9 +22,8 @@ function chaosModel(request: SeenRequest): StandInReply {
   const messages: { role: string; content: string | null }[] = request.body.messages;
   const heard = messages.filter((message) => message.role === 'user');
   const last = messages.at(-1);
-  if (!last || last.role !== 'user')
-    return streamed('Hello, this is the chaos agent calling about your booking.');
-  const text = last.content ?? '';
+  if (last?.role !== 'user') return streamed('Hello, this is the chaos agent calling about your booking.');
+  const text = last?.content ?? '';
   if (/\bBye\b/.test(text)) return streamed('Goodbye, and thank you for your time!', [endCall()]);
   if (/real person|manager/.test(text))
     return streamed('Of course, connecting you now.', [transferCall(TRANSFER_TO)]);
