@@ -40,6 +40,22 @@ test('a number as the spec shows it', async () => {
   });
 });
 
+test('with CARRIER=sip a voice number says it is reached over SIP: `sip` in its capabilities, in lists too', async () => {
+  const voice = await newNumber('SIP line');
+  const media = api.deps.settings.media;
+  const before = media.carrier;
+  (media as { carrier: typeof before }).carrier = 'sip';
+  try {
+    const one = await client().get(`/phone-numbers/${voice.id}`);
+    assert.deepEqual(one.body.capabilities, ['voice', 'sip']);
+    const page = await client().get('/phone-numbers?limit=100');
+    for (const item of page.body.data) assert.deepEqual(item.capabilities, ['voice', 'sip']);
+  } finally {
+    (media as { carrier: typeof before }).carrier = before;
+  }
+  assert.deepEqual((await client().get(`/phone-numbers/${voice.id}`)).body.capabilities, ['voice']);
+});
+
 test('assign, reassign and release', async () => {
   const n = await newNumber();
   const a1 = (await client().post('/agents', { name: 'one' })).body.id;

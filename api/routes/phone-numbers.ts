@@ -1,6 +1,7 @@
 import { PhoneNumber } from '../../db/entities/index.js';
 import { findAgentOr404, findPhoneNumberOr404 } from '../auth/workspace-resources.js';
 import { listQuerySchema, listSchema, paginate } from '../http/pagination.js';
+import type { ApiContext } from '../http/route.js';
 import { defineRoute, type RouteDefinition } from '../http/route.js';
 import { presentPhoneNumber } from '../presenters/phone-number.js';
 import { uuidParams } from '../schemas/common.js';
@@ -10,6 +11,8 @@ import { phoneNumberSchema, phoneNumberUpdateSchema } from '../schemas/phone-num
 // agent answers each one.
 
 const numberParams = uuidParams('phone_number_id');
+/** How the deployment's numbers are reached, for their `capabilities`. */
+const reachOf = (ctx: ApiContext) => ({ sip: ctx.state.deps.settings.media.carrier === 'sip' });
 const missing = { description: 'resource_missing: no such number (or agent) in the workspace.' };
 
 const list = defineRoute({
@@ -23,7 +26,7 @@ const list = defineRoute({
   async handler(ctx, { query }) {
     const page = await paginate(ctx.state.em, PhoneNumber, { workspace: ctx.state.auth.workspaceId }, query, {
       orderBy: 'createdAt',
-      present: presentPhoneNumber,
+      present: (number: PhoneNumber) => presentPhoneNumber(number, reachOf(ctx)),
     });
     return { status: 200, body: page };
   },
@@ -43,7 +46,7 @@ const get = defineRoute({
       ctx.state.auth.workspaceId,
       params.phone_number_id,
     );
-    return { status: 200, body: presentPhoneNumber(number) };
+    return { status: 200, body: presentPhoneNumber(number, reachOf(ctx)) };
   },
 });
 
@@ -66,7 +69,7 @@ const update = defineRoute({
       number.updatedAt = new Date();
       await em.flush();
     }
-    return { status: 200, body: presentPhoneNumber(number) };
+    return { status: 200, body: presentPhoneNumber(number, reachOf(ctx)) };
   },
 });
 

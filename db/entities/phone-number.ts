@@ -5,6 +5,11 @@ import { Workspace } from './workspace.js';
 export const PHONE_NUMBER_STATUSES = ['active', 'released'] as const;
 export type PhoneNumberStatus = (typeof PHONE_NUMBER_STATUSES)[number];
 export const PHONE_NUMBER_CAPABILITIES = ['voice', 'sms'] as const;
+/**
+ * How a voice number is reached, shown in its `capabilities` beside what is stored: `sip` while the
+ * deployment's SIP side answers INVITEs to it (CARRIER=sip: every voice number of every workspace).
+ */
+export const PHONE_NUMBER_REACH = ['sip'] as const;
 
 /** A number the workspace owns. A number is unique across workspaces: a carrier routes it to one owner. */
 const PhoneNumberSchema = defineEntity({

@@ -1866,7 +1866,8 @@ export interface operations {
                             agent_id: string | null;
                             /** @enum {unknown} */
                             status: "active" | "released";
-                            capabilities: ("voice" | "sms")[];
+                            /** @description What the number was created with (`voice`, `sms`) and, for a voice number, how it is reached: `sip` while the deployment takes calls over a SIP trunk (CARRIER=sip), whose SIP side then answers INVITEs to it. */
+                            capabilities: ("voice" | "sms" | "sip")[];
                             /** Format: date-time */
                             created_at: string;
                         }[];
@@ -1977,7 +1978,8 @@ export interface operations {
                         agent_id: string | null;
                         /** @enum {unknown} */
                         status: "active" | "released";
-                        capabilities: ("voice" | "sms")[];
+                        /** @description What the number was created with (`voice`, `sms`) and, for a voice number, how it is reached: `sip` while the deployment takes calls over a SIP trunk (CARRIER=sip), whose SIP side then answers INVITEs to it. */
+                        capabilities: ("voice" | "sms" | "sip")[];
                         /** Format: date-time */
                         created_at: string;
                     };
@@ -2106,7 +2108,8 @@ export interface operations {
                         agent_id: string | null;
                         /** @enum {unknown} */
                         status: "active" | "released";
-                        capabilities: ("voice" | "sms")[];
+                        /** @description What the number was created with (`voice`, `sms`) and, for a voice number, how it is reached: `sip` while the deployment takes calls over a SIP trunk (CARRIER=sip), whose SIP side then answers INVITEs to it. */
+                        capabilities: ("voice" | "sms" | "sip")[];
                         /** Format: date-time */
                         created_at: string;
                     };
