@@ -3,15 +3,16 @@ import { randomBytes } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import type { Client } from '@temporalio/client';
 import { lazyTemporalClient } from '../api/temporal-client.js';
-import { Call } from '../db/entities/index.js';
+import { Call, Workspace } from '../db/entities/index.js';
 import { setLimits } from '../lib/accounts.js';
+import { checkCallLimits } from '../lib/calls/call-limits.js';
 import { callProgressQuery } from '../lib/temporal/call-messages.js';
 import { CallStatusKey, WorkspaceIdKey } from '../lib/temporal/search-attributes.js';
 import { callWorkflowId } from '../lib/temporal/workflow-contracts.js';
 import { freePort } from '../scripts/processes.js';
 import { createFixture, type Fixture, startApi, type TestApi } from './support/api.js';
 import { assertApiError } from './support/assert-api.js';
-import { type AgentFixture, createAgentFixture } from './support/call-fixtures.js';
+import { type AgentFixture, createAgentFixture, createQueuedCall } from './support/call-fixtures.js';
 import { type CallStack, startCallStack, waitForCallEnd } from './support/call-stack.js';
 import type { TestDatabase } from './support/database.js';
 import type { SharedDevServer } from './support/temporal.js';
@@ -332,6 +333,24 @@ describe('limits and the trial rule', () => {
     } finally {
       await second.close();
     }
+  });
+
+  test('Retry-After of calls per minute is at most 60 s, also when a call admitted meanwhile started after the request was read', async () => {
+    const ws = await createFixture(db.orm, { requestsPerSecond: 10_000 });
+    const wsAgent = await createAgentFixture(db.orm, { workspaceId: ws.workspaceId });
+    await setLimits(db.orm.em.fork(), { workspaceId: ws.workspaceId, callsPerMinute: 1 });
+    const em = db.orm.em.fork();
+    const workspace = await em.findOneOrFail(Workspace, { id: ws.workspaceId });
+    const now = new Date();
+    // Another API process admitted a call while this request waited for the workspace's lock:
+    // its start is a moment after this request's `now` (CI once answered Retry-After: 61).
+    await createQueuedCall(db.orm, wsAgent, { to: callee() });
+    await em
+      .fork()
+      .nativeUpdate(Call, { workspace: ws.workspaceId }, { startedAt: new Date(now.getTime() + 400) });
+    const refusal = await checkCallLimits(em, workspace, 'outbound', now);
+    assert.equal(refusal?.code, 'call_rate_limited');
+    assert.ok(refusal.retryAfterSeconds <= 60, `Retry-After ${refusal.retryAfterSeconds}`);
   });
 
   test('daily limit and minutes quota answer 429 with Retry-After', async () => {

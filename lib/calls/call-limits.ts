@@ -76,7 +76,12 @@ export async function checkCallLimits(
     );
   const dialing = direction === 'outbound';
   if (dialing && Number(row.last_minute) >= workspace.callsPerMinute) {
-    const oldest = row.oldest_in_minute ? new Date(row.oldest_in_minute).getTime() : now.getTime();
+    // `now` was read before this request waited for the workspace's lock, so a call another process
+    // admitted meanwhile may have started after it: a slot never frees later than a minute from now.
+    const oldest = Math.min(
+      row.oldest_in_minute ? new Date(row.oldest_in_minute).getTime() : now.getTime(),
+      now.getTime(),
+    );
     return { code: 'call_rate_limited', retryAfterSeconds: (oldest + 60_000 - now.getTime()) / 1000 };
   }
   if (dialing && Number(row.today) >= workspace.callsPerDay) {

@@ -1,0 +1,126 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import wavefile from 'wavefile';
+import { type Orm, openOrm } from '../db/orm.js';
+import { ClusterStack } from '../scripts/chaos/cluster-stack.js';
+import { freePort } from '../scripts/processes.js';
+import { ApiClient, createFixture, type Fixture } from './support/api.js';
+import { type Baresip, onPath, startBaresip } from './support/baresip.js';
+import { type AgentFixture, createAgentFixture } from './support/call-fixtures.js';
+import { waitForCallEnd } from './support/call-stack.js';
+import { callTo } from './support/wait-for.js';
+
+// `npm run start:cluster` with CARRIER=sip (and VOICE_SPEECH=local, which SIP needs): the cluster
+// starts the SIP side beside its media gateway, prints `SIP: udp://HOST:PORT`, takes a call from
+// the phone network (baresip dialling a workspace number) through it to the number's agent, and
+// starts the SIP side again when it dies. test/start.test.ts checks the same of `npm start`.
+
+const missing = ['baresip', 'go'].filter((program) => !onPath(program));
+const skip = missing.length ? `${missing.join(', ')} not installed (.ci/run installs baresip-core)` : false;
+
+let dir: string;
+let cluster: ClusterStack;
+let orm: Orm;
+let owner: Fixture;
+let agent: AgentFixture;
+let sipPort: number;
+let controlUrl: string;
+let far: Baresip | undefined;
+
+const clusterLog = () => readFileSync(path.join(dir, 'cluster', 'logs', 'cluster.log'), 'utf8');
+
+async function waitForLog(pattern: RegExp, limitMs: number): Promise<RegExpExecArray> {
+  const until = Date.now() + limitMs;
+  for (;;) {
+    const found = pattern.exec(clusterLog());
+    if (found) return found;
+    if (Date.now() > until) assert.fail(`no ${pattern} in the cluster's log:\n${clusterLog().slice(-3000)}`);
+    await sleep(200);
+  }
+}
+
+async function healthy(url: string, limitMs = 20_000): Promise<boolean> {
+  const until = Date.now() + limitMs;
+  while (Date.now() < until) {
+    const ok = await fetch(url).then(
+      (res) => res.ok,
+      () => false,
+    );
+    if (ok) return true;
+    await sleep(200);
+  }
+  return false;
+}
+
+before(async () => {
+  if (skip) return;
+  dir = mkdtempSync(path.join(os.tmpdir(), 'cluster-sip-'));
+  sipPort = await freePort();
+  controlUrl = `http://127.0.0.1:${await freePort()}`;
+  cluster = new ClusterStack({
+    dir: path.join(dir, 'cluster'),
+    simTimeScale: 0.05,
+    apiProcesses: 1,
+    workerProcesses: 'calls=1,webhooks=1,carrier-simulator=1',
+    env: {
+      VOICE_SPEECH: 'local',
+      CARRIER: 'sip',
+      SIP_LISTEN: `127.0.0.1:${sipPort}`,
+      SIP_CONTROL_URL: controlUrl,
+      RTP_PORTS: '46000-46099',
+      MEDIA_PORT: String(await freePort()),
+    },
+    log: () => {},
+  });
+  await cluster.start();
+  orm = await openOrm(cluster.databaseUrl);
+  owner = await createFixture(orm, { requestsPerSecond: 1000 });
+  agent = await createAgentFixture(orm, {
+    workspaceId: owner.workspaceId,
+    firstMessage: 'Thanks for calling Acme, this is Ada.',
+  });
+});
+
+after(async () => {
+  await far?.stop();
+  await orm?.close();
+  await cluster?.close();
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+describe('npm run start:cluster with CARRIER=sip', { skip, timeout: 900_000 }, () => {
+  test('prints its SIP address, and a call from the phone network reaches the agent of the number dialled', async () => {
+    await waitForLog(new RegExp(`SIP: udp://127\\.0\\.0\\.1:${sipPort}`), 5_000);
+    await waitForLog(/Media streams: ws:\/\//, 5_000);
+    assert.ok(await healthy(`${controlUrl}/healthz`), 'the SIP side answers on its control address');
+
+    // baresip as the phone network: dials the workspace number (E.164 without +), plays silence.
+    const silence = new wavefile.WaveFile();
+    silence.fromScratch(1, 8000, '16', new Int16Array(8000 * 60));
+    const play = path.join(dir, 'silence.wav');
+    writeFileSync(play, silence.toBuffer());
+    far = await startBaresip({ dir: path.join(dir, 'baresip'), play, answer: 'auto' });
+    await far.command('dial', `sip:${agent.number.slice(1)}@127.0.0.1:${sipPort}`);
+    await far.waitForEvent('CALL_ESTABLISHED', 60_000);
+    const call = await callTo(orm, agent.number);
+    assert.equal(call.direction, 'inbound');
+    assert.equal(call.channel, 'phone');
+    await sleep(3_000);
+    await far.command('hangup');
+    const api = new ApiClient(cluster.apiUrl.replace(/\/v1$/, ''), owner.secret);
+    const ended = await waitForCallEnd(api, call.id, 60_000);
+    assert.equal(ended.status, 'completed');
+    assert.equal(ended.end_reason, 'caller_hangup');
+  });
+
+  test('a SIP side that dies is started again by the cluster', async () => {
+    const [, pid] = await waitForLog(/SIP side: pid (\d+)/, 5_000);
+    process.kill(Number(pid), 'SIGKILL');
+    await waitForLog(new RegExp(`SIP side: pid (?!${pid}\\b)\\d+`), 30_000);
+    assert.ok(await healthy(`${controlUrl}/healthz`), 'the new SIP side answers');
+  });
+});
