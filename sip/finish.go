@@ -12,33 +12,44 @@ import (
 // How a call's SIP side ends once its audio has: a far end that hung up needs nothing more; when
 // the far end's RTP stopped, or the agent hung up (the gateway closed the stream), it gets a BYE.
 // A transfer (the gateway's close reason `transferred to +E164`) is a blind REFER to the target
-// through the trunk first; a far end that refuses REFER is just hung up (the call workflow has
-// already recorded the transfer; no bridged second leg is made here).
+// through the trunk first; when the far end refuses it (or does not answer it), the SIP side
+// calls the target and bridges the two legs (transfer.go), then hangs up. The call workflow has
+// recorded the transfer either way.
 
 type liveDialog interface {
 	Refer(ctx context.Context, referTo sip.Uri, headers ...sip.Header) error
 	Hangup(ctx context.Context) error
+	Context() context.Context
 }
 
 const transferredPrefix = "transferred to "
 
-func (s *sidecar) finish(log *slog.Logger, dialog liveDialog, end bridgeEnd) {
+// finish ends the call's SIP side; `caller` is its leg's audio (nil when it never started), `from`
+// the service's number on the call (a bridged transfer's new leg comes from it).
+func (s *sidecar) finish(log *slog.Logger, dialog liveDialog, caller *leg, end bridgeEnd, from string) {
 	defer s.track(dialog, false)
+	if caller != nil {
+		defer caller.stop()
+	}
 	log.Info("call over", "by", end.by, "reason", end.reason)
 	if end.by == "far_end" {
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
 	if target, ok := strings.CutPrefix(end.reason, transferredPrefix); ok && end.by == "gateway" {
 		referTo := sip.Uri{User: target, Host: s.referHost()}
 		if s.trunk.Port != 0 {
 			referTo.Port = s.trunk.Port
 		}
-		if err := dialog.Refer(ctx, referTo); err != nil {
-			log.Warn("REFER refused: hanging up", "target", target, "error", err)
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		err := dialog.Refer(ctx, referTo)
+		cancel()
+		if !referTaken(err) && caller != nil {
+			log.Info("REFER refused: bridging a call to the target", "target", target, "error", err)
+			s.bridgeToTarget(log, dialog, caller, target, from)
 		}
 	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
 	if err := dialog.Hangup(ctx); err != nil {
 		log.Debug("BYE not sent", "error", err)
 	}

@@ -59,6 +59,7 @@ func (s *sidecar) serveInbound(d *diago.DialogServerSession) {
 	}
 	log.Info("answered", "to", to, "from", from)
 	s.track(d, true)
-	end := runBridge(log, d.Context(), med, stream, early, s.cfg.rtpSilence)
-	s.finish(log, d, end)
+	end, caller := runBridge(log, d.Context(), med, stream, early, s.cfg.rtpSilence)
+	// A bridged transfer's new leg comes from the number the person called.
+	s.finish(log, d, caller, end, to)
 }

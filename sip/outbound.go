@@ -90,31 +90,16 @@ func (s *sidecar) place(callID string, call *placedCall, request dialRequest) {
 
 	callbacks := s.callbacks.queue(request.Gateway, callID)
 	defer callbacks.close()
-	recipient := sip.Uri{User: request.To, Host: s.trunk.Host, Port: s.trunk.Port, UriParams: s.trunk.UriParams}
-	dialog, err := s.dg.NewDialog(recipient, diago.NewDialogOptions{})
-	if err != nil {
-		log.Warn("dial not placed", "error", err)
-		callbacks.push("not_connected")
-		return
-	}
-	defer dialog.Close()
 	rang := false
-	options := diago.InviteClientOptions{
-		Username: s.cfg.username,
-		Password: s.cfg.password,
-		OnResponse: func(res *sip.Response) error {
-			if !rang && (res.StatusCode == sip.StatusRinging || res.StatusCode == sip.StatusSessionInProgress) {
-				rang = true
-				callbacks.push("ringing")
-			}
-			return nil
-		},
+	dialog, med, err := s.invite(ringCtx, request.To, request.From, func(res *sip.Response) {
+		if !rang && (res.StatusCode == sip.StatusRinging || res.StatusCode == sip.StatusSessionInProgress) {
+			rang = true
+			callbacks.push("ringing")
+		}
+	})
+	if dialog != nil {
+		defer dialog.Close()
 	}
-	if request.From != "" {
-		// The trunk's domain, as providers expect in From (the caller ID is the user part).
-		options.WithCaller("", request.From, s.trunk.Host)
-	}
-	med, err := dialog.Invite(ringCtx, options)
 	if err != nil {
 		var refused *sipgo.ErrDialogResponse
 		switch {
@@ -167,8 +152,8 @@ func (s *sidecar) place(callID string, call *placedCall, request dialRequest) {
 	callbacks.push("answered")
 	log.Info("answered")
 	s.track(dialog, true)
-	end := runBridge(log, dialog.Context(), med, stream, early, s.cfg.rtpSilence)
-	s.finish(log, dialog, end)
+	end, caller := runBridge(log, dialog.Context(), med, stream, early, s.cfg.rtpSilence)
+	s.finish(log, dialog, caller, end, request.From)
 }
 
 func (c *placedCall) isReleased() bool {

@@ -77,7 +77,13 @@ async function personWav(name: string, line: string | null, lead: number, tail: 
 
 async function farEnd(
   name: string,
-  options: { play: string; answer: 'auto' | 'manual'; user?: string; codecs?: string },
+  options: {
+    play: string;
+    answer: 'auto' | 'manual';
+    user?: string;
+    codecs?: string;
+    callTransfer?: boolean;
+  },
 ): Promise<Baresip> {
   const far = await startBaresip({ dir: path.join(work, name), ...options });
   farEnds.push(far);
@@ -169,7 +175,7 @@ after(async () => {
   if (work) await rm(work, { recursive: true, force: true });
 });
 
-// The suite holds every test of the file (about 2 minutes here): its own time limit is the sum's, each test keeps npm test's 120 s.
+// The suite holds every test of the file (about 3½ minutes here): its own time limit is the sum's, each test keeps npm test's 120 s.
 describe('CARRIER=sip', { skip, timeout: 600_000 }, () => {
   test('an outbound call to a far end that picks up: each hears the other, the person hangs up; the call is recorded', async () => {
     // The person says a line after the agent's opening, then hangs up.
@@ -282,6 +288,75 @@ describe('CARRIER=sip', { skip, timeout: 600_000 }, () => {
     const ended = await waitForCallEnd(stack.api.client(owner.secret), call.id, 60_000);
     const transcript = await stack.api.client(owner.secret).get(`/calls/${call.id}/transcript`);
     assert.equal(ended.end_reason, 'transferred', `${JSON.stringify(transcript.body)}\n${sipSide?.output()}`);
+  });
+
+  describe('a far end that refuses REFER', () => {
+    /** An inbound call from a baresip that refuses REFER, asking for a person; the call once it ended transferred. */
+    async function refusedTransfer(name: string, codecs?: string) {
+      const ask = await personWav('ask', 'Can I talk to a real person, please?', 12, 60);
+      const other = await createAgentFixture(stack.db.orm, {
+        workspaceId: owner.workspaceId,
+        firstMessage: INBOUND_OPENING,
+      });
+      const caller = await farEnd(name, { play: ask, answer: 'auto', callTransfer: false, codecs });
+      await caller.command('dial', `sip:${other.number}@127.0.0.1:${sipPort}`);
+      await caller.waitForEvent('CALL_ESTABLISHED', 30_000);
+      const call = await callTo(stack.db.orm, other.number);
+      const ended = await waitForCallEnd(stack.api.client(owner.secret), call.id, 90_000);
+      assert.equal(ended.end_reason, 'transferred', `${JSON.stringify(ended)}\n${sipSide?.output()}`);
+      return caller;
+    }
+
+    for (const { hangsUp, codecs } of [
+      { hangsUp: 'target', codecs: 'PCMU,PCMA' },
+      { hangsUp: 'caller', codecs: 'PCMA' },
+    ] as const) {
+      test(`the SIP side calls the target through the trunk and bridges the two (caller ${codecs.slice(0, 4)}); a BYE from the ${hangsUp} ends the other`, async () => {
+        const desk = await personWav(
+          'desk',
+          'Front desk, this is Maria speaking. How can I help you today?',
+          1,
+          60,
+        );
+        const target = await farEnd(`transfer-target-${hangsUp}`, {
+          play: desk,
+          answer: 'auto',
+          user: stack.settings.transferNumber!,
+        });
+        await sipSideWithTrunk(target.port);
+        const caller = await refusedTransfer(`transfer-refused-${hangsUp}`, codecs);
+        // The target got the INVITE through the trunk address and answered.
+        const established = await target.waitForEvent('CALL_ESTABLISHED', 30_000);
+        assert.match(String(established.peeruri ?? ''), /127\.0\.0\.1/);
+        await new Promise((resolve) => setTimeout(resolve, 8000));
+        const [ends, other] = hangsUp === 'target' ? [target, caller] : [caller, target];
+        assert.equal(
+          other.events.filter((event) => event.type === 'CALL_CLOSED').length,
+          0,
+          'hung up too early',
+        );
+        await ends.command('hangup');
+        await other.waitForEvent('CALL_CLOSED', 15_000);
+        // What the caller heard ends with the target's line: the agent's opening, then the desk.
+        const words = await speech.transcribe(await heardBy(caller));
+        assert.match(words, /front desk|maria/, `${words}\n${sipSide?.output()}`);
+        assert.match(sipSide?.output() ?? '', new RegExp(`"msg":"transfer over"[^\n]*"by":"${hangsUp}"`));
+      });
+    }
+
+    test('a target that answers busy: the caller is hung up', async () => {
+      const target = await startSippFarEnd(work, 486);
+      try {
+        await sipSideWithTrunk(target.port);
+        const caller = await refusedTransfer('transfer-busy');
+        await caller.waitForEvent('CALL_CLOSED', 30_000);
+        // sipp's scenario ran as written: it got the INVITE, answered 180 and 486, and the ACK came.
+        assert.equal(await target.exited, 0, target.output());
+        assert.match(sipSide?.output() ?? '', /transfer target refused/);
+      } finally {
+        target.stop();
+      }
+    });
   });
 
   describe('digest credentials', () => {

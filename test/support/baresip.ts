@@ -67,6 +67,8 @@ async function startOnce(options: {
   user?: string;
   /** The codecs it offers and takes, default `PCMU,PCMA`. */
   codecs?: string;
+  /** false: it refuses REFER (a phone or trunk that does not take transfers). */
+  callTransfer?: boolean;
 }): Promise<Baresip> {
   const { dir } = options;
   await mkdir(dir, { recursive: true });
@@ -99,7 +101,7 @@ async function startOnce(options: {
   const answermode = options.answer === 'auto' ? ';answermode=auto' : ';answermode=manual';
   await writeFile(
     path.join(dir, 'accounts'),
-    `<sip:${options.user ?? 'person'}@127.0.0.1:${port}>;regint=0${answermode};audio_codecs=${options.codecs ?? 'PCMU,PCMA'}\n`,
+    `<sip:${options.user ?? 'person'}@127.0.0.1:${port}>;regint=0${answermode};audio_codecs=${options.codecs ?? 'PCMU,PCMA'}${options.callTransfer === false ? ';call_transfer=no' : ''}\n`,
   );
   const child: ChildProcess = spawn('baresip', ['-f', dir], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
