@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -59,6 +59,8 @@ async function healthy(url: string, limitMs = 20_000): Promise<boolean> {
 before(async () => {
   if (skip) return;
   dir = mkdtempSync(path.join(os.tmpdir(), 'cluster-sip-'));
+  // As root PostgreSQL runs as its own user, which must reach its data folder inside.
+  chmodSync(dir, 0o755);
   sipPort = await freePort();
   controlUrl = `http://127.0.0.1:${await freePort()}`;
   cluster = new ClusterStack({
@@ -120,7 +122,8 @@ describe('npm run start:cluster with CARRIER=sip', { skip, timeout: 900_000 }, (
   test('a SIP side that dies is started again by the cluster', async () => {
     const [, pid] = await waitForLog(/SIP side: pid (\d+)/, 5_000);
     process.kill(Number(pid), 'SIGKILL');
-    await waitForLog(new RegExp(`SIP side: pid (?!${pid}\\b)\\d+`), 30_000);
+    await waitForLog(/SIP side exited unexpectedly \(signal SIGKILL\); starting it again/, 10_000);
+    await waitForLog(new RegExp(`SIP side: started again, pid (?!${pid}\\b)\\d+`), 30_000);
     assert.ok(await healthy(`${controlUrl}/healthz`), 'the new SIP side answers');
   });
 });
