@@ -1,7 +1,7 @@
 import { Context } from '@temporalio/activity';
 
 /** How often a running activity reports that it is alive; well inside every heartbeat timeout. */
-const HEARTBEAT_EVERY_MS = 1_000;
+export const HEARTBEAT_EVERY_MS = 1_000;
 
 /**
  * Wraps each activity so that it heartbeats while it runs. With a heartbeat timeout on every

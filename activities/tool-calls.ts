@@ -7,6 +7,7 @@ import { CallMissingError } from '../lib/calls/call-status-changes.js';
 import type { Logger } from '../lib/logger.js';
 import { toolCallDuration, toolCalls } from '../lib/metrics/service-metrics.js';
 import { TOOL_CALL_ATTEMPTS, type ToolCallInput, type ToolCallResult } from '../lib/temporal/tool-calls.js';
+import { HEARTBEAT_EVERY_MS } from './heartbeat.js';
 
 // The tool step: every activity type on the tools queue is one of the agents' tools, by name
 // (lib/temporal/tool-calls.ts), so the worker takes them all with its default activity.
@@ -17,9 +18,6 @@ export interface ToolCallActivityDeps {
   logger?: Logger;
 }
 
-/** How often a running tool step reports that it is alive: a killed worker is noticed in seconds. */
-const HEARTBEAT_EVERY_MS = 1_000;
-
 /** Failure type of a passing tool failure, as the history shows it; retried with the same id. */
 export const TOOL_UNAVAILABLE_FAILURE = 'ToolUnavailable';
 
@@ -28,8 +26,9 @@ export function createToolCallActivities(deps: ToolCallActivityDeps) {
     async default(input: ToolCallInput): Promise<ToolCallResult> {
       const context = Context.current();
       const { info } = context;
-      // The first attempt's start travels in the heartbeat to the next attempts, so the row's
-      // duration counts from the first request even across a worker's restart.
+      // Heartbeats as every step does (activities/heartbeat.ts), with details: the first attempt's
+      // start travels in them to the next attempts, so the row's duration counts from the first
+      // request even across a worker's restart.
       const before = info.heartbeatDetails as { firstAttemptAt?: number } | undefined;
       const firstAttemptAt = before?.firstAttemptAt ?? Date.now();
       context.heartbeat({ firstAttemptAt });

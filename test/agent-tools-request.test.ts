@@ -1,7 +1,13 @@
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, test } from 'node:test';
 import { checkToolArguments } from '../lib/agent-tools/tool-arguments.js';
-import { retryAfterOf, sendToolRequest, type ToolRequest } from '../lib/agent-tools/tool-request.js';
+import {
+  sendToolRequest,
+  TOOL_RETRY_AFTER_MAX_MS,
+  type ToolRequest,
+} from '../lib/agent-tools/tool-request.js';
+import { retryAfterMs } from '../lib/llm/openai-client.js';
+import { toolCallsAllowed } from '../lib/temporal/tool-calls.js';
 import { verifyWebhookSignature } from '../lib/webhooks/verify-signature.js';
 import { startWebhookReceiver, type WebhookReceiver } from './support/webhook-receiver.js';
 
@@ -110,12 +116,15 @@ describe('what an answer means', () => {
   });
 
   test('Retry-After as an HTTP date, and unreadable values', () => {
+    const retryAfter = (value: string) =>
+      retryAfterMs(new Headers({ 'retry-after': value }), TOOL_RETRY_AFTER_MAX_MS);
     const inTwo = new Date(Date.now() + 2_000).toUTCString();
-    const ms = retryAfterOf(inTwo)!;
+    const ms = retryAfter(inTwo)!;
     assert.ok(ms > 0 && ms <= 2_000, String(ms));
-    assert.equal(retryAfterOf('soon'), undefined);
-    assert.equal(retryAfterOf(undefined), undefined);
-    assert.equal(retryAfterOf('0'), 0);
+    assert.equal(retryAfter('soon'), undefined);
+    assert.equal(retryAfterMs(new Headers(), TOOL_RETRY_AFTER_MAX_MS), undefined);
+    assert.equal(retryAfter('0'), 0);
+    assert.equal(retryAfter('120'), 5_000);
   });
 });
 
@@ -156,5 +165,21 @@ describe("the arguments' check", () => {
       arguments: {},
       details: 'the arguments must be a JSON object',
     });
+  });
+});
+
+describe('the limits: 10 tool calls a turn, 50 a call', () => {
+  const sent = (allowed: boolean[]) => allowed.filter(Boolean).length;
+
+  test('within a turn: the first ten of twelve are sent, and none after ten were made', () => {
+    assert.deepEqual(toolCallsAllowed(12, 0, 0), [...Array(10).fill(true), false, false]);
+    assert.equal(sent(toolCallsAllowed(3, 8, 8)), 2);
+    assert.equal(sent(toolCallsAllowed(1, 10, 10)), 0);
+  });
+
+  test('within a call: 47 made earlier leave three, whatever the turn allows', () => {
+    assert.deepEqual(toolCallsAllowed(5, 0, 47), [true, true, true, false, false]);
+    assert.equal(sent(toolCallsAllowed(1, 0, 50)), 0);
+    assert.equal(sent(toolCallsAllowed(4, 0, 49)), 1);
   });
 });

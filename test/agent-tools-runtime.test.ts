@@ -238,6 +238,25 @@ describe('a tool call during a call', { timeout: 120_000 }, () => {
     ]);
   });
 
+  test("the model's own words with the call: the line while waiting is not said", async () => {
+    await setTools([CHECK_AVAILABILITY(`${tool.url}/availability`)]);
+    const model = calendarModel();
+    standIn.reply = (request) => {
+      const last = lastMessage(request);
+      if (last.role === 'user' && /Go ahead/.test(last.content)) {
+        return streamed('Let me have a look.', [
+          { name: 'check_availability', arguments: '{"day":"monday"}' },
+        ]);
+      }
+      return model(request);
+    };
+    const { transcript, toolCalls } = await runCall();
+    assert.equal(toolCalls[0].status, 'succeeded');
+    const agentLines = transcript.filter((line) => line.role === 'agent').map((line) => line.text);
+    assert.ok(agentLines.includes('Let me have a look.'), agentLines.join(' | '));
+    assert.ok(!agentLines.includes('One moment while I check the calendar.'), agentLines.join(' | '));
+  });
+
   test('without a secret the request carries no signature', async () => {
     await setTools([CHECK_AVAILABILITY(`${tool.url}/availability`)], null);
     standIn.reply = calendarModel();

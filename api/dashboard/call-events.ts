@@ -50,10 +50,7 @@ export function callEvents(services: RouterServices): Middleware<ApiState> {
       else openStreams.delete(sessionId);
     };
     const token = sessionToken(ctx);
-    const sessionStillHolds = async () => {
-      const session = await services.sessions.find(token, { touch: false });
-      return session?.sessionId === sessionId && session.member?.workspaceId === auth.workspaceId;
-    };
+    const sessionStillHolds = () => services.sessions.stillHolds(token, sessionId, auth.workspaceId);
     stream(ctx, callId, sessionStillHolds, release);
   };
 }

@@ -109,6 +109,16 @@ export class SessionStore {
     };
   }
 
+  /**
+   * Whether the session behind `token` is still `sessionId`, in `workspaceId` (not signed out,
+   * expired or moved to another workspace): what a long-lived view (the live call stream, a Talk
+   * socket) checks again while it is open. Not touched: an open view keeps no idle session alive.
+   */
+  async stillHolds(token: string | undefined, sessionId: string, workspaceId: string): Promise<boolean> {
+    const session = await this.find(token, { touch: false });
+    return session?.sessionId === sessionId && session.member?.workspaceId === workspaceId;
+  }
+
   async pickMember(sessionId: string, userId: string): Promise<void> {
     await this.orm.em
       .getConnection()

@@ -8,7 +8,7 @@ import type { ApiContext, ApiState, RouteDefinition } from '../http/route.js';
 import { authenticate, authorize, type RouterServices } from '../http/router.js';
 import { isUpgradeRequest, takeUpgrade } from '../http/websocket-upgrade.js';
 import { SESSION_RECHECK_MS } from './call-events.js';
-import { type SessionInfo, sessionToken } from './sessions.js';
+import { sessionToken } from './sessions.js';
 import { talkGateway } from './talk-gateway.js';
 import { hangUpTalkCall } from './talk-hang-up.js';
 import { TalkRelay } from './talk-relay.js';
@@ -92,24 +92,17 @@ export function talkSockets(
         hangUpUnstarted: async () => hangUpTalkCall(await deps.temporal(), call),
       });
       relays.add(relay);
-      watchSession(relay, () => services.sessions.find(token, { touch: false }), auth);
+      watchSession(relay, () => services.sessions.stillHolds(token, auth.sessionId!, auth.workspaceId));
     });
   };
 }
 
 /** Closes the relay once its session was signed out, expired, or moved to another workspace. */
-function watchSession(
-  relay: TalkRelay,
-  lookUp: () => Promise<SessionInfo | null>,
-  auth: ApiState['auth'],
-): void {
+function watchSession(relay: TalkRelay, stillHolds: () => Promise<boolean>): void {
   const recheck = setInterval(async () => {
-    const session = await lookUp().catch(() => undefined);
     // A database that does not answer is no reason to cut a call; an ended session is.
-    if (session === undefined) return;
-    if (session?.sessionId !== auth.sessionId || session?.member?.workspaceId !== auth.workspaceId) {
-      relay.close(1008, 'session_ended');
-    }
+    const holds = await stillHolds().catch(() => true);
+    if (!holds) relay.close(1008, 'session_ended');
   }, SESSION_RECHECK_MS);
   void relay.done.then(() => clearInterval(recheck));
 }

@@ -58,21 +58,25 @@ export async function runToolCallAttempt(
     await writeToolCall(em, row);
     return result;
   };
-  const checked = tool
-    ? checkToolArguments(input.arguments, tool.parameters)
-    : ({ ok: false, arguments: {}, details: `this agent has no tool named ${input.name}` } as const);
-  if (!checked.ok) {
-    // Nothing is sent: the model is told why and may try again.
-    const result = JSON.stringify({ error: 'invalid_arguments', details: checked.details });
-    return finish(
-      { status: 'invalid_arguments', result, attempts: 0, responseStatus: null, durationMs: null },
-      checked.arguments,
+  // Arguments that do not fit send nothing: the model is told why and may try again.
+  const invalid = (args: Record<string, unknown>, details: string) =>
+    finish(
+      {
+        status: 'invalid_arguments',
+        result: JSON.stringify({ error: 'invalid_arguments', details }),
+        attempts: 0,
+        responseStatus: null,
+        durationMs: null,
+      },
+      args,
     );
-  }
+  if (!tool) return invalid({}, `this agent has no tool named ${input.name}`);
+  const checked = checkToolArguments(input.arguments, tool.parameters);
+  if (!checked.ok) return invalid(checked.arguments, checked.details);
   // The secret as it is now: a rotated secret stops signing at once. It is never in the history.
   const agent = call.agent ? await em.findOne(Agent, { id: call.agent }, { fields: ['toolsSecret'] }) : null;
   const outcome = await sendToolRequest({
-    url: tool!.url,
+    url: tool.url,
     toolCallId: input.toolCallId,
     callId: input.callId,
     agentId: call.agent ?? null,
@@ -81,7 +85,7 @@ export async function runToolCallAttempt(
     metadata: call.metadata ?? {},
     attempt: attempt.number,
     secret: agent?.toolsSecret ?? null,
-    timeoutMs: tool!.timeoutSeconds * 1000,
+    timeoutMs: tool.timeoutSeconds * 1000,
     allowPrivate: deps.allowPrivate,
   });
   const durationMs = Date.now() - attempt.firstAttemptAt;

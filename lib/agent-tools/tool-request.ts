@@ -1,3 +1,4 @@
+import { retryAfterMs } from '../llm/openai-client.js';
 import { guardedPost } from '../webhooks/guarded-post.js';
 import { toolRequestHeaders } from './tool-request-signature.js';
 
@@ -94,12 +95,16 @@ export async function sendToolRequest(request: ToolRequest): Promise<ToolAttempt
     return { final: true, status: 'succeeded', responseStatus: status, result: text };
   }
   if (status === 408 || status === 429 || status >= 500) {
-    const retryAfterMs = retryAfterOf(answer.headers['retry-after']);
+    const { headers } = answer;
+    const wait = retryAfterMs(
+      { get: (name) => [headers[name] ?? []].flat()[0] ?? null },
+      TOOL_RETRY_AFTER_MAX_MS,
+    );
     return {
       final: false,
       responseStatus: status,
       error: `HTTP ${status}`,
-      ...(retryAfterMs !== undefined ? { retryAfterMs } : {}),
+      ...(wait !== undefined ? { retryAfterMs: wait } : {}),
     };
   }
   // Any other answer (a 4xx, a redirect, which is never followed) is the tool's refusal.
@@ -117,14 +122,4 @@ function startOf(body: Buffer): string {
     .subarray(0, REFUSAL_BODY_BYTES)
     .toString('utf8')
     .replace(/\uFFFD+$/, '');
-}
-
-/** `Retry-After` in seconds or as an HTTP date, as milliseconds up to the cap; unreadable: none. */
-export function retryAfterOf(header: string | string[] | undefined): number | undefined {
-  const value = Array.isArray(header) ? header[0] : header;
-  if (!value || value.length > 64) return undefined;
-  const seconds = /^\d+$/.test(value.trim()) ? Number(value.trim()) : undefined;
-  const ms = seconds !== undefined ? seconds * 1000 : Date.parse(value) - Date.now();
-  if (!Number.isFinite(ms)) return undefined;
-  return Math.min(Math.max(ms, 0), TOOL_RETRY_AFTER_MAX_MS);
 }

@@ -1,14 +1,11 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { type AgentTool, ToolCall, TranscriptEntry } from '../../db/entities/index.js';
+import { TOOL_TIMEOUT_SECONDS } from '../agent-tools/tool-rules.js';
 import type { Carrier, SpeechPlayed } from '../carrier/carrier.js';
 import type { Logger } from '../logger.js';
 import { agentFirstSentence, agentTurnDuration, voiceToVoice } from '../metrics/service-metrics.js';
 import type { AgentTurnLatency } from '../temporal/call-messages.js';
-import {
-  DEFAULT_TOOL_TIMEOUT_SECONDS,
-  type RequestedToolCall,
-  type ToolExchange,
-} from '../temporal/tool-calls.js';
+import type { RequestedToolCall, ToolExchange } from '../temporal/tool-calls.js';
 import { apologyLine } from '../voice-runtime/apology.js';
 import type { AgentAction, ToolCallRequest, VoiceRuntime } from '../voice-runtime/voice-runtime.js';
 import { loadCall } from './call-status-changes.js';
@@ -194,7 +191,7 @@ function requestedToolCalls(tools: AgentTool[], calls: ToolCallRequest[]): Reque
       name: request.name,
       arguments: request.arguments,
       speakWhileWaiting: tool?.speakWhileWaiting ?? null,
-      timeoutSeconds: tool?.timeoutSeconds ?? DEFAULT_TOOL_TIMEOUT_SECONDS,
+      timeoutSeconds: tool?.timeoutSeconds ?? TOOL_TIMEOUT_SECONDS.default,
     };
   });
 }

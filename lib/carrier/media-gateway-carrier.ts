@@ -1,6 +1,7 @@
 import { type MediaCommand, mediaControlPath } from '../media/media-control.js';
 import { mediaTaskQueue } from '../media/media-session.js';
 import type { AnswerRequest, CallMedia, SpeechPlayed } from './carrier.js';
+import { postControl } from './control-request.js';
 
 // The carrier port's side of a call whose audio a media gateway holds (a Media Streams call): each
 // request is a command to the gateway's control API (media/control-api.ts), where the call's
@@ -66,25 +67,17 @@ export class MediaGatewayCarrier {
     callId: string,
     command: MediaCommand,
   ): Promise<Record<string, unknown> | undefined> {
-    let response: Response;
-    try {
-      response = await fetch(new URL(mediaControlPath(callId), gateway), {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', authorization: `Bearer ${this.options.token}` },
-        body: JSON.stringify(command),
-        signal: AbortSignal.timeout(CONTROL_TIMEOUT_MS),
-      });
-    } catch (error) {
-      throw new MediaGatewayError(`media gateway ${gateway} not reached (${command.type}): ${String(error)}`);
-    }
-    if (response.status === 404) {
-      await response.body?.cancel();
-      return undefined;
-    }
-    const body = (await response.json().catch(() => ({}))) as Record<string, unknown>;
-    if (!response.ok) {
+    const answer = await postControl(
+      new URL(mediaControlPath(callId), gateway),
+      { token: this.options.token, body: command, timeoutMs: CONTROL_TIMEOUT_MS },
+      (error) =>
+        new MediaGatewayError(`media gateway ${gateway} not reached (${command.type}): ${String(error)}`),
+    );
+    if (answer.status === 404) return undefined;
+    const { body } = answer;
+    if (!answer.ok) {
       throw new MediaGatewayError(
-        `media gateway ${gateway} answered ${response.status} to ${command.type}: ${String(body.error ?? '')}`,
+        `media gateway ${gateway} answered ${answer.status} to ${command.type}: ${String(body.error ?? '')}`,
       );
     }
     return body;

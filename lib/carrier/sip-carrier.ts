@@ -1,5 +1,6 @@
 import { ApplicationFailure } from '@temporalio/common';
 import type { AnswerRequest, Carrier, DialRequest } from './carrier.js';
+import { postControl } from './control-request.js';
 
 // CARRIER=sip (../spec/voice-media-v1.md section 6): calls placed through a SIP trunk by the SIP
 // side (sip/, a Go process on sipgo/diago that `npm start` supervises). A dial asks the SIP side's
@@ -72,30 +73,19 @@ export class SipCarrier implements Carrier {
   }
 
   private async command(callId: string, action: 'dial' | 'release', body: object): Promise<void> {
-    let response: Response;
-    try {
-      response = await fetch(
-        new URL(`/calls/${encodeURIComponent(callId)}/${action}`, this.options.controlUrl),
-        {
-          method: 'POST',
-          headers: { 'content-type': 'application/json', authorization: `Bearer ${this.options.token}` },
-          body: JSON.stringify(body),
-          signal: AbortSignal.timeout(CONTROL_TIMEOUT_MS),
-        },
-      );
-    } catch (error) {
-      throw new SipSideError(`SIP side ${this.options.controlUrl} not reached (${action}): ${String(error)}`);
-    }
-    const answer = (await response.json().catch(() => ({}))) as { error?: string };
-    if (response.status === 409) {
+    const answer = await postControl(
+      new URL(`/calls/${encodeURIComponent(callId)}/${action}`, this.options.controlUrl),
+      { token: this.options.token, body, timeoutMs: CONTROL_TIMEOUT_MS },
+      (error) =>
+        new SipSideError(`SIP side ${this.options.controlUrl} not reached (${action}): ${String(error)}`),
+    );
+    const said = String(answer.body.error ?? '');
+    if (answer.status === 409) {
       // No trunk configured: the call cannot be placed, retrying does not change that.
-      throw ApplicationFailure.nonRetryable(
-        `SIP side refused to ${action}: ${answer.error ?? ''}`,
-        'SipNoTrunk',
-      );
+      throw ApplicationFailure.nonRetryable(`SIP side refused to ${action}: ${said}`, 'SipNoTrunk');
     }
-    if (!response.ok) {
-      throw new SipSideError(`SIP side answered ${response.status} to ${action}: ${answer.error ?? ''}`);
+    if (!answer.ok) {
+      throw new SipSideError(`SIP side answered ${answer.status} to ${action}: ${said}`);
     }
   }
 }

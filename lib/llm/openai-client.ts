@@ -139,10 +139,18 @@ export function classifyRequestFailure(
   return { kind: 'other', retryable: true, message: scrub(`${options.what} failed: ${message}`) };
 }
 
-/** `retry-after-ms`, else `Retry-After` (seconds or an HTTP date), in milliseconds; capped at 60 s. */
-export function retryAfterMs(headers: Headers | undefined): number | undefined {
+/** A response's headers, by name: fetch's `Headers`, or a getter over node's. */
+export interface HeaderReader {
+  get(name: string): string | null;
+}
+
+/**
+ * `retry-after-ms`, else `Retry-After` (seconds or an HTTP date), in milliseconds; capped at
+ * `capMs` (60 s unless the caller honours less).
+ */
+export function retryAfterMs(headers: HeaderReader | undefined, capMs = 60_000): number | undefined {
   if (!headers) return undefined;
-  const cap = (ms: number) => Math.min(Math.max(0, Math.round(ms)), 60_000);
+  const cap = (ms: number) => Math.min(Math.max(0, Math.round(ms)), capMs);
   const ms = Number(headers.get('retry-after-ms') ?? Number.NaN);
   if (Number.isFinite(ms)) return cap(ms);
   const value = headers.get('retry-after');

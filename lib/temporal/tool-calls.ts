@@ -56,11 +56,19 @@ export const MAX_TOOL_CALLS_PER_CALL = 50;
 /** Times a turn's model is told its arguments did not fit and may try again. */
 export const INVALID_ARGUMENT_RETRIES_PER_TURN = 2;
 
+/**
+ * Which of `requested` tool calls of one answer are sent, given the calls already made in the turn
+ * and in the call: the first ones while both limits allow; the rest are told tool_limit.
+ */
+export function toolCallsAllowed(requested: number, madeThisTurn: number, madeThisCall: number): boolean[] {
+  return Array.from(
+    { length: requested },
+    (_, i) => madeThisTurn + i < MAX_TOOL_CALLS_PER_TURN && madeThisCall + i < MAX_TOOL_CALLS_PER_CALL,
+  );
+}
+
 /** What the model is told after the last attempt failed. */
 export const TOOL_UNAVAILABLE = JSON.stringify({ error: 'tool_unavailable' });
 /** What the model is told for a tool call beyond the turn's or the call's limit. */
 export const TOOL_LIMIT = JSON.stringify({ error: 'tool_limit' });
-/** One attempt's limit of a tool without `timeout_seconds`. */
-export const DEFAULT_TOOL_TIMEOUT_SECONDS = 10;
-
 export const toolCallId = (uuid: string) => `tc_${uuid.replace(/-/g, '')}`;

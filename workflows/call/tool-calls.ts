@@ -1,4 +1,4 @@
-import { condition, uuid4, workflowInfo } from '@temporalio/workflow';
+import { CancellationScope, condition, uuid4, workflowInfo } from '@temporalio/workflow';
 import {
   INVALID_ARGUMENT_RETRIES_PER_TURN,
   MAX_TOOL_CALLS_PER_CALL,
@@ -11,6 +11,7 @@ import {
   type ToolCallResult,
   type ToolExchange,
   toolCallId,
+  toolCallsAllowed,
 } from '../../lib/temporal/tool-calls.js';
 import { live, records, toolStep } from './activity-proxies.js';
 import type { CallState } from './call-state.js';
@@ -57,15 +58,12 @@ export async function runToolCalls(
 ): Promise<boolean> {
   const { callId } = call;
   const decidedAt = now();
-  let afterLineIndex = call.nextIndex - 1;
-  const running: Promise<unknown>[] = [];
-  const results: (ToolCallResult | null)[] = [];
   const ids = requested.map(() => toolCallId(uuid4()));
-  const allowed = requested.map((_, i) => {
-    const ok = tools.made + i < MAX_TOOL_CALLS_PER_TURN && call.toolCallCount + i < MAX_TOOL_CALLS_PER_CALL;
-    return ok;
-  });
+  // A call beyond the turn's or the call's limit is not sent: the model is told tool_limit.
+  const allowed = toolCallsAllowed(requested.length, tools.made, call.toolCallCount);
+  const running: Promise<unknown>[] = [];
 
+  let afterLineIndex = call.nextIndex - 1;
   const filler = spokeWithThem
     ? null
     : (requested.find((request, i) => allowed[i] && request.speakWhileWaiting)?.speakWhileWaiting ?? null);
@@ -88,57 +86,59 @@ export async function runToolCalls(
     );
   }
 
-  requested.forEach((request, i) => {
-    results.push(null);
-    if (!allowed[i]) return;
+  const inputs = requested.map((request, i): ToolCallInput | null =>
+    allowed[i]
+      ? {
+          callId,
+          toolCallId: ids[i],
+          name: request.name,
+          arguments: request.arguments,
+          afterLineIndex,
+          decidedAt,
+        }
+      : null,
+  );
+  const results: (ToolCallResult | null)[] = requested.map(() => null);
+  inputs.forEach((input, i) => {
+    if (!input) return;
     tools.made += 1;
     call.toolCallCount += 1;
-    const input: ToolCallInput = {
-      callId,
-      toolCallId: ids[i],
-      name: request.name,
-      arguments: request.arguments,
-      afterLineIndex,
-      decidedAt,
-    };
-    const step = toolStep(request.name, request.timeoutSeconds, toolsTaskQueue(call));
+    const step = toolStep(input.name, requested[i].timeoutSeconds, toolsTaskQueue(call));
     running.push(
-      step.run.executeWithOptions({ ...step.options, summary: `${request.name} ${ids[i]}` }, [input]).then(
-        (result) => {
-          results[i] = result;
-        },
-        async (error: unknown) => {
-          if (!failedForGood(error)) throw error;
-          // The step gave up without an answer (every attempt timed out or its worker died).
-          const result: ToolCallResult = {
-            status: 'failed',
-            result: TOOL_UNAVAILABLE,
-            attempts: TOOL_CALL_ATTEMPTS,
-            responseStatus: null,
-            durationMs: null,
-          };
-          await records.recordToolCall({ ...rowOf(input), ...result });
-          results[i] = result;
-        },
-      ),
+      step.run
+        .executeWithOptions({ ...step.options, summary: `${input.name} ${input.toolCallId}` }, [input])
+        .then(
+          (result) => {
+            results[i] = result;
+          },
+          async (error: unknown) => {
+            if (!failedForGood(error)) throw error;
+            // The step gave up without an answer (every attempt timed out or its worker died).
+            const result: ToolCallResult = {
+              status: 'failed',
+              result: TOOL_UNAVAILABLE,
+              attempts: TOOL_CALL_ATTEMPTS,
+              responseStatus: null,
+              durationMs: null,
+            };
+            await records.recordToolCall({ ...rowOf(input), ...result });
+            results[i] = result;
+          },
+        ),
     );
   });
 
   const allDone = Promise.all(running);
-  await Promise.race([allDone, condition(() => call.hungUp !== null)]);
-  const unfinished = requested.flatMap((_, i) => (allowed[i] && !results[i] ? [i] : []));
+  // The wait for a hang-up ends with this round, so no predicate is left over for the call's life.
+  const hangUp = new CancellationScope();
+  await Promise.race([allDone, hangUp.run(() => condition(() => call.hungUp !== null))]);
+  hangUp.cancel();
+  const unfinished = inputs.filter((input, i): input is ToolCallInput => input !== null && !results[i]);
   if (call.hungUp !== null && unfinished.length > 0) {
     // The call ended first: what is still running is dropped (not cancelled mid-flight).
-    for (const i of unfinished) {
+    for (const input of unfinished) {
       await records.recordToolCall({
-        ...rowOf({
-          callId,
-          toolCallId: ids[i],
-          name: requested[i].name,
-          arguments: requested[i].arguments,
-          afterLineIndex,
-          decidedAt,
-        }),
+        ...rowOf(input),
         status: 'canceled',
         attempts: 0,
         responseStatus: null,
