@@ -94,7 +94,8 @@ describe('agent tools in the dashboard', { skip }, () => {
     await tool.getByLabel('Timeout (seconds)').fill('5');
     await tool.getByLabel('Line while waiting').fill('Let me look that up.');
     await page.getByRole('button', { name: 'Save tools' }).click();
-    await page.locator('fieldset.tool legend').getByText('check_availability').waitFor();
+    // The notice comes after the agent was read back, so the save has landed.
+    await page.locator('section[aria-labelledby="agent-tools"] .notice').getByText('Tools saved.').waitFor();
     await page.getByRole('button', { name: 'Save tools' }).and(page.locator(':disabled')).waitFor();
     const saved = await storedAgent(agentId);
     assert.deepEqual(saved.tools, [
@@ -122,6 +123,7 @@ describe('agent tools in the dashboard', { skip }, () => {
     await page.reload();
     await page.getByRole('button', { name: 'Remove tool' }).click();
     await page.getByRole('button', { name: 'Save tools' }).click();
+    await page.locator('section[aria-labelledby="agent-tools"] .notice').getByText('Tools saved.').waitFor();
     await page.getByText('No tools').waitFor();
     assert.deepEqual((await storedAgent(agentId)).tools, []);
     // The secret is not on the page once it was left.

@@ -71,7 +71,14 @@ function toRequest(drafts: ToolDraft[]): AgentToolInput[] | ApiFailure {
   return tools;
 }
 
-export function AgentTools({ agent, onChange }: { agent: Agent; onChange: (done: string) => void }) {
+/** What each editing section of the agent page gets: the saved agent, the last save's notice, and a way to report one. */
+export interface AgentSectionProps {
+  agent: Agent;
+  notice: string | null;
+  onChange: (done: string) => void;
+}
+
+export function AgentTools({ agent, notice, onChange }: AgentSectionProps) {
   const { canWrite } = useSession();
   const [drafts, setDrafts] = useState(() => agent.tools.map(draftOf));
   const [dirty, setDirty] = useState(false);
@@ -183,6 +190,11 @@ export function AgentTools({ agent, onChange }: { agent: Agent; onChange: (done:
               Save tools
             </button>
           </div>
+        )}
+        {notice && !dirty && (
+          <p class="notice" role="status">
+            {notice}
+          </p>
         )}
       </form>
       <ToolsSecretPanel agentId={agent.id} />

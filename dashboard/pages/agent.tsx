@@ -13,7 +13,7 @@ import {
 import { Link, navigate } from '../router.js';
 import { useSession } from '../session.js';
 import { useTalk } from '../use-talk.js';
-import { AgentTools } from './agent-tools.js';
+import { type AgentSectionProps, AgentTools } from './agent-tools.js';
 
 type Editable =
   | 'name'
@@ -35,6 +35,7 @@ export function AgentPage({ id }: { id: string }) {
   const agent = useResource(() => api.get<Agent>(`/v1/agents/${id}`), [id]);
   // Kept here: the editor starts afresh from each saved version of the agent.
   const [notice, setNotice] = useState<string | null>(null);
+  const [toolsNotice, setToolsNotice] = useState<string | null>(null);
   return (
     <Loaded resource={agent}>
       {(data) => (
@@ -49,14 +50,17 @@ export function AgentPage({ id }: { id: string }) {
             notice={notice}
             onChange={(done) => {
               setNotice(done);
+              setToolsNotice(null);
               agent.reload();
             }}
           />
           <AgentTools
             key={`tools-${data.updated_at}`}
             agent={data}
-            onChange={() => {
+            notice={toolsNotice}
+            onChange={(done) => {
               setNotice(null);
+              setToolsNotice(done);
               agent.reload();
             }}
           />
@@ -67,15 +71,7 @@ export function AgentPage({ id }: { id: string }) {
   );
 }
 
-function AgentEditor({
-  agent,
-  notice,
-  onChange,
-}: {
-  agent: Agent;
-  notice: string | null;
-  onChange: (done: string) => void;
-}) {
+function AgentEditor({ agent, notice, onChange }: AgentSectionProps) {
   const { canWrite } = useSession();
   const voices = useResource(() => api.get<List<Voice>>('/dashboard/api/voices'), []);
   const initial = Object.fromEntries(EDITABLE.map((f) => [f, agent[f] ?? ''])) as Record<Editable, string>;
