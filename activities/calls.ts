@@ -27,6 +27,7 @@ import type { TranscriptLine } from '../lib/calls/transcript.js';
 import { keepSpokenPart, loadTranscript, recordLines } from '../lib/calls/transcript-rows.js';
 import type { CallMedia, Carrier } from '../lib/carrier/carrier.js';
 import type { Logger } from '../lib/logger.js';
+import type { TurnsHandOver } from '../lib/media/media-control.js';
 import { type VoiceRuntime, VoiceRuntimeError } from '../lib/voice-runtime/voice-runtime.js';
 import { heartbeating } from './heartbeat.js';
 
@@ -185,6 +186,13 @@ export function createCallActivities(deps: CallActivityDeps) {
 
       async releaseCall(input: { callId: string; reason: 'hang_up' | 'cancel' }) {
         await deps.carrier.release(input);
+      },
+
+      /** Hands the call's turns to the gateway holding its audio (`never` without one). */
+      async handOverTurns(
+        input: Parameters<NonNullable<Carrier['handOverTurns']>>[0],
+      ): Promise<TurnsHandOver> {
+        return (await deps.carrier.handOverTurns?.(input)) ?? 'never';
       },
 
       async markEnded(input: {

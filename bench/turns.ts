@@ -1,23 +1,13 @@
 import { spawn } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Context } from '@temporalio/activity';
 import { Client, Connection } from '@temporalio/client';
-import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import { migrate, openOrm } from '../db/orm.js';
 import { setLimits } from '../lib/accounts.js';
 import { answerIncomingPhoneCall } from '../lib/calls/incoming-calls.js';
-import type { MediaCommand } from '../lib/media/media-control.js';
-import { mediaTaskQueue } from '../lib/media/media-session.js';
 import { loadSettings } from '../lib/settings.js';
-import {
-  type CallerSpeech,
-  callerSpeechSignal,
-  carrierCallbackSignal,
-} from '../lib/temporal/call-messages.js';
+import type { CallerSpeech } from '../lib/temporal/call-messages.js';
 import { callWorkflowId } from '../lib/temporal/workflow-contracts.js';
 import { stopChild } from '../scripts/processes.js';
 import { resolveTemporalCli } from '../scripts/temporal-binaries.js';
@@ -34,25 +24,27 @@ import { startBenchPostgres } from './bench-database.js';
 // dev server, one workers/main.ts process, a PostgreSQL of the bench's own; cluster: `npm run
 // start:cluster` through bench/bench-cluster.ts).
 //
-// The caller side is this process, outside the service's: it plays the media gateway of these
-// calls (the gateway's side of ../spec/voice-media-v1.md without audio: the person's transcribed
-// line goes to the call workflow as the `callerSpeech` signal, exactly as media/call-audio.ts sends
-// it; the agent's words come back on the control API, `POST /media/control/calls/{id}`; its
-// `holdMedia` activity runs on this gateway's task queue) and the language model (an
-// OpenAI-compatible stand-in answering after BENCH_TURNS_LLM_DELAY_MS, 300). Calls come in as the
-// gateway takes them (answerIncomingPhoneCall with this gateway as the call's media gateway).
+// The caller side is this process, outside the service's: it plays the callers and the language
+// model (an OpenAI-compatible stand-in answering after BENCH_TURNS_LLM_DELAY_MS, 300). The calls'
+// media gateway is a process of its own, bench/processes/turns-gateway.ts: the gateway's turn loop and
+// outbox (media/turn-loop.ts, media/workflow-outbox.ts) without audio, holding the calls' media
+// sessions and the workers' control API as media/main.ts does; this process hands it each
+// transcribed line. Calls come in as the gateway takes them (answerIncomingPhoneCall with that
+// gateway as the call's media gateway). BENCH_TURNS_LOOP=workflow measures the design before the
+// turn loop moved: the gateway never takes the turns, each line goes to the call workflow (the
+// `callerSpeech` signal) and the agent's words come back on the control API.
 //
-// Per turn, service-added = the agent's first sentence reaching the gateway − the caller's line
-// signalled − the model's own time (its request received → its first sentence written): the
-// Temporal hop (signal, workflow task, the agentTurn step), the worker's part and the control
-// request, and part by part from the histories (HOP_PARTS). Also per N: machine CPU per turn
-// outside this process and by process, history events and bytes per turn, and this
-// process's event-loop lag (the caller side must not be the bottleneck). One JSON line per N:
-//   {"bench":"turns","server":…,"concurrent":N,"turns":…,"service_added_p50_ms":…,…}
+// Per turn, service-added = the agent's first sentence reaching the voice − the caller's line
+// reaching the gateway − the model's own time (its request received → its first sentence
+// written), and part by part (HOP_PARTS, for workflow turns from the histories). Also per N:
+// machine CPU per turn outside this process and by process, history events and bytes per turn, and
+// this process's event-loop lag (the caller side must not be the bottleneck). One JSON line per N:
+//   {"bench":"turns","server":…,"turn_loop":…,"concurrent":N,"turns":…,"service_added_p50_ms":…,…}
 //
 //   npm run bench -- turns     BENCH_TURNS_CONCURRENCY=10,50,100 BENCH_TURNS_PER_CALL=20
 //                              BENCH_TURNS_GAP_MS=3000 BENCH_TURNS_LLM_DELAY_MS=300
 //   BENCH_SERVER=cluster npm run bench -- turns
+//   BENCH_TURNS_LOOP=workflow npm run bench -- turns
 
 const CONCURRENCY = countsFrom('BENCH_TURNS_CONCURRENCY', '10,50,100,200,400');
 const TURNS = Number(process.env.BENCH_TURNS_PER_CALL || 20);
@@ -65,12 +57,19 @@ const GREETING = 'Hello, Acme bookings.';
 /** The model's answer: a short first sentence, then more (the first sentence leaves alone). */
 const FIRST_SENTENCE = 'Certainly.';
 const ANSWER = `${FIRST_SENTENCE} Which day and time would suit you best, and for how many people?`;
-/** The parts of service-added, in the order a turn passes them. */
+/** Who takes the turns: the gateway (the design since issue 21) or the call workflow (before it). */
+const LOOP = process.env.BENCH_TURNS_LOOP === 'workflow' ? 'workflow' : 'gateway';
+/**
+ * The parts of service-added, in the order a turn passes them. A turn the workflow takes: the
+ * first four; a turn the gateway takes: `gateway` (the line in → the model asked: the turn's
+ * reads) and `out`.
+ */
 const HOP_PARTS = {
-  signal: 'caller line signalled → in the history (the signal RPC)',
+  signal: 'caller line at the gateway → signal in the history (the signal RPC)',
   taskWait: 'workflow task: waiting for a worker (schedule-to-start)',
   toModel: 'workflow task started → model asked (activation, the agentTurn step and its reads)',
-  out: 'model answer → first sentence at the gateway (sentences, control request)',
+  gateway: 'gateway turn: caller line in → model asked (its reads, the request)',
+  out: 'model answer → first sentence at the voice (sentences; for the workflow, the control request)',
 } as const;
 type HopPart = keyof typeof HOP_PARTS;
 
@@ -80,8 +79,8 @@ const TURN_LIMIT_MS = 60_000;
 /** One turn as this process timed it (epoch ms, this machine's clock, as the server's event times). */
 interface Turn {
   callId: string;
-  /** The caller's line: its signal sent. */
-  signalledAt: number;
+  /** The caller's line reached the gateway. */
+  receivedAt: number;
   /** The model's request received, and its answer started. */
   modelAskedAt: number;
   modelAnsweredAt: number;
@@ -89,97 +88,10 @@ interface Turn {
   firstSentenceAt: number;
 }
 
-/** One call of the run, as the gateway sees it. */
-interface BenchCall {
-  callId: string;
-  /** performance.now() of the answer: the call's clock. */
-  t0: number;
-  /** The agent's first sentence per line index. */
-  sentences: Map<number, number>;
-  /** The agent's whole line per index (`say`): the moment it went out. */
-  lines: Map<number, number>;
-  waiters: (() => void)[];
-  over: boolean;
-  overWaiters: (() => void)[];
-}
-
-const calls = new Map<string, BenchCall>();
-/** The model's request per caller line (keyed by the line's tag): received, and its answer started (epoch ms). */
+/** The caller line's model request per tag: received, and its answer started (epoch ms). */
 const modelTimes = new Map<string, { askedAt: number; answeredAt: number }>();
 /** performance.now() as epoch ms. */
 const epoch = (performanceMs: number) => performance.timeOrigin + performanceMs;
-
-function benchCall(callId: string): BenchCall {
-  let call = calls.get(callId);
-  if (!call) {
-    call = {
-      callId,
-      t0: performance.now(),
-      sentences: new Map(),
-      lines: new Map(),
-      waiters: [],
-      over: false,
-      overWaiters: [],
-    };
-    calls.set(callId, call);
-  }
-  return call;
-}
-
-function wake(call: BenchCall): void {
-  for (const waiter of call.waiters.splice(0)) waiter();
-}
-
-async function until(call: BenchCall, test: () => boolean, limitMs = TURN_LIMIT_MS): Promise<void> {
-  const deadline = performance.now() + limitMs;
-  while (!test()) {
-    if (performance.now() > deadline) throw new Error(`call ${call.callId}: waited ${limitMs} ms`);
-    await new Promise<void>((resolve) => {
-      call.waiters.push(resolve);
-      setTimeout(resolve, 1000);
-    });
-  }
-}
-
-/** The gateway's control API, answered as media/control-api.ts does (without audio to play). */
-async function control(request: IncomingMessage, response: ServerResponse): Promise<void> {
-  const at = performance.now();
-  const match = /^\/media\/control\/calls\/([0-9a-f-]{36})$/.exec(request.url ?? '');
-  const chunks: Buffer[] = [];
-  for await (const chunk of request) chunks.push(chunk as Buffer);
-  const answer = (status: number, body: object) => {
-    response.writeHead(status, { 'content-type': 'application/json' });
-    response.end(JSON.stringify(body));
-  };
-  if (!match || request.headers.authorization !== `Bearer ${TOKEN}`) return answer(401, { error: 'no' });
-  const call = benchCall(match[1]);
-  const command = JSON.parse(Buffer.concat(chunks).toString('utf8')) as MediaCommand;
-  switch (command.type) {
-    case 'sentence':
-      if (command.seq === 0 && !call.sentences.has(command.index)) call.sentences.set(command.index, at);
-      break;
-    case 'say':
-      if (!call.sentences.has(command.index)) call.sentences.set(command.index, at);
-      call.lines.set(command.index, at);
-      wake(call);
-      return answer(200, { firstAudioAt: Date.now() });
-    case 'connect_agent':
-      if (command.opening) call.lines.set(command.opening.index, at);
-      break;
-    case 'transfer':
-    case 'release':
-      endCall(call);
-      break;
-  }
-  wake(call);
-  answer(200, {});
-}
-
-function endCall(call: BenchCall): void {
-  call.over = true;
-  for (const waiter of call.overWaiters.splice(0)) waiter();
-  wake(call);
-}
 
 const cleanups: (() => Promise<unknown>)[] = [];
 const cpuTicksPerMs = 100 / 1000; // USER_HZ
@@ -219,6 +131,7 @@ function processCpu(): Map<number, { part: string; ms: number }> {
 function partOf(pid: number, command: string): string {
   if (pid === process.pid) return 'bench';
   if (command.includes('workers/main.ts')) return 'workers';
+  if (command.includes('bench/processes/turns-gateway.ts')) return 'gateway';
   if (command.includes('api/main.ts')) return 'api';
   // PostgreSQL first: its backends are named after their database (`postgres: temporal temporal …`).
   if (/^postgres|\/bin\/postgres /.test(command)) return 'postgres';
@@ -253,17 +166,6 @@ try {
     };
   });
   cleanups.push(() => standIn.close());
-
-  const server = createServer((request, response) => {
-    control(request, response).catch((error: unknown) => {
-      response.writeHead(500);
-      response.end(String(error));
-    });
-  });
-  server.keepAliveTimeout = 60_000;
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const gatewayUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  cleanups.push(() => new Promise((resolve) => server.close(resolve)));
 
   const serviceEnv = {
     VOICE_LLM_URL: standIn.url,
@@ -324,31 +226,25 @@ try {
   });
   cleanups.push(() => client.connection.close());
 
-  // The gateway's media sessions: held until the call is over here.
-  Runtime.install({ logger: new DefaultLogger('WARN') });
-  const workerConnection = await NativeConnection.connect({ address: temporalAddress });
-  const mediaWorker = await Worker.create({
-    connection: workerConnection,
-    namespace,
-    taskQueue: mediaTaskQueue(prefix, gatewayUrl),
-    activities: {
-      async holdMedia({ callId }: { callId: string }) {
-        const call = benchCall(callId);
-        const context = Context.current();
-        while (!call.over && !context.cancellationSignal.aborted) {
-          context.heartbeat();
-          await Promise.race([new Promise<void>((resolve) => call.overWaiters.push(resolve)), sleep(2000)]);
-        }
-      },
-    },
-    maxConcurrentActivityTaskExecutions: 2000,
+  // The gateway of these calls: a process of its own running the gateway's turn loop (bench/processes/turns-gateway.ts).
+  const gateway = await startBenchGateway({
+    ...serviceEnv,
+    DATABASE_URL: databaseUrl,
+    TEMPORAL_ADDRESS: temporalAddress,
+    TEMPORAL_NAMESPACE: namespace,
+    TASK_QUEUE_PREFIX: prefix,
+    BENCH_TURNS_LOOP: LOOP,
   });
-  const mediaWorkerRun = mediaWorker.run();
-  cleanups.push(async () => {
-    mediaWorker.shutdown();
-    await mediaWorkerRun;
-    await workerConnection.close();
-  });
+  cleanups.push(() => stopChild(gateway.child, { signal: 'SIGTERM', graceMs: 30_000 }));
+  const gatewayUrl = gateway.url;
+  const toGateway = async (callId: string, what: 'opened' | 'heard' | 'hung-up', body: object = {}) => {
+    const response = await fetch(`${gatewayUrl}/bench/calls/${callId}/${what}`, {
+      method: 'POST',
+      body: JSON.stringify(body),
+    });
+    if (!response.ok) throw new Error(`bench gateway ${what}: ${response.status} ${await response.text()}`);
+    return response.json();
+  };
 
   const agent = await createAgentFixture(orm, {
     plan: 'standard',
@@ -376,17 +272,15 @@ try {
       { mediaGateway: gatewayUrl },
     );
     if (!answer.answered) return { turns: [], failure: `not answered: ${answer.reason}` };
-    const call = benchCall(answer.callId);
-    call.t0 = performance.now();
-    const handle = client.workflow.getHandle(callWorkflowId(answer.callId));
+    const t0 = performance.now();
     const measured: Turn[] = [];
     try {
-      await until(call, () => call.lines.has(0));
+      await toGateway(answer.callId, 'opened');
       let index = 1;
       for (let turn = 0; turn < turns; turn++) {
         await sleep(GAP_MS);
         const tag = `c${answer.callId.slice(0, 8)}t${turn}`;
-        const seconds = (performance.now() - call.t0) / 1000;
+        const seconds = (performance.now() - t0) / 1000;
         const speech: CallerSpeech = {
           utterance: turn,
           text: `I would like to book a table, please [${tag}].`,
@@ -394,38 +288,36 @@ try {
           endedAtSeconds: seconds,
           speechTiming: { speechEndedAt: Date.now(), transcribedAt: Date.now() },
         };
-        const signalledAt = epoch(performance.now());
-        await handle.signal(callerSpeechSignal, speech);
         const agentIndex = index + 1;
-        await until(call, () => call.lines.has(agentIndex) || call.over);
-        if (call.over) throw new Error(`the call ended at turn ${turn}`);
+        const heard = (await toGateway(answer.callId, 'heard', { speech, agentIndex })) as {
+          receivedAt: number;
+          firstSentenceAt: number | null;
+          over: boolean;
+        };
+        if (heard.over || heard.firstSentenceAt === null) throw new Error(`the call ended at turn ${turn}`);
         const model = modelTimes.get(tag);
         if (model !== undefined)
           measured.push({
             callId: answer.callId,
-            signalledAt,
+            receivedAt: heard.receivedAt,
             modelAskedAt: model.askedAt,
             modelAnsweredAt: model.answeredAt,
-            firstSentenceAt: epoch(call.sentences.get(agentIndex)!),
+            firstSentenceAt: heard.firstSentenceAt,
           });
         index = agentIndex + 1;
       }
     } catch (error) {
       return { turns: measured, failure: `${error}`, callId: answer.callId };
     } finally {
-      await handle
-        .signal(carrierCallbackSignal, {
-          type: 'hung_up',
-          atSeconds: Math.round((performance.now() - call.t0) / 1000),
-        })
-        .catch(() => {});
-      endCall(call);
+      await toGateway(answer.callId, 'hung-up', {
+        atSeconds: Math.round((performance.now() - t0) / 1000),
+      }).catch(() => {});
     }
     return { turns: measured, callId: answer.callId };
   };
 
   // Warm up: the workflow bundle, the connections, the runtime; not measured.
-  console.log(`turns bench on ${SERVER}: warm-up call (not measured)`);
+  console.log(`turns bench on ${SERVER}, turns taken by the ${LOOP}: warm-up call (not measured)`);
   const warm = await talk(agent.numbers.at(-1)!, 2, 0);
   if (warm.failure) throw new Error(`warm-up call failed: ${warm.failure}`);
 
@@ -452,7 +344,7 @@ try {
       turns: turns.length,
       failedCalls: failures.length,
       serviceAdded: turns.map(
-        (turn) => turn.firstSentenceAt - turn.signalledAt - (turn.modelAnsweredAt - turn.modelAskedAt),
+        (turn) => turn.firstSentenceAt - turn.receivedAt - (turn.modelAnsweredAt - turn.modelAskedAt),
       ),
       modelMs: turns.map((turn) => turn.modelAnsweredAt - turn.modelAskedAt),
       ...history,
@@ -527,20 +419,27 @@ async function historyFigures(client: Client, results: { turns: Turn[]; callId?:
     bytes += JSON.stringify(history).length;
     let k = 0;
     for (const [i, event] of list.entries()) {
-      if (event.workflowExecutionSignaledEventAttributes?.signalName !== 'callerSpeech') continue;
+      const name = event.workflowExecutionSignaledEventAttributes?.signalName;
+      if (name !== 'callerSpeech' && name !== 'gatewayTurn') continue;
       turns++;
       const turn = result.turns[k++];
+      if (!turn) continue;
+      parts.out.push(turn.firstSentenceAt - turn.modelAnsweredAt);
+      if (name === 'gatewayTurn') {
+        // Taken in the gateway: the signal comes after the answer, off the turn's path.
+        parts.gateway.push(turn.modelAskedAt - turn.receivedAt);
+        continue;
+      }
       const later = list.slice(i + 1);
       const scheduled = later.find((e) => e.workflowTaskScheduledEventAttributes);
       const started = later.find(
         (e) => idOf(e.workflowTaskStartedEventAttributes?.scheduledEventId) === idOf(scheduled?.eventId),
       );
-      if (!turn || !scheduled || !started) continue;
+      if (!scheduled || !started) continue;
       const at = { signal: ms(event.eventTime), taskStarted: ms(started.eventTime) };
-      parts.signal.push(at.signal - turn.signalledAt);
+      parts.signal.push(at.signal - turn.receivedAt);
       parts.taskWait.push(at.taskStarted - at.signal);
       parts.toModel.push(turn.modelAskedAt - at.taskStarted);
-      parts.out.push(turn.firstSentenceAt - turn.modelAnsweredAt);
     }
   }
   return {
@@ -557,9 +456,11 @@ function report(row: Row): void {
   if (row.failedCalls) console.log(`${row.failedCalls} of ${row.concurrent} calls failed`);
   console.log('| per turn, ms | p50 | p95 | p99 |');
   console.log('|---|---:|---:|---:|');
-  line('service-added (caller line signalled → first sentence out, − model)', row.serviceAdded);
+  line('service-added (caller line at the gateway → first sentence out, − model)', row.serviceAdded);
   line(`model: asked → first sentence written (stand-in: ${LLM_DELAY_MS} ms, then streamed)`, row.modelMs);
-  for (const [key, label] of Object.entries(HOP_PARTS)) line(`  ${label}`, row.parts[key as HopPart]);
+  for (const [key, label] of Object.entries(HOP_PARTS)) {
+    if (row.parts[key as HopPart].length) line(`  ${label}`, row.parts[key as HopPart]);
+  }
   console.log(
     `CPU per turn (machine, outside the bench process): ${row.cpuMsPerTurn.toFixed(1)} ms; history per turn: ${row.historyEventsPerTurn.toFixed(1)} events, ${Math.round(row.historyBytesPerTurn)} bytes`,
   );
@@ -571,6 +472,7 @@ function report(row: Row): void {
     JSON.stringify({
       bench: 'turns',
       server: SERVER,
+      turn_loop: LOOP,
       concurrent: row.concurrent,
       turns: row.turns,
       service_added_p50_ms: pct(row.serviceAdded, 50),
@@ -580,6 +482,8 @@ function report(row: Row): void {
       workflow_task_schedule_to_start_p99_ms: pct(row.parts.taskWait, 99),
       to_model_p50_ms: pct(row.parts.toModel, 50),
       to_model_p99_ms: pct(row.parts.toModel, 99),
+      gateway_to_model_p50_ms: pct(row.parts.gateway, 50),
+      gateway_to_model_p99_ms: pct(row.parts.gateway, 99),
       cpu_ms_per_turn: Math.round(row.cpuMsPerTurn * 10) / 10,
       cpu_ms_per_turn_by_process: row.cpuMsPerTurnByPart,
       history_events_per_turn: Math.round(row.historyEventsPerTurn * 10) / 10,
@@ -610,4 +514,23 @@ function summary(rows: Row[]): void {
 function pct(values: number[], p: number): number {
   const sorted = values.filter((value) => !Number.isNaN(value)).sort((a, b) => a - b);
   return Math.round(sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? Number.NaN);
+}
+
+/** bench/processes/turns-gateway.ts as a process of its own, once it listens. */
+async function startBenchGateway(env: Record<string, string>) {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'bench/processes/turns-gateway.ts'], {
+    env: { ...process.env, ...env, LOG_LEVEL: 'warn' },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const url = await new Promise<string>((resolve, reject) => {
+    let buffered = '';
+    child.stdout!.on('data', (chunk: Buffer) => {
+      buffered += chunk.toString('utf8');
+      const line = buffered.split('\n').find((l) => l.startsWith('{"url"'));
+      if (line) resolve((JSON.parse(line) as { url: string }).url);
+    });
+    child.once('exit', (code) => reject(new Error(`bench gateway exited ${code} before it listened`)));
+  });
+  child.stdout!.resume();
+  return { child, url };
 }

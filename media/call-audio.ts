@@ -1,3 +1,4 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Client } from '@temporalio/client';
 import { FRAME_MS } from '../lib/audio/frame-pacer.js';
 import { decodeMulaw } from '../lib/audio/mulaw.js';
@@ -11,15 +12,22 @@ import {
   type CarrierCallback,
   callerSpeechSignal,
   carrierCallbackSignal,
+  gatewayTurnSignal,
 } from '../lib/temporal/call-messages.js';
+import type { VoiceRuntime } from '../lib/voice-runtime/voice-runtime.js';
 import type { AgentAudioOut, AgentVoice } from './agent-voice.js';
+import { TurnLoop } from './turn-loop.js';
+import { WorkflowOutbox } from './workflow-outbox.js';
 
 // One call's audio in the media gateway: the turn loop. The person's audio goes through voice
-// activity detection; a turn that ends (VOICE_ENDPOINTING_MS of silence) is transcribed and sent
-// to the call workflow as the person's line (the `callerSpeech` callback: no audio in Temporal).
-// The workflow's carrier brings the agent's lines back as commands (media/control-api.ts), which
-// the agent's voice speaks (agent-voice.ts). Speech over the agent stops it (barge-in). Both
-// sides are recorded.
+// activity detection; a turn that ends (VOICE_ENDPOINTING_MS of silence) is transcribed. Once the
+// call workflow has handed the call's turns to the gateway (`take_turns`), the gateway answers
+// the line itself and tells the workflow the turn (turn-loop.ts); until then, and whenever the
+// workflow has them back, the line goes to the workflow (the `callerSpeech` callback: no audio in
+// Temporal), whose carrier brings the agent's lines back as commands (media/control-api.ts).
+// Either way the agent's voice speaks them (agent-voice.ts), speech over the agent stops it
+// (barge-in), and everything the workflow is told goes in order (workflow-outbox.ts). Both sides
+// are recorded.
 
 /** Caller frames waiting for voice activity detection before new ones are dropped (10 s). */
 const MAX_FRAMES_BEHIND = 500;
@@ -47,6 +55,10 @@ export interface CallAudioDeps {
   /** Epoch ms of the call clock's 0. */
   startedAt: number;
   logger: Logger;
+  /** The agent's runtime, for the turns the gateway takes; null: the workflow keeps them. */
+  voiceRuntime: VoiceRuntime | null;
+  /** The database, for those turns' lines. */
+  em: () => EntityManager;
 }
 
 export type CallAudioEnd = 'caller_hung_up' | 'released' | 'transferred';
@@ -62,6 +74,13 @@ export class CallAudio {
   private speech: { overAgent: boolean; confirmed: boolean } | null = null;
   /** A barge-in waiting to go to the workflow with the person's next line. */
   private interrupted: CallerSpeech['interrupted'] | undefined;
+  /** The person's lines after transcription, answered here or sent to the workflow, one after the other. */
+  private agentTurns: Promise<void> = Promise.resolve();
+  /** The last utterance handed on (answered here or sent): the workflow takes its turns back only once it has it. */
+  private lastSent = -1;
+  private readonly outbox: WorkflowOutbox;
+  private readonly loop: TurnLoop | null;
+  private readonly stopTurns = new AbortController();
   private ending: CallAudioEnd | null = null;
   private resolveEnded!: () => void;
   /** Resolves when the call's audio is over (the media session, lib/media/media-session.ts). */
@@ -69,7 +88,33 @@ export class CallAudio {
     this.resolveEnded = resolve;
   });
 
-  constructor(private readonly deps: CallAudioDeps) {}
+  constructor(private readonly deps: CallAudioDeps) {
+    this.outbox = new WorkflowOutbox({
+      temporal: deps.temporal,
+      workflowId: () => this.deps.callWorkflowId,
+      callId: deps.callId,
+      logger: deps.logger,
+    });
+    this.loop = deps.voiceRuntime
+      ? new TurnLoop({
+          callId: deps.callId,
+          em: deps.em,
+          voiceRuntime: deps.voiceRuntime,
+          logger: deps.logger,
+          signal: this.stopTurns.signal,
+          // The turn's words go straight to this call's voice, as the workflow's commands would.
+          carrier: {
+            saySentence: async ({ index, seq, text }) => {
+              await this.command({ type: 'sentence', index, seq, text });
+            },
+            say: async ({ index, text, hangUp }) =>
+              (await this.command({ type: 'say', index, text, ...(hangUp ? { hangUp } : {}) })) as {
+                firstAudioAt: number | null;
+              },
+          },
+        })
+      : null;
+  }
 
   get callId(): string {
     return this.deps.callId;
@@ -130,6 +175,8 @@ export class CallAudio {
           command.reason === 'cancel' ? 'canceled' : 'the agent hung up',
         );
         return {};
+      case 'take_turns':
+        return { turns: this.loop ? this.loop.take(command, this.lastSent) : 'never' };
     }
   }
 
@@ -142,6 +189,8 @@ export class CallAudio {
     const last = this.deps.detector.flush();
     if (last) this.onTurnEvent(last);
     await withLimit(this.turns, LAST_WORDS_LIMIT_MS);
+    // A turn of the agent's in flight is told before the hang-up (the lines are in that order).
+    await withLimit(this.agentTurns, LAST_WORDS_LIMIT_MS);
     await this.callBack({ type: 'hung_up', atSeconds });
     this.deps.close(1000, 'stopped');
     await this.finish();
@@ -226,6 +275,7 @@ export class CallAudio {
       ...(this.interrupted ? { interrupted: this.interrupted } : {}),
     };
     this.interrupted = undefined;
+    this.deliver(speech);
     this.deps.logger.info('caller turn', {
       callId: this.callId,
       utterance: speech.utterance,
@@ -235,24 +285,29 @@ export class CallAudio {
       endpointedMs: timing.endpointedMs,
       sttMs: timing.sttMs,
     });
-    await this.signal((handle) => handle.signal(callerSpeechSignal, speech));
   }
 
-  private async callBack(callback: CarrierCallback): Promise<void> {
-    await this.signal((handle) => handle.signal(carrierCallbackSignal, callback));
+  /**
+   * The person's line, in order: answered here while the turns are the gateway's (the person did
+   * not hang up), else sent to the workflow, which answers it.
+   */
+  private deliver(speech: CallerSpeech): void {
+    this.lastSent = speech.utterance;
+    this.agentTurns = this.agentTurns
+      .then(async () => {
+        if (this.loop?.holding && !this.ending) {
+          void this.outbox.send(gatewayTurnSignal, await this.loop.turn(speech));
+        } else {
+          void this.outbox.send(callerSpeechSignal, speech);
+        }
+      })
+      .catch((error: unknown) =>
+        this.deps.logger.error('caller line not handled', { callId: this.callId, error: `${error}` }),
+      );
   }
 
-  private async signal(
-    send: (handle: ReturnType<Client['workflow']['getHandle']>) => Promise<void>,
-  ): Promise<void> {
-    const id = this.deps.callWorkflowId;
-    if (!id) return;
-    try {
-      await send(this.deps.temporal.workflow.getHandle(id));
-    } catch (error) {
-      // A call workflow that is over needs nothing more.
-      this.deps.logger.warn('call workflow not told', { callId: this.callId, error: `${error}` });
-    }
+  private callBack(callback: CarrierCallback): Promise<void> {
+    return this.outbox.send(carrierCallbackSignal, callback);
   }
 
   /** Our side ends the call: the agent's last audio plays out, then the socket closes. */
@@ -268,6 +323,7 @@ export class CallAudio {
   private async finish(): Promise<void> {
     if (this.finished) return;
     this.finished = true;
+    this.stopTurns.abort();
     this.deps.voice.stop();
     await this.deps.recording?.close();
     this.resolveEnded();

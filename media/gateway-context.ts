@@ -4,6 +4,7 @@ import type { SileroVoiceActivity } from '../lib/audio/voice-activity.js';
 import type { Logger } from '../lib/logger.js';
 import type { Settings } from '../lib/settings.js';
 import type { SpeechToText, TextToSpeech } from '../lib/speech/speech-ports.js';
+import type { VoiceRuntime } from '../lib/voice-runtime/voice-runtime.js';
 import type { CallSessions } from './call-sessions.js';
 
 /** What every part of one media gateway process shares. */
@@ -20,5 +21,7 @@ export interface GatewayContext {
   /** Voice activity detection for one call (the model is loaded once per process; each call has its own state). */
   voiceActivity: () => Promise<SileroVoiceActivity>;
   sessions: CallSessions;
+  /** The agent's runtime (VOICE_LLM_URL, else the scripted agent) for the turns the gateway takes (turn-loop.ts). */
+  voiceRuntime: VoiceRuntime | null;
   logger: Logger;
 }

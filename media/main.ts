@@ -11,6 +11,7 @@ import { loadSettings } from '../lib/settings.js';
 import { speechFromSettings } from '../lib/speech/from-settings.js';
 import { temporalConnectionOptions } from '../lib/temporal-connection.js';
 import { clientTracingInterceptors, flushTracing, startTracing } from '../lib/tracing/tracing.js';
+import { voiceRuntimeFromSettings } from '../lib/voice-runtime/from-settings.js';
 import { CallSessions } from './call-sessions.js';
 import type { GatewayContext } from './gateway-context.js';
 import { createMediaGateway, gatewayReadiness, MEDIA_STREAMS_PATH } from './media-gateway.js';
@@ -62,6 +63,8 @@ const gateway: GatewayContext = {
   tts: speech.tts!,
   voiceActivity: () => SileroVoiceActivity.load(),
   sessions: new CallSessions(),
+  // The same runtime as the calls workers' (the same settings): the turns handed here are its.
+  voiceRuntime: voiceRuntimeFromSettings(settings),
   logger,
 };
 // The model loads once, before the first call needs it.

@@ -1,4 +1,5 @@
 import type { IncomingMessage } from 'node:http';
+import type { EntityManager } from '@mikro-orm/postgresql';
 import type { WebSocket } from 'ws';
 import { Call } from '../db/entities/index.js';
 import { TurnDetector } from '../lib/audio/turn-detector.js';
@@ -197,5 +198,7 @@ async function openCallAudio(
     clock,
     startedAt,
     logger,
+    voiceRuntime: gateway.voiceRuntime,
+    em: () => gateway.orm.em.fork() as EntityManager,
   });
 }

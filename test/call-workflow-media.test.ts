@@ -3,19 +3,26 @@ import { after, before, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { Context } from '@temporalio/activity';
+import type { WorkflowHandle } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import { answerIncomingPhoneCall } from '../lib/calls/incoming-calls.js';
+import type { TranscriptLine } from '../lib/calls/transcript.js';
+import { recordLines } from '../lib/calls/transcript-rows.js';
 import type { AnswerRequest, CallMedia, Carrier, SpeechPlayed } from '../lib/carrier/carrier.js';
+import type { TurnsHandOver } from '../lib/media/media-control.js';
 import type { MediaSessionActivities } from '../lib/media/media-session.js';
 import {
   type CallerSpeech,
   callerSpeechSignal,
   callProgressQuery,
   carrierCallbackSignal,
+  type GatewayTurn,
+  gatewayTurnSignal,
 } from '../lib/temporal/call-messages.js';
 import { type CallWorkflowResult, callWorkflowId } from '../lib/temporal/workflow-contracts.js';
+import type { AgentAction } from '../lib/voice-runtime/voice-runtime.js';
 import { type AgentFixture, createAgentFixture, storedCall } from './support/call-fixtures.js';
 import { keepHistory } from './support/kept-histories.js';
 import {
@@ -29,7 +36,8 @@ import {
 // a barge-in that cuts the agent's line to what was said, a speech service that fails, and the
 // latency from the end of the caller's speech. The gateway itself is a stand-in here (its carrier
 // requests are recorded, its media session is a worker the test controls); test/media-gateway.test.ts
-// runs the real one.
+// runs the real one. The turns a gateway takes (`take_turns`, then `gatewayTurn` signals) are
+// played by the test the same way.
 
 let stack: TimeSkippingCallStack;
 let ada: AgentFixture;
@@ -90,12 +98,32 @@ function mediaSession(mode: 'holds' | 'stops'): MediaSessionActivities {
   };
 }
 
-async function withCall<T>(
+/**
+ * A gateway that takes the call's turns when handed them (`take_turns`): answers from `answers`
+ * in order (the last one again after that), each request recorded. The test then plays the
+ * gateway's part: it writes the turn's lines and sends the `gatewayTurn` signal.
+ */
+class TurnTakingGateway extends GatewayStandIn {
+  readonly handOvers: Parameters<NonNullable<Carrier['handOverTurns']>>[0][] = [];
+  constructor(
+    taskQueue: string,
+    private readonly answers: TurnsHandOver[],
+  ) {
+    super(taskQueue);
+  }
+  async handOverTurns(request: Parameters<NonNullable<Carrier['handOverTurns']>>[0]): Promise<TurnsHandOver> {
+    this.handOvers.push(request);
+    return this.answers[Math.min(this.handOvers.length, this.answers.length) - 1];
+  }
+}
+
+async function withCall<T, G extends GatewayStandIn = GatewayStandIn>(
   mode: 'holds' | 'stops',
-  fn: (env: TestWorkflowEnvironment, callId: string, gateway: GatewayStandIn) => Promise<T>,
+  fn: (env: TestWorkflowEnvironment, callId: string, gateway: G) => Promise<T>,
+  gatewayOf: (taskQueue: string) => G = (taskQueue) => new GatewayStandIn(taskQueue) as G,
 ): Promise<T> {
   return stack.withEnvironment(async (env) => {
-    const gateway = new GatewayStandIn(`${stack.settings.taskQueuePrefix}media@gateway-${Math.random()}`);
+    const gateway = gatewayOf(`${stack.settings.taskQueuePrefix}media@gateway-${Math.random()}`);
     const media = await Worker.create({
       connection: env.nativeConnection,
       taskQueue: gateway.taskQueue,
@@ -182,6 +210,7 @@ describe('a call with audio', { timeout: 120_000 }, () => {
   });
 
   test('speech that cannot be recognised: the agent apologises and the call ends agent_error', async () => {
+    // (The turns stay here: this gateway stand-in cannot take them.)
     await withCall('holds', async (env, callId, gateway) => {
       const handle = env.client.workflow.getHandle(callWorkflowId(callId));
       await until(() => gateway.said.length === 1, 'the opening line was played');
@@ -190,6 +219,157 @@ describe('a call with audio', { timeout: 120_000 }, () => {
       assert.equal(result.endReason, 'agent_error');
       assert.equal(gateway.said.length, 2, 'the apology was played');
       assert.ok(gateway.releases.includes('hang_up'));
+    });
+  });
+});
+
+/** A line as the gateway writes it. */
+const line = (
+  index: number,
+  role: 'caller' | 'agent',
+  text: string,
+  offsetSeconds: number,
+): TranscriptLine => ({
+  index,
+  role,
+  text,
+  offsetSeconds,
+});
+
+/** A turn the gateway took, answered with `answer` (null: the agent could not answer). */
+function gatewayTurn(
+  utterance: number,
+  heard: TranscriptLine,
+  answer: TranscriptLine | null,
+  next: AgentAction = { kind: 'continue' },
+  failed = false,
+): GatewayTurn {
+  return {
+    utterance,
+    heard,
+    heardUntilSeconds: heard.offsetSeconds + 2,
+    result: failed
+      ? null
+      : {
+          line: answer,
+          next,
+          latency: { index: heard.index + 1, firstTokenMs: 300, firstSentenceMs: 320, answerMs: 900 },
+          ...(next.kind === 'hang_up' && answer ? { hungUp: true } : {}),
+        },
+  };
+}
+
+const em = () => stack.db.orm.em.fork() as EntityManager;
+
+/** A call on a gateway that answers `take_turns` with `answers`, once the turns were first offered. */
+function withTurnTakingCall(
+  answers: TurnsHandOver[],
+  fn: (handle: WorkflowHandle, callId: string, gateway: TurnTakingGateway) => Promise<void>,
+): Promise<void> {
+  return withCall<void, TurnTakingGateway>(
+    'holds',
+    async (env, callId, gateway) => {
+      await until(() => gateway.handOvers.length === 1, 'the turns were offered to the gateway');
+      await fn(env.client.workflow.getHandle(callWorkflowId(callId)), callId, gateway);
+    },
+    (taskQueue) => new TurnTakingGateway(taskQueue, answers),
+  );
+}
+
+describe('turns the gateway takes', { timeout: 120_000 }, () => {
+  test('handed over once after the opening; each turn kept once (a redelivery is recognised); the hang-up it carried ends the call', async () => {
+    await withTurnTakingCall(['taken'], async (handle, callId, gateway) => {
+      assert.deepEqual(gateway.handOvers[0], {
+        callId,
+        nextIndex: 1,
+        heardThrough: -1,
+        withStoredToolCalls: false,
+      });
+      const first = gatewayTurn(
+        0,
+        line(1, 'caller', 'Can I book a table for Friday?', 4),
+        line(2, 'agent', 'Friday works. Anything else?', 6),
+      );
+      const last = gatewayTurn(
+        1,
+        line(3, 'caller', 'No, that is all, goodbye.', 10),
+        line(4, 'agent', 'Goodbye!', 12),
+        { kind: 'hang_up' },
+      );
+      await recordLines(em(), callId, [first.heard, first.result!.line!]);
+      await handle.signal(gatewayTurnSignal, first);
+      await handle.signal(gatewayTurnSignal, first);
+      await recordLines(em(), callId, [last.heard, last.result!.line!]);
+      await handle.signal(gatewayTurnSignal, last);
+      const result = (await handle.result()) as CallWorkflowResult;
+      assert.equal(result.endReason, 'agent_hangup');
+      assert.equal(gateway.handOvers.length, 1, 'the turns stayed with the gateway');
+      assert.deepEqual(
+        gateway.said.map((said) => said.index),
+        [0],
+        'the workflow played only the opening',
+      );
+      assert.deepEqual(gateway.releases, [], 'the gateway hung up with the last line');
+      const progress = await handle.query(callProgressQuery);
+      assert.deepEqual(
+        progress.agentTurns.map((turn) => turn.index),
+        [2, 4],
+        'each turn once',
+      );
+      assert.equal(progress.transcriptLines, 5);
+      const { call, transcript } = await storedCall(stack.db.orm, callId);
+      assert.deepEqual(
+        transcript.map((entry) => [entry.index, entry.role]),
+        [
+          [0, 'agent'],
+          [1, 'caller'],
+          [2, 'agent'],
+          [3, 'caller'],
+          [4, 'agent'],
+        ],
+      );
+      assert.equal(call.status, 'completed');
+      assert.ok(call.analysis);
+      keepHistory('inbound-media-gateway-turns-call', await handle.fetchHistory());
+    });
+  });
+
+  test('not taken while a line the gateway sent is on its way: the workflow answers it, then hands the turns over', async () => {
+    await withTurnTakingCall(['not_now', 'taken'], async (handle, callId, gateway) => {
+      await handle.signal(callerSpeechSignal, speech(0, 'Hello, is this Acme?'));
+      await until(() => gateway.said.length === 2, 'the workflow answered the line sent to it');
+      await until(() => gateway.handOvers.length === 2, 'the turns were offered again');
+      assert.deepEqual(gateway.handOvers[1], {
+        callId,
+        nextIndex: 3,
+        heardThrough: 0,
+        withStoredToolCalls: false,
+      });
+      await handle.signal(carrierCallbackSignal, { type: 'hung_up', atSeconds: 20 });
+      const result = (await handle.result()) as CallWorkflowResult;
+      assert.equal(result.endReason, 'caller_hangup');
+      assert.equal(gateway.handOvers.length, 2);
+    });
+  });
+
+  test('a turn the gateway could not answer: the workflow apologises after the person’s line and ends the call agent_error', async () => {
+    await withTurnTakingCall(['taken'], async (handle, callId, gateway) => {
+      const failed = gatewayTurn(0, line(1, 'caller', 'Are you there?', 4), null, undefined, true);
+      await recordLines(em(), callId, [failed.heard]);
+      await handle.signal(gatewayTurnSignal, failed);
+      const result = (await handle.result()) as CallWorkflowResult;
+      assert.equal(result.endReason, 'agent_error');
+      assert.deepEqual(
+        gateway.said.map((said) => said.index),
+        [0, 2],
+        'the apology follows the person’s line',
+      );
+      assert.ok(gateway.releases.includes('hang_up'));
+      const { transcript } = await storedCall(stack.db.orm, callId);
+      assert.deepEqual(
+        transcript.map((entry) => entry.role),
+        ['agent', 'caller', 'agent'],
+      );
     });
   });
 });

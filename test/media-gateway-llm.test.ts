@@ -18,6 +18,7 @@ import {
   startChatStandIn,
   streamed,
 } from './support/chat-completions-stand-in.js';
+import { signalsReceived } from './support/history-text.js';
 import { startTestMediaGateway, type TestMediaGateway } from './support/media-gateway.js';
 import { startTestSpeech, type TestSpeech } from './support/speech-kit.js';
 import { callTo } from './support/wait-for.js';
@@ -184,6 +185,13 @@ test('a tool call on a spoken call: the line while waiting is heard, then the an
     await Promise.race([client.closed, sleep(60_000)]);
     const ended = await waitForCallEnd(stack.api.client(owner.secret), call.id);
     assert.equal(ended.end_reason, 'agent_hangup');
+    // The gateway took the question, handed the turns back for the tool (the workflow ran it and
+    // the answer with its result), took them again and answered the goodbye.
+    const history = await stack.client.workflow.getHandle(callWorkflowId(call.id)).fetchHistory();
+    assert.deepEqual(
+      signalsReceived(history).filter((name) => name !== 'carrierCallback'),
+      ['gatewayTurn', 'gatewayTurn'],
+    );
     const listed = await stack.api.client(owner.secret).get(`/calls/${call.id}/tool-calls`);
     assert.deepEqual(
       listed.body.data.map((row: { name: string; status: string }) => [row.name, row.status]),

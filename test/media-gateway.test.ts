@@ -17,6 +17,7 @@ import { freePort } from '../scripts/processes.js';
 import { createFixture, type Fixture } from './support/api.js';
 import { type AgentFixture, createAgentFixture } from './support/call-fixtures.js';
 import { type CallStack, startCallStack, waitForCallEnd } from './support/call-stack.js';
+import { signalsReceived } from './support/history-text.js';
 import { startTestMediaGateway, type TestMediaGateway } from './support/media-gateway.js';
 import { startTestSpeech, type TestSpeech } from './support/speech-kit.js';
 import { callTo, waitForHealth } from './support/wait-for.js';
@@ -129,8 +130,16 @@ describe('the media gateway', () => {
       assert.match(lines[1].text.toLowerCase(), /email/);
       assert.match(lines[3].text.toLowerCase(), /bye/);
 
+      // The turns were the gateway's: handed over after the opening, each reported once.
+      const handle = stack.client.workflow.getHandle(callWorkflowId(call.id));
+      const signals = signalsReceived(await handle.fetchHistory());
+      assert.deepEqual(
+        signals.filter((name) => name !== 'carrierCallback'),
+        ['gatewayTurn', 'gatewayTurn'],
+      );
+
       // Per turn: end of speech → transcript line → first token → first agent audio.
-      const turns = await stack.client.workflow.getHandle(callWorkflowId(call.id)).query(callProgressQuery);
+      const turns = await handle.query(callProgressQuery);
       const measured = turns.agentTurns.filter((t) => t.fromSpeechEnd);
       assert.ok(measured.length >= 1);
       for (const t of measured) {

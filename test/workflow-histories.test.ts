@@ -33,6 +33,10 @@ const PATHS = [
   'llm-end-call-activities-call',
   'llm-transfer-call-activities-call',
   'llm-agent-error-activities-call',
+  // Calls with audio (test/call-workflow-media.test.ts): the turns in the workflow (a barge-in),
+  // and the turns taken by the media gateway (`turns-in-gateway`).
+  'inbound-media-barge-in-call',
+  'inbound-media-gateway-turns-call',
   // A campaign and one of its calls; a campaign across continue-as-new (test/campaign-workflow.test.ts).
   'campaign',
   'campaign-call',

@@ -59,6 +59,7 @@ function carrierFromSettings(deps: CallsWorkerDeps): Carrier {
     pinToGateway: async (callId, gateway) => {
       await deps.orm.em.fork().nativeUpdate(Call, { id: callId }, { mediaGateway: gateway });
     },
+    dialsThroughTrunk: carrier === 'sip',
   });
 }
 

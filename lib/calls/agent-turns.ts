@@ -26,6 +26,9 @@ export interface AgentTurnDeps {
   logger?: Logger;
 }
 
+/** What one turn needs: the carrier only to speak (the media gateway's turn loop speaks on the call's own audio). */
+export type TurnStepDeps = Omit<AgentTurnDeps, 'carrier'> & { carrier: Pick<Carrier, 'say' | 'saySentence'> };
+
 /** Where the step runs: its cancellation, and its attempt (for the log). */
 export interface StepContext {
   signal: AbortSignal;
@@ -62,7 +65,7 @@ export async function connectAgent(
  * the agent hangs up is played with the hang-up (`hungUp`: the far end is released).
  */
 export async function takeAgentTurn(
-  deps: AgentTurnDeps,
+  deps: TurnStepDeps,
   input: {
     callId: string;
     /** What the person said; none when the agent goes on after its tools answered (`index`). */

@@ -12,7 +12,7 @@ export class SentenceRelay {
   private seq = 0;
 
   constructor(
-    private readonly deps: { carrier: Carrier },
+    private readonly deps: { carrier: Pick<Carrier, 'saySentence'> },
     private readonly callId: string,
     private readonly index: number,
     private readonly logger?: Logger,

@@ -1,4 +1,5 @@
 import type { CallDirection } from '../../db/entities/index.js';
+import type { TakeTurns, TurnsHandOver } from '../media/media-control.js';
 import type { AnswerRequest, CallMedia, Carrier, DialRequest, SpeechPlayed } from './carrier.js';
 import type { MediaGatewayCarrier } from './media-gateway-carrier.js';
 
@@ -31,12 +32,19 @@ export interface CallRoutingOptions {
   dialGateway?: string;
   /** Writes Call.mediaGateway before the dial, so every later request of the call goes there. */
   pinToGateway(callId: string, gateway: string): Promise<void>;
+  /** The calls placed here go out on a trunk (CARRIER=sip): their far end is a person, not the simulator. */
+  dialsThroughTrunk?: boolean;
 }
 
 interface Route {
   gateway: string | null;
   /** A call we placed with audio: its far end is the simulator, which hears the agent's lines as text too. */
   teeToFarEnd: boolean;
+  /**
+   * The far end paces its script on the agent's lines as text (the simulator's): the turns stay
+   * with the call workflow, which tells it each line. Otherwise the gateway may take them.
+   */
+  farEndFollowsLines: boolean;
 }
 
 export class CallRoutingCarrier implements Carrier {
@@ -54,7 +62,11 @@ export class CallRoutingCarrier implements Carrier {
     const gateway = known.gateway ?? this.options.dialGateway;
     if (!gateway) return this.text.dial(request);
     if (!known.gateway) await this.options.pinToGateway(request.callId, gateway);
-    this.remember(request.callId, { gateway, teeToFarEnd: true });
+    this.remember(request.callId, {
+      gateway,
+      teeToFarEnd: true,
+      farEndFollowsLines: !this.options.dialsThroughTrunk,
+    });
     await this.text.dial({ ...request, mediaGateway: gateway });
     return this.media.callMedia(gateway);
   }
@@ -67,7 +79,7 @@ export class CallRoutingCarrier implements Carrier {
     const gateway = route.gateway ?? (simulatedPhoneCall ? this.options.dialGateway : undefined);
     if (!gateway) return this.text.answer(request);
     if (!route.gateway) await this.options.pinToGateway(request.callId, gateway);
-    this.remember(request.callId, { gateway, teeToFarEnd: true });
+    this.remember(request.callId, { gateway, teeToFarEnd: true, farEndFollowsLines: true });
     await this.text.answer({ ...request, mediaGateway: gateway });
     return this.media.answer(gateway, request);
   }
@@ -109,12 +121,23 @@ export class CallRoutingCarrier implements Carrier {
     if (!route.gateway || route.teeToFarEnd) await this.text.release(request);
   }
 
+  async handOverTurns(request: { callId: string } & Omit<TakeTurns, 'type'>): Promise<TurnsHandOver> {
+    const route = await this.routeOf(request.callId);
+    if (!route.gateway || route.farEndFollowsLines) return 'never';
+    return this.media.handOverTurns(route.gateway, request);
+  }
+
   private async routeOf(callId: string): Promise<Route> {
     const known = this.routes.get(callId);
     if (known) return known;
     const call = await this.options.lookUpCall(callId);
     const gateway = call?.mediaGateway ?? null;
-    const route = { gateway, teeToFarEnd: gateway !== null && call?.direction === 'outbound' };
+    const teeToFarEnd = gateway !== null && call?.direction === 'outbound';
+    const route = {
+      gateway,
+      teeToFarEnd,
+      farEndFollowsLines: teeToFarEnd && !this.options.dialsThroughTrunk,
+    };
     // Final: an outbound call's dial (its first request) pins it before anything else asks.
     this.remember(callId, route);
     return route;

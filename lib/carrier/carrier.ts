@@ -1,4 +1,5 @@
 import type { CallChannel } from '../../db/entities/index.js';
+import type { TakeTurns, TurnsHandOver } from '../media/media-control.js';
 
 // The carrier port: the telephone network as the call workflow sees it. Every outcome of a
 // request here (ringing, answered, busy, what the person says, their hang-up) comes back later
@@ -77,4 +78,11 @@ export interface Carrier {
   transfer(request: { callId: string; to: string }): Promise<void>;
   /** Ends the call from our side: hang up a connected call, or cancel a dial still ringing. */
   release(request: { callId: string; reason: 'hang_up' | 'cancel' }): Promise<void>;
+  /**
+   * A call whose audio a media gateway holds: hands the call's turns to the gateway, which then
+   * answers the person itself and reports each turn to the call workflow (lib/media/media-control.ts,
+   * `take_turns`). Absent, or `never`: the workflow takes every turn (a text call; a far end that
+   * paces its script on the agent's lines as text).
+   */
+  handOverTurns?(request: { callId: string } & Omit<TakeTurns, 'type'>): Promise<TurnsHandOver>;
 }

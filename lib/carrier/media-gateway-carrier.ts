@@ -1,4 +1,9 @@
-import { type MediaCommand, mediaControlPath } from '../media/media-control.js';
+import {
+  type MediaCommand,
+  mediaControlPath,
+  type TakeTurns,
+  type TurnsHandOver,
+} from '../media/media-control.js';
 import { mediaTaskQueue } from '../media/media-session.js';
 import type { AnswerRequest, CallMedia, SpeechPlayed } from './carrier.js';
 import { postControl } from './control-request.js';
@@ -59,6 +64,16 @@ export class MediaGatewayCarrier {
 
   async release(gateway: string, request: { callId: string; reason: 'hang_up' | 'cancel' }): Promise<void> {
     await this.command(gateway, request.callId, { type: 'release', reason: request.reason });
+  }
+
+  /** `take_turns`: a gateway that no longer holds the call, or answers otherwise, takes none. */
+  async handOverTurns(
+    gateway: string,
+    request: { callId: string } & Omit<TakeTurns, 'type'>,
+  ): Promise<TurnsHandOver> {
+    const { callId, ...handOver } = request;
+    const answer = await this.command(gateway, callId, { type: 'take_turns', ...handOver });
+    return answer?.turns === 'taken' || answer?.turns === 'not_now' ? answer.turns : 'never';
   }
 
   /** The gateway's answer, or undefined when it no longer holds the call. */

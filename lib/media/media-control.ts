@@ -15,7 +15,25 @@ export type MediaCommand =
   /** Hand the person over to `to`: the stream ends once the agent's last audio has played. */
   | { type: 'transfer'; to: string }
   /** End the call from our side once the agent's last audio has played. */
-  | { type: 'release'; reason: 'hang_up' | 'cancel' };
+  | { type: 'release'; reason: 'hang_up' | 'cancel' }
+  /**
+   * The call workflow hands the turns to the gateway: from here on the gateway answers the
+   * person itself, writing line `nextIndex` onwards, and reports each turn (`gatewayTurn`). Taken
+   * only when every utterance the gateway sent has reached the workflow (`heardThrough`, the last
+   * one it saw; -1: none). Answers `{ turns: 'taken' | 'not_now' }`.
+   */
+  | TakeTurns;
+
+export interface TakeTurns {
+  type: 'take_turns';
+  nextIndex: number;
+  heardThrough: number;
+  /** The call has tool calls stored: the model is shown them. */
+  withStoredToolCalls: boolean;
+}
+
+/** The gateway's answer to `take_turns`; `never`: it does not hold the call, or cannot take its turns. */
+export type TurnsHandOver = 'taken' | 'not_now' | 'never';
 
 export function mediaControlPath(callId: string): string {
   return `/media/control/calls/${encodeURIComponent(callId)}`;

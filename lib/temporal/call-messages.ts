@@ -1,5 +1,7 @@
 import { defineQuery, defineSignal } from '@temporalio/workflow';
 import type { CallStatus } from '../../db/entities/index.js';
+import type { AgentTurnResult } from '../calls/agent-turns.js';
+import type { TranscriptLine } from '../calls/transcript.js';
 
 // Signals and queries of the call workflow and of the simulated far end, declared once so the
 // workflows, the carrier adapter and the tests share the same typed definitions.
@@ -38,8 +40,35 @@ export interface CallerSpeech {
   interrupted?: { index: number; spokenText: string };
 }
 
+/** The person's utterance as transcript line `index`. */
+export function callerLineOf(speech: CallerSpeech, index: number): TranscriptLine {
+  return { index, role: 'caller', text: speech.text, offsetSeconds: speech.startedAtSeconds };
+}
+
 export const carrierCallbackSignal = defineSignal<[CarrierCallback]>('carrierCallback');
 export const callerSpeechSignal = defineSignal<[CallerSpeech]>('callerSpeech');
+
+/**
+ * A turn the media gateway took on its own, once the call workflow handed it the turns
+ * (`take_turns`, docs/performance.md "The turn loop in the gateway"): the person's utterance, the
+ * lines both were written as and the agent's answer as the `agentTurn` step gives it. The
+ * workflow keeps the call's record from it and acts on what the answer asks (tools, a transfer, a
+ * hang-up). One signal per turn, in order with the call's other signals; a redelivery carries the
+ * same utterance number and is recognised.
+ */
+export interface GatewayTurn {
+  /** The person's utterance the agent answered (numbered with the `callerSpeech` ones). */
+  utterance: number;
+  /** The person's line as written. */
+  heard: TranscriptLine;
+  /** End of what the person said, in seconds since the answer. */
+  heardUntilSeconds: number;
+  /** A barge-in before this line: the interrupted agent line keeps only `spokenText` (already stored). */
+  interrupted?: { index: number; spokenText: string };
+  /** The agent's answer; null when the agent could not answer (its runtime failed past its retries). */
+  result: AgentTurnResult | null;
+}
+export const gatewayTurnSignal = defineSignal<[GatewayTurn]>('gatewayTurn');
 
 export type CallStep =
   | 'dialing'

@@ -1,7 +1,7 @@
 import type { CallChannel, CallDirection, CallStatus } from '../../db/entities/index.js';
 import type { TranscriptLine } from '../calls/transcript.js';
 import type { CallMedia } from '../carrier/carrier.js';
-import type { CallerSpeech, CallProgress, CarrierCallback } from './call-messages.js';
+import type { CallerSpeech, CallProgress, CarrierCallback, GatewayTurn } from './call-messages.js';
 import type { CallRuntime } from './call-runtime.js';
 
 // Every workflow's contract in one place: its type name, its id, what it takes and what it
@@ -59,6 +59,10 @@ export interface ConversationResume {
   speechFailed: boolean;
   /** Calls of the agent's own tools so far (absent before agents had tools: none). */
   toolCalls?: number;
+  /** The media gateway takes the turns, or never will; the turns it reported not yet handled (absent before: none). */
+  turnsInGateway?: boolean;
+  turnsStayHere?: boolean;
+  gatewayTurns?: GatewayTurn[];
   /** The person's utterance numbers seen lately: a retried delivery is still recognised. */
   utterancesSeen: number[];
   progress: CallProgress;

@@ -31,3 +31,13 @@ export function historyText(history: unknown): string {
   visit(history);
   return parts.join('\n');
 }
+
+/** The names of the signals a workflow received, in order, from its fetched history. */
+export function signalsReceived(history: {
+  events?: { workflowExecutionSignaledEventAttributes?: { signalName?: string | null } | null }[] | null;
+}): string[] {
+  return (history.events ?? []).flatMap((event) => {
+    const name = event.workflowExecutionSignaledEventAttributes?.signalName;
+    return name ? [name] : [];
+  });
+}

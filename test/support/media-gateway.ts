@@ -4,6 +4,7 @@ import type { Worker } from '@temporalio/worker';
 import { SileroVoiceActivity } from '../../lib/audio/voice-activity.js';
 import { createLogger, type Logger } from '../../lib/logger.js';
 import type { SpeechToText, TextToSpeech } from '../../lib/speech/speech-ports.js';
+import { voiceRuntimeFromSettings } from '../../lib/voice-runtime/from-settings.js';
 import { CallSessions } from '../../media/call-sessions.js';
 import type { GatewayContext } from '../../media/gateway-context.js';
 import { createMediaGateway, MEDIA_STREAMS_PATH } from '../../media/media-gateway.js';
@@ -41,6 +42,7 @@ export async function startTestMediaGateway(
     ...speech,
     voiceActivity: () => SileroVoiceActivity.load(),
     sessions,
+    voiceRuntime: voiceRuntimeFromSettings(stack.settings),
     logger,
   };
   const server: Server = createMediaGateway(context);

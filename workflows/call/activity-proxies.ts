@@ -47,7 +47,7 @@ export const records = proxyLocalActivities<DatabaseWrites>(CALL_DATABASE_WRITES
 
 /** Requests to the carrier only (dial, release) during a live call. */
 export const carrier =
-  proxyLocalActivities<Pick<CallActivities, 'dial' | 'releaseCall'>>(CALL_CARRIER_REQUESTS);
+  proxyLocalActivities<Pick<CallActivities, 'dial' | 'releaseCall' | 'handOverTurns'>>(CALL_CARRIER_REQUESTS);
 
 /** The live-call steps that also read or write the database. */
 type LiveSteps = Pick<

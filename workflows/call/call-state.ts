@@ -10,6 +10,8 @@ import {
   callerSpeechSignal,
   callProgressQuery,
   carrierCallbackSignal,
+  type GatewayTurn,
+  gatewayTurnSignal,
 } from '../../lib/temporal/call-messages.js';
 import type { CallRuntime } from '../../lib/temporal/call-runtime.js';
 import { CallStatusKey } from '../../lib/temporal/search-attributes.js';
@@ -71,6 +73,12 @@ export class CallState {
   toolCallCount = 0;
   /** The person's utterance numbers seen: a repeated delivery is recognised (carried into a new run). */
   readonly utterancesSeen: Set<number>;
+  /** The media gateway takes the call's turns (handed over, not yet handed back): the workflow writes no line meanwhile. */
+  turnsInGateway = false;
+  /** The call's carrier keeps its turns with the workflow (a text call, a far end that follows the lines). */
+  turnsStayHere = false;
+  /** Turns the gateway took and reported, not yet handled, oldest first. */
+  readonly gatewayTurns: GatewayTurn[] = [];
 
   constructor(readonly input: CallWorkflowInput) {
     this.callId = input.callId;
@@ -123,6 +131,12 @@ export function openCall(input: CallWorkflowInput): CallState {
     call.heard.push(speech);
     call.heardUntil = Math.max(call.heardUntil, speech.endedAtSeconds);
   });
+  setHandler(gatewayTurnSignal, (turn) => {
+    if (call.utterancesSeen.has(turn.utterance)) return;
+    call.utterancesSeen.add(turn.utterance);
+    call.gatewayTurns.push(turn);
+    call.heardUntil = Math.max(call.heardUntil, turn.heardUntilSeconds);
+  });
   return call;
 }
 
@@ -139,6 +153,9 @@ function resumeCall(call: CallState, resume: ConversationResume): void {
   call.hungUp = resume.hungUp;
   call.speechFailed = resume.speechFailed;
   call.toolCallCount = resume.toolCalls ?? 0;
+  call.turnsInGateway = resume.turnsInGateway ?? false;
+  call.turnsStayHere = resume.turnsStayHere ?? false;
+  call.gatewayTurns.push(...(resume.gatewayTurns ?? []));
   call.farEndReached = true;
   call.connected = true;
   call.answered = true;
@@ -158,14 +175,12 @@ export function conversationResume(call: CallState): ConversationResume {
     hungUp: call.hungUp,
     speechFailed: call.speechFailed,
     toolCalls: call.toolCallCount,
+    turnsInGateway: call.turnsInGateway,
+    turnsStayHere: call.turnsStayHere,
+    gatewayTurns: [...call.gatewayTurns],
     utterancesSeen: [...call.utterancesSeen].slice(-UTTERANCES_CARRIED),
     progress: call.progress,
   };
-}
-
-/** The person's utterance as transcript line `index`. */
-export function lineOf(speech: CallerSpeech, index: number): TranscriptLine {
-  return { index, role: 'caller', text: speech.text, offsetSeconds: speech.startedAtSeconds };
 }
 
 /** When the agent's last line ends, in simulated seconds since the answer. */

@@ -1,15 +1,15 @@
-import { condition, makeContinueAsNewFunc, workflowInfo } from '@temporalio/workflow';
-import type { CallActivities } from '../../activities/calls.js';
-import type { CallerSpeech } from '../../lib/temporal/call-messages.js';
+import { condition, makeContinueAsNewFunc, patched, workflowInfo } from '@temporalio/workflow';
+import type { AgentTurnResult } from '../../lib/calls/agent-turns.js';
+import type { TurnsHandOver } from '../../lib/media/media-control.js';
+import { type CallerSpeech, callerLineOf, type GatewayTurn } from '../../lib/temporal/call-messages.js';
 import type { callWorkflow as CallWorkflowFunction } from '../call-workflow.js';
-import { lastWords, live, records } from './activity-proxies.js';
+import { carrier, lastWords, live, records } from './activity-proxies.js';
 import {
   AGENT_ERROR,
   agentFinishedAt,
   type CallState,
   conversationResume,
   type Ending,
-  lineOf,
 } from './call-state.js';
 import { Deadline, settleExpiry } from './deadline.js';
 import { watchMedia } from './media-session.js';
@@ -79,7 +79,12 @@ export async function converse(call: CallState): Promise<Ending> {
 
 /** Someone speaks, or the call ends (true); or the silence timeout, one `Deadline` over every wait (false). */
 async function someoneSpoke(call: CallState, silence: Deadline): Promise<boolean> {
-  const spoke = () => call.heard.length > 0 || call.hungUp !== null || call.mediaLost || call.speechFailed;
+  const spoke = () =>
+    call.heard.length > 0 ||
+    call.gatewayTurns.length > 0 ||
+    call.hungUp !== null ||
+    call.mediaLost ||
+    call.speechFailed;
   silence.restart();
   await condition(() => spoke() || silence.expired);
   if (spoke()) return true;
@@ -90,16 +95,20 @@ async function someoneSpoke(call: CallState, silence: Deadline): Promise<boolean
 /** Waits for the person (or the silence timeout) and lets the agent answer; the ending once the call is over. */
 async function nextTurn(call: CallState, silence: Deadline): Promise<Ending | null> {
   const { callId, heard } = call;
+  await offerTurnsToGateway(call);
   if (!(await someoneSpoke(call, silence))) {
     await release(call, 'hang_up');
     return { endReason: 'silence_timeout', durationSeconds: agentFinishedAt(call.lastAgentLine) };
   }
+  // A turn the gateway took happened before anything it signalled after it (a hang-up among them).
+  const taken = call.gatewayTurns.shift();
+  if (taken) return afterGatewayTurn(call, taken);
   if (call.hungUp !== null) {
     const unanswered = heard.splice(0);
     await keepWhatWasSaid(call, unanswered);
     await records.recordCallerLines({
       callId,
-      lines: unanswered.map((speech) => lineOf(speech, call.nextIndex++)),
+      lines: unanswered.map((speech) => callerLineOf(speech, call.nextIndex++)),
     });
     call.progress.transcriptLines = call.nextIndex;
     return { endReason: 'caller_hangup', durationSeconds: call.hungUp.atSeconds };
@@ -111,8 +120,8 @@ async function nextTurn(call: CallState, silence: Deadline): Promise<Ending | nu
   }
   const speech = heard.shift()!;
   await keepWhatWasSaid(call, [speech]);
-  const heardLine = lineOf(speech, call.nextIndex);
-  let turn: Awaited<ReturnType<CallActivities['agentTurn']>>;
+  const heardLine = callerLineOf(speech, call.nextIndex);
+  let turn: AgentTurnResult;
   try {
     turn = await agentTurn(call, {
       heard: heardLine,
@@ -125,6 +134,65 @@ async function nextTurn(call: CallState, silence: Deadline): Promise<Ending | nu
     return agentFailed(call, [speech, ...heard.splice(0)]);
   }
   call.nextIndex = heardLine.index + 1;
+  return actOnTurn(call, turn);
+}
+
+/**
+ * The turn loop where the audio is: between turns, with nothing of the person's waiting, a call
+ * whose audio a media gateway holds gets its turns taken there (docs/performance.md, "The turn
+ * loop in the gateway"): the gateway answers the person without waiting for a workflow task and
+ * reports each turn (`gatewayTurn`); this workflow stays the call's record and the authority on
+ * its life. The gateway takes them only once every utterance it sent has arrived here, so the two
+ * never write the same line; a turn that needs the workflow (tools, a transfer, a hang-up) hands
+ * them back.
+ */
+async function offerTurnsToGateway(call: CallState): Promise<void> {
+  const waiting = call.heard.length > 0 || call.gatewayTurns.length > 0;
+  const over = call.hungUp !== null || call.mediaLost || call.speechFailed;
+  if (call.turnsInGateway || call.turnsStayHere || !call.media || waiting || over) return;
+  // Calls that began before keep their turns here.
+  if (!patched(TURNS_IN_GATEWAY)) {
+    call.turnsStayHere = true;
+    return;
+  }
+  let handOver: TurnsHandOver;
+  try {
+    handOver = await carrier.handOverTurns({
+      callId: call.callId,
+      nextIndex: call.nextIndex,
+      heardThrough: Math.max(-1, ...call.utterancesSeen),
+      withStoredToolCalls: call.toolCallCount > 0,
+    });
+  } catch (error) {
+    if (!failedForGood(error)) throw error;
+    // A gateway out of reach: the turns stay here (its loss, if it is lost, ends the call).
+    handOver = 'never';
+  }
+  call.turnsInGateway = handOver === 'taken';
+  call.turnsStayHere = handOver === 'never';
+}
+
+/** Patch id: a call whose audio a gateway holds may have its turns taken there. */
+const TURNS_IN_GATEWAY = 'turns-in-gateway';
+
+/** A turn the gateway took: its lines are written; the call's record follows it, and what it asks is done. */
+async function afterGatewayTurn(call: CallState, taken: GatewayTurn): Promise<Ending | null> {
+  if (taken.interrupted && call.lastAgentLine?.index === taken.interrupted.index) {
+    call.lastAgentLine = { ...call.lastAgentLine, text: taken.interrupted.spokenText };
+  }
+  call.nextIndex = Math.max(call.nextIndex, taken.heard.index + 1);
+  call.progress.transcriptLines = call.nextIndex;
+  const turn = taken.result;
+  // The gateway handed the turns back with a turn that needs this workflow (or could not answer).
+  if (!turn || turn.toolCalls?.length || turn.next.kind !== 'continue') call.turnsInGateway = false;
+  if (!turn) return agentFailed(call, call.heard.splice(0));
+  return actOnTurn(call, turn);
+}
+
+/** The agent answered: its line is kept; its tools run, and the hang-up or transfer it asked for is done. */
+async function actOnTurn(call: CallState, answer: AgentTurnResult): Promise<Ending | null> {
+  const { callId, heard } = call;
+  let turn = answer;
   tookTurn(call, turn);
   // The model called the agent's own tools: they run, and the model goes on with their results,
   // until it answers without them (the limits stop offering them: workflows/call/tool-calls.ts).
@@ -173,7 +241,7 @@ async function nextTurn(call: CallState, silence: Deadline): Promise<Ending | nu
  * The agent's answer is in: its line is the last one said (a turn may act without a line: a tool
  * call without words), and its latency is kept for `callProgress`.
  */
-function tookTurn(call: CallState, turn: Awaited<ReturnType<CallActivities['agentTurn']>>): void {
+function tookTurn(call: CallState, turn: AgentTurnResult): void {
   if (turn.line) {
     call.lastAgentLine = turn.line;
     call.nextIndex = turn.line.index + 1;
@@ -215,7 +283,7 @@ async function keepWhatWasSaid(call: CallState, speeches: CallerSpeech[]): Promi
 async function recordUnanswered(call: CallState, unanswered: CallerSpeech[]): Promise<void> {
   if (unanswered.length === 0) return;
   await keepWhatWasSaid(call, unanswered);
-  const lines = unanswered.map((speech) => lineOf(speech, call.nextIndex++));
+  const lines = unanswered.map((speech) => callerLineOf(speech, call.nextIndex++));
   await records.recordCallerLines({ callId: call.callId, lines });
   call.progress.transcriptLines = call.nextIndex;
 }

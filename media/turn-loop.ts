@@ -1,0 +1,112 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { type AgentTurnResult, type TurnStepDeps, takeAgentTurn } from '../lib/calls/agent-turns.js';
+import { keepSpokenPart, recordLines } from '../lib/calls/transcript-rows.js';
+import type { Logger } from '../lib/logger.js';
+import type { TakeTurns } from '../lib/media/media-control.js';
+import { type CallerSpeech, callerLineOf, type GatewayTurn } from '../lib/temporal/call-messages.js';
+import { VoiceRuntimeError } from '../lib/voice-runtime/voice-runtime.js';
+
+// The turn loop where the audio is (docs/performance.md, "The turn loop in the gateway"). Once the
+// call workflow hands a call's turns to its gateway (`take_turns`), the gateway answers the
+// person itself: the same step as the workflow's `agentTurn` (lib/calls/agent-turns.ts: the
+// person's line written beside the model's request, the answer spoken sentence by sentence as it
+// streams, then written), with the call's own audio as its carrier, so no workflow task stands
+// between the person and the agent's first words. Each turn then goes to the workflow (a
+// `gatewayTurn` signal), which keeps the call's record and acts on what the answer asks. A turn
+// that needs the workflow (the agent's tools, a transfer, a hang-up) or that fails hands the turns
+// back.
+
+/** A turn is retried on passing failures (the model's, the database's) for this long, as the workflow's step is. */
+const TURN_BUDGET_MS = 75_000;
+const FIRST_BACKOFF_MS = 500;
+const MAX_BACKOFF_MS = 5_000;
+
+export interface TurnLoopDeps extends Pick<TurnStepDeps, 'voiceRuntime' | 'carrier' | 'logger'> {
+  callId: string;
+  em: () => EntityManager;
+  /** Aborts the turn in flight (the call's audio is over). */
+  signal: AbortSignal;
+  sleep?: (ms: number) => Promise<void>;
+}
+
+export class TurnLoop {
+  /** The turns are the gateway's: the next line's index, and whether the model is shown stored tool calls. */
+  private floor: { nextIndex: number; withStoredToolCalls: boolean } | null = null;
+
+  constructor(private readonly deps: TurnLoopDeps) {}
+
+  /** The gateway takes the call's turns now. */
+  get holding(): boolean {
+    return this.floor !== null;
+  }
+
+  /**
+   * `take_turns`: taken unless an utterance the gateway sent has not reached the workflow yet
+   * (`lastSent` past the workflow's `heardThrough`): the workflow answers that one first.
+   */
+  take(command: TakeTurns, lastSent: number): 'taken' | 'not_now' {
+    if (lastSent > command.heardThrough) return 'not_now';
+    this.floor = { nextIndex: command.nextIndex, withStoredToolCalls: command.withStoredToolCalls };
+    return 'taken';
+  }
+
+  /** Answers `speech` (the turns are the gateway's); what the workflow is told of the turn. */
+  async turn(speech: CallerSpeech): Promise<GatewayTurn> {
+    const floor = this.floor!;
+    const { callId } = this.deps;
+    const heard = callerLineOf(speech, floor.nextIndex);
+    const taken: GatewayTurn = {
+      utterance: speech.utterance,
+      heard,
+      heardUntilSeconds: speech.endedAtSeconds,
+      ...(speech.interrupted ? { interrupted: speech.interrupted } : {}),
+      result: null,
+    };
+    try {
+      taken.result = await this.answer(speech, heard);
+    } catch (error) {
+      // The agent cannot answer: the person's line is kept, and the workflow ends the call.
+      this.deps.logger?.error('gateway turn failed', { callId, error: `${error}` });
+      await recordLines(this.deps.em(), callId, [heard]).catch(() => {});
+    }
+    const result = taken.result;
+    if (!result || result.toolCalls?.length || result.next.kind !== 'continue') this.floor = null;
+    else floor.nextIndex = result.line ? result.line.index + 1 : heard.index + 1;
+    return taken;
+  }
+
+  private async answer(
+    speech: CallerSpeech,
+    heard: ReturnType<typeof callerLineOf>,
+  ): Promise<AgentTurnResult> {
+    const { callId, signal } = this.deps;
+    const sleep =
+      this.deps.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
+    const giveUpAt = Date.now() + TURN_BUDGET_MS;
+    for (let attempt = 1, backoff = FIRST_BACKOFF_MS; ; attempt++) {
+      try {
+        // Barge-in: the line the person spoke over keeps only what was heard (again on a retry: idempotent).
+        if (speech.interrupted) await keepSpokenPart(this.deps.em(), { callId, ...speech.interrupted });
+        return await takeAgentTurn(
+          { ...this.deps, em: this.deps.em() },
+          {
+            callId,
+            heard,
+            answerAtSeconds: speech.endedAtSeconds,
+            ...(speech.speechTiming ? { speechTiming: speech.speechTiming } : {}),
+            ...(this.floor?.withStoredToolCalls ? { withStoredToolCalls: true } : {}),
+            hangUpWithLastLine: true,
+          },
+          { signal, attempt },
+        );
+      } catch (error) {
+        const refused = error instanceof VoiceRuntimeError && !error.retryable;
+        const wait = Math.max(backoff, error instanceof VoiceRuntimeError ? (error.retryAfterMs ?? 0) : 0);
+        if (refused || signal.aborted || Date.now() + wait > giveUpAt) throw error;
+        this.deps.logger?.warn('gateway turn: retrying', { callId, attempt, error: `${error}` });
+        await sleep(wait);
+        backoff = Math.min(backoff * 2, MAX_BACKOFF_MS);
+      }
+    }
+  }
+}

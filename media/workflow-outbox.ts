@@ -1,0 +1,84 @@
+import { type Client, WorkflowNotFoundError } from '@temporalio/client';
+import type { SignalDefinition } from '@temporalio/common';
+import type { Logger } from '../lib/logger.js';
+
+// What one call's audio tells its call workflow (the person's lines, the turns the gateway took,
+// the hang-up), as signals sent one after the other in the order they were given. A signal that
+// fails because Temporal cannot be reached (a restart, a network blip) is sent again until it gets
+// through, and the ones after it wait: the workflow sees the call's story in order and whole. Only
+// a workflow that is over (nothing more to tell) ends the retries, and so does the budget.
+
+/** Retries back off from this to MAX_BACKOFF_MS. */
+const FIRST_BACKOFF_MS = 200;
+const MAX_BACKOFF_MS = 5_000;
+/** Longest one signal is retried: a Temporal restart takes seconds, an outage of minutes ends the call anyway. */
+const RETRY_BUDGET_MS = 5 * 60_000;
+
+export class WorkflowOutbox {
+  private chain: Promise<void> = Promise.resolve();
+  private workflowOver = false;
+
+  constructor(
+    private readonly deps: {
+      temporal: Pick<Client, 'workflow'>;
+      /** The call workflow's id; null until the call is taken (nothing is sent before). */
+      workflowId: () => string | null;
+      callId: string;
+      logger: Logger;
+      /** The waits between retries (tests shorten them). */
+      sleep?: (ms: number) => Promise<void>;
+    },
+  ) {}
+
+  /** Queues a signal after the ones before it; resolves once it went through (or was given up). */
+  send<Args extends unknown[]>(signal: SignalDefinition<Args>, ...args: Args): Promise<void> {
+    this.chain = this.chain.then(() => this.deliver(signal, args));
+    return this.chain;
+  }
+
+  /** Every signal queued so far went through or was given up. */
+  drained(): Promise<void> {
+    return this.chain;
+  }
+
+  private async deliver<Args extends unknown[]>(signal: SignalDefinition<Args>, args: Args): Promise<void> {
+    const id = this.deps.workflowId();
+    if (!id || this.workflowOver) return;
+    const sleep =
+      this.deps.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
+    const giveUpAt = Date.now() + RETRY_BUDGET_MS;
+    for (let backoff = FIRST_BACKOFF_MS, attempt = 1; ; attempt++) {
+      try {
+        await this.deps.temporal.workflow.getHandle(id).signal(signal, ...args);
+        return;
+      } catch (error) {
+        if (error instanceof WorkflowNotFoundError) {
+          // The call workflow is over: it needs nothing more from this call.
+          this.workflowOver = true;
+          this.deps.logger.info('call workflow over: not told', {
+            callId: this.deps.callId,
+            signal: signal.name,
+          });
+          return;
+        }
+        if (Date.now() + backoff > giveUpAt) {
+          this.deps.logger.error('call workflow not told', {
+            callId: this.deps.callId,
+            signal: signal.name,
+            attempts: attempt,
+            error: `${error}`,
+          });
+          return;
+        }
+        this.deps.logger.warn('call workflow not reached: retrying', {
+          callId: this.deps.callId,
+          signal: signal.name,
+          attempt,
+          error: `${error}`,
+        });
+        await sleep(backoff);
+        backoff = Math.min(backoff * 2, MAX_BACKOFF_MS);
+      }
+    }
+  }
+}
