@@ -1,17 +1,21 @@
 import { spawn } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Client, Connection } from '@temporalio/client';
-import { migrate, openOrm } from '../db/orm.js';
+import { Call, TranscriptEntry } from '../db/entities/index.js';
+import { migrate, type Orm, openOrm } from '../db/orm.js';
 import { setLimits } from '../lib/accounts.js';
 import { answerIncomingPhoneCall } from '../lib/calls/incoming-calls.js';
 import { loadSettings } from '../lib/settings.js';
 import type { CallerSpeech } from '../lib/temporal/call-messages.js';
 import { callWorkflowId } from '../lib/temporal/workflow-contracts.js';
-import { stopChild } from '../scripts/processes.js';
+import { freePort, stopChild } from '../scripts/processes.js';
 import { resolveTemporalCli } from '../scripts/temporal-binaries.js';
-import { startPrivateTemporalDevServer } from '../scripts/temporal-dev-server.js';
+import { startTemporalDevServer } from '../scripts/temporal-dev-server.js';
 import { createAgentFixture } from '../test/support/call-fixtures.js';
 import { type SeenRequest, startChatStandIn } from '../test/support/chat-completions-stand-in.js';
 import { benchServer, startBenchCluster } from './bench-cluster.js';
@@ -51,6 +55,17 @@ const TURNS = Number(process.env.BENCH_TURNS_PER_CALL || 20);
 const GAP_MS = Number(process.env.BENCH_TURNS_GAP_MS || 3000);
 const LLM_DELAY_MS = Number(process.env.BENCH_TURNS_LLM_DELAY_MS || 300);
 const SERVER = benchServer();
+/**
+ * BENCH_TURNS_FAULT=worker-kill|temporal-restart (dev server): a third of the way into each N's
+ * conversations, the workers process is killed and started again, or the Temporal dev server is
+ * restarted on its file; each N then also checks that every call completed with its transcript
+ * whole and no line twice.
+ */
+const FAULT = ['worker-kill', 'temporal-restart'].includes(process.env.BENCH_TURNS_FAULT ?? '')
+  ? (process.env.BENCH_TURNS_FAULT as 'worker-kill' | 'temporal-restart')
+  : null;
+if (FAULT && SERVER !== 'dev') throw new Error('BENCH_TURNS_FAULT runs on the dev server (BENCH_SERVER=dev)');
+let injectFault: (() => Promise<string>) | null = null;
 const TARGETS = { concurrent: 100, p50: 30, p99: 100, knee: 250 };
 const TOKEN = 'bench-turns-token';
 const GREETING = 'Hello, Acme bookings.';
@@ -186,9 +201,18 @@ try {
     const pg = await startBenchPostgres('bench_turns');
     cleanups.push(() => pg.stop());
     databaseUrl = pg.url;
-    const temporal = await startPrivateTemporalDevServer({
-      cliPath: process.env.TEMPORAL_CLI_PATH || (await resolveTemporalCli()),
-    });
+    // With a fault to inject, the dev server keeps its state in a file, so a restart goes on where it was.
+    const cliPath = process.env.TEMPORAL_CLI_PATH || (await resolveTemporalCli());
+    const dataDir = await mkdtemp(path.join(tmpdir(), 'bench-turns-'));
+    cleanups.push(() => rm(dataDir, { recursive: true, force: true }));
+    const temporalOptions = {
+      cliPath,
+      port: await freePort(),
+      headless: true,
+      reuseExisting: false,
+      ...(FAULT ? { dbFilename: path.join(dataDir, 'temporal.db') } : {}),
+    };
+    let temporal = await startTemporalDevServer(temporalOptions);
     cleanups.push(() => temporal.stop());
     ({ address: temporalAddress, namespace } = temporal);
     prefix = `bench-turns-${Date.now().toString(36)}-`;
@@ -197,19 +221,32 @@ try {
     await migrating.close(true);
     // BENCH_WORKERS_NODE_ARGS: node flags for the workers, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`.
     const nodeArgs = (process.env.BENCH_WORKERS_NODE_ARGS ?? '').split(' ').filter(Boolean);
-    const workers = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', 'workers/main.ts'], {
-      env: {
-        ...process.env,
-        ...serviceEnv,
-        DATABASE_URL: databaseUrl,
-        TEMPORAL_ADDRESS: temporalAddress,
-        TEMPORAL_NAMESPACE: namespace,
-        TASK_QUEUE_PREFIX: prefix,
-        LOG_LEVEL: 'warn',
-      },
-      stdio: ['ignore', 'inherit', 'inherit'],
-    });
+    const startWorkers = () =>
+      spawn(process.execPath, [...nodeArgs, '--import', 'tsx', 'workers/main.ts'], {
+        env: {
+          ...process.env,
+          ...serviceEnv,
+          DATABASE_URL: databaseUrl,
+          TEMPORAL_ADDRESS: temporalAddress,
+          TEMPORAL_NAMESPACE: namespace,
+          TASK_QUEUE_PREFIX: prefix,
+          LOG_LEVEL: 'warn',
+        },
+        stdio: ['ignore', 'inherit', 'inherit'],
+      });
+    let workers = startWorkers();
     cleanups.push(() => stopChild(workers, { signal: 'SIGTERM', graceMs: 30_000 }));
+    injectFault = async () => {
+      const start = Date.now();
+      if (FAULT === 'worker-kill') {
+        workers.kill('SIGKILL');
+        workers = startWorkers();
+        return `the workers process killed (SIGKILL) and started again`;
+      }
+      await temporal.stop();
+      temporal = await startTemporalDevServer(temporalOptions);
+      return `the Temporal dev server stopped and serving again on its file after ${Date.now() - start} ms`;
+    };
   }
   const settings = {
     ...loadSettings({}),
@@ -329,9 +366,15 @@ try {
     const busyBefore = machineBusyMs();
     const ownBefore = ownCpuMs();
     const processesBefore = processCpu();
+    const fault = injectFault
+      ? sleep((TURNS * GAP_MS) / 3).then(async () => {
+          console.log(`fault: ${await injectFault!()}`);
+        })
+      : Promise.resolve();
     const results = await Promise.all(
       Array.from({ length: concurrent }, (_, i) => talk(agent.numbers[i], TURNS, Math.random() * GAP_MS)),
     );
+    await fault;
     const cpuMs = machineBusyMs() - busyBefore - (ownCpuMs() - ownBefore);
     const byPart = cpuByPart(processesBefore, processCpu());
     lag.disable();
@@ -339,6 +382,8 @@ try {
     const failures = results.filter((result) => result.failure);
     for (const failed of failures.slice(0, 5)) console.log(`a call failed: ${failed.failure}`);
     const history = await historyFigures(client, results);
+    const whole = FAULT ? await transcriptsWhole(orm, results) : null;
+    if (whole) console.log(`after the fault: ${JSON.stringify(whole)}`);
     const row: Row = {
       concurrent,
       turns: turns.length,
@@ -490,6 +535,7 @@ function report(row: Row): void {
       history_bytes_per_turn: Math.round(row.historyBytesPerTurn),
       bench_lag_p99_ms: Math.round(row.lagP99),
       failed_calls: row.failedCalls,
+      ...(FAULT ? { fault: FAULT } : {}),
     }),
   );
 }
@@ -533,4 +579,33 @@ async function startBenchGateway(env: Record<string, string>) {
   });
   child.stdout!.resume();
   return { child, url };
+}
+
+/**
+ * After a fault: every call completed, and its transcript whole (the greeting and two lines a turn
+ * the bench measured, each turn's line once: every caller line's tag at one index only).
+ */
+async function transcriptsWhole(orm: Orm, results: { turns: Turn[]; callId?: string; failure?: string }[]) {
+  let notCompleted = 0;
+  let linesMissing = 0;
+  let linesTwice = 0;
+  for (const result of results) {
+    if (!result.callId) continue;
+    const em = orm.em.fork();
+    const call = await em.findOneOrFail(Call, { id: result.callId });
+    if (call.status !== 'completed') notCompleted++;
+    const lines = await em.find(TranscriptEntry, { call: result.callId }, { orderBy: { index: 'asc' } });
+    const callerTags = lines.flatMap((line) =>
+      line.role === 'caller' ? [/\[(c[0-9a-f]{8}t\d+)\]/.exec(line.text)?.[1]] : [],
+    );
+    linesTwice += callerTags.length - new Set(callerTags).size;
+    const expected = 1 + 2 * TURNS;
+    if (!result.failure) linesMissing += Math.max(0, expected - lines.length);
+  }
+  return {
+    calls: results.length,
+    not_completed: notCompleted,
+    lines_missing: linesMissing,
+    lines_twice: linesTwice,
+  };
 }

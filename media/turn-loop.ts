@@ -1,6 +1,9 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
+import type { Call } from '../db/entities/index.js';
 import { type AgentTurnResult, type TurnStepDeps, takeAgentTurn } from '../lib/calls/agent-turns.js';
-import { keepSpokenPart, recordLines } from '../lib/calls/transcript-rows.js';
+import { loadCall } from '../lib/calls/call-status-changes.js';
+import type { TranscriptLine } from '../lib/calls/transcript.js';
+import { keepSpokenPart, loadTranscript, recordLines } from '../lib/calls/transcript-rows.js';
 import type { Logger } from '../lib/logger.js';
 import type { TakeTurns } from '../lib/media/media-control.js';
 import { type CallerSpeech, callerLineOf, type GatewayTurn } from '../lib/temporal/call-messages.js';
@@ -32,6 +35,11 @@ export interface TurnLoopDeps extends Pick<TurnStepDeps, 'voiceRuntime' | 'carri
 export class TurnLoop {
   /** The turns are the gateway's: the next line's index, and whether the model is shown stored tool calls. */
   private floor: { nextIndex: number; withStoredToolCalls: boolean } | null = null;
+  /**
+   * The call and its lines so far, read once when the turns are taken and kept by the turns
+   * here (the workflow writes no line meanwhile): each turn asks the model without a read.
+   */
+  private known: { call: Call; lines: TranscriptLine[] } | null = null;
 
   constructor(private readonly deps: TurnLoopDeps) {}
 
@@ -47,6 +55,8 @@ export class TurnLoop {
   take(command: TakeTurns, lastSent: number): 'taken' | 'not_now' {
     if (lastSent > command.heardThrough) return 'not_now';
     this.floor = { nextIndex: command.nextIndex, withStoredToolCalls: command.withStoredToolCalls };
+    // The workflow may have written lines while it had the turns: read again at the next turn.
+    this.known = null;
     return 'taken';
   }
 
@@ -70,15 +80,17 @@ export class TurnLoop {
       await recordLines(this.deps.em(), callId, [heard]).catch(() => {});
     }
     const result = taken.result;
-    if (!result || result.toolCalls?.length || result.next.kind !== 'continue') this.floor = null;
-    else floor.nextIndex = result.line ? result.line.index + 1 : heard.index + 1;
+    if (!result || result.toolCalls?.length || result.next.kind !== 'continue') {
+      this.floor = null;
+      this.known = null;
+    } else {
+      floor.nextIndex = result.line ? result.line.index + 1 : heard.index + 1;
+      this.known?.lines.push(heard, ...(result.line ? [result.line] : []));
+    }
     return taken;
   }
 
-  private async answer(
-    speech: CallerSpeech,
-    heard: ReturnType<typeof callerLineOf>,
-  ): Promise<AgentTurnResult> {
+  private async answer(speech: CallerSpeech, heard: TranscriptLine): Promise<AgentTurnResult> {
     const { callId, signal } = this.deps;
     const sleep =
       this.deps.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
@@ -87,6 +99,7 @@ export class TurnLoop {
       try {
         // Barge-in: the line the person spoke over keeps only what was heard (again on a retry: idempotent).
         if (speech.interrupted) await keepSpokenPart(this.deps.em(), { callId, ...speech.interrupted });
+        const known = await this.conversation(heard.index, speech.interrupted);
         return await takeAgentTurn(
           { ...this.deps, em: this.deps.em() },
           {
@@ -96,6 +109,7 @@ export class TurnLoop {
             ...(speech.speechTiming ? { speechTiming: speech.speechTiming } : {}),
             ...(this.floor?.withStoredToolCalls ? { withStoredToolCalls: true } : {}),
             hangUpWithLastLine: true,
+            known: { call: known.call, before: known.lines },
           },
           { signal, attempt },
         );
@@ -108,5 +122,25 @@ export class TurnLoop {
         backoff = Math.min(backoff * 2, MAX_BACKOFF_MS);
       }
     }
+  }
+
+  /** The call and its lines before line `below`, read when not known; a barge-in cuts the line it names. */
+  private async conversation(
+    below: number,
+    interrupted: CallerSpeech['interrupted'],
+  ): Promise<{ call: Call; lines: TranscriptLine[] }> {
+    const { callId } = this.deps;
+    if (!this.known) {
+      const [call, lines] = await Promise.all([
+        loadCall(this.deps.em(), callId),
+        loadTranscript(this.deps.em(), callId, below),
+      ]);
+      this.known = { call, lines };
+    }
+    if (interrupted) {
+      const line = this.known.lines.find((l) => l.index === interrupted.index && l.role === 'agent');
+      if (line) line.text = interrupted.spokenText;
+    }
+    return this.known;
   }
 }

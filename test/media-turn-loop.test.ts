@@ -4,6 +4,8 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { defineSignal } from '@temporalio/workflow';
 import { TranscriptEntry } from '../db/entities/index.js';
+import type { TranscriptLine } from '../lib/calls/transcript.js';
+import { recordLines } from '../lib/calls/transcript-rows.js';
 import { createLogger } from '../lib/logger.js';
 import type { CallerSpeech } from '../lib/temporal/call-messages.js';
 import {
@@ -33,20 +35,27 @@ after(async () => {
 });
 
 /** A voice runtime whose turns are the test's: each `respond` takes the next of `answers`. */
-function runtimeOf(answers: (AgentTurn | Error)[]): VoiceRuntime & { asked: number } {
+function runtimeOf(answers: (AgentTurn | Error)[]): VoiceRuntime & { asked: number; heard: string[][] } {
   const runtime = {
     asked: 0,
+    /** The transcript each request was given, as `role: text`. */
+    heard: [] as string[][],
     async openingLine() {
       return null;
     },
-    async respond(_context: unknown, _transcript: unknown, options: RespondOptions = {}): Promise<AgentTurn> {
+    async respond(
+      _context: unknown,
+      transcript: TranscriptLine[],
+      options: RespondOptions = {},
+    ): Promise<AgentTurn> {
+      runtime.heard.push(transcript.map((line) => `${line.role}: ${line.text}`));
       const answer = answers[Math.min(runtime.asked++, answers.length - 1)];
       if (answer instanceof Error) throw answer;
       for (const sentence of answer.say.match(/[^.!?]+[.!?]/g) ?? []) options.onSentence?.(sentence.trim());
       return answer;
     },
   };
-  return runtime as unknown as VoiceRuntime & { asked: number };
+  return runtime as unknown as VoiceRuntime & { asked: number; heard: string[][] };
 }
 
 async function loopFor(runtime: VoiceRuntime) {
@@ -121,8 +130,18 @@ describe('the turn loop in the gateway', () => {
       [2, 'agent', 'Of course. Which day suits you?'],
     ]);
     assert.equal(loop.holding, true, 'a plain answer keeps the turns here');
-    const next = await loop.turn(speech(1, 'Friday.'));
+    // The person spoke over the answer after its first sentence: the model is shown what was heard.
+    const next = await loop.turn({
+      ...speech(1, 'Friday.'),
+      interrupted: { index: 2, spokenText: 'Of course.' },
+    });
     assert.equal(next.heard.index, 3, 'the next line follows the answer');
+    assert.deepEqual(runtime.heard[1], [
+      'caller: I would like to book a table.',
+      'agent: Of course.',
+      'caller: Friday.',
+    ]);
+    assert.deepEqual((await linesOf(callId))[1], [2, 'agent', 'Of course.']);
   });
 
   test('passing failures are retried within the turn; a refusal is not: the person’s line is kept and the turns go back', async () => {
@@ -163,6 +182,28 @@ describe('the turn loop in the gateway', () => {
       assert.equal(loop.holding, false, JSON.stringify(answer));
     }
   });
+});
+
+test('the turns handed back and taken again: the lines the workflow wrote meanwhile are read again', async () => {
+  const runtime = runtimeOf([
+    { say: '', next: { kind: 'continue' }, toolCalls: [{ name: 'check_slots', arguments: '{}' }] },
+    { say: 'See you then.', next: { kind: 'continue' } },
+  ]);
+  const { callId, loop } = await loopFor(runtime);
+  loop.take({ type: 'take_turns', nextIndex: 0, heardThrough: -1, withStoredToolCalls: false }, -1);
+  await loop.turn(speech(0, 'Any slots on Friday?'));
+  assert.equal(loop.holding, false);
+  // The workflow ran the tool and said the answer with its result.
+  await recordLines(db.orm.em.fork() as EntityManager, callId, [
+    { index: 1, role: 'agent', text: 'Friday at seven is free.', offsetSeconds: 6 },
+  ]);
+  loop.take({ type: 'take_turns', nextIndex: 2, heardThrough: 0, withStoredToolCalls: true }, 0);
+  await loop.turn(speech(1, 'Book it.'));
+  assert.deepEqual(runtime.heard[1], [
+    'caller: Any slots on Friday?',
+    'agent: Friday at seven is free.',
+    'caller: Book it.',
+  ]);
 });
 
 describe('what the gateway tells the call workflow', () => {

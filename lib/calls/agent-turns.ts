@@ -1,5 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { type AgentTool, ToolCall, TranscriptEntry } from '../../db/entities/index.js';
+import { type AgentTool, type Call, ToolCall, TranscriptEntry } from '../../db/entities/index.js';
 import { TOOL_TIMEOUT_SECONDS } from '../agent-tools/tool-rules.js';
 import type { Carrier, SpeechPlayed } from '../carrier/carrier.js';
 import type { Logger } from '../logger.js';
@@ -83,6 +83,11 @@ export async function takeAgentTurn(
     /** A call with audio: when the person stopped speaking and was transcribed (epoch ms), for the latency. */
     speechTiming?: { speechEndedAt: number; transcribedAt: number };
     hangUpWithLastLine?: boolean;
+    /**
+     * What the caller of the step already holds: the call and the lines before this turn's (the
+     * media gateway's turn loop keeps them between its turns), so the model is asked without a read.
+     */
+    known?: { call: Call; before: TranscriptLine[] };
   },
   step: StepContext,
 ): Promise<AgentTurnResult> {
@@ -94,8 +99,8 @@ export async function takeAgentTurn(
   const { heard } = input;
   const index = heard ? heard.index + 1 : input.index!;
   const [call, before, stored] = await Promise.all([
-    loadCall(em.fork(), callId),
-    loadTranscript(em.fork(), callId, heard ? heard.index : index),
+    input.known?.call ?? loadCall(em.fork(), callId),
+    input.known?.before ?? loadTranscript(em.fork(), callId, heard ? heard.index : index),
     input.withStoredToolCalls ? loadToolExchanges(em.fork(), callId) : [],
   ]);
   const heardWritten = heard
