@@ -236,17 +236,18 @@ try {
       });
     let workers = startWorkers();
     cleanups.push(() => stopChild(workers, { signal: 'SIGTERM', graceMs: 30_000 }));
-    injectFault = async () => {
-      const start = Date.now();
-      if (FAULT === 'worker-kill') {
-        workers.kill('SIGKILL');
-        workers = startWorkers();
-        return `the workers process killed (SIGKILL) and started again`;
-      }
-      await temporal.stop();
-      temporal = await startTemporalDevServer(temporalOptions);
-      return `the Temporal dev server stopped and serving again on its file after ${Date.now() - start} ms`;
-    };
+    if (FAULT)
+      injectFault = async () => {
+        const start = Date.now();
+        if (FAULT === 'worker-kill') {
+          workers.kill('SIGKILL');
+          workers = startWorkers();
+          return `the workers process killed (SIGKILL) and started again`;
+        }
+        await temporal.stop();
+        temporal = await startTemporalDevServer(temporalOptions);
+        return `the Temporal dev server stopped and serving again on its file after ${Date.now() - start} ms`;
+      };
   }
   const settings = {
     ...loadSettings({}),
