@@ -241,7 +241,8 @@ export class CallAudio {
           }),
         (error: unknown) => {
           this.deps.logger.error('speech not recognised', { callId: this.callId, error: `${error}` });
-          return this.callBack({ type: 'speech_failed' });
+          // After the turn in flight is told: the workflow's apology goes after its lines.
+          this.agentTurns = this.agentTurns.then(() => this.callBack({ type: 'speech_failed' }));
         },
       );
     });
