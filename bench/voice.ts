@@ -35,7 +35,8 @@ import { startBenchPostgres } from './bench-database.js';
 // its parts: endpointing (VOICE_ENDPOINTING_MS, 600), STT (the gateway's `caller turn` sttMs), the
 // language model until its first sentence (callProgress agentTurns firstSentenceMs), the first
 // sentence's TTS (the gateway's `agent sentence` ttsMs). service-added = voice-to-voice − all four:
-// what the service itself adds (Temporal hops, the control API, queueing in the gateway).
+// what the service itself adds (the gateway's turn, or the Temporal hops and the control API
+// where the workflow takes the turns; queueing in the gateway).
 // Targets for the development machine (2 shared cores): service-added ≤ 150 ms p95 at 10
 // concurrent calls, voice-to-voice ≤ 1.2 s p50. The bench process's event-loop lag is reported to
 // show that the caller side is not the bottleneck.
@@ -87,7 +88,10 @@ interface TurnFigures {
   detectionExtra: number;
   /** In the gateway between the end of the turn and the transcript, beyond the STT request. */
   gatewayIn: number;
-  /** The transcript to the workflow (signal), its agent turn to the model asked (activity). */
+  /**
+   * The transcript to the model asked: the gateway's own turn when it takes the turns (the design
+   * since issue 21), the Temporal hops (signal, workflow task, agent step) when the workflow does.
+   */
   temporalHops: number;
   /** The first sentence to the gateway (control API) and its synthesised audio out, beyond TTS. */
   gatewayOut: number;
@@ -328,7 +332,10 @@ function report(
   row('service-added (voice-to-voice − the four above)', 'serviceAdded');
   row('  detected endpointing beyond the setting', 'detectionExtra');
   row('  gateway: turn ended → transcript, beyond STT', 'gatewayIn');
-  row('  Temporal: transcript signal → agent turn → model asked', 'temporalHops');
+  row(
+    '  transcript → model asked (the gateway’s turn; the Temporal hops when the workflow takes it)',
+    'temporalHops',
+  );
   row('  gateway: first sentence → its audio sent, beyond TTS (control API, pacing)', 'gatewayOut');
   row('  edges: caller audio end ↔ VAD end of speech, socket both ways', 'edges');
   row('workflow fromSpeechEnd.firstAudioMs (VAD end of speech → audio sent)', 'workflowFirstAudio');
