@@ -29,6 +29,7 @@ let owner: Fixture;
 let agent: AgentFixture;
 let sipPort: number;
 let controlUrl: string;
+let mediaPort: number;
 let far: Baresip | undefined;
 
 const clusterLog = () => readFileSync(path.join(dir, 'cluster', 'logs', 'cluster.log'), 'utf8');
@@ -56,6 +57,22 @@ async function healthy(url: string, limitMs = 20_000): Promise<boolean> {
   return false;
 }
 
+/** Anything answers on `url` (the port is served), within `limitMs`. */
+async function listening(url: string, limitMs = 90_000): Promise<boolean> {
+  const until = Date.now() + limitMs;
+  while (Date.now() < until) {
+    if (
+      await fetch(url).then(
+        () => true,
+        () => false,
+      )
+    )
+      return true;
+    await sleep(200);
+  }
+  return false;
+}
+
 before(async () => {
   if (skip) return;
   dir = mkdtempSync(path.join(os.tmpdir(), 'cluster-sip-'));
@@ -63,6 +80,7 @@ before(async () => {
   chmodSync(dir, 0o755);
   sipPort = await freePort();
   controlUrl = `http://127.0.0.1:${await freePort()}`;
+  mediaPort = await freePort();
   cluster = new ClusterStack({
     dir: path.join(dir, 'cluster'),
     simTimeScale: 0.05,
@@ -74,7 +92,7 @@ before(async () => {
       SIP_LISTEN: `127.0.0.1:${sipPort}`,
       SIP_CONTROL_URL: controlUrl,
       RTP_PORTS: '46000-46099',
-      MEDIA_PORT: String(await freePort()),
+      MEDIA_PORT: String(mediaPort),
     },
     log: () => {},
   });
@@ -99,6 +117,10 @@ describe('npm run start:cluster with CARRIER=sip', { skip, timeout: 900_000 }, (
     await waitForLog(new RegExp(`SIP: udp://127\\.0\\.0\\.1:${sipPort}`), 5_000);
     await waitForLog(/Media streams: ws:\/\//, 5_000);
     assert.ok(await healthy(`${controlUrl}/healthz`), 'the SIP side answers on its control address');
+    // The cluster prints the gateway's address when it starts the process, which then loads its
+    // models (a loaded machine takes a while): until it listens, the SIP side answers a call 503,
+    // as it should, so the test waits for it as a trunk's retry would.
+    assert.ok(await listening(`http://127.0.0.1:${mediaPort}/`), 'the media gateway listens');
 
     // baresip as the phone network: dials the workspace number (E.164 without +), plays silence.
     const silence = new wavefile.WaveFile();
