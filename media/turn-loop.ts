@@ -4,8 +4,8 @@ import { type AgentTurnResult, type TurnStepDeps, takeAgentTurn } from '../lib/c
 import { loadCall } from '../lib/calls/call-status-changes.js';
 import type { TranscriptLine } from '../lib/calls/transcript.js';
 import { keepSpokenPart, loadTranscript, recordLines } from '../lib/calls/transcript-rows.js';
-import type { Logger } from '../lib/logger.js';
 import type { TakeTurns } from '../lib/media/media-control.js';
+import { retryWithBackoff } from '../lib/retry-with-backoff.js';
 import { type CallerSpeech, callerLineOf, type GatewayTurn } from '../lib/temporal/call-messages.js';
 import { VoiceRuntimeError } from '../lib/voice-runtime/voice-runtime.js';
 
@@ -91,16 +91,13 @@ export class TurnLoop {
   }
 
   private async answer(speech: CallerSpeech, heard: TranscriptLine): Promise<AgentTurnResult> {
-    const { callId, signal } = this.deps;
-    const sleep =
-      this.deps.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
-    const giveUpAt = Date.now() + TURN_BUDGET_MS;
-    for (let attempt = 1, backoff = FIRST_BACKOFF_MS; ; attempt++) {
-      try {
+    const { callId, signal, logger } = this.deps;
+    return retryWithBackoff(
+      async (attempt) => {
         // Barge-in: the line the person spoke over keeps only what was heard (again on a retry: idempotent).
         if (speech.interrupted) await keepSpokenPart(this.deps.em(), { callId, ...speech.interrupted });
         const known = await this.conversation(heard.index, speech.interrupted);
-        return await takeAgentTurn(
+        return takeAgentTurn(
           { ...this.deps, em: this.deps.em() },
           {
             callId,
@@ -113,15 +110,21 @@ export class TurnLoop {
           },
           { signal, attempt },
         );
-      } catch (error) {
-        const refused = error instanceof VoiceRuntimeError && !error.retryable;
-        const wait = Math.max(backoff, error instanceof VoiceRuntimeError ? (error.retryAfterMs ?? 0) : 0);
-        if (refused || signal.aborted || Date.now() + wait > giveUpAt) throw error;
-        this.deps.logger?.warn('gateway turn: retrying', { callId, attempt, error: `${error}` });
-        await sleep(wait);
-        backoff = Math.min(backoff * 2, MAX_BACKOFF_MS);
-      }
-    }
+      },
+      {
+        firstMs: FIRST_BACKOFF_MS,
+        maxMs: MAX_BACKOFF_MS,
+        budgetMs: TURN_BUDGET_MS,
+        // A refusal is not retried, nor a turn of a call whose audio is over; a model's Retry-After is kept.
+        waitAfter: (error, backoffMs) => {
+          if (signal.aborted || (error instanceof VoiceRuntimeError && !error.retryable)) return null;
+          return Math.max(backoffMs, error instanceof VoiceRuntimeError ? (error.retryAfterMs ?? 0) : 0);
+        },
+        onRetry: (error, attempt) =>
+          logger?.warn('gateway turn: retrying', { callId, attempt, error: `${error}` }),
+        ...(this.deps.sleep ? { sleep: this.deps.sleep } : {}),
+      },
+    );
   }
 
   /** The call and its lines before line `below`, read when not known; a barge-in cuts the line it names. */

@@ -1,6 +1,7 @@
 import { type Client, WorkflowNotFoundError } from '@temporalio/client';
 import type { SignalDefinition } from '@temporalio/common';
 import type { Logger } from '../lib/logger.js';
+import { retryWithBackoff } from '../lib/retry-with-backoff.js';
 
 // What one call's audio tells its call workflow (the person's lines, the turns the gateway took,
 // the hang-up), as signals sent one after the other in the order they were given. A signal that
@@ -44,40 +45,29 @@ export class WorkflowOutbox {
   private async deliver<Args extends unknown[]>(signal: SignalDefinition<Args>, args: Args): Promise<void> {
     const id = this.deps.workflowId();
     if (!id || this.workflowOver) return;
-    const sleep =
-      this.deps.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
-    const giveUpAt = Date.now() + RETRY_BUDGET_MS;
-    for (let backoff = FIRST_BACKOFF_MS, attempt = 1; ; attempt++) {
-      try {
-        await this.deps.temporal.workflow.getHandle(id).signal(signal, ...args);
-        return;
-      } catch (error) {
-        if (error instanceof WorkflowNotFoundError) {
-          // The call workflow is over: it needs nothing more from this call.
-          this.workflowOver = true;
-          this.deps.logger.info('call workflow over: not told', {
-            callId: this.deps.callId,
+    const { callId, logger } = this.deps;
+    try {
+      await retryWithBackoff(() => this.deps.temporal.workflow.getHandle(id).signal(signal, ...args), {
+        firstMs: FIRST_BACKOFF_MS,
+        maxMs: MAX_BACKOFF_MS,
+        budgetMs: RETRY_BUDGET_MS,
+        // A call workflow that is over needs nothing more from this call.
+        waitAfter: (error, backoffMs) => (error instanceof WorkflowNotFoundError ? null : backoffMs),
+        onRetry: (error, attempt) =>
+          logger.warn('call workflow not reached: retrying', {
+            callId,
             signal: signal.name,
-          });
-          return;
-        }
-        if (Date.now() + backoff > giveUpAt) {
-          this.deps.logger.error('call workflow not told', {
-            callId: this.deps.callId,
-            signal: signal.name,
-            attempts: attempt,
+            attempt,
             error: `${error}`,
-          });
-          return;
-        }
-        this.deps.logger.warn('call workflow not reached: retrying', {
-          callId: this.deps.callId,
-          signal: signal.name,
-          attempt,
-          error: `${error}`,
-        });
-        await sleep(backoff);
-        backoff = Math.min(backoff * 2, MAX_BACKOFF_MS);
+          }),
+        ...(this.deps.sleep ? { sleep: this.deps.sleep } : {}),
+      });
+    } catch (error) {
+      if (error instanceof WorkflowNotFoundError) {
+        this.workflowOver = true;
+        logger.info('call workflow over: not told', { callId, signal: signal.name });
+      } else {
+        logger.error('call workflow not told', { callId, signal: signal.name, error: `${error}` });
       }
     }
   }
