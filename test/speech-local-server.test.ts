@@ -82,6 +82,25 @@ test('four callers at once: each is heard (the time per request is printed, for 
   for (const text of heard) assert.match(text.toLowerCase(), /\b(book|table|friday)\b/, text);
 });
 
+test('short lines are heard once: the short window never repeats them', async () => {
+  // A turn is encoded over its own length (at least 10 s), not Whisper's 30 s window; shorter
+  // windows made tiny.en say "Hi. Hi. Hi. ..." (scripts/local-speech/speech_server.py).
+  const tts = new OpenAiTextToSpeech(endpoint('tts-1'));
+  const stt = new OpenAiSpeechToText(endpoint('whisper-1'));
+  for (const [line, word] of [
+    ['Hi.', 'hi'],
+    ['Hello?', 'hello'],
+    ["Yes, that's right.", 'right'],
+  ]) {
+    const phone = overPhoneLine(await tts.synthesize(line, { voice: 'joe' }));
+    const text = await timed(`transcribe ${JSON.stringify(line)}`, () =>
+      stt.transcribe(phone, { language: 'en' }),
+    );
+    const times = text.toLowerCase().match(new RegExp(`\\b${word}\\b`, 'g'))?.length ?? 0;
+    assert.equal(times, 1, `"${word}" once in ${JSON.stringify(text)}`);
+  }
+});
+
 test('silence transcribes to nothing', async () => {
   const stt = new OpenAiSpeechToText(endpoint('whisper-1'));
   const silence: Pcm = { sampleRate: 8000, samples: new Int16Array(8000) };

