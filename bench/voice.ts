@@ -8,6 +8,7 @@ import { Client, Connection } from '@temporalio/client';
 import { migrate, openOrm } from '../db/orm.js';
 import { setLimits } from '../lib/accounts.js';
 import { MediaStreamsClient } from '../lib/media/media-streams-client.js';
+import { loadSettings } from '../lib/settings.js';
 import { type AgentTurnLatency, callProgressQuery } from '../lib/temporal/call-messages.js';
 import { callWorkflowId } from '../lib/temporal/workflow-contracts.js';
 import { freePort, stopChild } from '../scripts/processes.js';
@@ -16,6 +17,7 @@ import { startPrivateTemporalDevServer } from '../scripts/temporal-dev-server.js
 import { createAgentFixture } from '../test/support/call-fixtures.js';
 import { startChatStandIn } from '../test/support/chat-completions-stand-in.js';
 import { startTestSpeech } from '../test/support/speech-kit.js';
+import { endOfSpeech } from '../test/support/test-audio.js';
 import { benchServer } from './bench-cluster.js';
 import { countsFrom } from './bench-counts.js';
 import { startBenchPostgres } from './bench-database.js';
@@ -32,11 +34,15 @@ import { startBenchPostgres } from './bench-database.js';
 // played, BENCH_VOICE_TURNS (5) times, and hangs up.
 //
 // Per turn: voice-to-voice (end of the caller's audio → the first agent audio the client gets) and
-// its parts: endpointing (VOICE_ENDPOINTING_MS, 600), STT (the gateway's `caller turn` sttMs), the
-// language model until its first sentence (callProgress agentTurns firstSentenceMs), the first
-// sentence's TTS (the gateway's `agent sentence` ttsMs). service-added = voice-to-voice − all four:
-// what the service itself adds (the gateway's turn, or the Temporal hops and the control API
-// where the workflow takes the turns; queueing in the gateway).
+// its parts on the turn's path: endpointing (VOICE_ENDPOINTING_MS, 600), STT after the turn ended
+// (the gateway's `caller turn` sttAfterTurnMs: the transcription begins at the caller's pause,
+// during the endpointing wait), the language model until its first sentence after the turn asked
+// (callProgress agentTurns firstSentenceMs: with VOICE_PREEMPTIVE_GENERATION the model was asked
+// during the pause too), the first sentence's TTS (the gateway's `agent sentence` ttsMs).
+// service-added = voice-to-voice − all four: what the service itself adds (the gateway's turn, or
+// the Temporal hops and the control API where the workflow takes the turns; queueing in the
+// gateway). The transcription's own time (sttMs) and how many turns were heard and answered ahead
+// are reported beside them.
 // Targets for the development machine (2 shared cores): service-added ≤ 150 ms p95 at 10
 // concurrent calls, voice-to-voice ≤ 1.2 s p50. The bench process's event-loop lag is reported to
 // show that the caller side is not the bottleneck.
@@ -49,6 +55,7 @@ const CONCURRENCY = countsFrom('BENCH_VOICE_CONCURRENCY', '1,5,10');
 const TURNS = Number(process.env.BENCH_VOICE_TURNS || 5);
 const LLM_DELAY_MS = Number(process.env.BENCH_VOICE_LLM_DELAY_MS || 300);
 const ENDPOINTING_MS = Number(process.env.VOICE_ENDPOINTING_MS || 600);
+const PREEMPTIVE_GENERATION = loadSettings(process.env).media.preemptiveGeneration;
 const SERVICE_ADDED_P95_TARGET_MS = 150;
 const VOICE_TO_VOICE_P50_TARGET_MS = 1200;
 const TOKEN = 'bench-voice-token';
@@ -77,7 +84,12 @@ interface HeardTurn {
 interface TurnFigures {
   voiceToVoice: number;
   endpointed: number;
+  /** The part of the transcription after the turn ended (it begins at the caller's pause). */
   stt: number;
+  /** The transcription itself, queueing at the speech server included. */
+  sttOwn: number;
+  /** 1 when the turn's transcription began at the caller's pause, else 0. */
+  heardAhead: number;
   llmFirstSentence: number;
   ttsFirstSentence: number;
   serviceAdded: number;
@@ -196,18 +208,21 @@ try {
     );
     lag.disable();
     const turns: TurnFigures[] = [];
+    const answersAhead = { taken: 0, dropped: 0 };
     let unmatched = 0;
     const failed = calls.filter((call) => call.failure);
     for (const call of failed) console.log(`a call failed: ${call.failure}`);
     for (const call of calls) {
-      const figures = await turnFigures(call);
+      const { figures, ahead } = await turnFigures(call);
       turns.push(...figures);
+      answersAhead.taken += ahead.taken;
+      answersAhead.dropped += ahead.dropped;
       unmatched += call.heard.length - figures.length;
     }
     report(
       concurrent,
       turns,
-      { unmatched, failedCalls: failed.length },
+      { unmatched, failedCalls: failed.length, answersAhead },
       {
         p99: lag.percentile(99) / 1e6,
         max: lag.max / 1e6,
@@ -248,7 +263,10 @@ try {
   }
 
   /** The call's turns put together from the client's times, the gateway's log and callProgress. */
-  async function turnFigures(call: { streamSid: string; heard: HeardTurn[] }): Promise<TurnFigures[]> {
+  async function turnFigures(call: {
+    streamSid: string;
+    heard: HeardTurn[];
+  }): Promise<{ figures: TurnFigures[]; ahead: { taken: number; dropped: number } }> {
     const started = await waitFor(() =>
       gatewayLog.find((line) => line.msg === 'media stream started' && line.streamSid === call.streamSid),
     );
@@ -283,23 +301,28 @@ try {
       /** From VAD's end of speech until the model was asked. */
       const asked = firstTokenMs - agentTurn.firstTokenMs;
       const workflowFirstAudio = firstAudioMs ?? Number.NaN;
-      const parts = ENDPOINTING_MS + callerTurn.sttMs + agentTurn.firstSentenceMs + firstSentence.ttsMs;
+      const parts =
+        ENDPOINTING_MS + callerTurn.sttAfterTurnMs + agentTurn.firstSentenceMs + firstSentence.ttsMs;
       figures.push({
         voiceToVoice,
         endpointed: callerTurn.endpointedMs,
-        stt: callerTurn.sttMs,
+        stt: callerTurn.sttAfterTurnMs,
+        sttOwn: callerTurn.sttMs,
+        heardAhead: callerTurn.heardAhead ? 1 : 0,
         llmFirstSentence: agentTurn.firstSentenceMs,
         ttsFirstSentence: firstSentence.ttsMs,
         serviceAdded: voiceToVoice - parts,
         workflowFirstAudio,
         detectionExtra: callerTurn.endpointedMs - ENDPOINTING_MS,
-        gatewayIn: transcriptMs - callerTurn.endpointedMs - callerTurn.sttMs,
+        gatewayIn: transcriptMs - callerTurn.endpointedMs - callerTurn.sttAfterTurnMs,
         temporalHops: asked - transcriptMs,
         gatewayOut: workflowFirstAudio - asked - agentTurn.firstSentenceMs - firstSentence.ttsMs,
         edges: voiceToVoice - workflowFirstAudio,
       });
     }
-    return figures;
+    // The answers asked for during the caller's pauses, as the call's last line counts them.
+    const ahead = callerTurns.at(-1)?.answersAhead ?? { taken: 0, dropped: 0 };
+    return { figures, ahead };
   }
 } finally {
   for (const cleanup of cleanups.reverse()) await cleanup().catch((error: unknown) => console.error(error));
@@ -309,7 +332,11 @@ try {
 function report(
   concurrent: number,
   turns: TurnFigures[],
-  { unmatched, failedCalls }: { unmatched: number; failedCalls: number },
+  {
+    unmatched,
+    failedCalls,
+    answersAhead,
+  }: { unmatched: number; failedCalls: number; answersAhead: { taken: number; dropped: number } },
   lag: { p99: number; max: number },
 ): void {
   const column = (key: keyof TurnFigures) => turns.map((turn) => turn[key]);
@@ -326,8 +353,12 @@ function report(
   row('voice-to-voice (end of caller audio → first agent audio at the client)', 'voiceToVoice');
   console.log(`| endpointing (VOICE_ENDPOINTING_MS) | ${ENDPOINTING_MS} | ${ENDPOINTING_MS} |`);
   row('  as detected (VAD end of speech → turn ended)', 'endpointed');
-  row('STT (transcription request, queueing included)', 'stt');
-  row(`LLM to first sentence (stand-in: ${LLM_DELAY_MS} ms to first token)`, 'llmFirstSentence');
+  row('STT after the turn ended (begun at the caller’s pause)', 'stt');
+  row('  the transcription itself (request, queueing included)', 'sttOwn');
+  row(
+    `LLM to first sentence after the turn asked (stand-in: ${LLM_DELAY_MS} ms to first token)`,
+    'llmFirstSentence',
+  );
   row('TTS of the first sentence', 'ttsFirstSentence');
   row('service-added (voice-to-voice − the four above)', 'serviceAdded');
   row('  detected endpointing beyond the setting', 'detectionExtra');
@@ -339,6 +370,10 @@ function report(
   row('  gateway: first sentence → its audio sent, beyond TTS (control API, pacing)', 'gatewayOut');
   row('  edges: caller audio end ↔ VAD end of speech, socket both ways', 'edges');
   row('workflow fromSpeechEnd.firstAudioMs (VAD end of speech → audio sent)', 'workflowFirstAudio');
+  const heardAhead = column('heardAhead').reduce((a, b) => a + b, 0);
+  console.log(
+    `turns heard ahead (transcription begun at the pause): ${heardAhead} of ${turns.length}; answers asked ahead: ${answersAhead.taken} taken by their turn, ${answersAhead.dropped} dropped (the caller went on)`,
+  );
   console.log(
     `bench process event-loop lag: p99 ${lag.p99.toFixed(1)} ms, max ${lag.max.toFixed(1)} ms (the caller side paces 20 ms frames)`,
   );
@@ -371,20 +406,18 @@ function report(
       voice_to_voice_p95_ms: pct(column('voiceToVoice'), 95),
       service_added_p50_ms: pct(column('serviceAdded'), 50),
       service_added_p95_ms: serviceP95,
-      stt_p50_ms: pct(column('stt'), 50),
+      stt_p50_ms: pct(column('sttOwn'), 50),
+      stt_after_turn_p50_ms: pct(column('stt'), 50),
+      heard_ahead_turns: heardAhead,
+      answers_ahead_taken: answersAhead.taken,
+      answers_ahead_dropped: answersAhead.dropped,
+      preemptive_generation: PREEMPTIVE_GENERATION,
       llm_first_sentence_p50_ms: pct(column('llmFirstSentence'), 50),
       tts_first_sentence_p50_ms: pct(column('ttsFirstSentence'), 50),
       endpointing_ms: ENDPOINTING_MS,
       failed_calls: failedCalls,
     }),
   );
-}
-
-/** The line up to its last sound: the end of the audio is then the end of speech. */
-function endOfSpeech(samples: Int16Array): Int16Array {
-  let end = samples.length;
-  while (end > 0 && Math.abs(samples[end - 1]) < 500) end--;
-  return samples.subarray(0, end);
 }
 
 /** The gateway's log lines as they come (errors and warnings also on stderr); resolves once it runs. */

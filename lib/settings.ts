@@ -85,7 +85,7 @@ export interface Settings {
   metricsPort: { first: number; last: number } | undefined;
 }
 
-/** MEDIA_PORT, MEDIA_STREAMS_TOKEN, MEDIA_GATEWAY_URL, VOICE_ENDPOINTING_MS and CARRIER. */
+/** MEDIA_PORT, MEDIA_STREAMS_TOKEN, MEDIA_GATEWAY_URL, VOICE_ENDPOINTING_MS, VOICE_PREEMPTIVE_GENERATION and CARRIER. */
 export interface MediaSettings {
   /** MEDIA_PORT: the gateway's HTTP and WebSocket port. */
   port: number;
@@ -105,6 +105,12 @@ export interface MediaSettings {
   gatewayUrl: string | undefined;
   /** VOICE_ENDPOINTING_MS: silence after speech that ends the caller's turn. */
   endpointingMs: number;
+  /**
+   * VOICE_PREEMPTIVE_GENERATION (default true): while the caller pauses before their turn ends,
+   * the media gateway asks the model for the answer ahead (docs/voice.md, "Hearing the turn's end
+   * ahead"); false saves the requests thrown away when the caller goes on speaking.
+   */
+  preemptiveGeneration: boolean;
   /** CARRIER: how calls reach the telephone network: the simulator, or a SIP trunk (`sip`). */
   carrier: 'simulator' | 'sip';
   /** The SIP side of CARRIER=sip (../spec/voice-media-v1.md section 6, docs/sip.md). */
@@ -328,6 +334,7 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
       streamsToken: env.MEDIA_STREAMS_TOKEN || undefined,
       gatewayUrl: env.MEDIA_GATEWAY_URL || undefined,
       endpointingMs: positiveNumber('VOICE_ENDPOINTING_MS', env.VOICE_ENDPOINTING_MS, 600),
+      preemptiveGeneration: bool(env.VOICE_PREEMPTIVE_GENERATION, true),
       carrier: carrier(env.CARRIER),
       sip: sipSettings(env),
     },

@@ -28,6 +28,13 @@ import { WorkflowOutbox } from './workflow-outbox.js';
 // Either way the agent's voice speaks them (agent-voice.ts), speech over the agent stops it
 // (barge-in), and everything the workflow is told goes in order (workflow-outbox.ts). Both sides
 // are recorded.
+//
+// The turn's end is heard ahead: when the person pauses (200 ms), the utterance so far is
+// transcribed during the rest of the endpointing wait and, while the turns are the gateway's, the
+// model is asked for the answer to it (preemptive generation, VOICE_PREEMPTIVE_GENERATION). If the
+// turn then ends with that same utterance, it takes both; if the person goes on, they are dropped.
+// The words and the answer are the same either way; only the wait after the turn is shorter
+// (docs/voice.md, "Hearing the turn's end ahead").
 
 /** Caller frames waiting for voice activity detection before new ones are dropped (10 s). */
 const MAX_FRAMES_BEHIND = 500;
@@ -59,6 +66,18 @@ export interface CallAudioDeps {
   voiceRuntime: VoiceRuntime | null;
   /** The database, for those turns' lines. */
   em: () => EntityManager;
+  /** VOICE_PREEMPTIVE_GENERATION: the answer is asked for during the person's pause (turns in the gateway only). */
+  preemptiveGeneration: boolean;
+}
+
+/** A pause's transcription, begun before the turn ended (`speech_paused`). */
+interface HeardAhead {
+  startedAtMs: number;
+  endedAtMs: number;
+  text: Promise<string>;
+  /** Epoch ms of its request, and of its answer once in. */
+  requestedAt: number;
+  answeredAt: number | null;
 }
 
 export type CallAudioEnd = 'caller_hung_up' | 'released' | 'transferred';
@@ -78,6 +97,10 @@ export class CallAudio {
   private agentTurns: Promise<void> = Promise.resolve();
   /** The last utterance handed on (answered here or sent): the workflow takes its turns back only once it has it. */
   private lastSent = -1;
+  /** Lines handed on whose turn is not over yet (answered here or sent). */
+  private linesInFlight = 0;
+  /** The transcription of the person's current pause, if they paused. */
+  private heardAhead: HeardAhead | null = null;
   private readonly outbox: WorkflowOutbox;
   private readonly loop: TurnLoop | null;
   private readonly stopTurns = new AbortController();
@@ -205,7 +228,16 @@ export class CallAudio {
 
   private onTurnEvent(event: TurnEvent): void {
     if (event.type === 'speech_started') {
+      this.dropHeardAhead();
       this.speech = { overAgent: this.deps.voice.speaking(), confirmed: false };
+      return;
+    }
+    if (event.type === 'speech_resumed') {
+      this.dropHeardAhead();
+      return;
+    }
+    if (event.type === 'speech_paused') {
+      this.hearAhead(event);
       return;
     }
     if (event.type === 'speech_confirmed') {
@@ -218,26 +250,35 @@ export class CallAudio {
       }
       return;
     }
-    if (event.type !== 'turn_ended') return;
+    const ahead = this.heardAhead;
+    this.heardAhead = null;
     const speech = this.speech;
     this.speech = null;
     // A short sound while the agent spoke (an "mm-hm", a cough) neither stopped it nor is a line;
     // the same short word in the agent's silence ("Hello?") is one.
     if (speech?.overAgent && !speech.confirmed) {
       this.deps.logger.info('short sound over the agent: no turn', { callId: this.callId });
+      this.loop?.dropPrepared();
       return;
     }
     const speechEndedAt = this.deps.startedAt + event.endedAtMs;
     // When the turn ended: the endpointing wait is over, so what follows is the service's and STT's.
     const turnEndedAt = Date.now();
+    // The pause's transcription is the turn's when no speech came after it (the same audio).
+    const heard =
+      ahead && ahead.startedAtMs === event.startedAtMs && ahead.endedAtMs === event.endedAtMs ? ahead : null;
+    if (!heard) this.loop?.dropPrepared();
     this.turns = this.turns.then(() => {
-      const sttStartedAt = Date.now();
-      return this.transcribe(event).then(
-        (text) =>
-          this.sendLine(event, text, {
+      const sttStartedAt = heard?.requestedAt ?? Date.now();
+      const text = heard ? heard.text.catch(() => this.transcribe(event)) : this.transcribe(event);
+      return text.then(
+        (words) =>
+          this.sendLine(event, words, {
             speechEndedAt,
             endpointedMs: turnEndedAt - speechEndedAt,
-            sttMs: Date.now() - sttStartedAt,
+            sttMs: (heard?.answeredAt ?? Date.now()) - sttStartedAt,
+            sttAfterTurnMs: Math.max(0, Date.now() - turnEndedAt),
+            heardAhead: heard !== null,
           }),
         (error: unknown) => {
           this.deps.logger.error('speech not recognised', { callId: this.callId, error: `${error}` });
@@ -248,7 +289,52 @@ export class CallAudio {
     });
   }
 
-  private transcribe(event: Extract<TurnEvent, { type: 'turn_ended' }>): Promise<string> {
+  /**
+   * The person paused: what they said so far is transcribed now, and while the turns are the
+   * gateway's (and no turn of the agent's is under way) the answer to it is asked for.
+   */
+  private hearAhead(event: Extract<TurnEvent, { type: 'speech_paused' }>): void {
+    this.dropHeardAhead();
+    // A short sound over the agent will be no turn (onTurnEvent): nothing to hear ahead.
+    if (this.ending || (this.speech?.overAgent && !this.speech.confirmed)) return;
+    const ahead: HeardAhead = {
+      startedAtMs: event.startedAtMs,
+      endedAtMs: event.endedAtMs,
+      text: this.transcribe(event),
+      requestedAt: Date.now(),
+      answeredAt: null,
+    };
+    this.heardAhead = ahead;
+    ahead.text.then(
+      (text) => {
+        ahead.answeredAt = Date.now();
+        const words = text.trim();
+        if (this.heardAhead !== ahead || !words || !this.deps.preemptiveGeneration) return;
+        if (!this.loop?.holding || this.linesInFlight > 0 || this.ending) return;
+        this.loop
+          .prepare({
+            text: words,
+            startedAtSeconds: event.startedAtMs / 1000,
+            ...(this.interrupted ? { interrupted: this.interrupted } : {}),
+          })
+          .catch((error: unknown) =>
+            this.deps.logger.warn('answer ahead not begun', { callId: this.callId, error: `${error}` }),
+          );
+      },
+      // The turn transcribes again if it ends with this audio (onTurnEvent).
+      () => {},
+    );
+  }
+
+  private dropHeardAhead(): void {
+    if (!this.heardAhead) return;
+    this.heardAhead = null;
+    this.loop?.dropPrepared();
+  }
+
+  private transcribe(
+    event: Extract<TurnEvent, { type: 'turn_ended' } | { type: 'speech_paused' }>,
+  ): Promise<string> {
     return this.deps.stt.transcribe(
       { sampleRate: 8000, samples: event.audio },
       { language: this.deps.language },
@@ -258,13 +344,20 @@ export class CallAudio {
   private async sendLine(
     event: Extract<TurnEvent, { type: 'turn_ended' }>,
     text: string,
-    timing: { speechEndedAt: number; endpointedMs: number; sttMs: number },
+    timing: {
+      speechEndedAt: number;
+      endpointedMs: number;
+      sttMs: number;
+      sttAfterTurnMs: number;
+      heardAhead: boolean;
+    },
   ): Promise<void> {
     const { speechEndedAt } = timing;
     const words = text.trim();
     if (!words) {
       // Nothing was said (noise, a cough): no line; a barge-in waits for the next one.
       this.deps.logger.info('caller turn without words', { callId: this.callId, sttMs: timing.sttMs });
+      this.loop?.dropPrepared();
       return;
     }
     const speech: CallerSpeech = {
@@ -282,9 +375,13 @@ export class CallAudio {
       utterance: speech.utterance,
       transcriptMs: speech.speechTiming!.transcribedAt - speechEndedAt,
       // Its parts: the silence that ended the turn (VOICE_ENDPOINTING_MS and detection), the
-      // transcription itself (queueing at the speech server included).
+      // transcription itself (queueing at the speech server included), begun at the pause
+      // (`heardAhead`) or when the turn ended, and the part of it the turn waited for.
       endpointedMs: timing.endpointedMs,
       sttMs: timing.sttMs,
+      sttAfterTurnMs: timing.sttAfterTurnMs,
+      heardAhead: timing.heardAhead,
+      ...(this.loop ? { answersAhead: this.loop.answersAhead } : {}),
     });
   }
 
@@ -294,17 +391,22 @@ export class CallAudio {
    */
   private deliver(speech: CallerSpeech): void {
     this.lastSent = speech.utterance;
+    this.linesInFlight++;
     this.agentTurns = this.agentTurns
       .then(async () => {
         if (this.loop?.holding && !this.ending) {
           void this.outbox.send(gatewayTurnSignal, await this.loop.turn(speech));
         } else {
+          this.loop?.dropPrepared();
           void this.outbox.send(callerSpeechSignal, speech);
         }
       })
       .catch((error: unknown) =>
         this.deps.logger.error('caller line not handled', { callId: this.callId, error: `${error}` }),
-      );
+      )
+      .finally(() => {
+        this.linesInFlight--;
+      });
   }
 
   private callBack(callback: CarrierCallback): Promise<void> {

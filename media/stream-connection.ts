@@ -200,5 +200,6 @@ async function openCallAudio(
     logger,
     voiceRuntime: gateway.voiceRuntime,
     em: () => gateway.orm.em.fork() as EntityManager,
+    preemptiveGeneration: gateway.settings.media.preemptiveGeneration,
   });
 }

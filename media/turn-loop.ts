@@ -1,12 +1,19 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Call } from '../db/entities/index.js';
-import { type AgentTurnResult, type TurnStepDeps, takeAgentTurn } from '../lib/calls/agent-turns.js';
+import {
+  type AgentTurnResult,
+  loadToolExchanges,
+  type TurnStepDeps,
+  takeAgentTurn,
+} from '../lib/calls/agent-turns.js';
 import { loadCall } from '../lib/calls/call-status-changes.js';
+import { conversationContextOf } from '../lib/calls/conversation-context.js';
 import type { TranscriptLine } from '../lib/calls/transcript.js';
 import { keepSpokenPart, loadTranscript, recordLines } from '../lib/calls/transcript-rows.js';
 import type { TakeTurns } from '../lib/media/media-control.js';
 import { retryWithBackoff } from '../lib/retry-with-backoff.js';
 import { type CallerSpeech, callerLineOf, type GatewayTurn } from '../lib/temporal/call-messages.js';
+import { AnswersAhead } from '../lib/voice-runtime/answers-ahead.js';
 import { VoiceRuntimeError } from '../lib/voice-runtime/voice-runtime.js';
 
 // The turn loop where the audio is (docs/performance.md, "The turn loop in the gateway"). Once the
@@ -17,7 +24,8 @@ import { VoiceRuntimeError } from '../lib/voice-runtime/voice-runtime.js';
 // between the person and the agent's first words. Each turn then goes to the workflow (a
 // `gatewayTurn` signal), which keeps the call's record and acts on what the answer asks. A turn
 // that needs the workflow (the agent's tools, a transfer, a hang-up) or that fails hands the turns
-// back.
+// back. While the person pauses, before their turn has ended, the answer may be asked for ahead
+// (`prepare`, lib/voice-runtime/answers-ahead.ts); the turn takes it if it asks the same.
 
 /** A turn is retried on passing failures (the model's, the database's) for this long, as the workflow's step is. */
 const TURN_BUDGET_MS = 75_000;
@@ -40,8 +48,17 @@ export class TurnLoop {
    * here (the workflow writes no line meanwhile): each turn asks the model without a read.
    */
   private known: { call: Call; lines: TranscriptLine[] } | null = null;
+  private readonly ahead: AnswersAhead;
 
-  constructor(private readonly deps: TurnLoopDeps) {}
+  constructor(private readonly deps: TurnLoopDeps) {
+    this.ahead = new AnswersAhead(deps.voiceRuntime);
+    deps.signal.addEventListener('abort', () => this.ahead.drop(), { once: true });
+  }
+
+  /** Answers taken from ahead by a turn, and answers begun ahead and thrown away. */
+  get answersAhead(): { taken: number; dropped: number } {
+    return this.ahead.counts;
+  }
 
   /** The gateway takes the call's turns now. */
   get holding(): boolean {
@@ -54,10 +71,33 @@ export class TurnLoop {
    */
   take(command: TakeTurns, lastSent: number): 'taken' | 'not_now' {
     if (lastSent > command.heardThrough) return 'not_now';
+    this.ahead.drop();
     this.floor = { nextIndex: command.nextIndex, withStoredToolCalls: command.withStoredToolCalls };
     // The workflow may have written lines while it had the turns: read again at the next turn.
     this.known = null;
     return 'taken';
+  }
+
+  /**
+   * The person paused with `speech` said, and their turn may end with it: the model is asked for
+   * the answer now, as the turn would ask it. Nothing is written or spoken until a turn takes it.
+   */
+  async prepare(speech: Pick<CallerSpeech, 'text' | 'startedAtSeconds' | 'interrupted'>): Promise<void> {
+    const floor = this.floor;
+    if (!floor || this.deps.signal.aborted) return;
+    const heard = callerLineOf(speech, floor.nextIndex);
+    const known = await this.conversation(heard.index, speech.interrupted);
+    const stored = floor.withStoredToolCalls ? await loadToolExchanges(this.deps.em(), this.deps.callId) : [];
+    // The turns went back, or a turn took them on, meanwhile: its request would not be this one.
+    if (this.floor !== floor || floor.nextIndex !== heard.index) return;
+    this.ahead.begin(conversationContextOf(known.call), [...known.lines, heard], {
+      ...(stored.length ? { toolExchanges: stored } : {}),
+    });
+  }
+
+  /** The person went on speaking: the answer begun for their pause is thrown away. */
+  dropPrepared(): void {
+    this.ahead.drop();
   }
 
   /** Answers `speech` (the turns are the gateway's); what the workflow is told of the turn. */
@@ -81,6 +121,7 @@ export class TurnLoop {
     }
     const result = taken.result;
     if (!result || result.toolCalls?.length || result.next.kind !== 'continue') {
+      this.ahead.drop();
       this.floor = null;
       this.known = null;
     } else {
@@ -98,7 +139,7 @@ export class TurnLoop {
         if (speech.interrupted) await keepSpokenPart(this.deps.em(), { callId, ...speech.interrupted });
         const known = await this.conversation(heard.index, speech.interrupted);
         return takeAgentTurn(
-          { ...this.deps, em: this.deps.em() },
+          { ...this.deps, voiceRuntime: this.ahead.runtime, em: this.deps.em() },
           {
             callId,
             heard,

@@ -206,6 +206,56 @@ test('the turns handed back and taken again: the lines the workflow wrote meanwh
   ]);
 });
 
+describe('the answer asked for during the person’s pause (preemptive generation)', () => {
+  test('the turn ending with the same words takes it: the model asked once, both lines written and spoken as always', async () => {
+    const runtime = runtimeOf([{ say: 'Of course. Which day?', next: { kind: 'continue' } }]);
+    const { callId, loop, spoken } = await loopFor(runtime);
+    await loop.prepare({ text: 'A table, please.', startedAtSeconds: 3 });
+    assert.equal(runtime.asked, 0, 'nothing is asked before the turns are the gateway’s');
+    loop.take({ type: 'take_turns', nextIndex: 1, heardThrough: -1, withStoredToolCalls: true }, -1);
+    await loop.prepare({ text: 'A table, please.', startedAtSeconds: 3 });
+    assert.equal(runtime.asked, 1);
+    assert.deepEqual(await linesOf(callId), [], 'nothing is written ahead');
+    assert.equal(spoken.length, 0, 'nothing is spoken ahead');
+
+    const taken = await loop.turn(speech(0, 'A table, please.'));
+    assert.equal(runtime.asked, 1, 'the turn took the answer begun ahead');
+    assert.deepEqual(loop.answersAhead, { taken: 1, dropped: 0 });
+    assert.equal(taken.result?.line?.text, 'Of course. Which day?');
+    assert.deepEqual(
+      spoken.map((s) => [s.kind, s.index, s.text]),
+      [
+        ['sentence', 2, 'Of course.'],
+        ['sentence', 2, 'Which day?'],
+        ['say', 2, 'Of course. Which day?'],
+      ],
+    );
+    assert.deepEqual(await linesOf(callId), [
+      [1, 'caller', 'A table, please.'],
+      [2, 'agent', 'Of course. Which day?'],
+    ]);
+  });
+
+  test('the person went on: the turn asks again with the whole line', async () => {
+    const runtime = runtimeOf([
+      { say: 'For how many?', next: { kind: 'continue' } },
+      { say: 'Friday it is.', next: { kind: 'continue' } },
+    ]);
+    const { callId, loop } = await loopFor(runtime);
+    loop.take({ type: 'take_turns', nextIndex: 1, heardThrough: -1, withStoredToolCalls: false }, -1);
+    await loop.prepare({ text: 'A table', startedAtSeconds: 3 });
+    const taken = await loop.turn(speech(0, 'A table on Friday.'));
+    assert.equal(runtime.asked, 2);
+    assert.deepEqual(runtime.heard[1], ['caller: A table on Friday.']);
+    assert.deepEqual(loop.answersAhead, { taken: 0, dropped: 1 });
+    assert.equal(taken.result?.line?.text, 'Friday it is.', 'the answer to the whole line');
+    assert.deepEqual(await linesOf(callId), [
+      [1, 'caller', 'A table on Friday.'],
+      [2, 'agent', 'Friday it is.'],
+    ]);
+  });
+});
+
 describe('what the gateway tells the call workflow', () => {
   const said = defineSignal<[string]>('said');
 

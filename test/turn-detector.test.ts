@@ -51,7 +51,7 @@ test('two lines 1.5 s apart are two turns, each ended at its own boundaries, wit
   const events = await feed(await detector({ endpointingMs: 600 }), audio);
 
   assert.deepEqual(
-    events.map((event) => event.type),
+    events.map((event) => event.type).filter((type) => type !== 'speech_paused' && type !== 'speech_resumed'),
     ['speech_started', 'speech_confirmed', 'turn_ended', 'speech_started', 'speech_confirmed', 'turn_ended'],
   );
   const turns = endedTurns(events);
@@ -90,6 +90,63 @@ test('a 250 ms pause between phrases does not end the turn with 600 ms endpointi
   }
 });
 
+/** Like `feed`, with the start of the frame that gave each event. */
+async function feedTimed(
+  turns: TurnDetector,
+  audio: Int16Array,
+): Promise<{ frameMs: number; event: TurnEvent }[]> {
+  const events: { frameMs: number; event: TurnEvent }[] = [];
+  for (let start = 0; start + FRAME_SAMPLES <= audio.length; start += FRAME_SAMPLES) {
+    const frameMs = (start / FRAME_SAMPLES) * FRAME_MS;
+    for (const event of await turns.push(audio.subarray(start, start + FRAME_SAMPLES), frameMs)) {
+      events.push({ frameMs, event });
+    }
+  }
+  return events;
+}
+
+test('a pause announces the turn ahead: 200 ms into the silence, with the very audio the turn then ends with', async () => {
+  for (const gapMs of [1500, 250]) {
+    const events = await feedTimed(await detector({ endpointingMs: 600 }), twoLines(gapMs).audio);
+    const ended = events.filter(({ event }) => event.type === 'turn_ended');
+    assert.equal(ended.length, gapMs === 1500 ? 2 : 1, `gap ${gapMs} ms`);
+    for (const { frameMs, event: turn } of ended) {
+      assert.ok(turn.type === 'turn_ended');
+      const before = events.filter((e) => e.frameMs <= frameMs);
+      const pause = before.findLast(({ event }) => event.type === 'speech_paused');
+      assert.ok(
+        pause && pause.event.type === 'speech_paused',
+        `a pause before the turn ending at ${frameMs} ms`,
+      );
+      // What the turn will hand on, known 400 ms before it ends.
+      assert.equal(pause.event.startedAtMs, turn.startedAtMs);
+      assert.equal(pause.event.endedAtMs, turn.endedAtMs);
+      assert.deepEqual(pause.event.audio, turn.audio);
+      assert.ok(
+        pause.frameMs >= turn.endedAtMs + 180 && pause.frameMs <= turn.endedAtMs + 240,
+        `paused at ${pause.frameMs}, speech ended at ${turn.endedAtMs}`,
+      );
+      assert.ok(frameMs >= turn.endedAtMs + 580, `ended at ${frameMs}`);
+    }
+    // A pause the speech went on after is followed by speech_resumed before anything else ends.
+    let open: TurnEvent | null = null;
+    for (const { event } of events) {
+      if (event.type === 'speech_paused') {
+        assert.equal(open, null, 'one pause at a time');
+        open = event;
+      } else if (event.type === 'speech_resumed' || event.type === 'turn_ended') {
+        open = null;
+      }
+    }
+  }
+});
+
+test('with endpointing no longer than the pause, no pause is announced', async () => {
+  const events = await feed(await detector({ endpointingMs: 200 }), twoLines(1500).audio);
+  assert.ok(endedTurns(events).length >= 2); // the lines' own pauses may end turns too
+  assert.ok(!events.some((event) => event.type === 'speech_paused' || event.type === 'speech_resumed'));
+});
+
 test('silence and low noise give no events', async () => {
   const { audio } = timeline([{ quietMs: 5000 }]);
   const hiss = noise(5 * 8000, 300, 7); // about -40 dBFS
@@ -122,7 +179,7 @@ test('a short word (250 ms: "Hello?", "Hi.") is a turn, at any alignment, though
     const events = await feed(await detector({ endpointingMs: 600 }), audio);
     assert.deepEqual(
       events.map((event) => event.type),
-      ['speech_started', 'turn_ended'],
+      ['speech_started', 'speech_paused', 'turn_ended'],
       `shifted ${shiftMs} ms`,
     );
   }

@@ -11,7 +11,15 @@ export type TurnEvent =
    * endpointingMs of silence after speech of at least minTurnSpeechMs (or maxUtteranceMs of it);
    * audio = the utterance at 8 kHz with its pre-roll.
    */
-  | { type: 'turn_ended'; startedAtMs: number; endedAtMs: number; audio: Int16Array };
+  | { type: 'turn_ended'; startedAtMs: number; endedAtMs: number; audio: Int16Array }
+  /**
+   * A pause of PAUSE_MS in a turn's speech, before endpointing ends it: `audio` is exactly the
+   * turn_ended audio the turn will have if no speech follows, so its transcription (and the
+   * answer to it) may start now and be taken when the turn ends with the same `endedAtMs`.
+   */
+  | { type: 'speech_paused'; startedAtMs: number; endedAtMs: number; audio: Int16Array }
+  /** Speech again after `speech_paused`: what was started for the pause is of no use. */
+  | { type: 'speech_resumed'; atMs: number };
 
 export interface TurnDetectorOptions {
   vad: SileroVoiceActivity;
@@ -35,6 +43,8 @@ const CONTINUE_THRESHOLD = 0.35;
 /** Audio kept before the detected start (the detector hears a word's onset late) and after the end. */
 const PRE_ROLL_MS = 200;
 const POST_ROLL_MS = 200;
+/** The pause that announces `speech_paused`: the post-roll, so that its audio is the turn's. */
+const PAUSE_MS = POST_ROLL_MS;
 const DEFAULT_MIN_SPEECH_MS = 300;
 const DEFAULT_MIN_TURN_SPEECH_MS = 150;
 const DEFAULT_MAX_UTTERANCE_MS = 30_000;
@@ -51,6 +61,8 @@ interface Utterance {
   lastVoicedEndMs: number;
   voicedMs: number;
   confirmed: boolean;
+  /** `speech_paused` was announced for the silence since lastVoicedEndMs. */
+  pauseAnnounced: boolean;
   frames: TimedFrame[];
 }
 
@@ -109,6 +121,7 @@ export class TurnDetector {
         lastVoicedEndMs: atMs,
         voicedMs: 0,
         confirmed: false,
+        pauseAnnounced: false,
         frames: [...this.recent],
       };
       this.utterance = utterance;
@@ -121,6 +134,10 @@ export class TurnDetector {
     if (this.probability >= CONTINUE_THRESHOLD) {
       utterance.voicedMs += endMs - atMs;
       utterance.lastVoicedEndMs = endMs;
+      if (utterance.pauseAnnounced) {
+        utterance.pauseAnnounced = false;
+        events.push({ type: 'speech_resumed', atMs });
+      }
     }
     if (!utterance.confirmed && utterance.voicedMs >= this.minSpeechMs) {
       utterance.confirmed = true;
@@ -136,6 +153,10 @@ export class TurnDetector {
           this.endTurn(utterance, silentMs >= this.endpointingMs ? utterance.lastVoicedEndMs : endMs),
         );
       }
+    } else if (silentMs >= PAUSE_MS && !utterance.pauseAnnounced && this.isTurn(utterance)) {
+      utterance.pauseAnnounced = true;
+      const { startedAtMs, endedAtMs, audio } = this.endTurn(utterance, utterance.lastVoicedEndMs);
+      events.push({ type: 'speech_paused', startedAtMs, endedAtMs, audio });
     }
     return events;
   }
@@ -160,7 +181,7 @@ export class TurnDetector {
     while (this.recent.length > 0 && this.recent[0].atMs < frame.atMs - PRE_ROLL_MS + 1) this.recent.shift();
   }
 
-  private endTurn(utterance: Utterance, endedAtMs: number): TurnEvent {
+  private endTurn(utterance: Utterance, endedAtMs: number): Extract<TurnEvent, { type: 'turn_ended' }> {
     const kept = utterance.frames.filter((frame) => frame.atMs < endedAtMs + POST_ROLL_MS);
     const audio = new Int16Array(kept.reduce((total, frame) => total + frame.samples.length, 0));
     let offset = 0;

@@ -205,7 +205,7 @@ function requestedToolCalls(tools: AgentTool[], calls: ToolCallRequest[]): Reque
 }
 
 /** The call's tool calls that gave the model something, in the order they were made. */
-async function loadToolExchanges(em: EntityManager, callId: string): Promise<ToolExchange[]> {
+export async function loadToolExchanges(em: EntityManager, callId: string): Promise<ToolExchange[]> {
   const rows = await em.find(
     ToolCall,
     { call: callId, result: { $ne: null } },

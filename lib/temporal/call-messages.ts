@@ -41,7 +41,10 @@ export interface CallerSpeech {
 }
 
 /** The person's utterance as transcript line `index`. */
-export function callerLineOf(speech: CallerSpeech, index: number): TranscriptLine {
+export function callerLineOf(
+  speech: Pick<CallerSpeech, 'text' | 'startedAtSeconds'>,
+  index: number,
+): TranscriptLine {
   return { index, role: 'caller', text: speech.text, offsetSeconds: speech.startedAtSeconds };
 }
 

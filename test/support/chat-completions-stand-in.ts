@@ -17,6 +17,8 @@ export interface SeenRequest {
   body: any;
   /** 1-based count of the requests seen so far. */
   number: number;
+  /** Epoch ms when its body was in. */
+  receivedAt: number;
 }
 
 export interface ToolCallReply {
@@ -81,6 +83,7 @@ export async function startChatStandIn(
       headers: req.headers,
       body: text ? JSON.parse(text) : null,
       number: requests.length + 1,
+      receivedAt: Date.now(),
     };
     requests.push(request);
     try {

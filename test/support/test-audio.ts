@@ -86,3 +86,10 @@ export function timeline(parts: TimelinePart[]): {
   });
   return { audio, speech };
 }
+
+/** The line up to its last sound: the end of the audio is then the end of speech. */
+export function endOfSpeech(samples: Int16Array): Int16Array {
+  let end = samples.length;
+  while (end > 0 && Math.abs(samples[end - 1]) < 500) end--;
+  return samples.subarray(0, end);
+}
