@@ -320,8 +320,12 @@ try {
         edges: voiceToVoice - workflowFirstAudio,
       });
     }
-    // The answers asked for during the caller's pauses, as the call's last line counts them.
-    const ahead = callerTurns.at(-1)?.answersAhead ?? { taken: 0, dropped: 0 };
+    // The answers asked for during the caller's pauses, counted when the call's audio was over.
+    const over = await waitFor(
+      () => gatewayLog.find((line) => line.msg === 'call audio over' && line.callId === callId),
+      5_000,
+    ).catch(() => null);
+    const ahead = over?.answersAhead ?? { taken: 0, dropped: 0 };
     return { figures, ahead };
   }
 } finally {

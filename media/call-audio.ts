@@ -310,7 +310,12 @@ export class CallAudio {
         ahead.answeredAt = Date.now();
         const words = text.trim();
         if (this.heardAhead !== ahead || !words || !this.deps.preemptiveGeneration) return;
-        if (!this.loop?.holding || this.linesInFlight > 0 || this.ending) return;
+        if (!this.loop?.holding || this.linesInFlight > 0 || this.ending) {
+          this.deps.logger.debug('no answer ahead: the turns are the workflow’s, or the agent is answering', {
+            callId: this.callId,
+          });
+          return;
+        }
         this.loop
           .prepare({
             text: words,
@@ -427,6 +432,9 @@ export class CallAudio {
     if (this.finished) return;
     this.finished = true;
     this.stopTurns.abort();
+    // For the voice bench and operators: how often the answer asked for at a pause was the turn's.
+    if (this.loop)
+      this.deps.logger.info('call audio over', { callId: this.callId, answersAhead: this.loop.answersAhead });
     this.deps.voice.stop();
     await this.deps.recording?.close();
     this.resolveEnded();
