@@ -49,6 +49,8 @@ export class TurnLoop {
    */
   private known: { call: Call; lines: TranscriptLine[] } | null = null;
   private readonly ahead: AnswersAhead;
+  /** A turn is being answered: an answer asked for ahead now would be a second request for it. */
+  private answering = false;
 
   constructor(private readonly deps: TurnLoopDeps) {
     this.ahead = new AnswersAhead(deps.voiceRuntime);
@@ -88,8 +90,9 @@ export class TurnLoop {
     const heard = callerLineOf(speech, floor.nextIndex);
     const known = await this.conversation(heard.index, speech.interrupted);
     const stored = floor.withStoredToolCalls ? await loadToolExchanges(this.deps.em(), this.deps.callId) : [];
-    // The turns went back, or a turn took them on, meanwhile: its request would not be this one.
-    if (this.floor !== floor || floor.nextIndex !== heard.index) return;
+    // The turns went back, or a turn is being answered or took them on, meanwhile: the answer
+    // asked for now would not be taken.
+    if (this.answering || this.floor !== floor || floor.nextIndex !== heard.index) return;
     this.ahead.begin(conversationContextOf(known.call), [...known.lines, heard], {
       ...(stored.length ? { toolExchanges: stored } : {}),
     });
@@ -112,12 +115,15 @@ export class TurnLoop {
       ...(speech.interrupted ? { interrupted: speech.interrupted } : {}),
       result: null,
     };
+    this.answering = true;
     try {
       taken.result = await this.answer(speech, heard);
     } catch (error) {
       // The agent cannot answer: the person's line is kept, and the workflow ends the call.
       this.deps.logger?.error('gateway turn failed', { callId, error: `${error}` });
       await recordLines(this.deps.em(), callId, [heard]).catch(() => {});
+    } finally {
+      this.answering = false;
     }
     const result = taken.result;
     if (!result || result.toolCalls?.length || result.next.kind !== 'continue') {

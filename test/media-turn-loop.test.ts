@@ -236,6 +236,27 @@ describe('the answer asked for during the person’s pause (preemptive generatio
     ]);
   });
 
+  test('nothing is asked ahead while a turn is being answered (its request would be a second one)', async () => {
+    let release!: () => void;
+    const answered = new Promise<void>((resolve) => (release = resolve));
+    const runtime = runtimeOf([{ say: 'One moment.', next: { kind: 'continue' } }]);
+    const slow: VoiceRuntime = {
+      openingLine: () => runtime.openingLine({} as never),
+      respond: async (context, transcript, options) => {
+        await answered;
+        return runtime.respond(context, transcript, options);
+      },
+    };
+    const { loop } = await loopFor(slow);
+    loop.take({ type: 'take_turns', nextIndex: 1, heardThrough: -1, withStoredToolCalls: false }, -1);
+    const turn = loop.turn(speech(0, 'Is it open?'));
+    await loop.prepare({ text: 'Is it open?', startedAtSeconds: 3 });
+    release();
+    await turn;
+    assert.equal(runtime.asked, 1);
+    assert.deepEqual(loop.answersAhead, { taken: 0, dropped: 0 });
+  });
+
   test('the person went on: the turn asks again with the whole line', async () => {
     const runtime = runtimeOf([
       { say: 'For how many?', next: { kind: 'continue' } },
