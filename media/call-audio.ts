@@ -386,7 +386,6 @@ export class CallAudio {
       sttMs: timing.sttMs,
       sttAfterTurnMs: timing.sttAfterTurnMs,
       heardAhead: timing.heardAhead,
-      ...(this.loop ? { answersAhead: this.loop.answersAhead } : {}),
     });
   }
 

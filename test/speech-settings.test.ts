@@ -51,6 +51,12 @@ test('a key or model without its URL is no endpoint', () => {
   assert.equal(speech.tts, undefined);
 });
 
+test('VOICE_PREEMPTIVE_GENERATION: on unless set false', () => {
+  assert.equal(loadSettings({}).media.preemptiveGeneration, true);
+  assert.equal(loadSettings({ VOICE_PREEMPTIVE_GENERATION: 'true' }).media.preemptiveGeneration, true);
+  assert.equal(loadSettings({ VOICE_PREEMPTIVE_GENERATION: 'false' }).media.preemptiveGeneration, false);
+});
+
 test('a bad VOICE_SPEECH is refused at start', () => {
   assert.throws(
     () => loadSettings({ VOICE_SPEECH: 'openai' }),

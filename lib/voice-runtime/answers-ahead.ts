@@ -43,11 +43,6 @@ export class AnswersAhead {
     };
   }
 
-  /** An answer is being made ahead (not yet taken or dropped). */
-  get pending(): boolean {
-    return this.ahead !== null;
-  }
-
   /** Starts the answer to `transcript` (ending with the person's line) before a turn asks for it. */
   begin(context: ConversationContext, transcript: TranscriptLine[], options: AheadOptions = {}): void {
     this.drop();

@@ -105,10 +105,10 @@ class Models:
         audio = decode_audio(io.BytesIO(wav), sampling_rate=WHISPER_RATE)
         if audio.size == 0:
             return ""
-        quick = self.transcribe_short(audio) if language is None or language.lower().startswith("en") else None
+        # tiny.en knows English only: another language is taken as 'en' on both paths (a warning here).
+        quick = self.transcribe_short(audio)
         if quick is not None:
             return quick
-        # tiny.en knows English only; another language would only be a warning and 'en' anyway.
         segments, _ = self.whisper.transcribe(
             audio,
             language="en" if language is None else language.split("-")[0].lower(),
