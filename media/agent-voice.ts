@@ -14,8 +14,13 @@ import { SentenceSplitter } from '../lib/voice-runtime/sentences.js';
 
 /** How far ahead of its play time audio is sent. */
 const LEAD_MS = 100;
-/** After the last frame's play time, how long before the audio counts as played without its mark. */
-const PLAYED_GRACE_MS = 200;
+/**
+ * After the last frame's play time, how long before the audio counts as played without its mark:
+ * short for a client that has never echoed a mark (it will not), long for one that does (a client
+ * plays later than the gateway's clock says when its network or its event loop is slow, and its
+ * mark then tells when it really played).
+ */
+const PLAYED_GRACE_MS = { withoutMarks: 200, withMarks: 5000 };
 
 interface Sentence {
   index: number;
@@ -54,7 +59,10 @@ export class AgentVoice {
   private synthesis: Promise<void> = Promise.resolve();
   /** Play time of the end of the audio sent so far, on the call's clock. */
   private playCursorMs = 0;
+  /** The last sentence whose mark was sent and not cleared. */
   private lastMark: Sentence | null = null;
+  /** The client has echoed a mark: it tells when the audio played. */
+  private echoesMarks = false;
   private stopped = false;
   private readonly ticker: NodeJS.Timeout;
 
@@ -128,6 +136,8 @@ export class AgentVoice {
     this.deps.out.clear();
     this.deps.recording?.truncateAgentAfter(now);
     this.playCursorMs = now;
+    // What was sent is played or dropped now: no mark is awaited.
+    this.lastMark = null;
     if (!playing) return null;
     for (const line of this.lines.values()) if (line.index >= playing.index) line.interrupted = true;
     const spoken = playing.sentences.filter((s) => s.startedAtMs !== null && s.startedAtMs <= now);
@@ -136,19 +146,26 @@ export class AgentVoice {
 
   /** The client echoed a mark: the audio before it has played. */
   markEchoed(name: string): void {
+    this.echoesMarks = true;
     for (const line of this.lines.values()) {
       for (const sentence of line.sentences) if (markName(sentence) === name) sentence.markEchoed = true;
     }
   }
 
-  /** Until everything queued has played (its last mark echoed, or its length passed), at most `limitMs`. */
+  /**
+   * Until everything queued has played (its last mark echoed, or its length and the grace passed),
+   * at most `limitMs`.
+   */
   async played(limitMs: number): Promise<void> {
     const until = Date.now() + limitMs;
     await this.synthesis.catch(() => {});
     while (Date.now() < until) {
+      const grace = this.echoesMarks ? PLAYED_GRACE_MS.withMarks : PLAYED_GRACE_MS.withoutMarks;
       const done =
         this.queue.length === 0 &&
-        (this.lastMark?.markEchoed || this.deps.clock() >= this.playCursorMs + PLAYED_GRACE_MS);
+        (this.lastMark === null ||
+          this.lastMark.markEchoed ||
+          this.deps.clock() >= this.playCursorMs + grace);
       if (done) return;
       await new Promise((resolve) => setTimeout(resolve, FRAME_MS));
     }

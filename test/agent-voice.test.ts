@@ -1,0 +1,92 @@
+import assert from 'node:assert/strict';
+import { after, test } from 'node:test';
+import { createLogger } from '../lib/logger.js';
+import { OpenAiTextToSpeech } from '../lib/speech/openai-text-to-speech.js';
+import { encodeWav } from '../lib/speech/wav.js';
+import { AgentVoice } from '../media/agent-voice.js';
+import { type SpeechStandIn, startSpeechStandIn } from './support/speech-stand-in.js';
+import { tone } from './support/test-audio.js';
+
+// The agent's voice on one call (media/agent-voice.ts): when its last line counts as played, so
+// that a hang-up closes the stream only after the person heard it. The speech port is the real
+// OpenAI-compatible adapter over HTTP; the speech server stands in with 400 ms of tone per sentence.
+
+const SENTENCE_MS = 400;
+const stands: SpeechStandIn[] = [];
+after(async () => Promise.all(stands.map((stand) => stand.close())));
+
+async function agentVoice() {
+  const stand = await startSpeechStandIn(({ path }) =>
+    path === '/v1/audio/voices'
+      ? { status: 200, body: { voices: [{ id: 'joe', name: 'Joe', language: 'en-US' }] } }
+      : {
+          status: 200,
+          headers: { 'Content-Type': 'audio/wav' },
+          body: encodeWav({ sampleRate: 8000, samples: tone(440, 8000, (8000 * SENTENCE_MS) / 1000) }),
+        },
+  );
+  stands.push(stand);
+  const tts = new OpenAiTextToSpeech({ url: stand.url, apiKey: undefined, model: 'tts-1', timeoutMs: 5_000 });
+  const marks: string[] = [];
+  let frames = 0;
+  const startedAt = performance.now();
+  const voice = new AgentVoice({
+    tts,
+    voice: 'joe',
+    out: { media: () => frames++, mark: (name) => marks.push(name), clear: () => {} },
+    clock: () => performance.now() - startedAt,
+    recording: null,
+    logger: createLogger('warn'),
+  });
+  return { voice, marks, frames: () => frames };
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function until(condition: () => boolean): Promise<void> {
+  while (!condition()) await sleep(10);
+}
+
+/** Whether `promise` settles within `ms`. */
+async function settlesWithin(promise: Promise<unknown>, ms: number): Promise<boolean> {
+  return Promise.race([promise.then(() => true), sleep(ms).then(() => false)]);
+}
+
+test('a client that echoes marks: the line has played when its last mark comes back, however late', async () => {
+  const { voice, marks } = await agentVoice();
+  await voice.say(0, 'Thank you for your time. Goodbye!');
+  await until(() => marks.length === 1);
+  voice.markEchoed(marks[0]);
+  await until(() => marks.length === 2);
+  const played = voice.played(30_000);
+  // A client whose playing runs behind the gateway's clock (a slow network, a busy machine): a
+  // second past the audio's end by that clock, the last sentence is still playing there.
+  assert.equal(await settlesWithin(played, SENTENCE_MS + 1000), false, 'waits for the last mark');
+  voice.markEchoed(marks[1]);
+  assert.equal(await settlesWithin(played, 500), true, 'played once the last mark came back');
+  voice.stop();
+});
+
+test('a client that never echoes a mark: the line has played shortly after its audio ends', async () => {
+  const { voice, marks } = await agentVoice();
+  await voice.say(0, 'Thank you for your time. Goodbye!');
+  await until(() => marks.length === 2);
+  assert.equal(await settlesWithin(voice.played(30_000), SENTENCE_MS + 2000), true);
+  voice.stop();
+});
+
+test('after a barge-in no mark is awaited: what was sent played or was cleared', async () => {
+  const { voice, marks, frames } = await agentVoice();
+  await voice.say(0, 'Hello.');
+  await until(() => marks.length === 1);
+  voice.markEchoed(marks[0]);
+  const line = voice.say(1, 'One. Two. Three.');
+  await until(() => marks.length === 2);
+  const interrupted = voice.bargeIn();
+  assert.equal(interrupted?.index, 1);
+  const sent = frames();
+  assert.equal(await settlesWithin(voice.played(30_000), 500), true);
+  await line;
+  assert.ok(frames() - sent <= 1, 'nothing more is sent after the clear');
+  voice.stop();
+});
