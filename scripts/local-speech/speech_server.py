@@ -55,11 +55,14 @@ WHISPER_RATE = 16_000
 WINDOW_FRAMES = 3_000
 SAMPLES_PER_FRAME = 160
 # A caller's turn is encoded over its own length (with this much after it) instead of Whisper's
-# 30 s window, as whisper.cpp's audio_ctx does: the encoder's time falls with the window (about
-# 450 ms for 30 s, 55 ms for 10 s here). Below 10 s the window made tiny.en repeat short lines
-# ("Hi. Hi. Hi."), so it is never shorter; a repetitive or unsure answer is made again over the
-# full window (Whisper's own fallback tests: compression ratio, average log probability).
-SHORT_WINDOW_MIN_FRAMES = 1_000
+# 30 s window, as whisper.cpp's audio_ctx does: the encoder's time falls with the window (a
+# transcription takes about 490 ms over 30 s here, 220 ms over 20 s, 120 ms over 10 s). It is
+# never shorter than 20 s: below 10 s tiny.en repeated short lines ("Hi. Hi. Hi."), and at 10 s it
+# now and then dropped a short last word that the full window hears ("Thank you for your time.
+# Goodbye!" heard without "Goodbye"), which no fallback test catches. A repetitive or unsure
+# answer is made again over the full window (Whisper's own fallback tests: compression ratio,
+# average log probability).
+SHORT_WINDOW_MIN_FRAMES = 2_000
 SHORT_WINDOW_TAIL_FRAMES = 100
 COMPRESSION_RATIO_LIMIT = 2.4
 LOG_PROB_LIMIT = -1.0
