@@ -10,7 +10,6 @@ import { Call } from '../db/entities/index.js';
 import { MediaStreamsClient } from '../lib/media/media-streams-client.js';
 import { recordingPath } from '../lib/recordings/recording-files.js';
 import { loadSettings } from '../lib/settings.js';
-import { OpenAiSpeechToText } from '../lib/speech/openai-speech-to-text.js';
 import { callProgressQuery } from '../lib/temporal/call-messages.js';
 import { callWorkflowId } from '../lib/temporal/workflow-contracts.js';
 import { freePort } from '../scripts/processes.js';
@@ -109,10 +108,18 @@ describe('the media gateway', () => {
       const byeAt = performance.now();
       await client.say(sayGoodbye);
       // The agent says goodbye and hangs up: its last audio plays, then the socket closes normally.
-      const closed = await client.closed;
+      const closed = await Promise.race([
+        client.closed,
+        new Promise<null>((resolve) => setTimeout(() => resolve(null), 60_000)),
+      ]);
+      if (!closed) {
+        const lines = await stack.api.client(owner.secret).get(`/calls/${call.id}/transcript`);
+        assert.fail(`the agent did not hang up: ${JSON.stringify(lines.body.data)}`);
+      }
       assert.equal(closed.code, 1000);
       const goodbye = await transcribe(client.agentAudio(byeAt));
-      assert.match(goodbye, /goodbye|bye/, goodbye);
+      const said = await stack.api.client(owner.secret).get(`/calls/${call.id}/transcript`);
+      assert.match(goodbye, /goodbye|bye/, `${goodbye} ${JSON.stringify(said.body.data)}`);
       const lastMark = client.marks.at(-1);
       assert.ok(lastMark?.echoedAt, 'the last mark was echoed before the socket closed');
 

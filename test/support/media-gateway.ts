@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import type { Worker } from '@temporalio/worker';
 import { SileroVoiceActivity } from '../../lib/audio/voice-activity.js';
 import { createLogger, type Logger } from '../../lib/logger.js';
+import type { LogLevel } from '../../lib/settings.js';
 import type { SpeechToText, TextToSpeech } from '../../lib/speech/speech-ports.js';
 import { voiceRuntimeFromSettings } from '../../lib/voice-runtime/from-settings.js';
 import { CallSessions } from '../../media/call-sessions.js';
@@ -26,7 +27,8 @@ export interface TestMediaGateway {
 export async function startTestMediaGateway(
   stack: CallStack,
   speech: { stt: SpeechToText; tts: TextToSpeech },
-  logger: Logger = createLogger('warn'),
+  // TEST_GATEWAY_LOG_LEVEL=info shows the gateway's turns when a test is being looked into.
+  logger: Logger = createLogger((process.env.TEST_GATEWAY_LOG_LEVEL as LogLevel | undefined) ?? 'warn'),
   /** A port chosen beforehand (the stack's MEDIA_GATEWAY_URL names it); default a free one. */
   port = 0,
 ): Promise<TestMediaGateway> {

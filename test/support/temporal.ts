@@ -13,9 +13,17 @@ import { startPrivateTemporalDevServer, type TemporalDevServer } from '../../scr
 
 export async function createTimeSkippingEnvironment(): Promise<TestWorkflowEnvironment> {
   const path = process.env.TEMPORAL_TEST_SERVER_PATH || (await resolveTemporalTestServer());
-  return TestWorkflowEnvironment.createTimeSkipping({
-    server: { executable: { type: 'existing-path', path } },
-  });
+  // The SDK gives its test server 5 s to listen (not configurable); three test files at once on
+  // two cores have made it miss that once. A server that was late is started again, twice at most.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await TestWorkflowEnvironment.createTimeSkipping({
+        server: { executable: { type: 'existing-path', path } },
+      });
+    } catch (error) {
+      if (attempt === 3 || !/did not start within/.test(`${error}`)) throw error;
+    }
+  }
 }
 
 export interface SharedDevServer {
