@@ -1,18 +1,53 @@
 import type { ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import net from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 // Small helpers shared by the scripts that run child processes (start, test, Temporal servers).
 
-/** A port the OS reports free right now on `host`; good enough for servers started right after. */
+/**
+ * A port free right now on `host`, for a server started right after. It is taken below the
+ * kernel's range for outgoing connections' local ports (Linux: ip_local_port_range), so that no
+ * connection made meanwhile can take it: a port from that range (what listening on 0 gives) was
+ * taken so between a check and a server's start while the test suite was busy.
+ */
 export async function freePort(host = '127.0.0.1'): Promise<number> {
+  const below = outgoingPortsStart();
+  for (let attempt = 0; attempt < 20 && below > FIRST_CHOSEN_PORT; attempt++) {
+    const port = FIRST_CHOSEN_PORT + Math.floor(Math.random() * (below - FIRST_CHOSEN_PORT));
+    if (await canListen(host, port)) return port;
+  }
+  return listenOn(host, 0);
+}
+
+/** Ports below this are left to well-known and configured services. */
+const FIRST_CHOSEN_PORT = 20_000;
+
+function outgoingPortsStart(): number {
+  try {
+    const range = readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8');
+    return Number(range.trim().split(/\s+/)[0]) || 0;
+  } catch {
+    return 0; // not Linux: the OS's own choice
+  }
+}
+
+async function canListen(host: string, port: number): Promise<boolean> {
+  return listenOn(host, port).then(
+    () => true,
+    () => false,
+  );
+}
+
+/** Listens on host:port and closes again; the port it listened on. */
+function listenOn(host: string, port: number): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = net.createServer();
     server.unref();
     server.once('error', reject);
-    server.listen(0, host, () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
+    server.listen(port, host, () => {
+      const { port: bound } = server.address() as net.AddressInfo;
+      server.close(() => resolve(bound));
     });
   });
 }
