@@ -5,6 +5,9 @@ import { setTimeout as sleep } from 'node:timers/promises';
 
 // Small helpers shared by the scripts that run child processes (start, test, Temporal servers).
 
+/** Ports below this are left to well-known and configured services. */
+const FIRST_CHOSEN_PORT = 20_000;
+
 /**
  * A port free right now on `host`, for a server started right after. It is taken below the
  * kernel's range for outgoing connections' local ports (Linux: ip_local_port_range), so that no
@@ -15,28 +18,23 @@ export async function freePort(host = '127.0.0.1'): Promise<number> {
   const below = outgoingPortsStart();
   for (let attempt = 0; attempt < 20 && below > FIRST_CHOSEN_PORT; attempt++) {
     const port = FIRST_CHOSEN_PORT + Math.floor(Math.random() * (below - FIRST_CHOSEN_PORT));
-    if (await canListen(host, port)) return port;
+    if ((await listenOn(host, port).catch(() => null)) !== null) return port;
   }
   return listenOn(host, 0);
 }
 
-/** Ports below this are left to well-known and configured services. */
-const FIRST_CHOSEN_PORT = 20_000;
-
+/** The first local port of outgoing connections (read once); 0 where unknown (not Linux). */
+let outgoingStart: number | undefined;
 function outgoingPortsStart(): number {
-  try {
-    const range = readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8');
-    return Number(range.trim().split(/\s+/)[0]) || 0;
-  } catch {
-    return 0; // not Linux: the OS's own choice
+  if (outgoingStart === undefined) {
+    try {
+      const range = readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8');
+      outgoingStart = Number(range.trim().split(/\s+/)[0]) || 0;
+    } catch {
+      outgoingStart = 0; // the OS's own choice
+    }
   }
-}
-
-async function canListen(host: string, port: number): Promise<boolean> {
-  return listenOn(host, port).then(
-    () => true,
-    () => false,
-  );
+  return outgoingStart;
 }
 
 /** Listens on host:port and closes again; the port it listened on. */

@@ -6,6 +6,7 @@ import { encodeWav } from '../lib/speech/wav.js';
 import { AgentVoice } from '../media/agent-voice.js';
 import { type SpeechStandIn, startSpeechStandIn } from './support/speech-stand-in.js';
 import { tone } from './support/test-audio.js';
+import { until } from './support/wait-for.js';
 
 // The agent's voice on one call (media/agent-voice.ts): when its last line counts as played, so
 // that a hang-up closes the stream only after the person heard it. The speech port is the real
@@ -43,10 +44,6 @@ async function agentVoice() {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-async function until(condition: () => boolean): Promise<void> {
-  while (!condition()) await sleep(10);
-}
-
 /** Whether `promise` settles within `ms`. */
 async function settlesWithin(promise: Promise<unknown>, ms: number): Promise<boolean> {
   return Promise.race([promise.then(() => true), sleep(ms).then(() => false)]);
@@ -55,9 +52,9 @@ async function settlesWithin(promise: Promise<unknown>, ms: number): Promise<boo
 test('a client that echoes marks: the line has played when its last mark comes back, however late', async () => {
   const { voice, marks } = await agentVoice();
   await voice.say(0, 'Thank you for your time. Goodbye!');
-  await until(() => marks.length === 1);
+  await until(() => marks.length === 1, 'the first sentence sent');
   voice.markEchoed(marks[0]);
-  await until(() => marks.length === 2);
+  await until(() => marks.length === 2, 'the last sentence sent');
   const played = voice.played(30_000);
   // A client whose playing runs behind the gateway's clock (a slow network, a busy machine): a
   // second past the audio's end by that clock, the last sentence is still playing there.
@@ -70,7 +67,7 @@ test('a client that echoes marks: the line has played when its last mark comes b
 test('a client that never echoes a mark: the line has played shortly after its audio ends', async () => {
   const { voice, marks } = await agentVoice();
   await voice.say(0, 'Thank you for your time. Goodbye!');
-  await until(() => marks.length === 2);
+  await until(() => marks.length === 2, 'the last sentence sent');
   assert.equal(await settlesWithin(voice.played(30_000), SENTENCE_MS + 2000), true);
   voice.stop();
 });
@@ -78,10 +75,10 @@ test('a client that never echoes a mark: the line has played shortly after its a
 test('after a barge-in no mark is awaited: what was sent played or was cleared', async () => {
   const { voice, marks, frames } = await agentVoice();
   await voice.say(0, 'Hello.');
-  await until(() => marks.length === 1);
+  await until(() => marks.length === 1, 'the greeting sent');
   voice.markEchoed(marks[0]);
   const line = voice.say(1, 'One. Two. Three.');
-  await until(() => marks.length === 2);
+  await until(() => marks.length === 2, 'the first sentence of the answer sent');
   const interrupted = voice.bargeIn();
   assert.equal(interrupted?.index, 1);
   const sent = frames();

@@ -30,6 +30,7 @@ import {
   startTimeSkippingCallStack,
   type TimeSkippingCallStack,
 } from './support/time-skipping-call-stack.js';
+import { until } from './support/wait-for.js';
 
 // The call workflow's steps for a call with audio (a media gateway holds it), on the time-skipping
 // server: the media session beside the conversation and a gateway that dies (heartbeats stop),
@@ -137,11 +138,6 @@ async function withCall<T, G extends GatewayStandIn = GatewayStandIn>(
     assert.ok(answer.answered);
     return runWorkers(workers, () => fn(env, answer.callId, gateway));
   });
-}
-
-async function until(check: () => boolean, what: string): Promise<void> {
-  for (let i = 0; i < 300 && !check(); i++) await sleep(50);
-  assert.ok(check(), what);
 }
 
 const speech = (utterance: number, text: string, extra: Partial<CallerSpeech> = {}): CallerSpeech => ({

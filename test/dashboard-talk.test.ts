@@ -16,6 +16,7 @@ import { type CallStack, startCallStack, waitForCallEnd } from './support/call-s
 import { DashboardClient, signedInClient, TEST_PASSWORD } from './support/dashboard-session.js';
 import { startTestMediaGateway, type TestMediaGateway } from './support/media-gateway.js';
 import { startTestSpeech, type TestSpeech } from './support/speech-kit.js';
+import { until } from './support/wait-for.js';
 
 // The test panel's Talk (spec voice-media-v1 section 7) end to end: headless Chromium with a fake
 // microphone fed from a WAV of Piper's voice, the API relaying the page's Media Streams socket to
@@ -206,14 +207,18 @@ describe('Talk in the test panel', { skip }, () => {
       // The greeting (cut short by the person, sooner when its synthesis was slow) and the answer,
       // which may still be on its way when the person's line shows.
       const agentAudio = () => frames.received.filter((f) => f.event === 'media').length;
-      for (let i = 0; i < 600 && agentAudio() <= 50; i++) await new Promise((r) => setTimeout(r, 100));
-      assert.ok(agentAudio() > 50, `${agentAudio()} frames of the agent's audio`);
+      await until(
+        () => agentAudio() > 50,
+        () => `${agentAudio()} frames of the agent's audio`,
+        {
+          limitMs: 60_000,
+        },
+      );
       const clear = frames.received.find((f) => f.event === 'clear');
       assert.ok(clear, 'the person spoke over the greeting: the gateway sent clear');
       // The agent's answer plays to the end of a sentence, whose mark then comes back.
       const echoed = () => frames.sent.filter((f) => f.event === 'mark');
-      for (let i = 0; i < 600 && echoed().length === 0; i++) await new Promise((r) => setTimeout(r, 100));
-      assert.ok(echoed().length > 0, 'a mark was echoed');
+      await until(() => echoed().length > 0, 'a mark was echoed', { limitMs: 60_000 });
       for (const echo of echoed()) {
         const mark = frames.received.find((f) => f.event === 'mark' && f.mark?.name === echo.mark?.name);
         assert.ok(mark && mark.at <= echo.at, `mark ${echo.mark?.name} echoed after it came`);

@@ -27,6 +27,7 @@ import {
   startTimeSkippingCallStack,
   type TimeSkippingCallStack,
 } from './support/time-skipping-call-stack.js';
+import { until } from './support/wait-for.js';
 
 // A 60-minute call on the time-skipping server (issue: turn latency at scale, "histories stay
 // small"): 720 turns, one every five seconds of workflow time, with an agent whose runtime calls
@@ -115,11 +116,6 @@ const speech = (utterance: number): CallerSpeech => ({
   startedAtSeconds: utterance * SECONDS_PER_TURN + 1,
   endedAtSeconds: utterance * SECONDS_PER_TURN + 3,
 });
-
-async function until(check: () => boolean, what: string): Promise<void> {
-  for (let i = 0; i < 2000 && !check(); i++) await sleep(10);
-  assert.ok(check(), what);
-}
 
 /** Until the workflow's record has `lines` transcript lines (it handled the turns sent so far). */
 async function kept(handle: WorkflowHandle, lines: number): Promise<void> {

@@ -75,6 +75,10 @@ async function connect(start: Parameters<MediaStreamsClient['start']>[0]): Promi
   return client;
 }
 
+async function transcriptOf(callId: string): Promise<{ role: string; text: string }[]> {
+  return (await stack.api.client(owner.secret).get(`/calls/${callId}/transcript`)).body.data;
+}
+
 /** The call the stream brought in, once the gateway has taken it. */
 const callOf = (number: string) => callTo(stack.db.orm, number);
 
@@ -112,14 +116,12 @@ describe('the media gateway', () => {
         client.closed,
         new Promise<null>((resolve) => setTimeout(() => resolve(null), 60_000)),
       ]);
-      if (!closed) {
-        const lines = await stack.api.client(owner.secret).get(`/calls/${call.id}/transcript`);
-        assert.fail(`the agent did not hang up: ${JSON.stringify(lines.body.data)}`);
-      }
+      // Should it fail, the transcript tells what the agent heard and said.
+      if (!closed) assert.fail(`the agent did not hang up: ${JSON.stringify(await transcriptOf(call.id))}`);
       assert.equal(closed.code, 1000);
       const goodbye = await transcribe(client.agentAudio(byeAt));
-      const said = await stack.api.client(owner.secret).get(`/calls/${call.id}/transcript`);
-      assert.match(goodbye, /goodbye|bye/, `${goodbye} ${JSON.stringify(said.body.data)}`);
+      if (!/goodbye|bye/.test(goodbye))
+        assert.fail(`${goodbye} ${JSON.stringify(await transcriptOf(call.id))}`);
       const lastMark = client.marks.at(-1);
       assert.ok(lastMark?.echoedAt, 'the last mark was echoed before the socket closed');
 
@@ -127,8 +129,7 @@ describe('the media gateway', () => {
       assert.equal(ended.status, 'completed');
       assert.equal(ended.end_reason, 'agent_hangup');
       assert.equal(ended.has_recording, true);
-      const transcript = await stack.api.client(owner.secret).get(`/calls/${call.id}/transcript`);
-      const lines = transcript.body.data as { role: string; text: string }[];
+      const lines = await transcriptOf(call.id);
       assert.deepEqual(
         lines.map((l) => l.role),
         ['agent', 'caller', 'agent', 'caller', 'agent'],
@@ -229,8 +230,7 @@ describe('the media gateway', () => {
       client.stop();
       const ended = await waitForCallEnd(stack.api.client(owner.secret), call.id);
       assert.equal(ended.end_reason, 'caller_hangup');
-      const transcript = await stack.api.client(owner.secret).get(`/calls/${call.id}/transcript`);
-      const lines = transcript.body.data as { role: string; text: string }[];
+      const lines = await transcriptOf(call.id);
       assert.equal(lines[0].role, 'agent');
       // Cut to its first sentence, the one that was playing.
       assert.equal(lines[0].text, LONG_OPENING.slice(0, LONG_OPENING.indexOf('today.') + 'today.'.length));

@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { Call } from '../../db/entities/index.js';
 import type { Orm } from '../../db/orm.js';
 
-// Waits of the audio tests: a process's /health coming up, and the Call a stream brought in.
+// Waits of the audio tests: a process's /health coming up, the Call a stream brought in, and a
+// condition of the test's own (audio played, a mark echoed).
 
 /** Polls `url` until it answers 2xx with JSON (at most `limitMs`), and returns that JSON. */
 export async function waitForHealth<T = { status: string }>(url: string, limitMs = 120_000): Promise<T> {
@@ -15,6 +16,19 @@ export async function waitForHealth<T = { status: string }>(url: string, limitMs
     if (answer) return answer as T;
     if (Date.now() > deadline) assert.fail(`${url} did not answer`);
     await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
+
+/** Until `check` holds, every `everyMs`; fails with `what` after `limitMs`. */
+export async function until(
+  check: () => boolean | Promise<boolean>,
+  what: string | (() => string),
+  { limitMs = 20_000, everyMs = 20 }: { limitMs?: number; everyMs?: number } = {},
+): Promise<void> {
+  const deadline = Date.now() + limitMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) assert.fail(typeof what === 'string' ? what : what());
+    await new Promise((resolve) => setTimeout(resolve, everyMs));
   }
 }
 
