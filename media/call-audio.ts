@@ -143,6 +143,11 @@ export class CallAudio {
     return this.deps.callId;
   }
 
+  /** Answers asked for at a pause: taken by their turn, or thrown away. */
+  get answersAhead(): { taken: number; dropped: number } {
+    return this.loop?.answersAhead ?? { taken: 0, dropped: 0 };
+  }
+
   /** 20 ms of the person's audio (μ-law), in order. */
   hear(payload: Uint8Array): void {
     if (this.ending) return;
@@ -433,7 +438,7 @@ export class CallAudio {
     this.stopTurns.abort();
     // For the voice bench and operators: how often the answer asked for at a pause was the turn's.
     if (this.loop)
-      this.deps.logger.info('call audio over', { callId: this.callId, answersAhead: this.loop.answersAhead });
+      this.deps.logger.info('call audio over', { callId: this.callId, answersAhead: this.answersAhead });
     this.deps.voice.stop();
     await this.deps.recording?.close();
     this.resolveEnded();

@@ -28,8 +28,10 @@ import { startWebhookReceiver } from './support/webhook-receiver.js';
 // A spoken call on the language-model runtime (VOICE_LLM_URL, here a local OpenAI-compatible
 // stand-in streaming its answer slowly): the agent's first sentence is synthesised and played while
 // the rest of the answer is still streaming in (`onSentence` through the workers' carrier to the
-// gateway), and the model's end_call tool hangs up after the last line has played. The answer is
-// asked for during the caller's pause, before their turn has ended (preemptive generation).
+// gateway), and the model's end_call tool hangs up after the last line has played. The model is
+// asked once for the line, whether the answer was asked during the caller's pause (preemptive
+// generation) or after the turn: which of the two depends on the real transcription's speed on
+// this machine, so the rule itself is tested on fakes with the order set (test/media-path.test.ts).
 
 const TOKEN = 'media-llm-test-token';
 let stack: CallStack;
@@ -40,8 +42,6 @@ let recordingsDir: string;
 let owner: Fixture;
 
 const FIRST = 'Of course, I can email you the details.';
-/** Longer than the default 600 ms, so the pause's transcription surely ends before the turn does. */
-const ENDPOINTING_MS = 1500;
 const REST = 'Before I do, is the address we have on file for your booking still the right one to use today?';
 
 before(async () => {
@@ -62,7 +62,7 @@ before(async () => {
       prefix: 'media-llm',
       simTimeScale: 1,
       settings: {
-        media: { ...defaults.media, streamsToken: TOKEN, endpointingMs: ENDPOINTING_MS },
+        media: { ...defaults.media, streamsToken: TOKEN },
         recordingsDir,
         voiceLlm: { url: standIn.url, apiKey: 'sk-test', model: 'stand-in-model', timeoutMs: 30_000 },
         // The agent's tool listens on 127.0.0.1.
@@ -83,7 +83,7 @@ after(async () => {
   if (recordingsDir) await rm(recordingsDir, { recursive: true, force: true });
 });
 
-test('the answer is asked for during the pause; its first sentence plays while the model is still answering; end_call hangs up after the goodbye', {
+test('the model is asked once for a line; its first sentence plays while the model is still answering; end_call hangs up after the goodbye', {
   timeout: 180_000,
 }, async () => {
   const agent = await createAgentFixture(stack.db.orm, {
@@ -100,7 +100,6 @@ test('the answer is asked for during the pause; its first sentence plays while t
   await client.agentFinished();
   const askedAt = performance.now();
   await client.say(ask);
-  const speechEndedAt = Date.now();
   const answerStarts = await client.agentStarts(askedAt + 100);
   await client.agentFinished({ after: answerStarts, quietMs: 1200 });
   // The first sentence has played while the model still streams; the rest follows once it is made.
@@ -118,15 +117,11 @@ test('the answer is asked for during the pause; its first sentence plays while t
   assert.equal(closed?.code, 1000, `the call did not hang up; the model heard ${JSON.stringify(heard)}`);
   const ended = await waitForCallEnd(stack.api.client(owner.secret), call.id);
   assert.equal(ended.end_reason, 'agent_hangup');
-  // Asked once, and before the turn ended: during the caller's pause (200 ms in, once transcribed).
+  // Asked once: an answer begun at the pause was taken by the turn, not asked again.
   const emailRequests = standIn.requests.filter((r) =>
     /email/i.test(r.body.messages.findLast((m: { role: string }) => m.role === 'user')?.content ?? ''),
   );
   assert.equal(emailRequests.length, 1, JSON.stringify(heard));
-  assert.ok(
-    emailRequests[0].receivedAt < speechEndedAt + ENDPOINTING_MS,
-    `the model was asked ${emailRequests[0].receivedAt - speechEndedAt} ms after the caller stopped`,
-  );
 
   const progress = await stack.client.workflow.getHandle(callWorkflowId(call.id)).query(callProgressQuery);
   const turn = progress.agentTurns.find((t) => t.fromSpeechEnd);

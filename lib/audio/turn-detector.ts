@@ -1,6 +1,6 @@
 // The caller's turns, from their 8 kHz audio frame by frame: when speech begins, when it has lasted
 // long enough to count (a barge-in may stop the agent), and when the turn ends with the utterance.
-import { type SileroVoiceActivity, VAD_SAMPLE_RATE, VAD_WINDOW_SAMPLES } from './voice-activity.js';
+import { VAD_SAMPLE_RATE, VAD_WINDOW_SAMPLES, type VoiceActivity } from './voice-activity.js';
 
 export type TurnEvent =
   /** The detector heard speech begin (the first frame above the start threshold). */
@@ -22,7 +22,7 @@ export type TurnEvent =
   | { type: 'speech_resumed'; atMs: number };
 
 export interface TurnDetectorOptions {
-  vad: SileroVoiceActivity;
+  vad: VoiceActivity;
   /** Silence after confirmed speech that ends the turn (VOICE_ENDPOINTING_MS). */
   endpointingMs: number;
   /** Voiced time before speech may barge in over the agent (default 300 ms): a cough or a click does not. */
@@ -71,7 +71,7 @@ interface Utterance {
  * the ones before it); call `flush` after the last push has settled.
  */
 export class TurnDetector {
-  private readonly vad: SileroVoiceActivity;
+  private readonly vad: VoiceActivity;
   private readonly endpointingMs: number;
   private readonly minSpeechMs: number;
   private readonly minTurnSpeechMs: number;

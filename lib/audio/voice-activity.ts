@@ -14,6 +14,12 @@ const CONTEXT_SAMPLES = 32;
 const STATE_SHAPE = [2, 1, 128];
 const STATE_SIZE = 2 * 128;
 
+/** The voice activity port of the turn detector: one call's windows, in order, one at a time. */
+export interface VoiceActivity {
+  /** The probability (0..1) that `window` (VAD_WINDOW_SAMPLES at 8 kHz, -1..1) holds speech. */
+  probability(window: Float32Array): Promise<number>;
+}
+
 let sharedSession: Promise<ort.InferenceSession> | undefined;
 
 /** The model is loaded once per process; every call's detector runs on that one session. */
@@ -34,7 +40,7 @@ function loadSession(): Promise<ort.InferenceSession> {
  * (recurrent state and context), so calls never hear each other. Windows must be given in order,
  * one at a time.
  */
-export class SileroVoiceActivity {
+export class SileroVoiceActivity implements VoiceActivity {
   private state: Float32Array = new Float32Array(STATE_SIZE);
   private readonly input = new Float32Array(CONTEXT_SAMPLES + VAD_WINDOW_SAMPLES);
   private readonly sampleRate = new ort.Tensor('int64', BigInt64Array.from([BigInt(VAD_SAMPLE_RATE)]), []);

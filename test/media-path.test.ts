@@ -1,0 +1,198 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { TranscriptEntry } from '../db/entities/index.js';
+import type { GatewayTurn } from '../lib/temporal/call-messages.js';
+import { freshDatabase, type TestDatabase } from './support/database.js';
+import { type MediaPathCall, ScriptedRuntime, startMediaPathCall } from './support/media-path.js';
+import { until } from './support/wait-for.js';
+
+// One call's media path (media/call-audio.ts) on fakes at its ports (test/support/media-path.ts):
+// the rules of hearing a turn's end ahead and answering it, asserted as an order of events the test
+// sets up (where the transcription ends against the turn's end), never as a model's speed.
+
+let db: TestDatabase;
+const calls: MediaPathCall[] = [];
+
+before(async () => {
+  db = await freshDatabase();
+});
+after(async () => {
+  for (const call of calls) await call.end();
+  await db?.close();
+});
+
+async function call(options: Parameters<typeof startMediaPathCall>[1] = {}): Promise<MediaPathCall> {
+  const started = await startMediaPathCall(db, options);
+  calls.push(started);
+  return started;
+}
+
+const ASK = 'Can you send me the details by email';
+const ANSWER = { say: 'Of course. Which address should I use?', next: { kind: 'continue' } } as const;
+
+function gatewayTurns(call: MediaPathCall): GatewayTurn[] {
+  return call.signals.filter((s) => s.name === 'gatewayTurn').map((s) => s.args[0] as GatewayTurn);
+}
+
+describe('hearing the turn end ahead (preemptive generation)', () => {
+  test('a transcription that ends during the pause: the answer is asked before the turn ends, and the turn takes it', async () => {
+    const path = await call({ endpointingMs: 600, runtime: new ScriptedRuntime(() => ANSWER) });
+    assert.deepEqual(await path.takeTurns(), { turns: 'taken' });
+    path.says(ASK, 1200);
+    // 300 ms of silence: past the 200 ms pause, short of the 600 ms that end the turn.
+    path.silence(300);
+    await until(() => path.runtime.requests.length === 1, 'the model was not asked during the pause');
+    assert.equal(path.runtime.requests[0].turnsEnded, 0, 'asked before the turn ended');
+    assert.deepEqual(path.runtime.requests[0].lines, [`caller: ${ASK}`]);
+
+    path.silence(400);
+    await until(() => gatewayTurns(path).length === 1, 'the turn was not answered');
+    // Asked once: the turn took the answer begun at the pause, and the pause's transcription.
+    assert.equal(path.runtime.requests.length, 1);
+    assert.equal(path.stt.requests.length, 1);
+    assert.equal(path.runtime.requests[0].aborted, false);
+    const [turn] = gatewayTurns(path);
+    assert.equal(turn.heard.text, ASK);
+    assert.equal(turn.result?.line?.text, ANSWER.say);
+    assert.deepEqual(path.audio.answersAhead, { taken: 1, dropped: 0 });
+    await until(() => path.out.frames > 0, 'the answer was not played');
+  });
+
+  test('a transcription slower than the endpointing wait: nothing is asked ahead, the turn is still answered once', async () => {
+    const path = await call({ endpointingMs: 600, runtime: new ScriptedRuntime(() => ANSWER) });
+    await path.takeTurns();
+    const release = path.stt.hold();
+    path.says(ASK, 1200);
+    path.silence(300);
+    await until(() => path.stt.requests.length === 1, 'the pause was not transcribed');
+    // The turn ends while the pause's transcription is still under way.
+    path.silence(400);
+    await until(() => path.turnEvents.includes('turn_ended'), 'the turn did not end');
+    release();
+    await until(() => gatewayTurns(path).length === 1, 'the turn was not answered');
+    assert.equal(path.runtime.requests[0].turnsEnded, 1, 'asked once the turn had ended');
+    // The turn waited for the pause's transcription (same audio) instead of asking for another.
+    assert.equal(path.stt.requests.length, 1);
+    assert.equal(path.runtime.requests.length, 1);
+    assert.deepEqual(path.audio.answersAhead, { taken: 0, dropped: 0 });
+    assert.equal(gatewayTurns(path)[0].result?.line?.text, ANSWER.say);
+  });
+
+  test('the caller goes on after the pause: the answer asked ahead is dropped and the whole line asked anew', async () => {
+    const path = await call({ endpointingMs: 600, runtime: new ScriptedRuntime(() => ANSWER) });
+    await path.takeTurns();
+    path.says(ASK, 1200);
+    path.silence(300);
+    await until(() => path.runtime.requests.length === 1, 'the model was not asked during the pause');
+    path.says('on Tuesday', 600);
+    path.silence(700);
+    await until(() => gatewayTurns(path).length === 1, 'the turn was not answered');
+    // The second pause asked again, with the whole line, and that answer is the turn's.
+    assert.equal(path.runtime.requests.length, 2);
+    assert.equal(path.runtime.requests[0].aborted, true, 'the request begun ahead was aborted');
+    assert.deepEqual(path.runtime.requests[1].lines, [`caller: ${ASK} on Tuesday`]);
+    assert.equal(path.runtime.requests[1].turnsEnded, 0);
+    assert.equal(path.runtime.requests[1].aborted, false);
+    assert.equal(gatewayTurns(path)[0].heard.text, `${ASK} on Tuesday`);
+    assert.deepEqual(path.audio.answersAhead, { taken: 1, dropped: 1 });
+  });
+
+  test('VOICE_PREEMPTIVE_GENERATION=false: the pause is transcribed ahead, the model asked only after the turn', async () => {
+    const path = await call({
+      endpointingMs: 600,
+      preemptiveGeneration: false,
+      runtime: new ScriptedRuntime(() => ANSWER),
+    });
+    await path.takeTurns();
+    path.says(ASK, 1200);
+    path.silence(300);
+    await until(() => path.stt.requests.length === 1 && path.stt.requests[0].answered, 'no transcription');
+    path.silence(400);
+    await until(() => gatewayTurns(path).length === 1, 'the turn was not answered');
+    assert.equal(path.runtime.requests.length, 1);
+    assert.equal(path.runtime.requests[0].turnsEnded, 1, 'asked only once the turn had ended');
+    assert.equal(path.stt.requests.length, 1, "the turn took the pause's transcription");
+    assert.deepEqual(path.audio.answersAhead, { taken: 0, dropped: 0 });
+  });
+
+  test('while the workflow holds the turns, the line goes to it and nothing is asked ahead', async () => {
+    const path = await call({ endpointingMs: 600 });
+    path.says(ASK, 1200);
+    path.silence(900);
+    await until(() => path.signals.some((s) => s.name === 'callerSpeech'), 'the line was not sent');
+    assert.equal(path.runtime.requests.length, 0);
+    const [speech] = path.signals.filter((s) => s.name === 'callerSpeech').map((s) => s.args[0]);
+    assert.equal((speech as { text: string }).text, ASK);
+  });
+});
+
+describe('barge-in and hang-ups', () => {
+  const LONG = {
+    say: 'Our opening hours are nine to five on weekdays and ten to two on Saturdays. We are closed on Sundays and on public holidays.',
+    next: { kind: 'continue' },
+  } as const;
+  const [FIRST_SENTENCE] = LONG.say.match(/[^.]+\./) ?? [];
+
+  /** A call whose agent has begun its long answer to the caller's first line. */
+  async function agentSpeaking(): Promise<MediaPathCall> {
+    const path = await call({
+      runtime: new ScriptedRuntime((heard) => (heard.includes('open') ? LONG : ANSWER)),
+    });
+    await path.takeTurns();
+    path.says('When are you open', 800);
+    path.silence(700);
+    await until(() => path.out.frames > 0, 'the agent did not start speaking');
+    return path;
+  }
+
+  test('speech over the agent stops it at once (clear), and its line keeps only the sentence that had started', async () => {
+    const path = await agentSpeaking();
+    path.says('Sorry, what about Sundays', 900);
+    await until(() => path.out.clears === 1, 'the agent was not stopped');
+    const framesAtClear = path.out.frames;
+    path.silence(700);
+    await until(() => gatewayTurns(path).length === 2, 'the line after the barge-in was not answered');
+    const [, second] = gatewayTurns(path);
+    assert.deepEqual(second.interrupted, { index: 1, spokenText: FIRST_SENTENCE });
+    assert.equal(second.heard.text, 'Sorry, what about Sundays');
+    // The answer to the new line was played after the clear.
+    await until(() => path.out.frames > framesAtClear, 'the answer to the new line was not played');
+    // The transcript's cut: the agent's interrupted line keeps what was heard.
+    const lines = await db.orm.em
+      .fork()
+      .find(TranscriptEntry, { call: path.callId }, { orderBy: { index: 'asc' } });
+    assert.deepEqual(
+      lines.map((line) => [line.index, line.role, line.text]),
+      [
+        [0, 'caller', 'When are you open'],
+        [1, 'agent', FIRST_SENTENCE],
+        [2, 'caller', 'Sorry, what about Sundays'],
+        [3, 'agent', ANSWER.say],
+      ],
+    );
+  });
+
+  test('a short sound over the agent (under 300 ms) neither stops it nor is a line', async () => {
+    const path = await agentSpeaking();
+    path.says('mm-hm', 200);
+    path.silence(700);
+    await until(() => path.turnEvents.filter((type) => type === 'turn_ended').length === 2, 'no turn end');
+    const frames = path.out.frames;
+    await until(() => path.out.frames > frames + 10, 'the agent did not go on speaking');
+    assert.equal(path.out.clears, 0);
+    assert.equal(gatewayTurns(path).length, 1, 'the short sound was no line');
+  });
+
+  test('the caller hangs up mid-sentence: the last words are heard, then the hang-up, in that order', async () => {
+    const path = await call({});
+    path.says('Please call me back tomorrow', 900);
+    await path.audio.callerHungUp();
+    assert.deepEqual(
+      path.signals.map((s) => s.name),
+      ['callerSpeech', 'carrierCallback'],
+    );
+    assert.equal((path.signals[0].args[0] as { text: string }).text, 'Please call me back tomorrow');
+    assert.equal((path.signals[1].args[0] as { type: string }).type, 'hung_up');
+    assert.deepEqual(path.closed, { code: 1000, reason: 'stopped' });
+  });
+});
