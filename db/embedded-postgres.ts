@@ -58,13 +58,20 @@ async function canConnect(url: string): Promise<boolean> {
   }
 }
 
-export async function ensureDatabase(serverUrl: string, database: string): Promise<void> {
+export async function ensureDatabase(
+  serverUrl: string,
+  database: string,
+  options: { template?: string } = {},
+): Promise<void> {
+  const quoted = (name: string) => `"${name.replaceAll('"', '""')}"`;
   const client = new pg.Client({ connectionString: serverUrl });
   await client.connect();
   try {
     const found = await client.query('select 1 from pg_database where datname = $1', [database]);
     if (found.rowCount === 0) {
-      await client.query(`create database "${database.replaceAll('"', '""')}"`);
+      // A template (tests: one migrated database copied per file) is copied, not migrated again.
+      const template = options.template ? ` template ${quoted(options.template)}` : '';
+      await client.query(`create database ${quoted(database)}${template}`);
     }
   } finally {
     await client.end();

@@ -1,23 +1,21 @@
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, globSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
-import { startLocalPostgres } from '../db/embedded-postgres.js';
-import { formatDuration, freePort, isAlive, redactUrl } from './processes.js';
-import { resolveTemporalCli, resolveTemporalTestServer } from './temporal-binaries.js';
-import { startPrivateTemporalDevServer } from './temporal-dev-server.js';
+import { formatDuration, isAlive } from './processes.js';
+import { startSharedParts } from './test-shared-parts.js';
+import { reportTimings, slowestFirst } from './test-timings.js';
 
-// `npm test [-- files...]`: a throw-away PostgreSQL and a headless in-memory Temporal dev server on
-// free ports, the time-skipping test server resolved (provisioned once per machine), then node's
-// test runner over test/**/*.test.ts with their addresses in the environment:
-//   TEST_PG_SERVER_URL      the `postgres` database of the test cluster (test/support/database.ts)
-//   TEST_TEMPORAL_ADDRESS   the dev server (test/support/temporal.ts sharedDevServer)
-//   TEMPORAL_CLI_PATH, TEMPORAL_TEST_SERVER_PATH
+// `npm test [-- files...]`: the parts every test file shares started once (scripts/test-shared-parts.ts:
+// a throw-away PostgreSQL with a migrated template database, a headless in-memory Temporal dev
+// server, the time-skipping test server, the workflow bundles, the SIP side, the local speech
+// server when a file needs it), then node's test runner over test/**/*.test.ts, the slowest files
+// first, with their addresses in the environment.
 // TEST_TEMPORAL_ADDRESS (and TEST_TEMPORAL_NAMESPACE, default `default`) given by the caller names
 // an existing Temporal instead of the dev server: `npm run start:cluster`'s real server, to run the
 // API tests against it (README "Production"). Its search attributes must be registered, as
 // start:cluster does.
-// CI reads the runner's closing summary, so this script prints only before the runner starts and
-// stays silent from then on; it exits with the runner's code.
+// After the runner: the slowest files, the files that did not pass (scripts/test-timings.ts), and
+// as the last line the plain count CI reads ("N passed, N failed"); it exits with the runner's code.
 
 const PER_TEST_TIMEOUT_MS = 120_000;
 /** CI allows 20 minutes; past this the runner is interrupted so it still prints its summary. */
@@ -31,8 +29,12 @@ const DEFAULT_PATTERN = 'test/**/*.test.ts';
 /** Loaded into every test file's process: ends one that lingers after its tests (test/support/exit-when-done.ts). */
 const EXIT_WHEN_DONE = path.resolve('test/support/exit-when-done.ts');
 
+/** Writes a JSON line per finished file (test/support/file-timings-reporter.ts), read at the end. */
+const TIMINGS_REPORTER = path.resolve('test/support/file-timings-reporter.ts');
+
 const runsDir = path.resolve('.data/test-runs');
 const runDir = path.join(runsDir, String(process.pid));
+const timingsPath = path.join(runDir, 'file-timings.jsonl');
 
 function progress(line: string): void {
   process.stdout.write(`[npm test] ${line}\n`);
@@ -46,11 +48,6 @@ function removeAbandonedRuns(): void {
     if (Number.isInteger(pid) && pid > 0 && isAlive(pid)) continue;
     rmSync(path.join(runsDir, name), { recursive: true, force: true });
   }
-}
-
-function fulfilled<T>(result: PromiseSettledResult<T>): T {
-  if (result.status === 'rejected') throw result.reason;
-  return result.value;
 }
 
 const givenTemporal = process.env.TEST_TEMPORAL_ADDRESS
@@ -86,39 +83,16 @@ async function main(): Promise<number> {
   process.on('SIGTERM', onSignal);
 
   try {
-    progress('starting PostgreSQL and Temporal, resolving the Temporal test server...');
-    // allSettled, not all: when one part fails the others still finish starting, and are stopped.
-    const [pgResult, temporalResult, testServerResult] = await Promise.allSettled([
-      freePort().then(async (port) => {
-        const pg = await startLocalPostgres({
-          dataDir: path.join(runDir, 'postgres'),
-          port,
-          database: 'postgres',
-          ephemeral: true,
-        });
-        cleanups.push(() => pg.stop());
-        return pg;
-      }),
-      resolveTemporalCli({ log: progress }).then(async (cliPath) => {
-        if (givenTemporal) return { cliPath, server: givenTemporal };
-        const server = await startPrivateTemporalDevServer({
-          cliPath,
-          logFile: path.join(runDir, 'temporal.log'),
-        });
-        cleanups.push(() => server.stop());
-        return { cliPath, server };
-      }),
-      resolveTemporalTestServer({ log: progress }),
-    ]);
-    const pg = fulfilled(pgResult);
-    const temporal = fulfilled(temporalResult);
-    const testServerPath = fulfilled(testServerResult);
+    const given = process.argv.slice(2);
+    const files = slowestFirst(given.length > 0 ? given : globSync(DEFAULT_PATTERN).sort());
+    progress('starting PostgreSQL, Temporal and the other shared parts...');
+    const parts = await startSharedParts({ runDir, files, givenTemporal, log: progress });
+    cleanups.push(...parts.cleanups);
     if (interrupted) {
       await cleanUp();
       return 130;
     }
 
-    const files = process.argv.slice(2);
     const args = [
       '--import',
       'tsx',
@@ -128,35 +102,26 @@ async function main(): Promise<number> {
       '--import',
       EXIT_WHEN_DONE,
       '--test',
+      '--test-reporter=spec',
+      '--test-reporter-destination=stdout',
+      `--test-reporter=${TIMINGS_REPORTER}`,
+      `--test-reporter-destination=${timingsPath}`,
       `--test-concurrency=${TEST_CONCURRENCY}`,
       `--test-timeout=${PER_TEST_TIMEOUT_MS}`,
-      ...(files.length > 0 ? files : [DEFAULT_PATTERN]),
+      ...files,
     ];
-    progress(`PostgreSQL ${redactUrl(pg.url)}`);
-    progress(
-      givenTemporal
-        ? `Temporal ${givenTemporal.address} namespace ${givenTemporal.namespace} (TEST_TEMPORAL_ADDRESS)`
-        : `Temporal dev server ${temporal.server.address} (${temporal.cliPath})`,
-    );
-    progress(`Temporal test server ${testServerPath}`);
-    progress(
-      `ready after ${formatDuration(Date.now() - started)}; running ${files.join(' ') || DEFAULT_PATTERN}`,
-    );
+    for (const line of parts.described) progress(line);
+    progress(`ready after ${formatDuration(Date.now() - started)}; running ${files.length} file(s)`);
 
     runner = spawn(process.execPath, args, {
       stdio: 'inherit',
-      env: {
-        ...process.env,
-        TEST_PG_SERVER_URL: pg.url,
-        TEST_TEMPORAL_ADDRESS: temporal.server.address,
-        TEST_TEMPORAL_NAMESPACE: temporal.server.namespace,
-        TEMPORAL_CLI_PATH: temporal.cliPath,
-        TEMPORAL_TEST_SERVER_PATH: testServerPath,
-      },
+      env: { ...process.env, ...parts.env },
     });
     const child = runner;
     // Hooks have no timeout of their own: a hung `before` would hold the run past CI's limit.
+    let guardFired = false;
     const watchdog = setTimeout(() => {
+      guardFired = true;
       child.kill('SIGINT');
       setTimeout(() => child.kill('SIGKILL'), 30_000).unref();
     }, WHOLE_RUN_TIMEOUT_MS);
@@ -165,7 +130,11 @@ async function main(): Promise<number> {
       child.once('exit', (exitCode, signal) => resolve(exitCode ?? (signal ? 128 : 1)));
     });
     clearTimeout(watchdog);
+    const closing = reportTimings(timingsPath, {
+      stoppedByGuardAfterMs: guardFired ? WHOLE_RUN_TIMEOUT_MS : null,
+    });
     await cleanUp();
+    process.stdout.write(`${closing}\n`);
     return interrupted ? 130 : code;
   } catch (error) {
     await cleanUp();

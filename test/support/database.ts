@@ -4,7 +4,8 @@ import { migrate, type Orm, openOrm } from '../../db/orm.js';
 
 // Each test file gets a database of its own on the test PostgreSQL server, migrated with the
 // committed migrations, so files run in parallel without seeing each other's rows.
-// scripts/test.ts starts the server and sets TEST_PG_SERVER_URL; a file run on its own
+// scripts/test.ts starts the server and sets TEST_PG_SERVER_URL, and migrates one database once
+// (TEST_PG_TEMPLATE) that each file's database is copied from; a file run on its own
 // (`node --import tsx --test test/x.test.ts`) starts the same local test cluster itself.
 
 export interface TestDatabase {
@@ -41,9 +42,11 @@ async function releaseServer(): Promise<void> {
 export async function freshDatabase(): Promise<TestDatabase> {
   const server = await serverUrl();
   const name = `test_${Date.now().toString(36)}_${randomBytes(4).toString('hex')}`;
-  await ensureDatabase(server, name);
+  const template = process.env.TEST_PG_TEMPLATE;
+  await ensureDatabase(server, name, template ? { template } : {});
   const url = server.replace(/\/[^/?]+(\?.*)?$/, `/${name}`);
   const orm = await openOrm(url, { poolMax: 20 });
+  // Nothing to do on a copy of the migrated template; a file run on its own migrates here.
   await migrate(orm);
   return {
     url,

@@ -7,6 +7,8 @@ import { startLocalSpeechServer } from '../../scripts/local-speech-server.js';
 // Speech for the audio tests: the real local speech server (VOICE_SPEECH=local; provisioned like
 // the Temporal binaries), the ports on it as the gateway builds them, a caller's line made with
 // Piper and put through the phone line's 8 kHz, and what the agent said transcribed back.
+// Under `npm test` every file shares the one server scripts/test.ts started (TEST_SPEECH_URL); a
+// file run on its own starts its own.
 
 export interface TestSpeech {
   /** http://127.0.0.1:PORT/v1 */
@@ -21,7 +23,10 @@ export interface TestSpeech {
 }
 
 export async function startTestSpeech(): Promise<TestSpeech> {
-  const server = await startLocalSpeechServer({ log: (line) => process.stderr.write(`${line}\n`) });
+  const shared = process.env.TEST_SPEECH_URL;
+  const server = shared
+    ? { url: shared, stop: async () => {} }
+    : await startLocalSpeechServer({ log: (line) => process.stderr.write(`${line}\n`) });
   const endpoint = (model: string) => ({ url: server.url, apiKey: undefined, model, timeoutMs: 15_000 });
   const stt = new OpenAiSpeechToText(endpoint('whisper-1'));
   const tts = new OpenAiTextToSpeech(endpoint('tts-1'));
