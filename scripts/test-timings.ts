@@ -26,6 +26,8 @@ function readDurations(file: string): Record<string, number> {
 interface FileReport {
   file: string;
   durationMs: number | null;
+  /** Of it, the time in its top-level tests; the rest is loading, before/after hooks and exiting. */
+  testsMs: number;
   counts: Extract<TimingLine, { kind: 'counts' }> | null;
   error: string | null;
   interrupted: boolean;
@@ -36,7 +38,7 @@ function readReports(timingsPath: string): FileReport[] {
   const of = (file: string) => {
     let report = files.get(file);
     if (!report) {
-      report = { file, durationMs: null, counts: null, error: null, interrupted: false };
+      report = { file, durationMs: null, testsMs: 0, counts: null, error: null, interrupted: false };
       files.set(file, report);
     }
     return report;
@@ -49,6 +51,7 @@ function readReports(timingsPath: string): FileReport[] {
     if (line.kind === 'counts') report.counts = line;
     else if (line.kind === 'ended') {
       report.durationMs = line.durationMs;
+      report.testsMs = line.testsMs;
       report.error = line.error ?? null;
     } else if (line.kind === 'interrupted') report.interrupted = true;
   }
@@ -68,8 +71,9 @@ function notPassed(report: FileReport): string | null {
 /** Prints the report; returns the closing count line. */
 export function reportTimings(
   timingsPath: string,
-  options: { stoppedByGuardAfterMs: number | null; write?: (line: string) => void },
+  options: { stoppedByGuardAfterMs: number | null; write?: (line: string) => void; keptPath?: string },
 ): string {
+  const keptPath = options.keptPath ?? KEPT_TIMINGS;
   const write = options.write ?? ((line: string) => process.stdout.write(`${line}\n`));
   const reports = readReports(timingsPath);
   const relative = (file: string) => path.relative(process.cwd(), file);
@@ -77,8 +81,11 @@ export function reportTimings(
   const slowest = [...timed].sort((a, b) => b.durationMs - a.durationMs).slice(0, SLOWEST_SHOWN);
   if (slowest.length > 0) {
     write(`[npm test] the ${slowest.length} slowest files:`);
-    for (const r of slowest)
-      write(`[npm test]   ${formatDuration(r.durationMs).padStart(7)}  ${relative(r.file)}`);
+    write('[npm test]      file  in tests');
+    for (const r of slowest) {
+      const tests = formatDuration(r.testsMs).padStart(8);
+      write(`[npm test]   ${formatDuration(r.durationMs).padStart(7)}  ${tests}  ${relative(r.file)}`);
+    }
   }
   if (options.stoppedByGuardAfterMs !== null)
     write(
@@ -93,12 +100,12 @@ export function reportTimings(
     for (const { file, why } of failing) write(`[npm test]   ${relative(file)}: ${why}`);
   }
   if (timed.length > 0) {
-    mkdirSync(path.dirname(KEPT_TIMINGS), { recursive: true });
+    mkdirSync(path.dirname(keptPath), { recursive: true });
     // Merged into what earlier runs measured: a run of some files keeps the others' durations.
-    const durations = { ...readDurations(KEPT_TIMINGS) };
+    const durations = { ...readDurations(keptPath) };
     for (const r of timed) durations[relative(r.file)] = r.durationMs;
     const sorted = Object.entries(durations).sort(([, a], [, b]) => b - a);
-    writeFileSync(KEPT_TIMINGS, `${JSON.stringify(Object.fromEntries(sorted), null, 2)}\n`);
+    writeFileSync(keptPath, `${JSON.stringify(Object.fromEntries(sorted), null, 2)}\n`);
   }
   let passed = 0;
   let failed = 0;
@@ -118,8 +125,11 @@ export function reportTimings(
  * measurement; this machine's runs win), then the rest as given. With a few files at a time on two cores, a long file
  * started last would run on alone at the end.
  */
-export function slowestFirst(files: string[]): string[] {
-  const durations = { ...readDurations(COMMITTED_TIMINGS), ...readDurations(KEPT_TIMINGS) };
+export function slowestFirst(
+  files: string[],
+  { keptPath = KEPT_TIMINGS, committedPath = COMMITTED_TIMINGS } = {},
+): string[] {
+  const durations = { ...readDurations(committedPath), ...readDurations(keptPath) };
   const known = (file: string) => durations[path.relative(process.cwd(), path.resolve(file))] ?? -1;
   return files
     .map((file, order) => ({ file, order, ms: known(file) }))

@@ -21,10 +21,11 @@ const PER_TEST_TIMEOUT_MS = 120_000;
 /** CI allows 20 minutes; past this the runner is interrupted so it still prints its summary. */
 const WHOLE_RUN_TIMEOUT_MS = Number(process.env.TEST_RUN_TIMEOUT_MS || 18 * 60_000);
 /**
- * Test files run three at a time: many of them spend most of their time waiting (calls in real
- * time, audio played at its own pace, a server's timers), so a third file keeps the two cores busy.
+ * Test files run three at a time (TEST_CONCURRENCY): many of them spend much of their time waiting
+ * (calls in real time, audio played at its own pace, a server's timers), so a third file keeps the
+ * two cores busy (measured: docs/development.md, "Where the time goes").
  */
-const TEST_CONCURRENCY = 3;
+const TEST_CONCURRENCY = Number(process.env.TEST_CONCURRENCY || 3);
 const DEFAULT_PATTERN = 'test/**/*.test.ts';
 /** Loaded into every test file's process: ends one that lingers after its tests (test/support/exit-when-done.ts). */
 const EXIT_WHEN_DONE = path.resolve('test/support/exit-when-done.ts');

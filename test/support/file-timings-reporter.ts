@@ -16,7 +16,8 @@ export type TimingLine =
       skipped: number;
       todo: number;
     }
-  | { kind: 'ended'; file: string; durationMs: number; error?: string }
+  /** durationMs: the file's process from start to exit; testsMs: its top-level tests and suites. */
+  | { kind: 'ended'; file: string; durationMs: number; testsMs: number; error?: string }
   | { kind: 'interrupted'; file: string };
 
 interface TestEvent {
@@ -44,7 +45,13 @@ function isFileTest(data: TestEvent['data']): data is TestEvent['data'] & { file
 
 export default async function* fileTimingsReporter(source: AsyncIterable<TestEvent>): AsyncGenerator<string> {
   const line = (value: TimingLine) => `${JSON.stringify(value)}\n`;
+  const testsMs = new Map<string, number>();
   for await (const { type, data } of source) {
+    // test:complete comes as each test ends (test:pass and test:fail come in the report's order,
+    // possibly after their file has ended).
+    if (type === 'test:complete' && data.nesting === 0 && data.file && !isFileTest(data)) {
+      testsMs.set(data.file, (testsMs.get(data.file) ?? 0) + (data.details?.duration_ms ?? 0));
+    }
     if (type === 'test:enqueue' && isFileTest(data)) yield line({ kind: 'queued', file: data.file });
     else if (type === 'test:summary' && data.file && data.counts) {
       const { passed, failed, cancelled, skipped, todo } = data.counts;
@@ -55,6 +62,7 @@ export default async function* fileTimingsReporter(source: AsyncIterable<TestEve
         kind: 'ended',
         file: data.file,
         durationMs: Math.round(data.details?.duration_ms ?? 0),
+        testsMs: Math.round(testsMs.get(data.file) ?? 0),
         ...(error ? { error: errorText(error) } : {}),
       });
     } else if (type === 'test:interrupted') {
