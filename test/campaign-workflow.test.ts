@@ -547,8 +547,9 @@ describe('durability', { timeout: 900_000 }, () => {
     await keepForReplay(campaign);
   });
 
-  // The calls are real call workflows: 300 (6 steps of 50, so two runs) take about a
-  // minute on a shared 2-core machine; the campaigns bench carries the 10,000-recipient scale.
+  // The calls are real call workflows: 150 (6 steps of 25, 3 steps a run, so two runs) prove the
+  // runs' bound at a third of a minute on a shared 2-core machine; the campaigns bench carries the
+  // 10,000-recipient scale.
   test('continue-as-new with hundreds of recipients: short histories, every recipient final', {
     timeout: 900_000,
   }, async () => {
@@ -558,8 +559,9 @@ describe('durability', { timeout: 900_000 }, () => {
       callsPerMinute: 100_000,
       callsPerDay: 100_000,
     });
-    const count = Number(process.env.CAMPAIGN_TEST_RECIPIENTS ?? 300);
-    const STEPS_PER_RUN = 5;
+    const count = Number(process.env.CAMPAIGN_TEST_RECIPIENTS ?? 150);
+    const MAX_CONCURRENT = 25;
+    const STEPS_PER_RUN = 3;
     // Refused by the network: the shortest call there is (no ringing, no conversation).
     const recipients = Array.from({ length: count }, (_, i) => `+4797${String(i).padStart(6, '0')}1004`);
     const campaign = await createCampaignRows(db.orm, {
@@ -567,7 +569,7 @@ describe('durability', { timeout: 900_000 }, () => {
       agentId: agent.agentId,
       now: await workflowNow(),
       recipients,
-      maxConcurrentCalls: 50,
+      maxConcurrentCalls: MAX_CONCURRENT,
       retry: { max_attempts: 1 },
     });
     const started = await env.client.workflow.start('campaignWorkflow', {
@@ -595,9 +597,9 @@ describe('durability', { timeout: 900_000 }, () => {
     // The last run's history and the first run's are both short.
     const handle = handleOf(campaign);
     // A run holds its steps (about 10 events each) and the end signals of the calls they started
-    // (at most 50 a step, about 4 events each: the signal and a workflow task): a bound that does
-    // not grow with the recipients.
-    const bound = STEPS_PER_RUN * (10 + 4 * 50);
+    // (at most MAX_CONCURRENT a step, about 4 events each: the signal and a workflow task): a bound
+    // that does not grow with the recipients.
+    const bound = STEPS_PER_RUN * (10 + 4 * MAX_CONCURRENT);
     const last = await handle.fetchHistory();
     assert.ok((last.events?.length ?? 0) < bound, `last run: ${last.events?.length} events`);
     // The last run is still found by the operators' search attributes.

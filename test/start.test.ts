@@ -34,6 +34,7 @@ before(async () => {
   chmodSync(dataDir, 0o755);
 });
 after(async () => {
+  if (service) await stopService(service.started);
   await temporal?.close();
   rmSync(dataDir, { recursive: true, force: true });
 });
@@ -80,59 +81,6 @@ async function waitForOutput(started: Started, pattern: RegExp, timeoutMs: numbe
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
 }
-
-test('npm start serves the API, stops everything on SIGINT, and a second start reuses the data', async () => {
-  const apiPort = await freePort();
-  const pgPort = await freePort();
-  const env = {
-    PORT: String(apiPort),
-    EMBEDDED_PG_PORT: String(pgPort),
-    VOICE_AGENT_DATA_DIR: dataDir,
-    TEMPORAL_ADDRESS: temporal.address,
-    TEMPORAL_NAMESPACE: temporal.namespace,
-    // Its worker must not take tasks of other test files on the shared server.
-    TASK_QUEUE_PREFIX: `start-${randomUUID()}-`,
-    DATABASE_URL: '',
-  };
-
-  const first = startService(env);
-  try {
-    await waitForOutput(first, /Press Ctrl-C to stop/, 90_000);
-    assert.match(first.output(), new RegExp(`API\\s+http://127\\.0\\.0\\.1:${apiPort}/v1`));
-    assert.match(first.output(), new RegExp(`Dashboard: http://127\\.0\\.0\\.1:${apiPort}/\n`));
-    assert.match(first.output(), /migrations applied/);
-    const response = await fetch(`http://127.0.0.1:${apiPort}/v1/openapi.json`);
-    assert.equal(response.status, 200);
-    // The dashboard on the same port: its sign-in page, and nothing else without a session.
-    const dashboard = await fetch(`http://127.0.0.1:${apiPort}/`, { redirect: 'manual' });
-    assert.equal(dashboard.status, 302);
-    assert.equal(dashboard.headers.get('location'), '/sign-in');
-    const bundle = await fetch(`http://127.0.0.1:${apiPort}/assets/app.js`);
-    assert.equal(bundle.status, 200, 'the front end is built at start');
-    assert.equal(await acceptsTcp('127.0.0.1', pgPort), true, 'PostgreSQL runs');
-
-    first.child.kill('SIGINT');
-    assert.equal(await first.exited, 0, first.output());
-    assert.match(
-      first.output(),
-      /stopping API[\s\S]*stopping workers[\s\S]*stopping carrier simulator[\s\S]*stopping PostgreSQL[\s\S]*stopped/,
-    );
-    assert.equal(await acceptsTcp('127.0.0.1', apiPort), false, 'the API is stopped');
-    assert.equal(await acceptsTcp('127.0.0.1', pgPort), false, 'PostgreSQL is stopped');
-  } finally {
-    await stopService(first);
-  }
-
-  const second = startService(env);
-  try {
-    await waitForOutput(second, /Press Ctrl-C to stop/, 90_000);
-    assert.match(second.output(), /database schema is up to date/);
-    second.child.kill('SIGTERM');
-    assert.equal(await second.exited, 0, second.output());
-  } finally {
-    await stopService(second);
-  }
-});
 
 interface WorkersRunning {
   service: string;
@@ -184,26 +132,60 @@ function workerProcessesOf(parent: number): Record<string, number> {
   return found;
 }
 
-test('npm start runs the carrier simulator in a process of its own, which keeps answering when the workers are killed', {
-  skip: !existsSync('/proc/self/stat') && 'reads child processes from /proc',
-}, async () => {
+// One `npm start` serves the first three tests (its start is the costly part): the API, then the
+// carrier simulator apart from the workers, then the orderly stop and a second start on its data.
+let service:
+  | {
+      started: Started;
+      env: Record<string, string>;
+      apiPort: number;
+      pgPort: number;
+      prefix: string;
+      /** The simulator's and the workers' processes, once the simulator test found them. */
+      childPids?: number[];
+    }
+  | undefined;
+
+test('npm start serves the API, the dashboard and its front end, on its own PostgreSQL', async () => {
   const apiPort = await freePort();
   const pgPort = await freePort();
-  const prefix = `start-sim-${randomUUID()}-`;
-  const started = startService({
+  const prefix = `start-${randomUUID()}-`;
+  const env = {
     PORT: String(apiPort),
     EMBEDDED_PG_PORT: String(pgPort),
-    VOICE_AGENT_DATA_DIR: path.join(dataDir, 'simulator-apart'),
+    VOICE_AGENT_DATA_DIR: dataDir,
     TEMPORAL_ADDRESS: temporal.address,
     TEMPORAL_NAMESPACE: temporal.namespace,
+    // Its worker must not take tasks of other test files on the shared server.
     TASK_QUEUE_PREFIX: prefix,
     SIM_TIME_SCALE: '0.05',
     LOG_LEVEL: 'info',
     DATABASE_URL: '',
-  });
+  };
+  const started = startService(env);
+  service = { started, env, apiPort, pgPort, prefix };
+  await waitForOutput(started, /Press Ctrl-C to stop/, 90_000);
+  assert.match(started.output(), new RegExp(`API\\s+http://127\\.0\\.0\\.1:${apiPort}/v1`));
+  assert.match(started.output(), new RegExp(`Dashboard: http://127\\.0\\.0\\.1:${apiPort}/\n`));
+  assert.match(started.output(), /migrations applied/);
+  const response = await fetch(`http://127.0.0.1:${apiPort}/v1/openapi.json`);
+  assert.equal(response.status, 200);
+  // The dashboard on the same port: its sign-in page, and nothing else without a session.
+  const dashboard = await fetch(`http://127.0.0.1:${apiPort}/`, { redirect: 'manual' });
+  assert.equal(dashboard.status, 302);
+  assert.equal(dashboard.headers.get('location'), '/sign-in');
+  const bundle = await fetch(`http://127.0.0.1:${apiPort}/assets/app.js`);
+  assert.equal(bundle.status, 200, 'the front end is built at start');
+  assert.equal(await acceptsTcp('127.0.0.1', pgPort), true, 'PostgreSQL runs');
+});
+
+test('npm start runs the carrier simulator in a process of its own, which keeps answering when the workers are killed', {
+  skip: !existsSync('/proc/self/stat') && 'reads child processes from /proc',
+}, async () => {
+  assert.ok(service, 'npm start was started by the test before');
+  const { started, apiPort, pgPort, prefix } = service;
   const connection = await Connection.connect({ address: temporal.address });
   try {
-    await waitForOutput(started, /Press Ctrl-C to stop/, 90_000);
     const running = await waitForWorkersRunning(started, 2);
     const simulator = running.find((line) => line.service === 'carrier-simulator');
     const workers = running.find((line) => line.service === 'worker');
@@ -321,17 +303,37 @@ test('npm start runs the carrier simulator in a process of its own, which keeps 
       }
     }
 
+    service.childPids = [simulator.pid, again.pid];
+  } finally {
+    await connection.close();
+  }
+});
+
+test('npm start stops everything on SIGINT, and a second start reuses the data', async () => {
+  assert.ok(service, 'npm start was started by the tests before');
+  const { started, env, apiPort, pgPort } = service;
+  try {
     started.child.kill('SIGINT');
     assert.equal(await started.exited, 0, started.output());
     assert.match(
       started.output(),
       /stopping API[\s\S]*stopping workers[\s\S]*stopping carrier simulator[\s\S]*stopping PostgreSQL[\s\S]*stopped/,
     );
-    assert.equal(isAlive(simulator.pid), false, 'the carrier simulator is stopped');
-    assert.equal(isAlive(again.pid), false, 'the workers are stopped');
+    for (const pid of service.childPids ?? []) assert.equal(isAlive(pid), false, `process ${pid} is stopped`);
+    assert.equal(await acceptsTcp('127.0.0.1', apiPort), false, 'the API is stopped');
+    assert.equal(await acceptsTcp('127.0.0.1', pgPort), false, 'PostgreSQL is stopped');
   } finally {
-    await connection.close();
     await stopService(started);
+  }
+
+  const second = startService(env);
+  try {
+    await waitForOutput(second, /Press Ctrl-C to stop/, 90_000);
+    assert.match(second.output(), /database schema is up to date/);
+    second.child.kill('SIGTERM');
+    assert.equal(await second.exited, 0, second.output());
+  } finally {
+    await stopService(second);
   }
 });
 
