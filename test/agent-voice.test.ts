@@ -6,7 +6,7 @@ import { encodeWav } from '../lib/speech/wav.js';
 import { AgentVoice } from '../media/agent-voice.js';
 import { type SpeechStandIn, startSpeechStandIn } from './support/speech-stand-in.js';
 import { tone } from './support/test-audio.js';
-import { until } from './support/wait-for.js';
+import { orAfter, until } from './support/wait-for.js';
 
 // The agent's voice on one call (media/agent-voice.ts): when its last line counts as played, so
 // that a hang-up closes the stream only after the person heard it. The speech port is the real
@@ -42,11 +42,13 @@ async function agentVoice() {
   return { voice, marks, frames: () => frames };
 }
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
 /** Whether `promise` settles within `ms`. */
 async function settlesWithin(promise: Promise<unknown>, ms: number): Promise<boolean> {
-  return Promise.race([promise.then(() => true), sleep(ms).then(() => false)]);
+  return orAfter(
+    promise.then(() => true),
+    ms,
+    false,
+  );
 }
 
 test('a client that echoes marks: the line has played when its last mark comes back, however late', async () => {

@@ -16,6 +16,7 @@ import { assertApiError } from './support/assert-api.js';
 import { createAgentFixture, createQueuedCall, uniqueNumber } from './support/call-fixtures.js';
 import { DashboardClient, inviteToken, TEST_PASSWORD } from './support/dashboard-session.js';
 import type { TestDatabase } from './support/database.js';
+import { orAfter } from './support/wait-for.js';
 
 // Holes an outside probe found in the dashboard's sessions (issue 18): a password reset and a
 // removal end the person's other sessions, invites are looked up before any argon2 work and
@@ -182,10 +183,7 @@ describe('the live call stream', () => {
     const live = openLive(client, call.id);
     assert.equal((await live.opened).status, 200);
     await client.post('/dashboard/auth/sign-out');
-    const outcome = await Promise.race([
-      live.ended,
-      new Promise<'still open'>((resolve) => setTimeout(() => resolve('still open'), 10_000)),
-    ]);
+    const outcome = await orAfter(live.ended, 10_000, 'still open' as const);
     live.close();
     assert.notEqual(outcome, 'still open', 'the stream kept sending after sign-out');
     assert.deepEqual(live.events.slice(-1), ['end']);

@@ -3,7 +3,6 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { Agent } from '../db/entities/index.js';
 import { MediaStreamsClient } from '../lib/media/media-streams-client.js';
 import { loadSettings } from '../lib/settings.js';
@@ -22,7 +21,7 @@ import { signalsReceived } from './support/history-text.js';
 import { startTestMediaGateway, type TestMediaGateway } from './support/media-gateway.js';
 import { startTestSpeech, type TestSpeech } from './support/speech-kit.js';
 import { endOfSpeech } from './support/test-audio.js';
-import { callTo } from './support/wait-for.js';
+import { callTo, orAfter } from './support/wait-for.js';
 import { startWebhookReceiver } from './support/webhook-receiver.js';
 
 // A spoken call on the language-model runtime (VOICE_LLM_URL, here a local OpenAI-compatible
@@ -110,7 +109,7 @@ test('the model is asked once for a line; its first sentence plays while the mod
   assert.match(answer, /address/, answer);
 
   await client.say(bye);
-  const closed = await Promise.race([client.closed, sleep(60_000).then(() => null)]);
+  const closed = await orAfter(client.closed, 60_000, null);
   const heard = standIn.requests.map(
     (r) => r.body.messages.findLast((m: { role: string }) => m.role === 'user')?.content,
   );
@@ -191,7 +190,7 @@ test('a tool call on a spoken call: the line while waiting is heard, then the an
     assert.equal(tool.requests.length, 1);
 
     await client.say(bye);
-    const closed = await Promise.race([client.closed, sleep(60_000).then(() => null)]);
+    const closed = await orAfter(client.closed, 60_000, null);
     // What the model was asked, each request's last line: says where a call that did not end stopped.
     const asked = standIn.requests.slice(-6).map((r) => r.body.messages.at(-1)?.content);
     assert.equal(

@@ -19,7 +19,7 @@ import { type CallStack, startCallStack, waitForCallEnd } from './support/call-s
 import { signalsReceived } from './support/history-text.js';
 import { startTestMediaGateway, type TestMediaGateway } from './support/media-gateway.js';
 import { startTestSpeech, type TestSpeech } from './support/speech-kit.js';
-import { callTo, waitForHealth } from './support/wait-for.js';
+import { callTo, orAfter, waitForHealth } from './support/wait-for.js';
 
 // The media gateway end to end, through real parts only: the gateway's code on a real port, the
 // local speech server with its real models (Whisper tiny.en, Piper), Silero voice activity
@@ -112,10 +112,7 @@ describe('the media gateway', () => {
       const byeAt = performance.now();
       await client.say(sayGoodbye);
       // The agent says goodbye and hangs up: its last audio plays, then the socket closes normally.
-      const closed = await Promise.race([
-        client.closed,
-        new Promise<null>((resolve) => setTimeout(() => resolve(null), 60_000)),
-      ]);
+      const closed = await orAfter(client.closed, 60_000, null);
       // Should it fail, the transcript tells what the agent heard and said.
       if (!closed) assert.fail(`the agent did not hang up: ${JSON.stringify(await transcriptOf(call.id))}`);
       assert.equal(closed.code, 1000);

@@ -41,3 +41,20 @@ export async function callTo(orm: Orm, number: string): Promise<Call> {
   }
   assert.fail(`no call to ${number}`);
 }
+
+/**
+ * `promise`'s value, or `fallback` once `ms` have passed. The timer is cleared either way: a
+ * pending timer of a race already won kept a test file's process alive after its tests (a 60 s
+ * one held `npm test`'s slot for a minute).
+ */
+export async function orAfter<T, F>(promise: Promise<T>, ms: number, fallback: F): Promise<T | F> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<F>((resolve) => {
+    timer = setTimeout(() => resolve(fallback), ms);
+  });
+  try {
+    return await Promise.race([promise, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
