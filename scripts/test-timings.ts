@@ -12,6 +12,11 @@ import { formatDuration } from './processes.js';
 // that has run nothing yet takes the order from test/file-durations.json, a committed measurement.
 
 const SLOWEST_SHOWN = 10;
+/**
+ * A file that spends this long outside its tests (loading, hooks, exiting) is named: a handle left
+ * open (a timer, a socket) keeps its process, and one of the run's slots, until it goes.
+ */
+const OUTSIDE_TESTS_NAMED_MS = 20_000;
 export const KEPT_TIMINGS = path.resolve('.data/test-timings.json');
 const COMMITTED_TIMINGS = path.resolve('test/file-durations.json');
 
@@ -86,6 +91,12 @@ export function reportTimings(
       const tests = formatDuration(r.testsMs).padStart(8);
       write(`[npm test]   ${formatDuration(r.durationMs).padStart(7)}  ${tests}  ${relative(r.file)}`);
     }
+  }
+  const outside = timed.filter((r) => r.durationMs - r.testsMs >= OUTSIDE_TESTS_NAMED_MS);
+  if (outside.length > 0) {
+    write(`[npm test] files long outside their tests (loading, hooks, exiting; a handle left open?):`);
+    for (const r of outside.sort((a, b) => b.durationMs - b.testsMs - (a.durationMs - a.testsMs)))
+      write(`[npm test]   ${formatDuration(r.durationMs - r.testsMs).padStart(7)}  ${relative(r.file)}`);
   }
   if (options.stoppedByGuardAfterMs !== null)
     write(
