@@ -40,6 +40,10 @@ export class MediaStreamsClient {
   private onAttached!: () => void;
   /** Wall-clock ms of each `clear` received. */
   readonly clears: number[] = [];
+  /** Frames of the caller's speech (`say`) sent so far. */
+  saidFrames = 0;
+  /** For each `clear` received, how many frames of the caller's speech had been sent by then. */
+  readonly clearedAfterSaidFrames: number[] = [];
   /** Marks received, and when each was echoed. */
   readonly marks: { name: string; echoedAt: number | null }[] = [];
   /** Agent frames received but not played yet. */
@@ -106,7 +110,10 @@ export class MediaStreamsClient {
       if (this.stopped) return;
       const said = this.toSay.shift();
       this.sendFrame(said ?? SILENCE);
-      if (said) this.lastSaidAt = performance.now();
+      if (said) {
+        this.lastSaidAt = performance.now();
+        this.saidFrames++;
+      }
       this.playOut();
       // Paced on the clock, not on the timer: frames leave every 20 ms on average.
       this.pump = setTimeout(tick, Math.max(0, startedAt + this.chunk * FRAME_MS - performance.now()));
@@ -228,6 +235,7 @@ export class MediaStreamsClient {
       this.pendingMarks.push({ name: message.mark.name, at: this.playEnd });
     } else if (message.event === 'clear') {
       this.clears.push(now);
+      this.clearedAfterSaidFrames.push(this.saidFrames);
       this.pending = this.pending.filter((frame) => frame.playsAt <= now);
       this.pendingMarks = [];
       this.playEnd = Math.min(this.playEnd, now);
