@@ -84,7 +84,11 @@ async function main(): Promise<number> {
   process.on('SIGTERM', onSignal);
 
   try {
-    const given = process.argv.slice(2);
+    // Files or patterns (`npm test -- 'test/api-*.test.ts'`), as node's runner takes them.
+    const patterns = process.argv.slice(2);
+    const given = patterns.flatMap((pattern) => globSync(pattern).sort());
+    if (patterns.length > 0 && given.length === 0)
+      throw new Error(`no test file matches ${patterns.join(' ')}`);
     const files = slowestFirst(given.length > 0 ? given : globSync(DEFAULT_PATTERN).sort());
     progress('starting PostgreSQL, Temporal and the other shared parts...');
     const parts = await startSharedParts({ runDir, files, givenTemporal, log: progress });
