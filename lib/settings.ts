@@ -1,5 +1,5 @@
 // Every setting the service reads, in one place. Names are fixed by
-// ../shared/docs/operations-contract.md section 2; additions are documented in README.md.
+// The operations contract's settings (README.md, "Settings"); additions are documented in README.md.
 
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';

@@ -20,7 +20,7 @@ import { runSippDoubleInvite, startSippFarEnd } from './support/sipp.js';
 import { startTestSpeech, type TestSpeech } from './support/speech-kit.js';
 import { callTo } from './support/wait-for.js';
 
-// CARRIER=sip end to end over loopback (../shared/spec/voice-media-v1.md section 6): the SIP side
+// CARRIER=sip end to end over loopback (voice-media v1 section 6, docs/sip.md): the SIP side
 // (sip/, built and run as npm start runs it) between Debian's baresip as the phone network's far
 // end and the media gateway, with the real local speech server, PostgreSQL, Temporal and the call
 // workflow. baresip auto-answers (or rings), plays a Piper-made caller line from a WAV and records

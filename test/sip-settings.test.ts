@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import { loadSettings } from '../lib/settings.js';
 import { sipAddress } from '../scripts/sip-side.js';
 
-// The SIP side's settings (../shared/spec/voice-media-v1.md section 6) as lib/settings.ts reads
+// The SIP side's settings (voice-media v1 section 6, docs/sip.md) as lib/settings.ts reads
 // them, and the address `npm start` prints.
 
 test('CARRIER=sip and the SIP settings: defaults, values, and refusals by name', () => {

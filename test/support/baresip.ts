@@ -5,7 +5,7 @@ import { connect, type Socket } from 'node:net';
 import path from 'node:path';
 import { freePort, stopChild, waitForTcp } from '../../scripts/processes.js';
 
-// Debian's baresip as the far end of SIP calls over loopback (../shared/docs/voice-offline.md):
+// Debian's baresip as the far end of SIP calls over loopback (docs/sip.md):
 // an account that auto-answers (or rings until told), `aufile` playing a WAV as the person's
 // voice, `sndfile` recording both directions as WAV files in `dir`, and ctrl_tcp to dial, answer
 // and hang up and to read its call events. `available()` is false where baresip is not installed
