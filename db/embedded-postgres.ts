@@ -222,7 +222,15 @@ async function stopServer(server: ChildProcess): Promise<void> {
     } catch {
       return;
     }
-    if (await Promise.race([done.then(() => true), sleep(waitMs).then(() => false)])) return;
+    // The grace timer is cancelled once the server is gone: left running, it kept the caller's
+    // process alive for the rest of the 30 s (a test file lingered that long after its tests).
+    const grace = new AbortController();
+    const stopped = await Promise.race([
+      done.then(() => true),
+      sleep(waitMs, false, { signal: grace.signal }).catch(() => false),
+    ]);
+    grace.abort();
+    if (stopped) return;
   }
 }
 

@@ -103,8 +103,14 @@ class NodeProcess {
       if (!ok) throw new Error(`${this.name} did not accept connections on ${this.readyPort}`);
       return;
     }
-    const timedOut = sleep(timeoutMs).then(() => 'timeout' as const);
-    if ((await Promise.race([ready.then(() => 'ready' as const), timedOut])) === 'timeout') {
+    // Cancelled once ready, so the timer does not hold the process open for the rest of timeoutMs.
+    const wait = new AbortController();
+    const timedOut = sleep(timeoutMs, 'timeout' as const, { signal: wait.signal }).catch(
+      () => 'ready' as const,
+    );
+    const outcome = await Promise.race([ready.then(() => 'ready' as const), timedOut]);
+    wait.abort();
+    if (outcome === 'timeout') {
       throw new Error(`${this.name} did not log "${this.readyMessage}" within ${timeoutMs / 1000} s`);
     }
   }
