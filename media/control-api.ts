@@ -63,7 +63,9 @@ export async function serveControl(
   if (typeof command !== 'object' || command === null || !COMMANDS.has(command.type)) {
     return answer(400, { error: 'unknown command' });
   }
-  const session = await gateway.sessions.arriving(callId);
+  // A release has nothing to wait for: a call whose stream is not here now (declined, cancelled
+  // while ringing) has nothing to end at this gateway, and waiting held the workflow task 5 s.
+  const session = await gateway.sessions.arriving(callId, command.type === 'release' ? 0 : undefined);
   if (!session) {
     if (
       command.type === 'answer' &&
