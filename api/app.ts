@@ -83,7 +83,7 @@ export function createApp(
       secure: publicUrl.startsWith('https:'),
       talkRelays,
       // Talk sockets must come from the dashboard's own pages: DASHBOARD_URL's origin when set.
-      dashboardOrigin: process.env.DASHBOARD_URL ? new URL(publicUrl).origin : null,
+      dashboardOrigin: deps.settings.dashboardUrl ? new URL(publicUrl).origin : null,
     }),
   );
   koa.use(buildRouter(routes, services));

@@ -20,6 +20,8 @@ export interface TemporalTlsSettings {
 export interface Settings {
   host: string;
   port: number;
+  /** DASHBOARD_URL: where people open the dashboard when the API sits behind a proxy or HTTPS. */
+  dashboardUrl?: string;
   /** Unset: `npm start` and the CLI embed a PostgreSQL under .data/; api/main.ts and workers/main.ts refuse to start. */
   databaseUrl: string | undefined;
   /** Unset: the local dev server on 127.0.0.1:7233 that `npm start` runs. */
@@ -310,6 +312,7 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
   return {
     host: env.HOST || '127.0.0.1',
     port: positiveNumber('PORT', env.PORT, 8080),
+    dashboardUrl: env.DASHBOARD_URL || undefined,
     databaseUrl: env.DATABASE_URL || undefined,
     temporalAddress: env.TEMPORAL_ADDRESS || '127.0.0.1:7233',
     temporalAddressIsDefault: !env.TEMPORAL_ADDRESS,

@@ -12,15 +12,17 @@ import { createUser, createWorkspace } from '../lib/accounts.js';
 import { hashApiKeySecret } from '../lib/api-key-secret.js';
 import { SCOPES } from '../lib/scopes.js';
 import { freePort } from '../scripts/processes.js';
+import { adminInProcess, adminProcess, adminTs } from './support/admin-cli.js';
 import { startApi } from './support/api.js';
 import { freshDatabase, type TestDatabase } from './support/database.js';
 import { type Run, runProcess } from './support/run-process.js';
 
-// The operator CLI as operators run it: a real subprocess on a real database, judged by its
-// stdout, stderr, exit code and the rows it leaves behind.
+// The operator CLI on a real database, judged by its stdout, stderr, exit code and the rows it
+// leaves behind. Each command's rules run through the CLI's entry point in this process; what only
+// a process shows (stdout holding exactly the JSON object, the exit code, the bin script, the
+// embedded PostgreSQL, an unreachable or unmigrated database) runs as real subprocesses.
 
 const root = fileURLToPath(new URL('..', import.meta.url));
-const adminTs = path.join(root, 'scripts/admin.ts');
 const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 function run(command: string, args: string[], options: { env?: NodeJS.ProcessEnv; cwd?: string } = {}) {
@@ -33,9 +35,9 @@ function cliEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
   return { ...process.env, DATABASE_URL: db.url, LOG_LEVEL: 'info', ...extra };
 }
 
-/** `npm run admin` without npm: Node 24 with tsx on scripts/admin.ts. */
+/** The CLI's entry point with these arguments, in this process. */
 function admin(...args: string[]) {
-  return run(process.execPath, ['--import', 'tsx', adminTs, ...args]);
+  return adminInProcess(args, cliEnv());
 }
 
 /** Runs with --json; asserts success and that stdout is exactly one JSON object. */
@@ -312,9 +314,7 @@ test('bootstrap makes a workspace, an owner, a key with every scope and two numb
   assert.equal(againNumbers.filter((n) => numbers.some((m) => m.number === n)).length, 0);
 
   // PORT moves the hint with the API.
-  const elsewhere = await run(process.execPath, ['--import', 'tsx', adminTs, 'bootstrap', '--json'], {
-    env: cliEnv({ PORT: '9191' }),
-  });
+  const elsewhere = await adminInProcess(['bootstrap', '--json'], cliEnv({ PORT: '9191' }));
   assert.equal(elsewhere.code, 0, elsewhere.stderr);
   assert.equal(oneJsonObject(elsewhere.stdout).api_base_url, 'http://127.0.0.1:9191/v1');
 });
@@ -543,11 +543,16 @@ describe('refusals: non-zero exit, one line on stderr, nothing on stdout', { con
   }
 });
 
-test('a refusal reads the same with or without --json', async () => {
+test('as a process: a refusal exits 1 and reads the same with or without --json; a wrong command line exits 2', async () => {
   const args = ['key', 'revoke', '--id', '00000000-0000-4000-8000-000000000000'];
-  const plain = await admin(...args);
+  const [plain, json, usage] = await Promise.all([
+    adminProcess(args, { env: cliEnv() }),
+    adminProcess([...args, '--json'], { env: cliEnv() }),
+    adminProcess(['workspace', 'create', '--name', 'X', '--colour', 'red'], { env: cliEnv() }),
+  ]);
   assertRefused(plain, 1, /no key with id/);
-  assert.deepEqual(await admin(...args, '--json'), plain);
+  assert.deepEqual(json, plain);
+  assertRefused(usage, 2, /unknown flag --colour/);
 });
 
 test('an unreachable database is a one-line error that says so', async () => {

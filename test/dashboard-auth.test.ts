@@ -62,8 +62,10 @@ describe('invites', () => {
   });
 
   test('served over HTTPS (DASHBOARD_URL https://…, TLS ending at a proxy) the cookie is also Secure', async () => {
-    process.env.DASHBOARD_URL = 'https://dashboard.example.com';
-    const behindProxy = await startApi({ orm: db.orm }).finally(() => delete process.env.DASHBOARD_URL);
+    const behindProxy = await startApi({
+      orm: db.orm,
+      settings: { dashboardUrl: 'https://dashboard.example.com' },
+    });
     try {
       const res = await new DashboardClient(behindProxy.url).post('/dashboard/auth/invite', {
         token: await inviteToken(db.orm, owner.userId),

@@ -1,19 +1,15 @@
 import assert from 'node:assert/strict';
-import path from 'node:path';
 import { after, before, test } from 'node:test';
-import { fileURLToPath } from 'node:url';
 import { DashboardInvite } from '../db/entities/index.js';
 import { createUser, createWorkspace } from '../lib/accounts.js';
+import { adminInProcess, adminProcess } from './support/admin-cli.js';
 import { startApi, type TestApi } from './support/api.js';
 import { DashboardClient } from './support/dashboard-session.js';
 import { freshDatabase, type TestDatabase } from './support/database.js';
-import { runProcess } from './support/run-process.js';
 
-// `admin user invite` (operations contract, section 8) as an operator runs it: a real subprocess
-// on a real database; the link it prints then works once against the API.
-
-const root = fileURLToPath(new URL('..', import.meta.url));
-const adminTs = path.join(root, 'scripts/admin.ts');
+// `admin user invite` (operations contract, section 8) on a real database; the link it prints then
+// works once against the API. The first case runs the CLI as an operator does, a subprocess; the
+// others call its entry point in this process (test/support/admin-cli.ts).
 
 let db: TestDatabase;
 let api: TestApi;
@@ -30,16 +26,17 @@ after(async () => {
   await db?.close();
 });
 
+function cliEnv(env: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
+  return { ...process.env, DATABASE_URL: db.url, PORT: '8123', ...env };
+}
+
 function admin(args: string[], env: NodeJS.ProcessEnv = {}) {
-  return runProcess(process.execPath, ['--import', 'tsx', adminTs, ...args], {
-    cwd: root,
-    env: { ...process.env, DATABASE_URL: db.url, PORT: '8123', ...env },
-  });
+  return adminInProcess(args, cliEnv(env));
 }
 
 test('user invite --json prints {"url"}: a one-time link on the dashboard, valid 72 hours by default', async () => {
   const started = Date.now();
-  const result = await admin(['user', 'invite', '--id', userId, '--json']);
+  const result = await adminProcess(['user', 'invite', '--id', userId, '--json'], { env: cliEnv() });
   assert.equal(result.code, 0, result.stderr);
   const printed = JSON.parse(result.stdout);
   assert.deepEqual(Object.keys(printed), ['url']);

@@ -1,23 +1,20 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { fileURLToPath } from 'node:url';
 import type { Client } from '@temporalio/client';
 import { Call } from '../db/entities/index.js';
 import { setLimits } from '../lib/accounts.js';
 import { freePort } from '../scripts/processes.js';
+import { adminInProcess, adminProcess } from './support/admin-cli.js';
 import { type AgentFixture, createAgentFixture, storedCall } from './support/call-fixtures.js';
 import { type CallStack, startCallStack } from './support/call-stack.js';
 import type { TestDatabase } from './support/database.js';
-import { type Run, runProcess } from './support/run-process.js';
+import type { Run } from './support/run-process.js';
 
-// `simulate inbound` and `simulate web-call` (operations contract, section 5) as operators run
-// them: a subprocess on a fresh database and the shared Temporal dev server, with the call
-// workers running in this test process on the task queues the subprocess is pointed at.
-
-const root = fileURLToPath(new URL('..', import.meta.url));
-const adminTs = path.join(root, 'scripts/admin.ts');
+// `simulate inbound` and `simulate web-call` (operations contract, section 5) on a fresh database
+// and the shared Temporal dev server, with the call workers running in this test process on the
+// task queues the CLI is pointed at. The first case runs the CLI as operators do, a subprocess;
+// the others call its entry point in this process (test/support/admin-cli.ts).
 const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 let stack: CallStack;
@@ -38,24 +35,29 @@ after(async () => {
   await stack?.close();
 });
 
+function cliEnv(env: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
+  return {
+    ...process.env,
+    DATABASE_URL: db.url,
+    TEMPORAL_ADDRESS: stack.settings.temporalAddress,
+    TEMPORAL_NAMESPACE: stack.settings.temporalNamespace,
+    TASK_QUEUE_PREFIX: stack.settings.taskQueuePrefix,
+    LOG_LEVEL: 'info',
+    ...env,
+  };
+}
+
 function admin(args: string[], env: NodeJS.ProcessEnv = {}): Promise<Run> {
-  return runProcess(process.execPath, ['--import', 'tsx', adminTs, ...args], {
-    cwd: root,
-    env: {
-      ...process.env,
-      DATABASE_URL: db.url,
-      TEMPORAL_ADDRESS: stack.settings.temporalAddress,
-      TEMPORAL_NAMESPACE: stack.settings.temporalNamespace,
-      TASK_QUEUE_PREFIX: stack.settings.taskQueuePrefix,
-      LOG_LEVEL: 'info',
-      ...env,
-    },
-  });
+  return adminInProcess(args, cliEnv(env));
 }
 
 /** Runs with --json: exit 0 and exactly one JSON object on one line of stdout. */
-async function adminJson(args: string[], env?: NodeJS.ProcessEnv): Promise<Record<string, unknown>> {
-  const result = await admin([...args, '--json'], env);
+async function adminJson(
+  args: string[],
+  env?: NodeJS.ProcessEnv,
+  run: typeof admin = admin,
+): Promise<Record<string, unknown>> {
+  const result = await run([...args, '--json'], env);
   assert.equal(result.code, 0, `exit code 0 for ${args.join(' ')}; stderr: ${result.stderr}`);
   assert.equal(result.stdout.trimEnd().split('\n').length, 1, `one line on stdout: ${result.stdout}`);
   assert.ok(result.stdout.endsWith('\n'));
@@ -91,7 +93,12 @@ async function callsOf(workspaceId: string) {
 
 describe('simulate inbound', { timeout: 180_000 }, () => {
   test('answered: prints the call id at once; the call runs on like an outbound one', async () => {
-    const out = await adminJson(['simulate', 'inbound', '--number', ada.number, '--from', '+4793335678']);
+    const asProcess = (args: string[], env?: NodeJS.ProcessEnv) => adminProcess(args, { env: cliEnv(env) });
+    const out = await adminJson(
+      ['simulate', 'inbound', '--number', ada.number, '--from', '+4793335678'],
+      {},
+      asProcess,
+    );
     assert.deepEqual(Object.keys(out).sort(), ['answered', 'call_id', 'reason']);
     assert.equal(out.answered, true);
     assert.equal(out.reason, null);
