@@ -36,14 +36,24 @@ interface FileReport {
   counts: Extract<TimingLine, { kind: 'counts' }> | null;
   error: string | null;
   interrupted: boolean;
+  /** CPU time of the file's process and the children it reaped, when it noted it on exit. */
+  cpuMs: number | null;
 }
 
-function readReports(timingsPath: string): FileReport[] {
+function readReports(timingsPath: string, cpuPath: string | undefined): FileReport[] {
   const files = new Map<string, FileReport>();
   const of = (file: string) => {
     let report = files.get(file);
     if (!report) {
-      report = { file, durationMs: null, testsMs: 0, counts: null, error: null, interrupted: false };
+      report = {
+        file,
+        durationMs: null,
+        testsMs: 0,
+        counts: null,
+        error: null,
+        interrupted: false,
+        cpuMs: null,
+      };
       files.set(file, report);
     }
     return report;
@@ -59,6 +69,15 @@ function readReports(timingsPath: string): FileReport[] {
       report.testsMs = line.testsMs;
       report.error = line.error ?? null;
     } else if (line.kind === 'interrupted') report.interrupted = true;
+  }
+  const cpuText = cpuPath && existsSync(cpuPath) ? readFileSync(cpuPath, 'utf8') : '';
+  for (const raw of cpuText.split('\n')) {
+    if (!raw.trim()) continue;
+    const { file, cpuMs } = JSON.parse(raw) as { file: string; cpuMs: number };
+    // The runner names files as given; the file's process, as it resolved them.
+    const report =
+      files.get(file) ?? [...files.values()].find((r) => path.resolve(r.file) === path.resolve(file));
+    if (report) report.cpuMs = cpuMs;
   }
   return [...files.values()];
 }
@@ -76,21 +95,42 @@ function notPassed(report: FileReport): string | null {
 /** Prints the report; returns the closing count line. */
 export function reportTimings(
   timingsPath: string,
-  options: { stoppedByGuardAfterMs: number | null; write?: (line: string) => void; keptPath?: string },
+  options: {
+    stoppedByGuardAfterMs: number | null;
+    write?: (line: string) => void;
+    keptPath?: string;
+    /** Lines `{"file", "cpuMs"}` (test/support/exit-when-done.ts). */
+    cpuPath?: string;
+    /** The whole run's CPU time: the files, the runner and the shared parts. */
+    totalCpuMs?: number;
+  },
 ): string {
   const keptPath = options.keptPath ?? KEPT_TIMINGS;
   const write = options.write ?? ((line: string) => process.stdout.write(`${line}\n`));
-  const reports = readReports(timingsPath);
+  const reports = readReports(timingsPath, options.cpuPath);
   const relative = (file: string) => path.relative(process.cwd(), file);
   const timed = reports.filter((r) => r.durationMs !== null) as (FileReport & { durationMs: number })[];
   const slowest = [...timed].sort((a, b) => b.durationMs - a.durationMs).slice(0, SLOWEST_SHOWN);
   if (slowest.length > 0) {
     write(`[npm test] the ${slowest.length} slowest files:`);
-    write('[npm test]      file  in tests');
+    write('[npm test]      file  in tests       cpu');
     for (const r of slowest) {
       const tests = formatDuration(r.testsMs).padStart(8);
-      write(`[npm test]   ${formatDuration(r.durationMs).padStart(7)}  ${tests}  ${relative(r.file)}`);
+      const cpu = (r.cpuMs === null ? '-' : formatDuration(r.cpuMs)).padStart(8);
+      write(
+        `[npm test]   ${formatDuration(r.durationMs).padStart(7)}  ${tests}  ${cpu}  ${relative(r.file)}`,
+      );
     }
+  }
+  const costly = timed.filter((r) => r.cpuMs !== null).sort((a, b) => b.cpuMs! - a.cpuMs!);
+  if (costly.length > 0) {
+    // The run is mostly CPU-bound: these are the files that take the cores from the others.
+    const inFiles = costly.reduce((sum, r) => sum + r.cpuMs!, 0);
+    const whole =
+      options.totalCpuMs === undefined ? '' : `${formatDuration(options.totalCpuMs)} in all, of it `;
+    write(`[npm test] CPU: ${whole}${formatDuration(inFiles)} in the files' processes; the most:`);
+    for (const r of costly.slice(0, SLOWEST_SHOWN))
+      write(`[npm test]   ${formatDuration(r.cpuMs!).padStart(7)}  ${relative(r.file)}`);
   }
   const outside = timed.filter((r) => r.durationMs - r.testsMs >= OUTSIDE_TESTS_NAMED_MS);
   if (outside.length > 0) {

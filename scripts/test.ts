@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import { existsSync, globSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
+import { cpuMsWithReapedChildren } from './cpu-time.js';
 import { formatDuration, isAlive } from './processes.js';
 import { startSharedParts } from './test-shared-parts.js';
 import { reportTimings, slowestFirst } from './test-timings.js';
@@ -36,6 +37,8 @@ const TIMINGS_REPORTER = path.resolve('test/support/file-timings-reporter.ts');
 const runsDir = path.resolve('.data/test-runs');
 const runDir = path.join(runsDir, String(process.pid));
 const timingsPath = path.join(runDir, 'file-timings.jsonl');
+/** Each file's CPU time, noted by the file's own process as it exits (test/support/exit-when-done.ts). */
+const cpuPath = path.join(runDir, 'file-cpu.jsonl');
 
 function progress(line: string): void {
   process.stdout.write(`[npm test] ${line}\n`);
@@ -65,11 +68,14 @@ async function main(): Promise<number> {
   mkdirSync(runDir, { recursive: true });
 
   const cleanups: (() => Promise<void>)[] = [];
-  let cleanedUp = false;
-  const cleanUp = async () => {
-    if (cleanedUp) return;
-    cleanedUp = true;
+  let stopped = false;
+  const stopSharedParts = async () => {
+    if (stopped) return;
+    stopped = true;
     for (const cleanup of cleanups.reverse()) await cleanup().catch(() => {});
+  };
+  const cleanUp = async () => {
+    await stopSharedParts();
     rmSync(runDir, { recursive: true, force: true });
   };
 
@@ -120,7 +126,7 @@ async function main(): Promise<number> {
 
     runner = spawn(process.execPath, args, {
       stdio: 'inherit',
-      env: { ...process.env, ...parts.env },
+      env: { ...process.env, ...parts.env, TEST_CPU_LOG: cpuPath },
     });
     const child = runner;
     // Hooks have no timeout of their own: a hung `before` would hold the run past CI's limit.
@@ -135,10 +141,14 @@ async function main(): Promise<number> {
       child.once('exit', (exitCode, signal) => resolve(exitCode ?? (signal ? 128 : 1)));
     });
     clearTimeout(watchdog);
+    await stopSharedParts();
     const closing = reportTimings(timingsPath, {
       stoppedByGuardAfterMs: guardFired ? WHOLE_RUN_TIMEOUT_MS : null,
+      cpuPath,
+      // Everything the run started, the shared parts and the runner included, is reaped by now.
+      totalCpuMs: cpuMsWithReapedChildren(),
     });
-    await cleanUp();
+    rmSync(runDir, { recursive: true, force: true });
     process.stdout.write(`${closing}\n`);
     return interrupted ? 130 : code;
   } catch (error) {

@@ -24,12 +24,25 @@ const counts = (name: string, passed: number, failed = 0, cancelled = 0, skipped
   todo: 0,
 });
 
-function report(lines: TimingLine[], stoppedByGuardAfterMs: number | null = null) {
+function report(
+  lines: TimingLine[],
+  stoppedByGuardAfterMs: number | null = null,
+  cpu: { file: string; cpuMs: number }[] = [],
+  totalCpuMs?: number,
+) {
   const timings = path.join(dir, `run-${Math.random().toString(36).slice(2)}.jsonl`);
   writeFileSync(timings, lines.map((line) => JSON.stringify(line)).join('\n'));
+  const cpuPath = `${timings}.cpu`;
+  writeFileSync(cpuPath, cpu.map((line) => `${JSON.stringify(line)}\n`).join(''));
   const printed: string[] = [];
   const keptPath = path.join(dir, 'kept.json');
-  const closing = reportTimings(timings, { stoppedByGuardAfterMs, write: (l) => printed.push(l), keptPath });
+  const closing = reportTimings(timings, {
+    stoppedByGuardAfterMs,
+    write: (l) => printed.push(l),
+    keptPath,
+    cpuPath,
+    totalCpuMs,
+  });
   return { closing, printed, kept: JSON.parse(readFileSync(keptPath, 'utf8')) as Record<string, number> };
 }
 
@@ -45,14 +58,45 @@ test('a run that passes: the slowest files first, the count line, and every dura
   assert.equal(closing, '8 passed, 0 failed, 1 skipped');
   assert.deepEqual(printed, [
     '[npm test] the 2 slowest files:',
-    '[npm test]      file  in tests',
-    '[npm test]     1m30s     1m05s  test/b.test.ts',
-    '[npm test]      2.0s      1.5s  test/a.test.ts',
+    '[npm test]      file  in tests       cpu',
+    '[npm test]     1m30s     1m05s         -  test/b.test.ts',
+    '[npm test]      2.0s      1.5s         -  test/a.test.ts',
     // 25 s outside its tests: named, as a handle left open would make it.
     '[npm test] files long outside their tests (loading, hooks, exiting; a handle left open?):',
     '[npm test]     25.0s  test/b.test.ts',
   ]);
   assert.deepEqual(kept, { 'test/b.test.ts': 90_000, 'test/a.test.ts': 2_000 });
+});
+
+test('the CPU each file noted as it exited: beside its time, and the costliest files with the total', () => {
+  const { printed } = report(
+    [
+      counts('a', 1),
+      { kind: 'ended', file: file('a'), durationMs: 40_000, testsMs: 39_000 },
+      counts('b', 1),
+      { kind: 'ended', file: file('b'), durationMs: 20_000, testsMs: 19_000 },
+      counts('c', 1),
+      { kind: 'ended', file: file('c'), durationMs: 1_000, testsMs: 900 },
+    ],
+    null,
+    // a mostly waits; b spends its time on the cores; c exited without noting it.
+    [
+      { file: file('a'), cpuMs: 3_000 },
+      { file: file('b'), cpuMs: 35_500 },
+    ],
+    // The shared parts (PostgreSQL, Temporal, the speech server) and the runner: the rest.
+    100_000,
+  );
+  assert.deepEqual(printed, [
+    '[npm test] the 3 slowest files:',
+    '[npm test]      file  in tests       cpu',
+    '[npm test]     40.0s     39.0s      3.0s  test/a.test.ts',
+    '[npm test]     20.0s     19.0s     35.5s  test/b.test.ts',
+    '[npm test]      1.0s      0.9s         -  test/c.test.ts',
+    "[npm test] CPU: 1m40s in all, of it 38.5s in the files' processes; the most:",
+    '[npm test]     35.5s  test/b.test.ts',
+    '[npm test]      3.0s  test/a.test.ts',
+  ]);
 });
 
 test('a run the guard stopped: failed, interrupted and never-started files each say why, and count as failed', () => {
