@@ -259,10 +259,8 @@ test('npm start runs the carrier simulator in a process of its own, which keeps 
     const portOf = (line: WorkersRunning | undefined) =>
       new URL(line?.metrics ?? assert.fail(JSON.stringify(line))).host;
     assert.equal(portOf(again), portOf(workers), 'a restarted process keeps its port');
-    for (const line of [again, simulator]) {
-      const ready = await fetch(`http://${portOf(line)}/readyz`);
-      assert.equal(ready.status, 200, await ready.text());
-    }
+    // Ready once their workers poll their queues, a moment after they say they run.
+    for (const line of [again, simulator]) await waitForHealth(`http://${portOf(line)}/readyz`, 30_000);
     // A machine without Debian's prometheus skips the scrape (CI=true, as in .ci/run, requires it).
     if (!prometheusInstalled && !process.env.CI) {
       console.warn('prometheus not installed (apt-get install prometheus): the scrape is not tried');
@@ -390,7 +388,8 @@ test('VOICE_SPEECH=local CARRIER=sip npm start also runs the local speech server
     assert.notEqual(metricsUrl.port, String(mediaPort));
     const gatewayMetrics = await scrape(metricsUrl.href);
     assert.equal(gatewayMetrics.types.get('process_cpu_seconds_total'), 'counter');
-    assert.equal((await fetch(`http://${metricsUrl.host}/readyz`)).status, 200);
+    // Ready once its worker polls the call's media queue, a moment after "running": waited for, not assumed.
+    await waitForHealth(`http://${metricsUrl.host}/readyz`, 30_000);
     assert.equal((await fetch(`http://127.0.0.1:${mediaPort}/metrics`)).status, 404);
 
     // The SIP side (CARRIER=sip): its address printed, its control API up; killed, it is started again.
