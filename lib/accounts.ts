@@ -11,6 +11,7 @@ import {
   type WorkspacePlan,
 } from '../db/entities/index.js';
 import { generateApiKeySecret, hashApiKeySecret } from './api-key-secret.js';
+import { type DialingCountries, parseDialingCountries } from './calls/destination-policy.js';
 import { endSessionsOf } from './dashboard/end-sessions.js';
 import { isE164 } from './e164.js';
 import { isScope, SCOPES } from './scopes.js';
@@ -153,15 +154,40 @@ export interface WorkspaceLimits {
   calls_per_minute: number;
   calls_per_day: number;
   minutes_quota: number;
+  /** The countries its calls may go to (`*`: every one), its own or the deployment's. */
+  dialing_countries: string[] | '*';
+  /** `workspace` when set with --dialing-countries, `deployment` (DIALING_COUNTRIES) otherwise. */
+  dialing_countries_from: 'workspace' | 'deployment';
 }
 
-export function limitsOf(workspace: Workspace): WorkspaceLimits {
+/** Its limits as operators see them; the dialing countries resolved against the deployment's. */
+export function limitsOf(workspace: Workspace, deploymentCountries: DialingCountries): WorkspaceLimits {
+  const own = workspace.dialingCountries;
   return {
     requests_per_second: workspace.requestsPerSecond,
     calls_per_minute: workspace.callsPerMinute,
     calls_per_day: workspace.callsPerDay,
     minutes_quota: workspace.minutesQuota,
+    dialing_countries: own ? storedCountries(own) : copyCountries(deploymentCountries),
+    dialing_countries_from: own ? 'workspace' : 'deployment',
   };
+}
+
+/** The countries a workspace's calls may go to: its own, else the deployment's. */
+export function dialingCountriesOf(
+  workspace: Pick<Workspace, 'dialingCountries'>,
+  deploymentCountries: DialingCountries,
+): DialingCountries {
+  return workspace.dialingCountries ? storedCountries(workspace.dialingCountries) : deploymentCountries;
+}
+
+/** `{*}` in the column is every country. */
+function storedCountries(stored: readonly string[]): string[] | '*' {
+  return stored.includes('*') ? '*' : [...stored];
+}
+
+function copyCountries(countries: DialingCountries): string[] | '*' {
+  return countries === '*' ? '*' : [...countries];
 }
 
 type LimitColumn = 'requestsPerSecond' | 'callsPerMinute' | 'callsPerDay' | 'minutesQuota';
@@ -177,7 +203,10 @@ const LIMIT_NAMES: [LimitColumn, keyof WorkspaceLimits][] = [
 /** Changes the limits given and leaves the others; all are validated before any is written. */
 export async function setLimits(
   em: EntityManager,
-  input: { workspaceId: string } & Partial<Record<LimitColumn, number>>,
+  input: { workspaceId: string } & Partial<Record<LimitColumn, number>> & {
+      /** `NO,SE`, `*`, or `default` (back to the deployment's DIALING_COUNTRIES). */
+      dialingCountries?: string;
+    },
 ) {
   const workspace = await requireWorkspace(em, input.workspaceId);
   for (const [column, name] of LIMIT_NAMES) {
@@ -187,12 +216,30 @@ export async function setLimits(
       throw new OperatorError(`${name} must be a whole number from 0 to ${MAX_LIMIT}`);
     }
   }
+  let countries: string[] | null | undefined;
+  if (input.dialingCountries !== undefined) {
+    if (input.dialingCountries.trim().toLowerCase() === 'default') countries = null;
+    else {
+      try {
+        const parsed = parseDialingCountries(input.dialingCountries, 'dialing_countries');
+        countries = parsed === '*' ? ['*'] : [...parsed];
+      } catch (error) {
+        throw new OperatorError((error as Error).message);
+      }
+    }
+  }
   for (const [column] of LIMIT_NAMES) {
     const value = input[column];
     if (value !== undefined) workspace[column] = value;
   }
+  if (countries !== undefined) workspace.dialingCountries = countries;
   await em.flush();
   return workspace;
+}
+
+/** The workspace, for `admin limits show`. */
+export function findWorkspace(em: EntityManager, workspaceId: string): Promise<Workspace> {
+  return requireWorkspace(em, workspaceId);
 }
 
 /** Fictional numbers (the 555-01xx block) that bootstrap gives demo workspaces, first free ones first. */

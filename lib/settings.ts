@@ -3,6 +3,13 @@
 
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import {
+  checkDestination,
+  DEFAULT_DIALING_COUNTRIES,
+  type DialingCountries,
+  describeRefusal,
+  parseDialingCountries,
+} from './calls/destination-policy.js';
 import { isE164 } from './e164.js';
 import { SIMULATED_FRONT_DESK } from './voice-runtime/transfer-target.js';
 
@@ -63,6 +70,12 @@ export interface Settings {
    * simulator's front desk, while the simulator is the carrier.
    */
   transferNumber: string | null;
+  /**
+   * DIALING_COUNTRIES: the countries a workspace may dial unless `admin limits set
+   * --dialing-countries` gives it its own (toll fraud: lib/calls/destination-policy.ts). `*`: every
+   * country, high-cost numbers still refused.
+   */
+  dialingCountries: DialingCountries;
   /**
    * The speech ports (spec voice-media-v1 section 2). `local`: VOICE_SPEECH=local, the local speech
    * server is to be provisioned and started (scripts/local-speech-server.ts). `stt`/`tts`: from
@@ -249,6 +262,10 @@ function transferNumber(value: string | undefined): string | null {
   if (value.toLowerCase() === 'none') return null;
   if (!isE164(value))
     throw new Error(`TRANSFER_NUMBER must be an E.164 number such as +4722000100, or none; got "${value}"`);
+  // Its country is each workspace's to allow, when a call is transferred; a high-cost or emergency
+  // number is never a front desk.
+  const refusal = checkDestination(value, { dialingCountries: '*' });
+  if (refusal) throw new Error(`TRANSFER_NUMBER: ${describeRefusal(value, refusal)}`);
   return value;
 }
 
@@ -327,6 +344,9 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
     analysisLlm: llmEndpoint(env, 'ANALYSIS_LLM', 30_000),
     voiceLlm: llmEndpoint(env, 'VOICE_LLM', 10_000),
     transferNumber: transferNumber(env.TRANSFER_NUMBER),
+    dialingCountries: env.DIALING_COUNTRIES
+      ? parseDialingCountries(env.DIALING_COUNTRIES, 'DIALING_COUNTRIES')
+      : DEFAULT_DIALING_COUNTRIES,
     speech: {
       local: voiceSpeech(env.VOICE_SPEECH),
       stt: speechEndpoint(env, 'VOICE_STT', 'whisper-1', STT_TIMEOUT_MS),

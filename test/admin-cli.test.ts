@@ -232,6 +232,8 @@ test('limits set changes the limits given, keeps the others, and prints all of t
     calls_per_minute: workspace.callsPerMinute,
     calls_per_day: 0,
     minutes_quota: workspace.minutesQuota,
+    dialing_countries: ['NO', 'SE', 'DK', 'FI', 'US', 'CA'],
+    dialing_countries_from: 'deployment',
   });
   const stored = await em().findOneOrFail(Workspace, { id: workspace.id });
   assert.equal(stored.requestsPerSecond, 7);
@@ -273,6 +275,51 @@ test('limits set changes the limits given, keeps the others, and prints all of t
     /minutes_quota/,
   );
   assert.equal((await em().findOneOrFail(Workspace, { id: workspace.id })).callsPerDay, 0);
+});
+
+test('limits set --dialing-countries: its own countries, * or back to the deployment’s; limits show prints them', async () => {
+  const workspace = await createWorkspace(em(), { name: 'Abroad' });
+  const set = await adminJson('limits', 'set', '--workspace', workspace.id, '--dialing-countries', 'no, gb');
+  assert.deepEqual(set.dialing_countries, ['NO', 'GB']);
+  assert.equal(set.dialing_countries_from, 'workspace');
+  assert.deepEqual((await em().findOneOrFail(Workspace, { id: workspace.id })).dialingCountries, [
+    'NO',
+    'GB',
+  ]);
+  const shown = await adminJson('limits', 'show', '--workspace', workspace.id);
+  assert.deepEqual(shown, set);
+
+  const everywhere = await adminJson(
+    'limits',
+    'set',
+    '--workspace',
+    workspace.id,
+    '--dialing-countries',
+    '*',
+  );
+  assert.equal(everywhere.dialing_countries, '*');
+  // DIALING_COUNTRIES is the deployment's; `default` returns to it.
+  const back = await adminInProcess(
+    ['limits', 'set', '--workspace', workspace.id, '--dialing-countries', 'default', '--json'],
+    cliEnv({ DIALING_COUNTRIES: 'SE,DK' }),
+  );
+  assert.equal(back.code, 0, back.stderr);
+  assert.deepEqual(oneJsonObject(back.stdout).dialing_countries, ['SE', 'DK']);
+  assert.equal(oneJsonObject(back.stdout).dialing_countries_from, 'deployment');
+  assert.equal((await em().findOneOrFail(Workspace, { id: workspace.id })).dialingCountries, null);
+
+  const text = await admin('limits', 'show', '--workspace', workspace.id);
+  assert.match(text.stdout, /^ {2}dialing_countries: NO,SE,DK,FI,US,CA$/m);
+  assertRefused(
+    await admin('limits', 'set', '--workspace', workspace.id, '--dialing-countries', 'NO,XX'),
+    1,
+    /XX is not an ISO 3166 alpha-2 country code/,
+  );
+  assertRefused(
+    await admin('limits', 'show', '--workspace', '00000000-0000-4000-8000-000000000000'),
+    1,
+    /no workspace with id/,
+  );
 });
 
 test('bootstrap makes a workspace, an owner, a key with every scope and two numbers that fit together', async () => {
@@ -619,6 +666,7 @@ test('--help lists every command and each command lists its flags', async () => 
     'key revoke',
     'number create',
     'limits set',
+    'limits show',
     'bootstrap',
   ]) {
     assert.ok(overall.stdout.includes(name), `help lists ${name}`);

@@ -23,6 +23,11 @@ const WorkspaceSchema = defineEntity({
     callsPerMinute: p.integer().default(DEFAULT_LIMITS.callsPerMinute),
     callsPerDay: p.integer().default(DEFAULT_LIMITS.callsPerDay),
     minutesQuota: p.integer().default(DEFAULT_LIMITS.minutesQuota),
+    /**
+     * ISO 3166 alpha-2 codes this workspace may dial, or `['*']` for every country; null: the
+     * deployment's DIALING_COUNTRIES (lib/calls/destination-policy.ts).
+     */
+    dialingCountries: p.array().$type<string[]>().nullable(),
     createdAt: p.datetime().onCreate(() => new Date()),
     updatedAt: p
       .datetime()

@@ -1,7 +1,7 @@
 import type { Command } from '../command.js';
 import { bootstrap } from './bootstrap.js';
 import { keyCreate, keyRevoke } from './key.js';
-import { limitsSet } from './limits.js';
+import { limitsSet, limitsShow } from './limits.js';
 import { numberCreate } from './number.js';
 import { simulateInbound, simulateWebCall } from './simulate.js';
 import { userCreate, userInvite, userRemove, userSetRole } from './user.js';
@@ -18,6 +18,7 @@ export const commands: Command[] = [
   keyRevoke,
   numberCreate,
   limitsSet,
+  limitsShow,
   bootstrap,
   simulateInbound,
   simulateWebCall,

@@ -1,4 +1,4 @@
-import { limitsOf, setLimits } from '../../../lib/accounts.js';
+import { findWorkspace, limitsOf, setLimits, type WorkspaceLimits } from '../../../lib/accounts.js';
 import { defineCommand } from '../command.js';
 
 export const limitsSet = defineCommand({
@@ -14,16 +14,37 @@ export const limitsSet = defineCommand({
     },
     callsPerDay: { type: 'integer', value: 'N', help: 'outbound calls per UTC day (429 call_daily_limit)' },
     minutesQuota: { type: 'integer', value: 'N', help: 'call minutes per UTC month (429 quota_exceeded)' },
+    dialingCountries: {
+      type: 'string',
+      value: 'NO,SE|*|default',
+      help: "countries its calls may go to (ISO 3166 codes; * every one; default: the deployment's DIALING_COUNTRIES)",
+    },
   },
   async run({ workspace, ...limits }, context) {
     const updated = await setLimits(await context.em(), { workspaceId: workspace, ...limits });
-    const json = { workspace_id: updated.id, ...limitsOf(updated) };
-    return {
-      json,
-      text: [
-        `Limits of workspace ${updated.id}:`,
-        ...Object.entries(limitsOf(updated)).map(([name, value]) => `  ${name}: ${value}`),
-      ].join('\n'),
-    };
+    return limitsOutput(updated.id, limitsOf(updated, context.settings.dialingCountries));
   },
 });
+
+export const limitsShow = defineCommand({
+  name: 'limits show',
+  summary: "Print a workspace's limits, its dialing countries among them.",
+  flags: {
+    workspace: { type: 'string', required: true, value: 'ID', help: 'workspace id' },
+  },
+  async run({ workspace }, context) {
+    const found = await findWorkspace(await context.em(), workspace);
+    return limitsOutput(found.id, limitsOf(found, context.settings.dialingCountries));
+  },
+});
+
+function limitsOutput(workspaceId: string, limits: WorkspaceLimits) {
+  const shown = (value: unknown) => (Array.isArray(value) ? value.join(',') : String(value));
+  return {
+    json: { workspace_id: workspaceId, ...limits },
+    text: [
+      `Limits of workspace ${workspaceId}:`,
+      ...Object.entries(limits).map(([name, value]) => `  ${name}: ${shown(value)}`),
+    ].join('\n'),
+  };
+}
