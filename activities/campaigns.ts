@@ -10,7 +10,7 @@ import { heartbeating } from './heartbeat.js';
 
 export interface CampaignActivityDeps {
   orm: Orm;
-  settings: Pick<Settings, 'taskQueuePrefix'>;
+  settings: Pick<Settings, 'taskQueuePrefix' | 'dialingCountries'>;
 }
 
 export function createCampaignActivities(deps: CampaignActivityDeps) {

@@ -215,6 +215,65 @@ describe('POST /calls', () => {
     await waitForEnd(chosen.body.id);
   });
 
+  test('where a call may go: high-cost numbers, the dialing countries, its own caller id; a refusal writes nothing', async () => {
+    const post = (body: Record<string, unknown>) => http().post('/calls', body);
+    const callsTo = (to: string) => db.orm.em.fork().count(Call, { toNumber: to });
+    // A Norwegian premium-rate number, a UK personal number, the satellite and international
+    // premium ranges, a UK mobile (GB is not a default country), the agent's own caller id.
+    const refused = [
+      '+4782012345',
+      '+447012345678',
+      '+881612345678',
+      '+97912345678',
+      '+447700900123',
+      agent.number,
+    ];
+    for (const to of refused) {
+      const answer = await post({ agent_id: agent.agentId, to });
+      assertApiError(answer, 422, 'destination_not_allowed', 'to');
+      assert.equal(await callsTo(to), 0, `nothing written for ${to}`);
+    }
+    assert.match((await post({ agent_id: agent.agentId, to: '+447700900123' })).body.error.message, /GB/);
+    // The emergency table keeps its own code, and comes first.
+    assertApiError(await post({ agent_id: agent.agentId, to: '+4711200000' }), 422, 'emergency_number', 'to');
+    // The integrator's transfer target is a number the call may dial: the same check, at its param.
+    const withTarget = (transfer_to: string, to = callee()) =>
+      post({ agent_id: agent.agentId, to, metadata: { transfer_to } });
+    assertApiError(await withTarget('the front desk'), 400, 'parameter_invalid', 'metadata.transfer_to');
+    assertApiError(await withTarget('+4782012345'), 422, 'destination_not_allowed', 'metadata.transfer_to');
+    assertApiError(await withTarget('+447700900123'), 422, 'destination_not_allowed', 'metadata.transfer_to');
+    assertApiError(await withTarget('+4711200000'), 422, 'emergency_number', 'metadata.transfer_to');
+    const self = callee();
+    assertApiError(await withTarget(self, self), 422, 'destination_not_allowed', 'metadata.transfer_to');
+    assert.equal(await callsTo(self), 0);
+
+    // A workspace given its own countries: GB is dialled, Norway no longer; `*` is every country
+    // but high-cost numbers; `default` goes back to the deployment's.
+    const uk = await createAgentFixture(db.orm, { workspaceId: owner.workspaceId });
+    const own = await createFixture(db.orm, { requestsPerSecond: 10_000 });
+    const abroad = await createAgentFixture(db.orm, { workspaceId: own.workspaceId });
+    const postAbroad = (to: string) =>
+      api.client(own.secret).post('/calls', { agent_id: abroad.agentId, to });
+    await setLimits(db.orm.em.fork(), { workspaceId: own.workspaceId, dialingCountries: 'gb' });
+    const placed = await postAbroad('+447700900124');
+    assert.equal(placed.status, 202, placed.text);
+    assertApiError(await postAbroad(callee()), 422, 'destination_not_allowed', 'to');
+    await setLimits(db.orm.em.fork(), { workspaceId: own.workspaceId, dialingCountries: '*' });
+    assertApiError(await postAbroad('+4782012345'), 422, 'destination_not_allowed', 'to');
+    const anywhere = await postAbroad('+61491570006');
+    assert.equal(anywhere.status, 202, anywhere.text);
+    await setLimits(db.orm.em.fork(), { workspaceId: own.workspaceId, dialingCountries: 'default' });
+    assertApiError(await postAbroad('+447700900125'), 422, 'destination_not_allowed', 'to');
+    // The other workspace still has the deployment's countries.
+    assertApiError(
+      await post({ agent_id: uk.agentId, to: '+447700900126' }),
+      422,
+      'destination_not_allowed',
+      'to',
+    );
+    await Promise.all([waitForEnd(placed.body.id, own.secret), waitForEnd(anywhere.body.id, own.secret)]);
+  });
+
   test('an Idempotency-Key replays the first answer and never dials twice', async () => {
     const key = `call-${randomBytes(6).toString('hex')}`;
     const body = { agent_id: agent.agentId, to: callee() };

@@ -588,6 +588,15 @@ describe('POST /campaigns: refusals', () => {
       'emergency_number',
       'recipients[2].to',
     );
+    // Where calls may go: a premium-rate number, a country outside the dialing countries.
+    for (const refused of ['+4782012345', '+447700900123']) {
+      assertApiError(
+        await http().post('/campaigns', campaignBody({ recipients: [{ to: callee() }, { to: refused }] })),
+        422,
+        'destination_not_allowed',
+        'recipients[1].to',
+      );
+    }
   });
 
   test('Idempotency-Key: the same campaign again; another body 409', async () => {
@@ -780,6 +789,12 @@ describe('reading and changing campaigns', () => {
       await http().post(path, { recipients: [{ to: '+4793000004' }, { to: '+19110000000' }] }),
       422,
       'emergency_number',
+      'recipients[1].to',
+    );
+    assertApiError(
+      await http().post(path, { recipients: [{ to: '+4793000005' }, { to: '+19005551234' }] }),
+      422,
+      'destination_not_allowed',
       'recipients[1].to',
     );
     const still = await http().get(`/campaigns/${campaign.id}`);

@@ -31,6 +31,8 @@ const SPEC_CODES: Record<string, number> = {
   from_number_required: 422,
   from_number_not_assigned: 422,
   emergency_number: 422,
+  // telephony-v1 section 1.
+  destination_not_allowed: 422,
   call_rejected: 422,
   rate_limited: 429,
   call_rate_limited: 429,

@@ -87,6 +87,10 @@ describe('refusalEffect', () => {
       kind: 'pause',
       reason: 'agent_unavailable',
     });
+    assert.deepEqual(
+      refusalEffect({ code: 'destination_not_allowed', message: 'high-cost' }, at, false, windowed),
+      { kind: 'fail_recipient' },
+    );
     assert.deepEqual(refusalEffect({ code: 'emergency_number' }, at, false, windowed), {
       kind: 'fail_recipient',
     });

@@ -25,6 +25,7 @@ export type CallsWorkerDeps = WorkerNeeds<
   | 'analysisLlm'
   | 'voiceLlm'
   | 'transferNumber'
+  | 'dialingCountries'
   | 'logLevel'
   | 'media'
   | 'recordingsDir'

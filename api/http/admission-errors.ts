@@ -7,6 +7,7 @@ import {
   callDailyLimit,
   callRateLimited,
   callRejected,
+  destinationNotAllowed,
   emergencyNumber,
   fromNumberNotAssigned,
   fromNumberRequired,
@@ -52,7 +53,9 @@ export function workspaceRefusalError(refusal: WorkspaceRefusal): ApiError {
 export function admissionRefusalError(refusal: AdmissionRefusal): ApiError {
   switch (refusal.code) {
     case 'emergency_number':
-      return emergencyNumber();
+      return emergencyNumber(refusal.param);
+    case 'destination_not_allowed':
+      return destinationNotAllowed(refusal.message, refusal.param);
     case 'call_rate_limited':
     case 'call_daily_limit':
     case 'quota_exceeded':

@@ -92,6 +92,9 @@ export const fromNumberNotAssigned = () =>
   unprocessable('from_number_not_assigned', 'from is not one of the agent’s numbers.', { param: 'from' });
 export const emergencyNumber = (param = 'to') =>
   unprocessable('emergency_number', 'Emergency numbers can never be called.', { param });
+/** A number the dialing rules refuse: high-cost, outside the workspace's dialing countries, or the call's own. */
+export const destinationNotAllowed = (message: string, param = 'to') =>
+  unprocessable('destination_not_allowed', message, { param });
 /** A campaign move its state does not allow (resume a running campaign, add to a canceled one). */
 export const campaignStateInvalid = (message: string) =>
   unprocessable('campaign_state_invalid', message, { param: null });

@@ -2,9 +2,10 @@ import { Call, TranscriptEntry } from '../../db/entities/index.js';
 import { admitOutboundCall } from '../../lib/calls/admit-outbound-call.js';
 import { presentCall } from '../../lib/calls/call-resource.js';
 import { startCallWorkflow } from '../../lib/calls/start-call-workflow.js';
+import { isE164 } from '../../lib/e164.js';
 import { hasRecording } from '../../lib/recordings/recording-files.js';
 import { admissionRefusalError } from '../http/admission-errors.js';
-import { callOutcomeUnknown } from '../http/errors.js';
+import { callOutcomeUnknown, parameterInvalid } from '../http/errors.js';
 import { linksTakingId } from '../http/links.js';
 import { listQuerySchema, listSchema, paginate } from '../http/pagination.js';
 import { type ApiContext, defineRoute, type RouteDefinition } from '../http/route.js';
@@ -47,24 +48,37 @@ const create = defineRoute({
     404: { description: 'resource_missing: no such agent.' },
     422: {
       description:
-        'agent_not_published, agent_has_no_number, from_number_required, from_number_not_assigned, emergency_number, call_rejected.',
+        "agent_not_published, agent_has_no_number, from_number_required, from_number_not_assigned, emergency_number, destination_not_allowed (param to: a high-cost number, a country outside the workspace's dialing countries, or the call's own number), call_rejected.",
     },
     429: { description: 'call_rate_limited, call_daily_limit, quota_exceeded; with Retry-After.' },
     503: { description: 'call_outcome_unknown: the start could not be confirmed; the call may be ringing.' },
   },
   async handler(ctx, { body }) {
     const { workspaceId } = ctx.state.auth;
+    // A transfer target the integrator sets is a number the call may dial: E.164 like `to`.
+    const transferTo = body.metadata?.transfer_to;
+    if (transferTo !== undefined && !isE164(transferTo)) {
+      throw parameterInvalid(
+        'metadata.transfer_to',
+        'metadata.transfer_to is a transfer target: an E.164 number such as +4722334455.',
+      );
+    }
     // The call and the answer under the Idempotency-Key commit together: once the call row
     // exists, no retry with the same key can admit a second call, whatever fails next.
     const { call, answer } = await ctx.state.em.transactional(async (em) => {
-      const admission = await admitOutboundCall(em, workspaceId, {
-        agentId: body.agent_id,
-        to: body.to,
-        from: body.from,
-        metadata: body.metadata,
-        ringTimeoutSeconds: body.ring_timeout_seconds,
-        firstMessage: body.first_message,
-      });
+      const admission = await admitOutboundCall(
+        em,
+        workspaceId,
+        {
+          agentId: body.agent_id,
+          to: body.to,
+          from: body.from,
+          metadata: body.metadata,
+          ringTimeoutSeconds: body.ring_timeout_seconds,
+          firstMessage: body.first_message,
+        },
+        ctx.state.deps.settings,
+      );
       if (!admission.admitted) throw admissionRefusalError(admission.refusal);
       const { call } = admission;
       const answer = { status: 202, body: presentCall(call, { hasRecording: false }) };

@@ -19,7 +19,7 @@ import {
 import {
   campaignParams,
   changeCampaign,
-  checkEmergencyNumbers,
+  checkRecipientDestinations,
   checkRecipients,
   findCampaignOr404,
   campaignMissing as missing,
@@ -66,7 +66,7 @@ const addRecipients = defineRoute({
     404: missing,
     422: {
       description:
-        'campaign_state_invalid, emergency_number (param recipients[i].to), campaign_recipient_limit (over 100,000).',
+        'campaign_state_invalid, emergency_number or destination_not_allowed (param recipients[i].to), campaign_recipient_limit (over 100,000).',
     },
   },
   handler: (ctx, { params, body }) =>
@@ -79,7 +79,12 @@ const addRecipients = defineRoute({
       );
       const refusal = campaignMoveRefusal(campaign, 'add_recipients');
       if (refusal) return refusal;
-      checkEmergencyNumbers(body.recipients);
+      await checkRecipientDestinations(
+        em,
+        ctx.state.auth.workspaceId,
+        body.recipients,
+        ctx.state.deps.settings,
+      );
       const { count, nextPosition } = await recipientTally(em, campaign.id);
       if (count + body.recipients.length > RECIPIENTS_PER_CAMPAIGN) {
         throw campaignRecipientLimit(RECIPIENTS_PER_CAMPAIGN);

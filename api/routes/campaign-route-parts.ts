@@ -1,10 +1,18 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { Campaign } from '../../db/entities/index.js';
-import { isEmergencyNumber } from '../../lib/calls/emergency-numbers.js';
+import { Campaign, Workspace } from '../../db/entities/index.js';
+import { dialingCountriesOf } from '../../lib/accounts.js';
+import type { DeploymentRules } from '../../lib/calls/admit-outbound-call.js';
+import { checkDestination, describeRefusal } from '../../lib/calls/destination-policy.js';
 import { type CampaignMoveRefusal, lockCampaign } from '../../lib/campaigns/campaign-moves.js';
 import { countRecipients, presentCampaign } from '../../lib/campaigns/campaign-resource.js';
 import { type CampaignChange, signalCampaign } from '../../lib/campaigns/campaign-workflow-client.js';
-import { campaignStateInvalid, emergencyNumber, parameterInvalid, resourceMissing } from '../http/errors.js';
+import {
+  campaignStateInvalid,
+  destinationNotAllowed,
+  emergencyNumber,
+  parameterInvalid,
+  resourceMissing,
+} from '../http/errors.js';
 import type { ApiContext } from '../http/route.js';
 import { askTemporal } from '../http/temporal-request.js';
 import { METADATA_LIMITS } from '../schemas/call.js';
@@ -49,9 +57,25 @@ export function checkRecipients(
   }
 }
 
-export function checkEmergencyNumbers(recipients: RecipientInput[]): void {
-  const i = recipients.findIndex((recipient) => isEmergencyNumber(recipient.to));
-  if (i >= 0) throw emergencyNumber(`recipients[${i}].to`);
+/**
+ * Where new recipients' calls would go (lib/calls/destination-policy.ts): 422 emergency_number or
+ * destination_not_allowed at the first refused one. Each call checks again when it is placed (the
+ * workspace's countries may change meanwhile), with the caller id it then has.
+ */
+export async function checkRecipientDestinations(
+  em: EntityManager,
+  workspaceId: string,
+  recipients: RecipientInput[],
+  deployment: DeploymentRules,
+): Promise<void> {
+  const workspace = await em.findOneOrFail(Workspace, { id: workspaceId });
+  const dialingCountries = dialingCountriesOf(workspace, deployment.dialingCountries);
+  for (const [i, recipient] of recipients.entries()) {
+    const refusal = checkDestination(recipient.to, { dialingCountries });
+    if (!refusal) continue;
+    if (refusal.code === 'emergency_number') throw emergencyNumber(`recipients[${i}].to`);
+    throw destinationNotAllowed(describeRefusal(recipient.to, refusal), `recipients[${i}].to`);
+  }
 }
 
 /**

@@ -25,7 +25,7 @@ import {
 import {
   campaignParams,
   changeCampaign,
-  checkEmergencyNumbers,
+  checkRecipientDestinations,
   checkRecipients,
   findCampaignOr404,
   campaignMissing as missing,
@@ -90,7 +90,7 @@ const create = defineRoute({
     409: { description: 'idempotency_key_reused or idempotency_request_in_progress.' },
     422: {
       description:
-        'agent_not_published, agent_has_no_number, from_number_required, from_number_not_assigned, emergency_number (param recipients[i].to).',
+        'agent_not_published, agent_has_no_number, from_number_required, from_number_not_assigned, emergency_number or destination_not_allowed (param recipients[i].to).',
     },
     503: { description: 'upstream_unavailable: created, start not confirmed; retry with the same key.' },
   },
@@ -102,7 +102,7 @@ const create = defineRoute({
     const { campaign, answer } = await ctx.state.em.transactional(async (em) => {
       const agent = await checkOutboundAgent(em, workspaceId, body.agent_id, body.from ?? undefined);
       if ('code' in agent) throw agentRefusalError(agent);
-      checkEmergencyNumbers(body.recipients);
+      await checkRecipientDestinations(em, workspaceId, body.recipients, ctx.state.deps.settings);
       const campaign = await createCampaign(em, workspaceId, {
         agentId: body.agent_id,
         name: body.name,

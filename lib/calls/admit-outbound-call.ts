@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { Agent, Call, PhoneNumber } from '../../db/entities/index.js';
+import { Agent, Call, PhoneNumber, Workspace } from '../../db/entities/index.js';
+import { dialingCountriesOf } from '../accounts.js';
 import { admitToWorkspace, type WorkspaceRefusal } from './admit-to-workspace.js';
 import { agentSnapshotOf } from './agent-snapshot.js';
-import { isEmergencyNumber } from './emergency-numbers.js';
+import { checkDestination, type DialingCountries, describeRefusal } from './destination-policy.js';
 
 // Admission of an outbound call: every check that runs before anything is dialed, then the queued
 // call row. One function for every way a call is placed (POST /calls today; campaigns and the
@@ -15,7 +16,9 @@ import { isEmergencyNumber } from './emergency-numbers.js';
 //   2. the agent is published                     agent_not_published
 //   3. a number to call from                      agent_has_no_number, from_number_not_assigned,
 //                                                 from_number_required
-//   4. not an emergency number                    emergency_number
+//   4. where the call may go (destination-policy.ts): not an emergency number (emergency_number);
+//      not high-cost, in the workspace's dialing countries, not its own caller id
+//      (destination_not_allowed); then `metadata.transfer_to` the same way, nor the call's `to`
 //   5. the workspace's limits                     call_rate_limited, call_daily_limit, quota_exceeded
 //   6. trial plan: one call at a time             trial_line_busy
 
@@ -40,7 +43,18 @@ export type AgentRefusal =
   | { code: 'from_number_not_assigned' }
   | { code: 'from_number_required' };
 
-export type AdmissionRefusal = AgentRefusal | { code: 'emergency_number' } | WorkspaceRefusal;
+export type AdmissionRefusal = AgentRefusal | DestinationRefused | WorkspaceRefusal;
+
+/** A number the call would dial refused (destination-policy.ts); `param` when not `to`. */
+export type DestinationRefused =
+  | { code: 'emergency_number'; param?: string }
+  | { code: 'destination_not_allowed'; message: string; param?: string };
+
+/** What the deployment decides for every workspace that has not its own rule. */
+export interface DeploymentRules {
+  /** DIALING_COUNTRIES: for workspaces without their own `--dialing-countries`. */
+  dialingCountries: DialingCountries;
+}
 
 export type Admission = { admitted: true; call: Call } | { admitted: false; refusal: AdmissionRefusal };
 
@@ -53,12 +67,20 @@ export async function admitOutboundCall(
   em: EntityManager,
   workspaceId: string,
   request: OutboundCallRequest,
+  deployment: DeploymentRules,
   now = new Date(),
 ): Promise<Admission> {
   const caller = await checkOutboundAgent(em, workspaceId, request.agentId, request.from);
   if ('code' in caller) return refused(caller);
   const { agent, from } = caller;
-  if (isEmergencyNumber(request.to)) return refused({ code: 'emergency_number' });
+  const destination = await checkCallDestination(em, workspaceId, request.to, [from], deployment);
+  if (destination) return refused(destination);
+  // The integrator's transfer target is checked when it is set, as every number the call may dial.
+  const transferTo = request.metadata?.transfer_to;
+  if (transferTo !== undefined) {
+    const target = await checkCallDestination(em, workspaceId, transferTo, [from, request.to], deployment);
+    if (target) return refused({ ...target, param: 'metadata.transfer_to' });
+  }
   const workspaceRefusal = await admitToWorkspace(em, workspaceId, 'outbound', now);
   if (workspaceRefusal) return refused(workspaceRefusal);
 
@@ -81,6 +103,28 @@ export async function admitOutboundCall(
   });
   await em.flush();
   return { admitted: true, call };
+}
+
+/**
+ * Check 4: whether `to` may be dialled for this workspace (emergency numbers, high-cost numbers,
+ * its dialing countries, the call's own numbers). Campaigns make it at creation too.
+ */
+export async function checkCallDestination(
+  em: EntityManager,
+  workspaceId: string,
+  to: string,
+  ownNumbers: readonly string[],
+  deployment: DeploymentRules,
+): Promise<DestinationRefused | null> {
+  const workspace = await em.findOneOrFail(Workspace, { id: workspaceId });
+  const refusal = checkDestination(to, {
+    dialingCountries: dialingCountriesOf(workspace, deployment.dialingCountries),
+    ownNumbers,
+  });
+  if (!refusal) return null;
+  // The body's schema has already made `to` E.164; the emergency table keeps its own code.
+  if (refusal.code === 'emergency_number') return { code: 'emergency_number' };
+  return { code: 'destination_not_allowed', message: describeRefusal(to, refusal) };
 }
 
 /**

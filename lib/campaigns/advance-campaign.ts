@@ -32,7 +32,7 @@ export interface CampaignStepDeps {
   /** A fresh EntityManager for each unit of work. */
   em: () => EntityManager;
   client: Client;
-  settings: Pick<Settings, 'taskQueuePrefix'>;
+  settings: Pick<Settings, 'taskQueuePrefix' | 'dialingCountries'>;
 }
 
 export interface CampaignStepInput {
@@ -55,7 +55,7 @@ export type RefusalEffect =
  * A limit is waited out (a durable timer in the workflow), then a window; the trial plan's line
  * frees when a call ends (the campaign's own call signals its end, another's is looked at
  * later); the minutes quota or an agent that cannot call pauses the campaign; an emergency
- * number fails its recipient only.
+ * number or a destination the dialing rules refuse fails its recipient only.
  */
 export function refusalEffect(
   refusal: AdmissionRefusal,
@@ -80,6 +80,7 @@ export function refusalEffect(
     case 'quota_exceeded':
       return { kind: 'pause', reason: 'quota_exceeded' };
     case 'emergency_number':
+    case 'destination_not_allowed':
       return { kind: 'fail_recipient' };
     default:
       return { kind: 'pause', reason: 'agent_unavailable' };
@@ -182,7 +183,7 @@ async function callDueRecipients(
   const due = free > 0 ? await dueRecipients(deps.em(), campaignId, at, free) : [];
   const admitted: Call[] = [];
   for (const recipient of due) {
-    const outcome = await startRecipientCall(deps.em(), campaignId, recipient, clock());
+    const outcome = await startRecipientCall(deps.em(), campaignId, recipient, clock(), deps.settings);
     if (outcome.started) {
       admitted.push(outcome.call);
       continue;

@@ -1,6 +1,10 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Call, RecipientStatus } from '../../db/entities/index.js';
-import { type AdmissionRefusal, admitOutboundCall } from '../calls/admit-outbound-call.js';
+import {
+  type AdmissionRefusal,
+  admitOutboundCall,
+  type DeploymentRules,
+} from '../calls/admit-outbound-call.js';
 import { lockCampaign } from './campaign-moves.js';
 
 // A campaign calls a recipient through admitOutboundCall, exactly like POST /calls, in the
@@ -50,6 +54,7 @@ export async function startRecipientCall(
   campaignId: string,
   recipient: RecipientToCall,
   at: Date,
+  deployment: DeploymentRules,
 ): Promise<RecipientCallStart> {
   return em.transactional(async (tx): Promise<RecipientCallStart> => {
     const campaign = await lockCampaign(tx, { id: campaignId });
@@ -83,6 +88,7 @@ export async function startRecipientCall(
           : {}),
         campaignId,
       },
+      deployment,
       at,
     );
     if (!admission.admitted) return { started: false, stop: 'refused', refusal: admission.refusal };
@@ -101,7 +107,7 @@ export async function startRecipientCall(
   });
 }
 
-/** A recipient whose number may never be called (an emergency number) fails at once. */
+/** A recipient whose number may not be called (an emergency number, a destination not allowed) fails at once. */
 export async function failRecipient(em: EntityManager, recipientId: string): Promise<void> {
   await em
     .getConnection()

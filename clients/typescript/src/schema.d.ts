@@ -2494,7 +2494,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description agent_not_published, agent_has_no_number, from_number_required, from_number_not_assigned, emergency_number, call_rejected. */
+            /** @description agent_not_published, agent_has_no_number, from_number_required, from_number_not_assigned, emergency_number, destination_not_allowed (param to: a high-cost number, a country outside the workspace's dialing countries, or the call's own number), call_rejected. */
             422: {
                 headers: {
                     /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
@@ -3547,7 +3547,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description agent_not_published, agent_has_no_number, from_number_required, from_number_not_assigned, emergency_number (param recipients[i].to). */
+            /** @description agent_not_published, agent_has_no_number, from_number_required, from_number_not_assigned, emergency_number or destination_not_allowed (param recipients[i].to). */
             422: {
                 headers: {
                     /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
@@ -4019,7 +4019,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description campaign_state_invalid, emergency_number (param recipients[i].to), campaign_recipient_limit (over 100,000). */
+            /** @description campaign_state_invalid, emergency_number or destination_not_allowed (param recipients[i].to), campaign_recipient_limit (over 100,000). */
             422: {
                 headers: {
                     /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
