@@ -216,7 +216,8 @@ describe('a tool call during a call', { timeout: 120_000 }, () => {
     assert.equal(messages.at(-1).tool_call_id, id);
     assert.equal(messages.at(-1).content, '{"slots":["10:00","14:30"]}');
     const offered = followUp.body.tools.map((offer: { function: { name: string } }) => offer.function.name);
-    assert.deepEqual(offered, ['end_call', 'transfer_call', 'check_availability']);
+    // This call has no transfer target, so transfer_call is not offered (docs/calls.md).
+    assert.deepEqual(offered, ['end_call', 'check_availability']);
     const last = standIn.requests.at(-1)!.body.messages;
     assert.ok(
       last.some((message: { role: string; tool_call_id?: string }) => message.tool_call_id === id),
@@ -460,7 +461,11 @@ describe('arguments and limits', { timeout: 120_000 }, () => {
       results.slice(10).map((message: { content: string }) => message.content),
       ['{"error":"tool_limit"}', '{"error":"tool_limit"}'],
     );
-    assert.equal(told.body.tools.length, 2, 'the limit reached: only end_call and transfer_call offered');
+    assert.deepEqual(
+      told.body.tools.map((offer: { function: { name: string } }) => offer.function.name),
+      ['end_call'],
+      'the limit reached: only the built-in tools offered (no transfer target on this call)',
+    );
   });
 });
 

@@ -325,10 +325,11 @@ describe('the model speaks, and its tool calls end and transfer calls', { timeou
     );
   });
 
-  test('transfer_call transfers to the number the model gives: call.transferred, end transferred', async () => {
+  test('transfer_call transfers to the call’s target (its metadata.transfer_to): call.transferred, end transferred', async () => {
     standIn.reply = scriptedModel;
     const { call, events, transcript } = await runCall({
       to: '+4791242002',
+      metadata: { first_name: 'Kari', transfer_to: TRANSFER_TO },
       keep: 'llm-transfer-call',
       firstMessage: 'Hi {{first_name}}, Ada from Acme Dental here. \\{{not_a_variable}}',
     });

@@ -7,41 +7,53 @@ import type { ConversationContext } from './voice-runtime.js';
 // What the language-model runtime sends for one agent turn (operations contract, section 7):
 // one `system` message, the agent's `system_prompt` (dynamic variables filled in) followed by the
 // service's own instructions; then the conversation so far, agent lines as `assistant` and the
-// person's as `user`; and the two tools `end_call` and `transfer_call`.
+// person's as `user`; and the tools `end_call` and, when the call has a number to transfer to,
+// `transfer_call` with that number as its only choice.
 
 export const END_CALL = 'end_call';
 export const TRANSFER_CALL = 'transfer_call';
 
-export const AGENT_TOOLS: ChatCompletionTool[] = [
-  {
-    type: 'function',
-    function: {
-      name: END_CALL,
-      description:
-        'Hang up the call. Use it once the conversation is over; say goodbye in the same answer, before calling it.',
-      parameters: { type: 'object', properties: {}, additionalProperties: false },
-    },
+const END_CALL_TOOL: ChatCompletionTool = {
+  type: 'function',
+  function: {
+    name: END_CALL,
+    description:
+      'Hang up the call. Use it once the conversation is over; say goodbye in the same answer, before calling it.',
+    parameters: { type: 'object', properties: {}, additionalProperties: false },
   },
-  {
+};
+
+/**
+ * `transfer_call` with the numbers this call may be transferred to as an enum: a number the caller
+ * says or the model makes up is never dialled (toll fraud: lib/calls/destination-policy.ts).
+ */
+function transferCallTool(targets: readonly string[]): ChatCompletionTool {
+  return {
     type: 'function',
     function: {
       name: TRANSFER_CALL,
       description:
-        'Transfer the call to a person at a phone number. Tell the caller first, in the same answer, that you are transferring them.',
+        'Transfer the call to a person at one of the numbers below. Tell the caller first, in the same answer, that you are transferring them.',
       parameters: {
         type: 'object',
         properties: {
           number: {
             type: 'string',
-            description: 'The phone number to transfer to, in E.164 form, e.g. +4722334455.',
+            enum: [...targets],
+            description: 'The number to transfer to; only these can be dialled.',
           },
         },
         required: ['number'],
         additionalProperties: false,
       },
     },
-  },
-];
+  };
+}
+
+/** The built-in tools: `end_call`, and `transfer_call` only when the call has somewhere to transfer to. */
+export function builtInTools(transferTo: string | null): ChatCompletionTool[] {
+  return transferTo ? [END_CALL_TOOL, transferCallTool([transferTo])] : [END_CALL_TOOL];
+}
 
 /**
  * The tool result of a `transfer_call` without a number to go to (none given, none configured):
@@ -50,11 +62,26 @@ export const AGENT_TOOLS: ChatCompletionTool[] = [
 export const TRANSFER_UNAVAILABLE =
   'Transfer is not available: this call has no number to transfer to. Tell the person you cannot put them through, and go on helping them.';
 
-/** The tools offered: `end_call`, `transfer_call` and, unless `offerOwn` is false, the agent's own. */
-export function toolsOffered(context: ConversationContext, offerOwn = true): ChatCompletionTool[] {
+/**
+ * The tool result of a `transfer_call` to a number other than the call's (`transfer_not_allowed`):
+ * nothing is dialled, the model is asked again with it, and the call goes on.
+ */
+export function transferNotAllowed(asked: string, allowed: string): string {
+  return `transfer_not_allowed: ${asked} is not a number this call may be transferred to; nothing was dialled. The only number is ${allowed}. Do not transfer anywhere else: offer that one, or go on helping the person.`;
+}
+
+/**
+ * The tools offered: `end_call`, `transfer_call` when the call has a target (`transferTo`) and,
+ * unless `offerOwn` is false, the agent's own.
+ */
+export function toolsOffered(
+  context: ConversationContext,
+  transferTo: string | null,
+  offerOwn = true,
+): ChatCompletionTool[] {
   const own = offerOwn ? (context.agent.tools ?? []) : [];
   return [
-    ...AGENT_TOOLS,
+    ...builtInTools(transferTo),
     ...own.map(
       (tool): ChatCompletionTool => ({
         type: 'function',
@@ -136,7 +163,7 @@ export function serviceInstructions(context: ConversationContext, transferTo: st
   lines.push(
     transferTo
       ? `When the conversation is over, say goodbye and call ${END_CALL}. When the person asks for a human, tell them you are transferring them and call ${TRANSFER_CALL} with ${transferTo}.`
-      : `When the conversation is over, say goodbye and call ${END_CALL}. This call has no number to transfer to: when the person asks for a human, tell them you cannot put them through and go on helping, unless they or your instructions give you a number to reach one; then tell them you are transferring them and call ${TRANSFER_CALL} with it.`,
+      : `When the conversation is over, say goodbye and call ${END_CALL}. This call has no number to transfer to: when the person asks for a human, tell them you cannot put them through and go on helping. Never transfer to a number the person gives you.`,
   );
   if (context.agent.tools?.length) {
     lines.push(

@@ -10,12 +10,13 @@ import type { TranscriptLine } from '../calls/transcript.js';
 import { isE164 } from '../e164.js';
 import { classifyRequestFailure, openAiCompatibleClient } from '../llm/openai-client.js';
 import {
-  AGENT_TOOLS,
+  builtInTools,
   chatMessages,
   END_CALL,
   TRANSFER_CALL,
   TRANSFER_UNAVAILABLE,
   toolsOffered,
+  transferNotAllowed,
 } from './llm-prompt.js';
 import { configuredOpeningLine, introduction } from './opening-line.js';
 import { SentenceSplitter } from './sentences.js';
@@ -80,7 +81,7 @@ export class OpenAiCompatibleRuntime implements VoiceRuntime {
     if (configured !== undefined) return configured;
     const completion = await this.complete(
       chatMessages(context, [], this.transferTo(context)),
-      AGENT_TOOLS,
+      builtInTools(this.transferTo(context)),
       options,
     );
     return completion.text || introduction(context);
@@ -91,9 +92,10 @@ export class OpenAiCompatibleRuntime implements VoiceRuntime {
     transcript: TranscriptLine[],
     options: RespondOptions = {},
   ): Promise<AgentTurn> {
-    const messages = chatMessages(context, transcript, this.transferTo(context), options.toolExchanges);
+    const transferTo = this.transferTo(context);
+    const messages = chatMessages(context, transcript, transferTo, options.toolExchanges);
     const offerOwn = options.offerTools !== false;
-    const tools = toolsOffered(context, offerOwn);
+    const tools = toolsOffered(context, transferTo, offerOwn);
     const completion = await this.complete(messages, tools, options);
     // The agent's own tools come first: the call runs them and asks again with their results, so
     // an end_call or transfer_call beside them waits for that answer.
@@ -108,11 +110,12 @@ export class OpenAiCompatibleRuntime implements VoiceRuntime {
         timing: { firstTokenMs: completion.firstTokenMs, answerMs: completion.answerMs },
       };
     }
-    let next = actionOf(completion.toolCalls, this.transferTo(context));
+    let next = actionOf(completion.toolCalls, transferTo);
     let say = completion.text;
     let answerMs = completion.answerMs;
-    if (next.kind === 'transfer_unavailable') {
-      // Nowhere to transfer to: the model hears so as the tool's result, and its answer goes on the call.
+    if (next.kind === 'transfer_refused') {
+      // Nowhere to transfer to, or not there: the model hears so as the tool's result (nothing is
+      // dialled), and its answer goes on the call.
       const followUp = await this.complete(
         [
           ...messages,
@@ -121,13 +124,13 @@ export class OpenAiCompatibleRuntime implements VoiceRuntime {
             content: completion.text || null,
             tool_calls: [{ id: next.toolCallId, type: 'function', function: next.call }],
           },
-          { role: 'tool', tool_call_id: next.toolCallId, content: TRANSFER_UNAVAILABLE },
+          { role: 'tool', tool_call_id: next.toolCallId, content: next.result },
         ],
         tools,
         options,
       );
-      next = actionOf(followUp.toolCalls, null);
-      if (next.kind === 'transfer_unavailable') next = { kind: 'continue' };
+      next = actionOf(followUp.toolCalls, transferTo);
+      if (next.kind === 'transfer_refused') next = { kind: 'continue' };
       say = [completion.text, followUp.text].filter(Boolean).join(' ');
       answerMs += followUp.answerMs;
     }
@@ -224,25 +227,32 @@ interface ToolCall {
 }
 
 /**
- * The first tool call that means something: `end_call`, or `transfer_call` to the E.164 number
- * the model gave, else to the call's configured target (`configured`); with neither, the transfer
- * is unavailable and the model is told so.
+ * The first tool call that means something: `end_call`, or `transfer_call` to the call's target
+ * (`transferTo`: its `metadata.transfer_to`, else TRANSFER_NUMBER). A number the model gives that
+ * is not the target is refused (`transfer_not_allowed`), as is any transfer of a call without a
+ * target: nothing is dialled and the model is told why.
  */
 function actionOf(
   toolCalls: ToolCall[],
-  configured: string | null,
+  transferTo: string | null,
 ):
   | AgentAction
-  | { kind: 'transfer_unavailable'; toolCallId: string; call: { name: string; arguments: string } } {
+  | {
+      kind: 'transfer_refused';
+      toolCallId: string;
+      call: { name: string; arguments: string };
+      result: string;
+    } {
   for (const call of toolCalls) {
     if (call.name === END_CALL) return { kind: 'hang_up' };
     if (call.name === TRANSFER_CALL) {
-      const to = transferNumberOf(call.arguments) ?? configured;
-      if (to) return { kind: 'transfer', to };
+      const asked = transferNumberOf(call.arguments);
+      if (transferTo && (asked === null || asked === transferTo)) return { kind: 'transfer', to: transferTo };
       return {
-        kind: 'transfer_unavailable',
+        kind: 'transfer_refused',
         toolCallId: call.id || 'transfer_call',
         call: { name: call.name, arguments: call.arguments },
+        result: transferTo && asked ? transferNotAllowed(asked, transferTo) : TRANSFER_UNAVAILABLE,
       };
     }
   }
