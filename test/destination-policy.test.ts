@@ -115,7 +115,10 @@ describe('dialing countries', () => {
 
   test('TRANSFER_NUMBER is never a high-cost or emergency number: the start is refused, naming it', () => {
     assert.equal(loadSettings({ TRANSFER_NUMBER: '+4722000100' }).transferNumber, '+4722000100');
-    assert.throws(() => loadSettings({ TRANSFER_NUMBER: '+4782012345' }), /^Error: TRANSFER_NUMBER: .*high-cost/);
+    assert.throws(
+      () => loadSettings({ TRANSFER_NUMBER: '+4782012345' }),
+      /^Error: TRANSFER_NUMBER: .*high-cost/,
+    );
     assert.throws(() => loadSettings({ TRANSFER_NUMBER: '+4711200000' }), /TRANSFER_NUMBER: Emergency/);
   });
 });
