@@ -23,8 +23,14 @@ type config struct {
 	rtpLast     int
 	controlAddr string // SIP_CONTROL_URL's host:port: the control API of the calls workers' carrier
 	gateway     string // the media gateway's control URL (http://HOST:MEDIA_PORT) for calls that come in
-	token       string // MEDIA_STREAMS_TOKEN
-	rtpSilence  time.Duration
+	token       string // MEDIA_STREAMS_TOKEN: opens streams at the gateway and signs its callbacks
+	// controlToken: SIP_CONTROL_TOKEN, the control API's own secret (dial, release).
+	controlToken string
+	rtpSilence   time.Duration
+	// trusted: SIP_TRUSTED_SOURCES, the only sources served (unset: loopback only).
+	trusted trustedSources
+	// invitesPerSecond: SIP_INVITES_PER_SECOND, INVITEs served per second per source.
+	invitesPerSecond int
 }
 
 func loadConfig() (config, error) {
@@ -41,7 +47,8 @@ func loadConfig() (config, error) {
 		return c, fmt.Errorf("SIP_CONTROL_URL must be http://HOST:PORT")
 	}
 	c.controlAddr = control.Host
-	host, port, err := net.SplitHostPort(envOr("SIP_LISTEN", "0.0.0.0:5060"))
+	// Loopback by default: a public address is a choice made together with SIP_TRUSTED_SOURCES.
+	host, port, err := net.SplitHostPort(envOr("SIP_LISTEN", "127.0.0.1:5060"))
 	if err != nil {
 		return c, fmt.Errorf("SIP_LISTEN: %w", err)
 	}
@@ -49,6 +56,17 @@ func loadConfig() (config, error) {
 		return c, fmt.Errorf("SIP_LISTEN: bad port %q", port)
 	}
 	c.listenHost = host
+	c.trusted = loopbackOnly
+	if text := os.Getenv("SIP_TRUSTED_SOURCES"); text != "" {
+		if c.trusted, err = parseTrustedSources(text); err != nil {
+			return c, err
+		}
+	} else if !isLoopbackHost(host) {
+		return c, fmt.Errorf("SIP_LISTEN %s is not a loopback address: set SIP_TRUSTED_SOURCES to your trunk's signalling addresses (IPs or CIDRs), or anyone on the network could place calls", net.JoinHostPort(host, port))
+	}
+	if c.invitesPerSecond, err = strconv.Atoi(envOr("SIP_INVITES_PER_SECOND", "20")); err != nil || c.invitesPerSecond < 1 {
+		return c, fmt.Errorf("SIP_INVITES_PER_SECOND must be a whole number of at least 1")
+	}
 	c.publicHost = envOr("SIP_PUBLIC_HOST", host)
 	if c.rtpFirst, c.rtpLast, err = portRange(envOr("RTP_PORTS", "20000-20999")); err != nil {
 		return c, err
@@ -60,6 +78,12 @@ func loadConfig() (config, error) {
 	c.rtpSilence = time.Duration(silence) * time.Millisecond
 	if c.gateway == "" || c.token == "" {
 		return c, fmt.Errorf("MEDIA_GATEWAY_URL and MEDIA_STREAMS_TOKEN are needed (npm start sets them)")
+	}
+	if c.controlToken = os.Getenv("SIP_CONTROL_TOKEN"); c.controlToken == "" {
+		return c, fmt.Errorf("SIP_CONTROL_TOKEN is needed: the control API's own secret (npm start generates and keeps it)")
+	}
+	if c.controlToken == c.token {
+		return c, fmt.Errorf("SIP_CONTROL_TOKEN must differ from MEDIA_STREAMS_TOKEN: one secret opens one door")
 	}
 	return c, nil
 }

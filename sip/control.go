@@ -9,10 +9,12 @@ import (
 )
 
 // The control API the calls workers' carrier (lib/carrier/sip-carrier.ts) uses, on loopback
-// (SIP_CONTROL_LISTEN) with `Authorization: Bearer MEDIA_STREAMS_TOKEN`:
+// (SIP_CONTROL_URL) with `Authorization: Bearer SIP_CONTROL_TOKEN`, its own secret (the Media
+// Streams token a client holds does not open it):
 //   POST /calls/{callId}/dial     {"to","from","ringTimeoutSeconds","gateway"}: place the call
 //   POST /calls/{callId}/release  {"reason":"cancel"|"hang_up"}: CANCEL a ringing call, BYE a live one
 //   GET  /healthz
+//   GET  /metrics                 sip_requests_refused_total{reason} (guard.go)
 // Both POSTs answer 200 at once; what happens to the call comes back as carrier callbacks.
 
 var controlPath = regexp.MustCompile(`^/calls/([0-9a-f-]{36})/(dial|release)$`)
@@ -31,13 +33,18 @@ func (s *sidecar) controlHandler() http.Handler {
 			w.WriteHeader(status)
 			_ = json.NewEncoder(w).Encode(body)
 		}
+		if r.Method == http.MethodGet && r.URL.Path == "/metrics" {
+			w.Header().Set("content-type", "text/plain; version=0.0.4")
+			s.refused.writeMetrics(w)
+			return
+		}
 		if r.Method == http.MethodGet && r.URL.Path == "/healthz" {
 			placed, answered := s.counts()
 			answer(200, map[string]any{"status": "ok", "placed": placed, "answered": answered})
 			return
 		}
 		bearer := strings.TrimPrefix(r.Header.Get("authorization"), "Bearer ")
-		if subtle.ConstantTimeCompare([]byte(bearer), []byte(s.cfg.token)) != 1 {
+		if subtle.ConstantTimeCompare([]byte(bearer), []byte(s.cfg.controlToken)) != 1 {
 			answer(401, map[string]string{"error": "invalid token"})
 			return
 		}

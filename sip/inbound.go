@@ -31,7 +31,11 @@ func (s *sidecar) serveInbound(d *diago.DialogServerSession) {
 	if to == "" {
 		to = phoneNumber(d.ToUser())
 	}
-	from := phoneNumber(d.FromUser())
+	asserted := make([]string, 0, 1)
+	for _, header := range d.InviteRequest.GetHeaders("P-Asserted-Identity") {
+		asserted = append(asserted, header.Value())
+	}
+	from := callerNumber(asserted, d.FromUser())
 	if to == "" {
 		log.Info("refused: not a phone number", "user", d.InviteRequest.Recipient.User)
 		_ = d.Respond(480, "Temporarily Unavailable", nil)

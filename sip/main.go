@@ -41,6 +41,11 @@ type sidecar struct {
 	// inbound holds the Call-IDs of INVITEs being served: a second INVITE of one (not a
 	// retransmission, which the transaction layer absorbs) is a merged request, not a second call.
 	inbound map[string]struct{}
+
+	// Who may reach it (guard.go): the trusted sources, each source's INVITE rate, the refusals.
+	trusted trustedSources
+	invites *inviteLimiter
+	refused refusalCounts
 }
 
 // claimInbound takes a Call-ID for one INVITE; false when another INVITE of it is being served.
@@ -110,7 +115,11 @@ func run(log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
-	s := &sidecar{cfg: cfg, log: log, calls: map[string]*placedCall{}, dialled: map[string]time.Time{}, live: map[liveDialog]struct{}{}, inbound: map[string]struct{}{}}
+	s := &sidecar{
+		cfg: cfg, log: log,
+		calls: map[string]*placedCall{}, dialled: map[string]time.Time{}, live: map[liveDialog]struct{}{}, inbound: map[string]struct{}{},
+		trusted: cfg.trusted, invites: newInviteLimiter(cfg.invitesPerSecond),
+	}
 	if cfg.trunk != "" {
 		if err := sip.ParseUri(cfg.trunk, &s.trunk); err != nil {
 			return fmt.Errorf("SIP_TRUNK_URI: %w", err)
@@ -123,8 +132,16 @@ func run(log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
+	// Every request passes the guard first, those of methods nobody serves too (405 once trusted).
+	server, err := sipgo.NewServer(ua, sipgo.WithServerLogger(log))
+	if err != nil {
+		return err
+	}
+	server.OnNoRoute(s.guard(methodNotAllowed))
 	s.dg = diago.NewDiago(ua,
 		diago.WithLogger(log),
+		diago.WithServer(server),
+		diago.WithServerRequestMiddleware(s.guard),
 		diago.WithTransport(diago.Transport{
 			Transport:    "udp",
 			BindHost:     cfg.listenHost,
@@ -153,6 +170,7 @@ func run(log *slog.Logger) error {
 		"control", "http://"+listener.Addr().String(),
 		"rtpPorts", fmt.Sprintf("%d-%d", cfg.rtpFirst, cfg.rtpLast),
 		"trunk", cfg.trunk,
+		"trustedSources", cfg.trusted.String(),
 		"pid", os.Getpid())
 	<-ctx.Done()
 	_, answered := s.counts()

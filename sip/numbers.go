@@ -1,6 +1,9 @@
 package main
 
-import "regexp"
+import (
+	"regexp"
+	"strings"
+)
 
 var e164 = regexp.MustCompile(`^\+[1-9][0-9]{6,14}$`)
 
@@ -17,4 +20,24 @@ func phoneNumber(user string) string {
 		return ""
 	}
 	return user
+}
+
+// assertedIdentity matches the number of a P-Asserted-Identity value (RFC 3325): the user of a
+// `sip:`/`sips:` URI or a `tel:` URI, with or without a display name and angle brackets.
+var assertedIdentity = regexp.MustCompile(`(?i)(?:sips?:|tel:)\+?([0-9]+)`)
+
+// callerNumber is the caller of a call that comes in: the number the trunk asserts
+// (P-Asserted-Identity, which a trunk sets from what it verified), else the From user, which the
+// caller's own equipment may write freely. "" when neither is a phone number.
+func callerNumber(assertedValues []string, fromUser string) string {
+	for _, value := range assertedValues {
+		for _, identity := range strings.Split(value, ",") {
+			if match := assertedIdentity.FindStringSubmatch(identity); match != nil {
+				if number := phoneNumber(match[1]); number != "" {
+					return number
+				}
+			}
+		}
+	}
+	return phoneNumber(fromUser)
 }
