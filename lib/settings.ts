@@ -150,6 +150,12 @@ export interface SipSettings {
    * default; the SIP side listens there).
    */
   controlUrl: string;
+  /**
+   * SIP_CONTROL_TOKEN: the secret of the SIP side's control API, which the calls workers present
+   * (never MEDIA_STREAMS_TOKEN: that opens streams only). `npm start` generates and keeps it when
+   * unset (scripts/media-streams-token.ts).
+   */
+  controlToken: string | undefined;
 }
 
 /** An OpenAI-compatible speech endpoint (`…/v1`), from `<PREFIX>_URL`, `_API_KEY`, `_MODEL`. */
@@ -231,11 +237,12 @@ function carrier(value: string | undefined): MediaSettings['carrier'] {
 }
 
 function sipSettings(env: NodeJS.ProcessEnv): SipSettings {
-  const listen = env.SIP_LISTEN || '0.0.0.0:5060';
+  // Loopback by default: a public address goes with SIP_TRUSTED_SOURCES (the SIP side checks it).
+  const listen = env.SIP_LISTEN || '127.0.0.1:5060';
   const match = /^(.*):(\d+)$/.exec(listen);
   const port = Number(match?.[2]);
   if (!match?.[1] || port > 65535) {
-    throw new Error(`SIP_LISTEN must be HOST:PORT, e.g. 0.0.0.0:5060; got "${listen}"`);
+    throw new Error(`SIP_LISTEN must be HOST:PORT, e.g. 127.0.0.1:5060; got "${listen}"`);
   }
   const host = match[1].replace(/^\[(.*)\]$/, '$1');
   const rtpPorts = portRange('RTP_PORTS', env.RTP_PORTS || '20000-20999')!;
@@ -254,6 +261,7 @@ function sipSettings(env: NodeJS.ProcessEnv): SipSettings {
     password: env.SIP_PASSWORD || undefined,
     rtpPorts,
     controlUrl: env.SIP_CONTROL_URL || 'http://127.0.0.1:8092',
+    controlToken: env.SIP_CONTROL_TOKEN || undefined,
   };
 }
 

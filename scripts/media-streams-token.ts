@@ -7,8 +7,22 @@ import path from 'node:path';
 // across restarts. `npm start` and `npm run start:cluster` pass it on to the gateway and the workers.
 
 export function mediaStreamsToken(dataDir: string, fromEnv: string | undefined): string {
+  return keptSecret(dataDir, 'media-streams-token', fromEnv);
+}
+
+/**
+ * SIP_CONTROL_TOKEN when it is not set, kept the same way: the secret of the SIP side's control API
+ * (dial, release), which the calls workers present. Its own, so the Media Streams token a client
+ * holds cannot make the service dial.
+ */
+export function sipControlToken(dataDir: string, fromEnv: string | undefined): string {
+  return keptSecret(dataDir, 'sip-control-token', fromEnv);
+}
+
+/** `fromEnv`, else the secret kept in `dataDir/name`, else a new one written there (owner only). */
+function keptSecret(dataDir: string, name: string, fromEnv: string | undefined): string {
   if (fromEnv) return fromEnv;
-  const file = path.join(dataDir, 'media-streams-token');
+  const file = path.join(dataDir, name);
   try {
     const kept = readFileSync(file, 'utf8').trim();
     if (kept) return kept;

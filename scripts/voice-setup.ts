@@ -1,12 +1,13 @@
 import type { Settings } from '../lib/settings.js';
 import { startLocalSpeechServer } from './local-speech-server.js';
-import { mediaStreamsToken } from './media-streams-token.js';
+import { mediaStreamsToken, sipControlToken } from './media-streams-token.js';
 
 // Speech for `npm start` and `npm run start:cluster` (../spec/voice-media-v1.md section 2): with
 // VOICE_SPEECH=local the local speech server is provisioned and started on loopback and both
 // speech ports point at it; with VOICE_STT_URL and VOICE_TTS_URL the ports are those. Speech means
 // a media gateway: what the gateway and the workers need (the speech URLs, MEDIA_GATEWAY_URL and
-// MEDIA_STREAMS_TOKEN, generated once and kept in the data folder when unset) comes back as the environment to pass on.
+// MEDIA_STREAMS_TOKEN, generated once and kept in the data folder when unset; with CARRIER=sip also
+// SIP_CONTROL_TOKEN, kept the same way) comes back as the environment to pass on.
 // Without speech: nothing, and calls stay text-only.
 
 export interface VoiceSetup {
@@ -31,6 +32,10 @@ export async function setUpVoice(
   const gateway = {
     MEDIA_STREAMS_TOKEN: token,
     MEDIA_GATEWAY_URL: settings.media.gatewayUrl ?? `http://127.0.0.1:${settings.media.port}`,
+    // CARRIER=sip: the SIP side's control API has a secret of its own, which the workers present.
+    ...(settings.media.carrier === 'sip'
+      ? { SIP_CONTROL_TOKEN: sipControlToken(dataDir, settings.media.sip.controlToken) }
+      : {}),
   };
   if (!settings.speech.local) return { env: gateway };
   const localServer = await startLocalSpeechServer({ log: (line: string) => log(`speech: ${line}`) });

@@ -10,13 +10,15 @@ test('CARRIER=sip and the SIP settings: defaults, values, and refusals by name',
   const defaults = loadSettings({});
   assert.equal(defaults.media.carrier, 'simulator');
   assert.deepEqual(defaults.media.sip, {
-    listen: { host: '0.0.0.0', port: 5060 },
-    publicHost: '0.0.0.0',
+    // Loopback by default (telephony spec section 2): a public address goes with SIP_TRUSTED_SOURCES.
+    listen: { host: '127.0.0.1', port: 5060 },
+    publicHost: '127.0.0.1',
     trunkUri: undefined,
     username: undefined,
     password: undefined,
     rtpPorts: { first: 20000, last: 20999 },
     controlUrl: 'http://127.0.0.1:8092',
+    controlToken: undefined,
   });
   assert.equal(sipAddress(defaults), 'udp://127.0.0.1:5060');
 

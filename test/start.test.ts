@@ -370,6 +370,9 @@ test('VOICE_SPEECH=local CARRIER=sip npm start also runs the local speech server
     // The token was generated and kept in the data folder.
     const token = readFileSync(path.join(voiceDir, 'media-streams-token'), 'utf8').trim();
     assert.ok(token.length >= 24);
+    // CARRIER=sip: the SIP side's control API has its own secret, kept beside it.
+    const controlToken = readFileSync(path.join(voiceDir, 'sip-control-token'), 'utf8').trim();
+    assert.ok(controlToken.length >= 24 && controlToken !== token);
     const health = await waitForHealth(`http://127.0.0.1:${mediaPort}/health`);
     assert.equal(health.status, 'ok');
     // The workers reach the gateway's control API with the same token: a wrong one is refused.

@@ -48,7 +48,9 @@ function carrierFromSettings(deps: CallsWorkerDeps): Carrier {
   // CARRIER=sip: the calls placed here go through the trunk (lib/carrier/sip-carrier.ts).
   const { carrier, sip } = deps.settings.media;
   const text =
-    carrier === 'sip' ? new SipCarrier({ controlUrl: sip.controlUrl, token }, simulator) : simulator;
+    carrier === 'sip'
+      ? new SipCarrier({ controlUrl: sip.controlUrl, token: sipControlToken(sip) }, simulator)
+      : simulator;
   return new CallRoutingCarrier(text, media, {
     lookUpCall: async (callId) => {
       const call = await deps.orm.em
@@ -97,4 +99,14 @@ export function createCallsWorker(deps: CallsWorkerDeps): Promise<Worker> {
     maxConcurrentActivityTaskExecutions: 200,
     maxCachedWorkflows: deps.maxCachedWorkflows ?? 2000,
   });
+}
+
+/** CARRIER=sip needs the SIP side's own control secret; the Media Streams token does not open it. */
+function sipControlToken(sip: { controlToken: string | undefined }): string {
+  if (!sip.controlToken) {
+    throw new Error(
+      'CARRIER=sip: SIP_CONTROL_TOKEN is not set (npm start and start:cluster generate and keep it)',
+    );
+  }
+  return sip.controlToken;
 }
