@@ -16,7 +16,7 @@ import { type AgentFixture, createAgentFixture } from './support/call-fixtures.j
 import { type CallStack, startCallStack, waitForCallEnd } from './support/call-stack.js';
 import { startTestMediaGateway, type TestMediaGateway } from './support/media-gateway.js';
 import { startTestSipSide, type TestSipSide } from './support/sip-side.js';
-import { runSippDoubleInvite, startSippFarEnd } from './support/sipp.js';
+import { runSippDoubleInvite, runSippInvites, startSippFarEnd } from './support/sipp.js';
 import { startTestSpeech, type TestSpeech } from './support/speech-kit.js';
 import { callTo } from './support/wait-for.js';
 
@@ -27,6 +27,8 @@ import { callTo } from './support/wait-for.js';
 // what it hears; that recording is transcribed back to the agent's words.
 
 const TOKEN = 'sip-test-token-7d2e90';
+/** SIP_CONTROL_TOKEN: the control API's own secret, which the workers present. */
+const CONTROL_TOKEN = 'sip-control-token-41c8aa';
 const missing = ['baresip', 'sipp', 'go'].filter((program) => !onPath(program));
 const skip = missing.length
   ? `${missing.join(', ')} not installed (apt-get install baresip-core sip-tester golang; .ci/run installs the first two)`
@@ -58,6 +60,7 @@ async function sipSideWithTrunk(trunkPort: number, env: Record<string, string> =
     SIP_CONTROL_URL: controlUrl,
     MEDIA_GATEWAY_URL: gatewayUrl,
     MEDIA_STREAMS_TOKEN: TOKEN,
+    SIP_CONTROL_TOKEN: CONTROL_TOKEN,
     SIP_RTP_TIMEOUT_MS: '4000',
     ...env,
   });
@@ -148,7 +151,7 @@ before(async () => {
           streamsToken: TOKEN,
           gatewayUrl,
           carrier: 'sip',
-          sip: { ...defaults.media.sip, controlUrl },
+          sip: { ...defaults.media.sip, controlUrl, controlToken: CONTROL_TOKEN },
         },
         recordingsDir: path.join(work, 'recordings'),
       },
@@ -413,7 +416,7 @@ describe('CARRIER=sip', { skip, timeout: 600_000 }, () => {
     }
   });
 
-  test('a dial is once per call id: a retried dial request does not ring again', async () => {
+  test('a dial is once per call id: a retried dial request does not ring again; the control API opens to its own token only', async () => {
     // The trunk: a UDP socket that notes each INVITE's Call-ID (a retransmission keeps its own).
     const trunk = createSocket('udp4');
     const invites = new Set<string>();
@@ -428,7 +431,7 @@ describe('CARRIER=sip', { skip, timeout: 600_000 }, () => {
       const dial = () =>
         fetch(`${controlUrl}/calls/${callId}/dial`, {
           method: 'POST',
-          headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+          headers: { authorization: `Bearer ${CONTROL_TOKEN}`, 'content-type': 'application/json' },
           body: JSON.stringify({ to: '+4791230008', from: '', ringTimeoutSeconds: 10, gateway: gatewayUrl }),
         }).then((response) => response.json() as Promise<{ dialing: boolean }>);
       assert.deepEqual((await Promise.all([dial(), dial(), dial()])).map((answer) => answer.dialing).sort(), [
@@ -439,11 +442,14 @@ describe('CARRIER=sip', { skip, timeout: 600_000 }, () => {
       await new Promise((resolve) => setTimeout(resolve, 1500));
       assert.equal((await dial()).dialing, false);
       assert.equal(invites.size, 1, [...invites].join(', '));
-      const wrongToken = await fetch(`${controlUrl}/calls/${callId}/release`, {
-        method: 'POST',
-        headers: { authorization: 'Bearer nope' },
-      });
-      assert.equal(wrongToken.status, 401);
+      // One secret, one door: neither a wrong token nor the Media Streams token opens the control API.
+      for (const token of ['nope', TOKEN]) {
+        const refused = await fetch(`${controlUrl}/calls/${callId}/release`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${token}` },
+        });
+        assert.equal(refused.status, 401, token);
+      }
     } finally {
       trunk.close();
     }
@@ -515,6 +521,56 @@ describe('CARRIER=sip', { skip, timeout: 600_000 }, () => {
     }
     const calls = await stack.db.orm.em.fork().find(Call, { toNumber: ['+4799999999', draft.number] });
     assert.deepEqual(calls, []);
+  });
+
+  describe('who may reach it (SIP_TRUSTED_SOURCES, SIP_INVITES_PER_SECOND)', () => {
+    const refusedCount = async (reason: string) => {
+      const text = await (await fetch(`${controlUrl}/metrics`)).text();
+      return Number(
+        new RegExp(`^sip_requests_refused_total\\{reason="${reason}"\\} (\\d+)$`, 'm').exec(text)?.[1],
+      );
+    };
+
+    test('an INVITE from a source outside the trusted ones is answered 403: no Call, counted', async () => {
+      const number = (await createAgentFixture(stack.db.orm, { workspaceId: owner.workspaceId })).number;
+      // The trunk is 127.0.0.1; the stranger another loopback address, so another source.
+      await sipSideWithTrunk(9, { SIP_TRUSTED_SOURCES: '127.0.0.1' });
+      const stranger = await runSippInvites(work, {
+        port: sipPort,
+        user: number,
+        localIp: '127.0.0.2',
+        calls: 1,
+      });
+      assert.deepEqual(stranger.statuses, [403], stranger.output);
+      assert.equal(stranger.code, 0, stranger.output);
+      assert.equal(await stack.db.orm.em.fork().count(Call, { toNumber: number }), 0);
+      assert.equal(await refusedCount('untrusted_source'), 1);
+      assert.match(
+        sipSide?.output() ?? '',
+        /"msg":"SIP request refused"[^\n]*"reason":"untrusted_source"[^\n]*"source":"127\.0\.0\.2:/,
+      );
+    });
+
+    test('a flood of INVITEs from one source: those over its rate are answered 503 with Retry-After and cost no Call', async () => {
+      const number = (await createAgentFixture(stack.db.orm, { workspaceId: owner.workspaceId })).number;
+      await sipSideWithTrunk(9, { SIP_INVITES_PER_SECOND: '1' });
+      const flood = await runSippInvites(work, {
+        port: sipPort,
+        user: number,
+        localIp: '127.0.0.1',
+        calls: 4,
+      });
+      assert.deepEqual(
+        [...flood.statuses].sort(),
+        [200, 503, 503, 503],
+        `one served, three refused:\n${flood.output}`,
+      );
+      assert.match(flood.trace, /^SIP\/2\.0 503[\s\S]*?^Retry-After: 1\r?$/m);
+      assert.equal(await refusedCount('rate_limited'), 3);
+      const calls = await stack.db.orm.em.fork().find(Call, { toNumber: number });
+      assert.equal(calls.length, 1, 'the one served is the only Call');
+      await waitForCallEnd(stack.api.client(owner.secret), calls[0].id, 30_000);
+    });
   });
 
   test('a far end whose audio stops mid-call (no BYE) ends the call as a caller hang-up', async () => {

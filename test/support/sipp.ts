@@ -124,6 +124,19 @@ a=rtpmap:0 PCMU/8000
 
 ]]></send>`;
 
+/** The ACK of an INVITE refused with a final non-2xx answer (its transaction's own, so the same Via). */
+const REFUSAL_ACK = (cseq: number) => `  <send><![CDATA[
+ACK sip:[service]@[remote_ip]:[remote_port] SIP/2.0
+[last_Via:]
+From: sipp <sip:+4791230099@[local_ip]:[local_port]>;tag=[pid]SIPpTag00[call_number]
+[last_To:]
+Call-ID: [call_id]
+CSeq: ${cseq} ACK
+Max-Forwards: 70
+Content-Length: 0
+
+]]></send>`;
+
 const IN_DIALOG = (method: string, cseq: number) => `  <send><![CDATA[
 ${method} sip:[service]@[remote_ip]:[remote_port] SIP/2.0
 Via: SIP/2.0/[transport] [local_ip]:[local_port];branch=[branch]
@@ -156,17 +169,7 @@ ${INVITE(1)}
   <recv response="100"/>
 ${INVITE(2)}
   <recv response="482"/>
-  <send><![CDATA[
-ACK sip:[service]@[remote_ip]:[remote_port] SIP/2.0
-[last_Via:]
-From: sipp <sip:+4791230099@[local_ip]:[local_port]>;tag=[pid]SIPpTag00[call_number]
-[last_To:]
-Call-ID: [call_id]
-CSeq: 2 ACK
-Max-Forwards: 70
-Content-Length: 0
-
-]]></send>
+${REFUSAL_ACK(2)}
   <recv response="180" optional="true"/>
   <recv response="200" rrs="true"/>
 ${IN_DIALOG('ACK', 1)}
@@ -176,13 +179,26 @@ ${IN_DIALOG('BYE', 3)}
 </scenario>
 `,
   );
+  const { code, output } = await runCaller(dir, file, { ...target, localIp: '127.0.0.1', calls: 1 });
+  const errors = await readFile(path.join(dir, 'sipp-double-invite_errors.log'), 'utf8').catch(() => '');
+  return { code, output: `${output}\n${errors}` };
+}
+
+/** sipp as a caller of `calls` calls (all at once) on `file`'s scenario; its exit code and the end of its output. */
+async function runCaller(
+  dir: string,
+  file: string,
+  target: { port: number; user: string; localIp: string; calls: number },
+  extra: string[] = [],
+): Promise<{ code: number | null; output: string }> {
   const [port, mediaPort] = [await freePort(), await freePort()];
   const child = spawn(
     'sipp',
     [
       `127.0.0.1:${target.port}`,
-      ...['-sf', file, '-s', target.user, '-i', '127.0.0.1', '-p', String(port), '-mp', String(mediaPort)],
-      ...['-m', '1', '-nostdin', '-timeout', '30s', '-trace_err', '-trace_msg'],
+      ...['-sf', file, '-s', target.user, '-i', target.localIp, '-p', String(port), '-mp', String(mediaPort)],
+      ...['-m', String(target.calls), '-l', String(target.calls), '-r', String(target.calls), '-rp', '100'],
+      ...['-nostdin', '-timeout', '30s', '-trace_err', '-trace_msg', ...extra],
     ],
     { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] },
   );
@@ -193,6 +209,52 @@ ${IN_DIALOG('BYE', 3)}
     });
   }
   const code = await new Promise<number | null>((resolve) => child.once('exit', (exit) => resolve(exit)));
-  const errors = await readFile(path.join(dir, 'sipp-double-invite_errors.log'), 'utf8').catch(() => '');
-  return { code, output: `${output}\n${errors}` };
+  return { code, output };
+}
+
+/**
+ * A caller that sends `calls` INVITEs to `user` at 127.0.0.1:`port` from `localIp` (another
+ * loopback address is another source), all at once, each with its own Call-ID. One that is
+ * refused (403, 480, 503) is ACKed; one that is answered is ACKed and hung up (BYE) half a second
+ * later. Resolves with the final status each INVITE got, in the order they came, read from sipp's
+ * message trace.
+ */
+export async function runSippInvites(
+  dir: string,
+  target: { port: number; user: string; localIp: string; calls: number },
+): Promise<{ code: number | null; statuses: number[]; trace: string; output: string }> {
+  const name = `sipp-invites-${target.localIp.replace(/\W/g, '-')}-${Date.now()}`;
+  const file = path.join(dir, `${name}.xml`);
+  await writeFile(
+    file,
+    `<?xml version="1.0" encoding="ISO-8859-1" ?>
+<!DOCTYPE scenario SYSTEM "sipp.dtd">
+<scenario name="INVITEs">
+${INVITE(1)}
+  <recv response="100" optional="true"/>
+  <recv response="180" optional="true"/>
+  <recv response="403" optional="true" next="refused"/>
+  <recv response="480" optional="true" next="refused"/>
+  <recv response="503" optional="true" next="refused"/>
+  <recv response="200" rrs="true"/>
+${IN_DIALOG('ACK', 1)}
+  <pause milliseconds="500"/>
+${IN_DIALOG('BYE', 2)}
+  <recv response="200" next="end"/>
+  <label id="refused"/>
+${REFUSAL_ACK(1)}
+  <label id="end"/>
+</scenario>
+`,
+  );
+  const { code, output } = await runCaller(dir, file, target, ['-message_file', `${name}_messages.log`]);
+  const messages = await readFile(path.join(dir, `${name}_messages.log`), 'utf8').catch(() => '');
+  // Final answers to the INVITEs: `SIP/2.0 NNN` status lines of CSeq 1 INVITE, 1xx left out.
+  // The trace holds each message after a line of dashes and the time.
+  const statuses = messages
+    .split(/^-{10,}.*$/m)
+    .filter((message) => /^SIP\/2\.0 [2-6]\d\d/m.test(message) && /^CSeq:\s*1 INVITE/im.test(message))
+    .map((message) => Number(/^SIP\/2\.0 (\d{3})/m.exec(message)![1]));
+  const errors = await readFile(path.join(dir, `${name}_errors.log`), 'utf8').catch(() => '');
+  return { code, statuses, trace: messages, output: `${output}\n${errors}\n${messages.slice(-3000)}` };
 }
