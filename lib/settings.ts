@@ -126,6 +126,12 @@ export interface MediaSettings {
    * ahead"); false saves the requests thrown away when the caller goes on speaking.
    */
   preemptiveGeneration: boolean;
+  /**
+   * MEDIA_IDLE_TIMEOUT_MS (default 10000): a stream that sends no media this long, once its call
+   * is taken, is the caller gone (a dropped NAT mapping, a sleeping laptop): the call ends
+   * `caller_hangup` instead of waiting out the silence timeout.
+   */
+  idleTimeoutMs: number;
   /** CARRIER: how calls reach the telephone network: the simulator, or a SIP trunk (`sip`). */
   carrier: 'simulator' | 'sip';
   /** The SIP side of CARRIER=sip (../spec/voice-media-v1.md section 6, docs/sip.md). */
@@ -366,6 +372,7 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
       gatewayUrl: env.MEDIA_GATEWAY_URL || undefined,
       endpointingMs: positiveNumber('VOICE_ENDPOINTING_MS', env.VOICE_ENDPOINTING_MS, 600),
       preemptiveGeneration: bool(env.VOICE_PREEMPTIVE_GENERATION, true),
+      idleTimeoutMs: positiveNumber('MEDIA_IDLE_TIMEOUT_MS', env.MEDIA_IDLE_TIMEOUT_MS, 10_000),
       carrier: carrier(env.CARRIER),
       sip: sipSettings(env),
     },

@@ -12,6 +12,7 @@ import { AgentVoice } from './agent-voice.js';
 import { sendBounded } from './bounded-send.js';
 import { CallAudio } from './call-audio.js';
 import type { GatewayContext } from './gateway-context.js';
+import { watchLiveness } from './stream-liveness.js';
 import { isPhoneAudio, readClientMessage, type StreamStart } from './stream-messages.js';
 
 // One Media Streams socket (../spec/voice-media-v1.md section 3). The client proves it may connect
@@ -50,6 +51,16 @@ export function serveStream(socket: WebSocket, request: IncomingMessage, gateway
   let stopped = false;
   let streamSid = '';
   const noStart = setTimeout(() => socket.close(CLOSE_POLICY, 'no start'), START_WITHIN_MS);
+  // Pings from the start; media expected once the call is taken (stream-liveness.ts).
+  const liveness = watchLiveness(socket, {
+    idleTimeoutMs: gateway.settings.media.idleTimeoutMs,
+    onIdle: () => {
+      logger.info('no media from the stream: the caller is gone', { callId: call?.callId });
+      stopped = true;
+      void call?.callerHungUp();
+      socket.close(CLOSE_NORMAL, 'no media');
+    },
+  });
 
   const send = (message: object) => {
     const open = socket.readyState === socket.OPEN;
@@ -122,6 +133,7 @@ export function serveStream(socket: WebSocket, request: IncomingMessage, gateway
       close: (code, reason) => socket.close(code, reason),
     });
     gateway.sessions.add(call);
+    liveness.expectMedia();
     logger.info('media stream started', { callId: row.id, streamSid });
     // The person hung up while the call was being taken.
     if (stopped) await call.callerHungUp();
@@ -147,11 +159,14 @@ export function serveStream(socket: WebSocket, request: IncomingMessage, gateway
       return;
     }
     if (stopped || !call) return; // audio before the call is taken, or after `stop`
-    if (message.event === 'media' && message.track === 'inbound') call.hear(message.payload);
-    else if (message.event === 'mark') call.markEchoed(message.name);
+    if (message.event === 'media' && message.track === 'inbound') {
+      liveness.heard();
+      call.hear(message.payload);
+    } else if (message.event === 'mark') call.markEchoed(message.name);
   });
   socket.on('close', () => {
     clearTimeout(noStart);
+    liveness.stop();
     stopped = true;
     void call?.callerHungUp();
   });
