@@ -46,7 +46,8 @@ before(async () => {
     startCallStack({
       prefix: 'media-gateway',
       simTimeScale: 1,
-      settings: { media: { ...defaults.media, streamsToken: TOKEN }, recordingsDir },
+      // A short idle window, for the stream that goes quiet below; the test client sends a frame every 20 ms.
+      settings: { media: { ...defaults.media, streamsToken: TOKEN, idleTimeoutMs: 4_000 }, recordingsDir },
     }),
     startTestSpeech(),
   ]);
@@ -198,6 +199,24 @@ describe('the media gateway', () => {
   });
 
   describe('barge-in and hang-ups', { timeout: 180_000 }, () => {
+    test('a stream that goes quiet without a hang-up is the caller gone: the call ends caller_hangup at once, not after the silence timeout', async () => {
+      // A number of its own: callOf finds the first call to a number.
+      const quiet = await createAgentFixture(stack.db.orm, {
+        workspaceId: owner.workspaceId,
+        firstMessage: OPENING,
+      });
+      const client = await connect({ to: quiet.number, from: '+4791234569', token: TOKEN });
+      const call = await callOf(quiet.number);
+      await client.agentStarts(0);
+      client.goQuiet();
+      const quietAt = Date.now();
+      // The silence timeout would take 10 minutes; MEDIA_IDLE_TIMEOUT_MS is 4 s here.
+      const ended = await waitForCallEnd(stack.api.client(owner.secret), call.id, 60_000);
+      assert.equal(ended.end_reason, 'caller_hangup');
+      assert.ok(Date.now() - quietAt >= 4_000, 'not before the idle window');
+      client.close();
+    });
+
     test('speech over the agent stops it (clear), and its line keeps only what had started playing', async () => {
       // A first sentence of several seconds, so the caller speaks over it whatever the machine's load.
       const LONG_OPENING = `Thanks for calling Acme restaurant bookings, my name is Ada and I will be looking after your booking today. ${OPENING}`;

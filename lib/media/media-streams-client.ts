@@ -147,6 +147,15 @@ export class MediaStreamsClient {
     clearTimeout(this.pump);
   }
 
+  /**
+   * The line goes quiet without a hang-up (a dropped NAT mapping, a sleeping laptop): no more
+   * frames, while the socket stays open and still answers the gateway's pings.
+   */
+  goQuiet(): void {
+    this.stopped = true;
+    clearTimeout(this.pump);
+  }
+
   close(): void {
     this.stopped = true;
     clearTimeout(this.pump);
