@@ -10,12 +10,29 @@ const ARRIVAL_WAIT_MS = 5000;
 export class CallSessions {
   private readonly sessions = new Map<string, CallAudio>();
   private readonly waiting = new Map<string, ((session: CallAudio) => void)[]>();
+  /** Calls a stream has claimed whose audio is still being opened. */
+  private readonly claimed = new Set<string>();
 
   get size(): number {
     return this.sessions.size;
   }
 
+  /**
+   * One stream per call: claims `callId` for the stream about to open its audio, at once (no await
+   * between the check and the claim, so two streams racing for one call cannot both pass); null
+   * when the call already has a stream or one is opening. The claim ends with `add`, or with the
+   * returned release when opening failed.
+   */
+  claim(callId: string): (() => void) | null {
+    if (this.sessions.has(callId) || this.claimed.has(callId)) return null;
+    this.claimed.add(callId);
+    return () => {
+      this.claimed.delete(callId);
+    };
+  }
+
   add(session: CallAudio): void {
+    this.claimed.delete(session.callId);
     this.sessions.set(session.callId, session);
     for (const wake of this.waiting.get(session.callId) ?? []) wake(session);
     this.waiting.delete(session.callId);

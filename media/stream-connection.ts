@@ -110,15 +110,23 @@ export function serveStream(socket: WebSocket, request: IncomingMessage, gateway
     const em = gateway.orm.em.fork();
     const row = /^[0-9a-f-]{36}$/.test(callId) ? await em.findOne(Call, { id: callId }) : null;
     const attachable =
-      row !== null &&
-      row.mediaGateway === gateway.controlUrl &&
-      LIVE_STATUSES.includes(row.status) &&
-      gateway.sessions.get(callId) === undefined;
+      row !== null && row.mediaGateway === gateway.controlUrl && LIVE_STATUSES.includes(row.status);
     if (!attachable) {
       socket.close(CLOSE_POLICY, 'no such call to attach to');
       return;
     }
-    await takeStream(row);
+    // One stream per call, claimed before any await: a second one is closed 1008.
+    const release = gateway.sessions.claim(callId);
+    if (!release) {
+      socket.close(CLOSE_POLICY, 'the call already has a stream');
+      return;
+    }
+    try {
+      await takeStream(row);
+    } catch (error) {
+      release();
+      throw error;
+    }
     // The far end answers only now: the agent's first words reach a stream that is there.
     send({ event: 'mark', mark: { name: 'attached' } });
   };

@@ -199,7 +199,7 @@ describe('the media gateway', () => {
   });
 
   describe('barge-in and hang-ups', { timeout: 180_000 }, () => {
-    test('a stream that goes quiet without a hang-up is the caller gone: the call ends caller_hangup at once, not after the silence timeout', async () => {
+    test('one stream per call: a second one is closed 1008; a stream that goes quiet without a hang-up is the caller gone (caller_hangup at once, not after the silence timeout)', async () => {
       // A number of its own: callOf finds the first call to a number.
       const quiet = await createAgentFixture(stack.db.orm, {
         workspaceId: owner.workspaceId,
@@ -208,6 +208,12 @@ describe('the media gateway', () => {
       const client = await connect({ to: quiet.number, from: '+4791234569', token: TOKEN });
       const call = await callOf(quiet.number);
       await client.agentStarts(0);
+      // The call holds its stream: another one for the same call, with the token, is refused.
+      const second = await MediaStreamsClient.connect(gateway.streamsUrl);
+      second.start({ callId: call.id, token: TOKEN });
+      const refused = await second.closed;
+      assert.equal(refused.code, 1008);
+      assert.equal(refused.reason, 'the call already has a stream');
       client.goQuiet();
       const quietAt = Date.now();
       // The silence timeout would take 10 minutes; MEDIA_IDLE_TIMEOUT_MS is 4 s here.
