@@ -162,14 +162,14 @@ export interface WorkspaceLimits {
 
 /** Its limits as operators see them; the dialing countries resolved against the deployment's. */
 export function limitsOf(workspace: Workspace, deploymentCountries: DialingCountries): WorkspaceLimits {
-  const own = workspace.dialingCountries;
+  const countries = dialingCountriesOf(workspace, deploymentCountries);
   return {
     requests_per_second: workspace.requestsPerSecond,
     calls_per_minute: workspace.callsPerMinute,
     calls_per_day: workspace.callsPerDay,
     minutes_quota: workspace.minutesQuota,
-    dialing_countries: own ? storedCountries(own) : copyCountries(deploymentCountries),
-    dialing_countries_from: own ? 'workspace' : 'deployment',
+    dialing_countries: countries === '*' ? '*' : [...countries],
+    dialing_countries_from: workspace.dialingCountries ? 'workspace' : 'deployment',
   };
 }
 
@@ -178,16 +178,10 @@ export function dialingCountriesOf(
   workspace: Pick<Workspace, 'dialingCountries'>,
   deploymentCountries: DialingCountries,
 ): DialingCountries {
-  return workspace.dialingCountries ? storedCountries(workspace.dialingCountries) : deploymentCountries;
-}
-
-/** `{*}` in the column is every country. */
-function storedCountries(stored: readonly string[]): string[] | '*' {
-  return stored.includes('*') ? '*' : [...stored];
-}
-
-function copyCountries(countries: DialingCountries): string[] | '*' {
-  return countries === '*' ? '*' : [...countries];
+  const own = workspace.dialingCountries;
+  if (!own) return deploymentCountries;
+  // `{*}` in the column is every country.
+  return own.includes('*') ? '*' : own;
 }
 
 type LimitColumn = 'requestsPerSecond' | 'callsPerMinute' | 'callsPerDay' | 'minutesQuota';

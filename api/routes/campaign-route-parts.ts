@@ -1,18 +1,12 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { Campaign, Workspace } from '../../db/entities/index.js';
 import { dialingCountriesOf } from '../../lib/accounts.js';
-import type { DeploymentRules } from '../../lib/calls/admit-outbound-call.js';
-import { checkDestination, describeRefusal } from '../../lib/calls/destination-policy.js';
+import { type DeploymentRules, destinationRefused } from '../../lib/calls/admit-outbound-call.js';
 import { type CampaignMoveRefusal, lockCampaign } from '../../lib/campaigns/campaign-moves.js';
 import { countRecipients, presentCampaign } from '../../lib/campaigns/campaign-resource.js';
 import { type CampaignChange, signalCampaign } from '../../lib/campaigns/campaign-workflow-client.js';
-import {
-  campaignStateInvalid,
-  destinationNotAllowed,
-  emergencyNumber,
-  parameterInvalid,
-  resourceMissing,
-} from '../http/errors.js';
+import { admissionRefusalError } from '../http/admission-errors.js';
+import { campaignStateInvalid, parameterInvalid, resourceMissing } from '../http/errors.js';
 import type { ApiContext } from '../http/route.js';
 import { askTemporal } from '../http/temporal-request.js';
 import { METADATA_LIMITS } from '../schemas/call.js';
@@ -71,10 +65,8 @@ export async function checkRecipientDestinations(
   const workspace = await em.findOneOrFail(Workspace, { id: workspaceId });
   const dialingCountries = dialingCountriesOf(workspace, deployment.dialingCountries);
   for (const [i, recipient] of recipients.entries()) {
-    const refusal = checkDestination(recipient.to, { dialingCountries });
-    if (!refusal) continue;
-    if (refusal.code === 'emergency_number') throw emergencyNumber(`recipients[${i}].to`);
-    throw destinationNotAllowed(describeRefusal(recipient.to, refusal), `recipients[${i}].to`);
+    const refusal = destinationRefused(recipient.to, { dialingCountries });
+    if (refusal) throw admissionRefusalError({ ...refusal, param: `recipients[${i}].to` });
   }
 }
 

@@ -4,7 +4,12 @@ import { Agent, Call, PhoneNumber, Workspace } from '../../db/entities/index.js'
 import { dialingCountriesOf } from '../accounts.js';
 import { admitToWorkspace, type WorkspaceRefusal } from './admit-to-workspace.js';
 import { agentSnapshotOf } from './agent-snapshot.js';
-import { checkDestination, type DialingCountries, describeRefusal } from './destination-policy.js';
+import {
+  checkDestination,
+  type DestinationRules,
+  type DialingCountries,
+  describeRefusal,
+} from './destination-policy.js';
 
 // Admission of an outbound call: every check that runs before anything is dialed, then the queued
 // call row. One function for every way a call is placed (POST /calls today; campaigns and the
@@ -73,12 +78,14 @@ export async function admitOutboundCall(
   const caller = await checkOutboundAgent(em, workspaceId, request.agentId, request.from);
   if ('code' in caller) return refused(caller);
   const { agent, from } = caller;
-  const destination = await checkCallDestination(em, workspaceId, request.to, [from], deployment);
+  const workspace = await em.findOneOrFail(Workspace, { id: workspaceId });
+  const dialingCountries = dialingCountriesOf(workspace, deployment.dialingCountries);
+  const destination = destinationRefused(request.to, { dialingCountries, ownNumbers: [from] });
   if (destination) return refused(destination);
   // The integrator's transfer target is checked when it is set, as every number the call may dial.
   const transferTo = request.metadata?.transfer_to;
   if (transferTo !== undefined) {
-    const target = await checkCallDestination(em, workspaceId, transferTo, [from, request.to], deployment);
+    const target = destinationRefused(transferTo, { dialingCountries, ownNumbers: [from, request.to] });
     if (target) return refused({ ...target, param: 'metadata.transfer_to' });
   }
   const workspaceRefusal = await admitToWorkspace(em, workspaceId, 'outbound', now);
@@ -106,25 +113,15 @@ export async function admitOutboundCall(
 }
 
 /**
- * Check 4: whether `to` may be dialled for this workspace (emergency numbers, high-cost numbers,
- * its dialing countries, the call's own numbers). Campaigns make it at creation too.
+ * Check 4 on one number (destination-policy.ts) as an admission refusal: the emergency table keeps
+ * its own code, every other refusal is destination_not_allowed with a sentence saying why.
+ * Campaigns make it on their recipients at creation too.
  */
-export async function checkCallDestination(
-  em: EntityManager,
-  workspaceId: string,
-  to: string,
-  ownNumbers: readonly string[],
-  deployment: DeploymentRules,
-): Promise<DestinationRefused | null> {
-  const workspace = await em.findOneOrFail(Workspace, { id: workspaceId });
-  const refusal = checkDestination(to, {
-    dialingCountries: dialingCountriesOf(workspace, deployment.dialingCountries),
-    ownNumbers,
-  });
+export function destinationRefused(number: string, rules: DestinationRules): DestinationRefused | null {
+  const refusal = checkDestination(number, rules);
   if (!refusal) return null;
-  // The body's schema has already made `to` E.164; the emergency table keeps its own code.
   if (refusal.code === 'emergency_number') return { code: 'emergency_number' };
-  return { code: 'destination_not_allowed', message: describeRefusal(to, refusal) };
+  return { code: 'destination_not_allowed', message: describeRefusal(number, refusal) };
 }
 
 /**

@@ -52,7 +52,7 @@ export function checkDestination(number: unknown, rules: DestinationRules): Dest
   if (type && HIGH_COST_TYPES.has(type))
     return { code: 'destination_not_allowed', reason: 'high_cost', type };
   if (rules.dialingCountries !== '*') {
-    const country = countryOf(number);
+    const country = countryOfParsed(number, parsed);
     if (!country || !rules.dialingCountries.includes(country)) {
       return { code: 'destination_not_allowed', reason: 'country', country };
     }
@@ -63,7 +63,10 @@ export function checkDestination(number: unknown, rules: DestinationRules): Dest
 
 /** The number's region, else the main country of its calling code (null for non-geographic codes). */
 export function countryOf(e164: string): string | null {
-  const parsed = parsePhoneNumberFromString(e164);
+  return countryOfParsed(e164, parsePhoneNumberFromString(e164));
+}
+
+function countryOfParsed(e164: string, parsed: ReturnType<typeof parsePhoneNumberFromString>): string | null {
   if (parsed?.country) return parsed.country;
   const callingCode = parsed?.countryCallingCode ?? callingCodeOf(e164);
   const main = callingCode
