@@ -181,3 +181,16 @@ func TestCallerNumber(t *testing.T) {
 		}
 	}
 }
+
+func TestInviteLimiterForgetsQuietSources(t *testing.T) {
+	limiter := newInviteLimiter(1)
+	start := time.Unix(3_000, 0)
+	for i := range 10_000 {
+		limiter.allow(netip.AddrFrom4([4]byte{10, byte(i >> 16), byte(i >> 8), byte(i)}), start)
+	}
+	// A minute later a new source arrives: the quiet ones are forgotten, not kept forever.
+	limiter.allow(netip.MustParseAddr("192.0.2.1"), start.Add(2*forgetAfter))
+	if len(limiter.buckets) != 1 {
+		t.Errorf("%d sources kept", len(limiter.buckets))
+	}
+}
