@@ -1,7 +1,9 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
+import { Workspace } from '../db/entities/index.js';
 import type { Orm } from '../db/orm.js';
+import { dialingCountriesOf } from '../lib/accounts.js';
 import { type ToolCallRow, writeToolCall } from '../lib/agent-tools/tool-call-rows.js';
 import type { CallAnalysisResult, CallAnalyzer } from '../lib/analysis/analyzer.js';
 import { TranscriptAnalyzer } from '../lib/analysis/transcript-analyzer.js';
@@ -23,11 +25,13 @@ import {
   markRinging,
   recordTransfer,
 } from '../lib/calls/call-status-changes.js';
+import { checkDestination, type DialingCountries, describeRefusal } from '../lib/calls/destination-policy.js';
 import type { TranscriptLine } from '../lib/calls/transcript.js';
 import { keepSpokenPart, loadTranscript, recordLines } from '../lib/calls/transcript-rows.js';
 import type { CallMedia, Carrier } from '../lib/carrier/carrier.js';
 import type { Logger } from '../lib/logger.js';
 import type { TurnsHandOver } from '../lib/media/media-control.js';
+import { transferFailedLine } from '../lib/voice-runtime/transfer-failed.js';
 import { type VoiceRuntime, VoiceRuntimeError } from '../lib/voice-runtime/voice-runtime.js';
 import { heartbeating } from './heartbeat.js';
 
@@ -46,7 +50,14 @@ export interface CallActivityDeps {
   recordingsDir: string;
   /** The service's log, for each agent turn's latency (`agent turn`); none: not logged. */
   logger?: Logger;
+  /** DIALING_COUNTRIES: for workspaces without their own, when a transfer target is checked again. */
+  dialingCountries: DialingCountries;
 }
+
+/** What a transfer came to; `not_allowed`: its target failed the check when used, nothing was dialled. */
+export type TransferOutcome =
+  | { transferred: true }
+  | { transferred: false; failure: 'not_allowed' /** the agent's line to the caller */; say: string };
 
 /** Failure types of the voice runtime (activities/calls.ts), as the workflow history shows them. */
 export const VOICE_RUNTIME_UNAVAILABLE = 'VoiceRuntimeUnavailable';
@@ -174,14 +185,39 @@ export function createCallActivities(deps: CallActivityDeps) {
       },
 
       /**
-       * Hands the call over, then records where to (and writes `event`, call.transferred): a
-       * transfer the carrier refused is never recorded.
+       * Checks the target again as it is now (lib/calls/destination-policy.ts: the workspace's
+       * dialing countries may have changed since it was set), hands the call over, then records
+       * where to (and writes `event`, call.transferred): a transfer the carrier refused is never
+       * recorded, and one whose target fails the check is never dialled.
        */
-      async transferCall(input: { callId: string; to: string; event?: CallEventToWrite }) {
-        await loadCall(em(), input.callId);
+      async transferCall(input: {
+        callId: string;
+        to: string;
+        event?: CallEventToWrite;
+      }): Promise<TransferOutcome> {
+        const db = em();
+        const call = await loadCall(db, input.callId);
+        const workspace = await db.findOneOrFail(Workspace, { id: call.workspace });
+        const refusal = checkDestination(input.to, {
+          dialingCountries: dialingCountriesOf(workspace, deps.dialingCountries),
+          ownNumbers: [call.fromNumber, call.toNumber],
+        });
+        if (refusal) {
+          deps.logger?.warn('transfer target refused when used; nothing dialled', {
+            callId: input.callId,
+            to: input.to,
+            reason: describeRefusal(input.to, refusal),
+          });
+          return {
+            transferred: false,
+            failure: 'not_allowed',
+            say: transferFailedLine(call.agentSnapshot.language),
+          };
+        }
         await deps.carrier.transfer({ callId: input.callId, to: input.to });
-        await recordTransfer(em(), input.callId, input.to);
+        await recordTransfer(db, input.callId, input.to);
         await emit(input.callId, input.event);
+        return { transferred: true };
       },
 
       async releaseCall(input: { callId: string; reason: 'hang_up' | 'cancel' }) {

@@ -103,6 +103,7 @@ export type {
   PhoneNumber,
   ToolCall,
   ToolsSecret,
+  TransferDestinationInput,
   Usage,
   WebhookEndpoint as Webhook,
   WebhookEndpointWithSecret as WebhookWithSecret,

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { Call } from '../db/entities/index.js';
-import { createPhoneNumber } from '../lib/accounts.js';
+import { Agent, Call } from '../db/entities/index.js';
+import { createPhoneNumber, setLimits } from '../lib/accounts.js';
 import {
   type ApiResponse,
   closeApiAndDatabase,
@@ -49,6 +49,7 @@ describe('POST /agents', () => {
         voice: { provider: 'simulator', voice_id: null },
         llm: { provider: 'simulator', model: 'scripted-conversation-v1' },
         tools: [],
+        transfer_destinations: [],
         created_at: undefined,
         updated_at: undefined,
       },
@@ -566,5 +567,137 @@ describe('path ids', () => {
     assert.deepEqual((await client().get(`/agents/${upper}`)).body, agent);
     const deleted = await client().delete(`/agents/${upper}`);
     assert.deepEqual(deleted.body, { object: 'agent', id: agent.id, deleted: true });
+  });
+});
+
+describe('transfer_destinations', () => {
+  const storedDestinations = async (agentId: string) =>
+    (await db.orm.em.fork().findOneOrFail(Agent, { id: agentId })).transferDestinations;
+
+  test('written on create (mode defaults to cold, message to null), shown by GET and lists, replaced whole by PATCH', async () => {
+    const agent = await createAgent({
+      transfer_destinations: [
+        { number: '+4722000200', description: 'Billing' },
+        {
+          number: '+46812345678',
+          description: 'Stockholm office',
+          mode: 'warm',
+          message: 'A customer from Norway.',
+        },
+      ],
+    });
+    const expected = [
+      { number: '+4722000200', description: 'Billing', mode: 'cold', message: null },
+      {
+        number: '+46812345678',
+        description: 'Stockholm office',
+        mode: 'warm',
+        message: 'A customer from Norway.',
+      },
+    ];
+    assert.deepEqual(agent.transfer_destinations, expected);
+    assert.deepEqual((await client().get(`/agents/${agent.id}`)).body.transfer_destinations, expected);
+    const listed = (await client().get('/agents?limit=100')).body.data.find(
+      (item: { id: string }) => item.id === agent.id,
+    );
+    assert.deepEqual(listed.transfer_destinations, expected);
+
+    const patched = await client().patch(`/agents/${agent.id}`, {
+      transfer_destinations: [{ number: '+4722000300', description: 'Front desk', mode: 'warm' }],
+    });
+    assert.equal(patched.status, 200, patched.text);
+    assert.deepEqual(patched.body.transfer_destinations, [
+      { number: '+4722000300', description: 'Front desk', mode: 'warm', message: null },
+    ]);
+    // Other fields leave them alone; [] removes them all.
+    await client().patch(`/agents/${agent.id}`, { name: 'Renamed' });
+    assert.equal((await storedDestinations(agent.id)).length, 1);
+    const cleared = await client().patch(`/agents/${agent.id}`, { transfer_destinations: [] });
+    assert.deepEqual(cleared.body.transfer_destinations, []);
+  });
+
+  test('each number passes the dialling check at write time, the refusal naming its field; nothing is written', async () => {
+    const agent = await createAgent({
+      transfer_destinations: [{ number: '+4722000200', description: 'Billing' }],
+    });
+    const before = await storedDestinations(agent.id);
+    const ok = { number: '+4722000400', description: 'Sales' };
+    const cases: [Record<string, unknown>, number, string][] = [
+      [{ number: '+4711200000', description: 'Police' }, 422, 'emergency_number'],
+      [{ number: '+4782012345', description: 'Premium' }, 422, 'destination_not_allowed'],
+      [{ number: '+881612345678', description: 'Satellite' }, 422, 'destination_not_allowed'],
+      [{ number: '+447700900123', description: 'London' }, 422, 'destination_not_allowed'],
+      [{ number: '22000200', description: 'Not E.164' }, 400, 'parameter_invalid'],
+      [{ number: '+4722000500', description: '' }, 400, 'parameter_invalid'],
+      [{ number: '+4722000500', description: 'x', mode: 'hot' }, 400, 'parameter_invalid'],
+    ];
+    for (const [destination, status, code] of cases) {
+      const body = {
+        transfer_destinations: [ok, ok, destination].map((d, i) =>
+          i === 1 ? { ...d, number: '+4722000401' } : d,
+        ),
+      };
+      const param =
+        code === 'parameter_invalid' && destination.description === ''
+          ? 'transfer_destinations[2].description'
+          : code === 'parameter_invalid' && destination.mode
+            ? 'transfer_destinations[2].mode'
+            : 'transfer_destinations[2].number';
+      assertApiError(await client().patch(`/agents/${agent.id}`, body), status, code, param);
+      assertApiError(await client().post('/agents', { name: 'Refused', ...body }), status, code, param);
+    }
+    assert.deepEqual(await storedDestinations(agent.id), before, 'a refused PATCH changes nothing');
+
+    // Listed twice.
+    assertApiError(
+      await client().patch(`/agents/${agent.id}`, {
+        transfer_destinations: [ok, { ...ok, description: 'Again' }],
+      }),
+      400,
+      'parameter_invalid',
+      'transfer_destinations[1].number',
+    );
+    // More than 20.
+    const many = Array.from({ length: 21 }, (_, i) => ({
+      number: `+47220006${String(i).padStart(2, '0')}`,
+      description: 'x',
+    }));
+    assertApiError(
+      await client().patch(`/agents/${agent.id}`, { transfer_destinations: many }),
+      400,
+      'parameter_invalid',
+      'transfer_destinations',
+    );
+    assert.equal(
+      (await client().patch(`/agents/${agent.id}`, { transfer_destinations: many.slice(0, 20) })).status,
+      200,
+    );
+  });
+
+  test('the workspace’s dialing countries as they are now, and never one of the agent’s own numbers', async () => {
+    const agent = await createAgent({ name: 'Countries' });
+    const em = db.orm.em.fork();
+    const own = await createPhoneNumber(em, { workspaceId: owner.workspaceId, number: '+4722000999' });
+    await client().patch(`/phone-numbers/${own.id}`, { agent_id: agent.id });
+    assertApiError(
+      await client().patch(`/agents/${agent.id}`, {
+        transfer_destinations: [{ number: '+4722000999', description: 'Itself' }],
+      }),
+      422,
+      'destination_not_allowed',
+      'transfer_destinations[0].number',
+    );
+    const london = { transfer_destinations: [{ number: '+447700900123', description: 'London' }] };
+    try {
+      await setLimits(db.orm.em.fork(), { workspaceId: owner.workspaceId, dialingCountries: 'GB' });
+      assert.equal((await client().patch(`/agents/${agent.id}`, london)).status, 200);
+      const norway = await client().patch(`/agents/${agent.id}`, {
+        transfer_destinations: [{ number: '+4722000200', description: 'Oslo' }],
+      });
+      assertApiError(norway, 422, 'destination_not_allowed', 'transfer_destinations[0].number');
+      assert.match(norway.body.error.message, /NO/);
+    } finally {
+      await setLimits(db.orm.em.fork(), { workspaceId: owner.workspaceId, dialingCountries: 'default' });
+    }
   });
 });

@@ -16,6 +16,7 @@ import {
 import { apologyLine } from '../lib/voice-runtime/apology.js';
 import { TRANSFER_UNAVAILABLE } from '../lib/voice-runtime/llm-prompt.js';
 import { OpenAiCompatibleRuntime } from '../lib/voice-runtime/openai-compatible-runtime.js';
+import { transferFailedLine } from '../lib/voice-runtime/transfer-failed.js';
 import { CALL_AGENT_STEPS_CALLING_OUT_LOCAL } from '../workflows/activity-options.js';
 import {
   type AgentFixture,
@@ -102,6 +103,7 @@ afterEach(async () => {
 class ObservedCarrier implements Carrier {
   readonly said: string[] = [];
   readonly releases: string[] = [];
+  readonly transfers: string[] = [];
   constructor(private readonly inner: Carrier) {}
   dial(request: DialRequest) {
     return this.inner.dial(request);
@@ -120,6 +122,7 @@ class ObservedCarrier implements Carrier {
     return this.inner.say(request);
   }
   transfer(request: Parameters<Carrier['transfer']>[0]) {
+    this.transfers.push(request.to);
     return this.inner.transfer(request);
   }
   release(request: Parameters<Carrier['release']>[0]) {
@@ -389,6 +392,45 @@ describe('a transfer without a number to go to', { timeout: 120_000 }, () => {
     assert.equal(followUp.at(-2).tool_calls[0].function.name, 'transfer_call');
     assert.equal(followUp.at(-1).tool_call_id, followUp.at(-2).tool_calls[0].id);
     assert.equal(followUp.at(-1).content, TRANSFER_UNAVAILABLE);
+  });
+});
+
+describe('a transfer target checked again when it is used', { timeout: 120_000 }, () => {
+  test('a target the workspace may no longer dial is never dialled: the agent says so and the call goes on', async () => {
+    // Set when London was allowed (or written past the API): the check at the transfer refuses it.
+    const london = '+447700900123';
+    standIn.reply = (request) => {
+      const last = request.body.messages.at(-1);
+      if (last.role === 'user' && /real person/.test(last.content)) {
+        return streamed('Of course, connecting you now.', [transferCall(london)]);
+      }
+      return scriptedModel(request);
+    };
+    const { call, events, transcript, carrier } = await runCall({
+      to: '+4791242002',
+      metadata: { first_name: 'Kari', transfer_to: london },
+      firstMessage: 'Hi {{first_name}}.',
+    });
+    assert.equal(call.status, 'completed');
+    assert.deepEqual(carrier.transfers, [], 'nothing was dialled');
+    assert.equal(call.transferredTo, null);
+    assert.notEqual(call.endReason, 'transferred');
+    assert.deepEqual(
+      events.map((event) => event.type),
+      ['call.started', 'call.completed'],
+    );
+    const agentLines = transcript.filter((line) => line.role === 'agent').map((line) => line.text);
+    const announced = agentLines.indexOf('Of course, connecting you now.');
+    assert.ok(announced >= 0, agentLines.join(' | '));
+    assert.equal(agentLines[announced + 1], transferFailedLine(call.agentSnapshot.language));
+    assert.ok(
+      carrier.said.includes(transferFailedLine(call.agentSnapshot.language)),
+      'and the caller heard it',
+    );
+    assert.ok(
+      logged.some((line) => /transfer target refused when used/.test(line) && line.includes(call.id)),
+      'the refusal is logged',
+    );
   });
 });
 

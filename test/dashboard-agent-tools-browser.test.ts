@@ -11,8 +11,9 @@ import { TEST_PASSWORD } from './support/dashboard-session.js';
 import { freshDatabase, type TestDatabase } from './support/database.js';
 
 // The dashboard's agent tools in real headless Chromium against the API (real HTTP, PostgreSQL):
-// editing a tool, the API's refusal shown at the field it names, the tools secret shown once, and
-// a call's tool calls in its timeline (rows written as the call runtime writes them).
+// editing a tool, the API's refusal shown at the field it names, the tools secret shown once, the
+// transfer destinations (refused at their field, then saved), and a call's tool calls in its
+// timeline (rows written as the call runtime writes them).
 
 const executablePath = chromiumPath();
 const skip = executablePath
@@ -128,6 +129,53 @@ describe('agent tools in the dashboard', { skip }, () => {
     assert.deepEqual((await storedAgent(agentId)).tools, []);
     // The secret is not on the page once it was left.
     assert.equal(await page.getByRole('textbox', { name: 'New tools secret' }).count(), 0);
+  });
+
+  test('transfer destinations: a premium-rate number is refused at its field; fixed, they are saved', async () => {
+    const created = await api.client(owner.secret).post('/agents', { name: 'Switchboard' });
+    const agentId = created.body.id;
+    await page.goto(`${api.url}/agents/${agentId}`);
+    const section = page.locator('section[aria-labelledby="agent-transfers"]');
+    await section.getByText('No destinations').waitFor();
+    await section.getByRole('button', { name: 'Add destination' }).click();
+    await section.getByRole('button', { name: 'Add destination' }).click();
+    const [first, second] = [section.locator('fieldset').nth(0), section.locator('fieldset').nth(1)];
+    await first.getByLabel('Number').fill('+4722000200');
+    await first.getByLabel('What it is for').fill('Billing');
+    // Norway's 820 numbers are premium rate: the API refuses it, naming transfer_destinations[1].number.
+    await second.getByLabel('Number').fill('+4782012345');
+    await second.getByLabel('What it is for').fill('Front desk');
+    await second.getByLabel('Mode', { exact: true }).selectOption('warm');
+    await section.getByRole('button', { name: 'Save destinations' }).click();
+    const refusal = second.locator('.field-error');
+    await refusal.waitFor();
+    assert.match((await refusal.textContent()) ?? '', /high-cost number \(premium rate\)/);
+    assert.equal(await second.getByLabel('Number').getAttribute('aria-invalid'), 'true');
+    assert.equal(await first.locator('.field-error').count(), 0);
+    assert.deepEqual((await storedAgent(agentId)).transferDestinations, []);
+    await screenshot(page, 'agent-transfers-refused');
+
+    await second.getByLabel('Number').fill('+4722000300');
+    await second.getByLabel('Briefing').fill('A caller about an invoice.');
+    await section.getByRole('button', { name: 'Save destinations' }).click();
+    await section.locator('.notice').getByText('Transfer destinations saved.').waitFor();
+    assert.deepEqual((await storedAgent(agentId)).transferDestinations, [
+      { number: '+4722000200', description: 'Billing', mode: 'cold', message: null },
+      {
+        number: '+4722000300',
+        description: 'Front desk',
+        mode: 'warm',
+        message: 'A caller about an invoice.',
+      },
+    ]);
+    // Read back after a reload: the form shows what is stored.
+    await page.reload();
+    await section.locator('fieldset').nth(1).getByLabel('Number').waitFor();
+    assert.equal(
+      await section.locator('fieldset').nth(1).getByLabel('Mode', { exact: true }).inputValue(),
+      'warm',
+    );
+    await screenshot(page, 'agent-transfers-saved');
   });
 
   test('a call’s tool calls are in its timeline: name, status, attempts, duration and the result’s start', async () => {

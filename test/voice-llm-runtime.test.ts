@@ -230,6 +230,51 @@ describe('prompt assembly', () => {
     }
   });
 
+  test('the agent’s transfer_destinations are the only choices (with their descriptions), before metadata.transfer_to and TRANSFER_NUMBER; the model picks one', async () => {
+    const destinations = [
+      { number: '+4722000200', description: 'Billing questions', mode: 'cold' as const, message: null },
+      { number: '+4722000300', description: 'The front desk', mode: 'warm' as const, message: 'A caller.' },
+    ];
+    const withDestinations = context({ metadata: { transfer_to: '+4722334455' } });
+    withDestinations.agent = { ...withDestinations.agent, transferDestinations: destinations };
+    replyWith(streamed('Connecting you to billing.', [transferCall('+47 22 00 02 00')]));
+    const turn = await runtime({ transferNumber: '+4722000100' }).respond(withDestinations, conversation);
+    assert.deepEqual(turn.next, { kind: 'transfer', to: '+4722000200' });
+    const request = standIn.requests[0].body;
+    const transfer = request.tools[1].function;
+    assert.equal(transfer.name, 'transfer_call');
+    assert.deepEqual(transfer.parameters.properties.number.enum, ['+4722000200', '+4722000300']);
+    assert.match(transfer.description, /\+4722000200: Billing questions/);
+    assert.match(transfer.description, /\+4722000300: The front desk/);
+    const system = request.messages[0].content as string;
+    assert.match(system, /whose description fits what they need/);
+    assert.doesNotMatch(
+      system,
+      /\+4722334455|\+4722000100/,
+      'neither metadata.transfer_to nor TRANSFER_NUMBER is offered',
+    );
+
+    // The integrator's own metadata.transfer_to is not one of them: refused, nothing dialled.
+    standIn.requests.length = 0;
+    standIn.reply = (request) =>
+      request.body.messages.at(-1).role === 'tool'
+        ? streamed('I can put you through to billing or the front desk.')
+        : streamed('Connecting you.', [transferCall('+4722334455')]);
+    const refused = await runtime().respond(withDestinations, conversation);
+    assert.deepEqual(refused.next, { kind: 'continue' });
+    const result = standIn.requests[1].body.messages.at(-1).content;
+    assert.match(result, /^transfer_not_allowed: \+4722334455 is not a number/);
+    assert.match(result, /The only numbers are \+4722000200, \+4722000300/);
+
+    // With a choice, a transfer_call without a number is not guessed.
+    standIn.requests.length = 0;
+    standIn.reply = (request) =>
+      request.body.messages.at(-1).role === 'tool'
+        ? streamed('Which department would you like?')
+        : streamed('Connecting you.', [{ name: 'transfer_call', arguments: '{}' }]);
+    assert.deepEqual((await runtime().respond(withDestinations, conversation)).next, { kind: 'continue' });
+  });
+
   test('calls that come in are told so, not that the agent placed them; web calls too', async () => {
     replyWith(streamed('Hello!'));
     await runtime().respond(context({ direction: 'inbound' }), [line(0, 'caller', 'Hello?')]);

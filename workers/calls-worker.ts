@@ -88,6 +88,7 @@ export function createCallsWorker(deps: CallsWorkerDeps): Promise<Worker> {
         voiceRuntime,
         analyzer,
         recordingsDir: deps.settings.recordingsDir,
+        dialingCountries: deps.settings.dialingCountries,
         logger: deps.logger ?? createLogger(deps.settings.logLevel, { fields: { worker: 'calls' } }),
       }),
       ...createCallRuntimeActivities({ voiceRuntime, analyzer }),

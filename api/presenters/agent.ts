@@ -1,6 +1,7 @@
 import type { Agent } from '../../db/entities/index.js';
 import type { VoiceRuntimeInfo } from '../agent-runtime.js';
 import { presentAgentTool } from './agent-tool.js';
+import { presentTransferDestination } from './transfer-destination.js';
 
 /** What the Agent object is made of: an entity, or a row read without the ORM (the hot read). */
 export type AgentFields = Pick<
@@ -18,6 +19,7 @@ export type AgentFields = Pick<
   | 'llmProvider'
   | 'llmModel'
   | 'tools'
+  | 'transferDestinations'
   | 'createdAt'
   | 'updatedAt'
 >;
@@ -45,6 +47,7 @@ export function presentAgent(
       ? { provider: runtime.llmProvider, model: runtime.llmModel }
       : { provider: agent.llmProvider ?? null, model: agent.llmModel ?? null },
     tools: (agent.tools ?? []).map(presentAgentTool),
+    transfer_destinations: (agent.transferDestinations ?? []).map(presentTransferDestination),
     created_at: agent.createdAt.toISOString(),
     updated_at: agent.updatedAt.toISOString(),
   };

@@ -11,7 +11,14 @@ import { storeAnswerWithWork } from '../middleware/idempotency.js';
 import { presentAgent } from '../presenters/agent.js';
 import { agentCreateSchema, agentSchema, agentUpdateSchema } from '../schemas/agent.js';
 import { deletedSchema } from '../schemas/common.js';
-import { agentParams, agentMissing as missing, toolsRefused, toolsToStore } from './agent-route-parts.js';
+import {
+  agentParams,
+  destinationsRefused,
+  agentMissing as missing,
+  toolsRefused,
+  toolsToStore,
+} from './agent-route-parts.js';
+import { transferDestinationsToStore } from './transfer-destinations.js';
 
 // Agent status rules (docs/api-platform.md):
 // - publish: draft, unpublished → published; needs a non-blank system_prompt (else 422
@@ -60,6 +67,7 @@ const create = defineRoute({
   idempotent: true,
   responses: {
     400: toolsRefused,
+    422: destinationsRefused,
     201: {
       description: 'The new agent, in status draft.',
       schema: agentSchema,
@@ -76,6 +84,12 @@ const create = defineRoute({
   },
   async handler(ctx, { body }) {
     const tools = await toolsToStore(ctx, body.tools ?? []);
+    const transferDestinations = await transferDestinationsToStore(
+      ctx,
+      ctx.state.em,
+      body.transfer_destinations ?? [],
+      null,
+    );
     // The agent and the answer under the Idempotency-Key commit together.
     return ctx.state.em.transactional(async (em) => {
       const agent = em.create(Agent, {
@@ -93,6 +107,7 @@ const create = defineRoute({
         llmProvider: runtimeOf(ctx).llmProvider,
         llmModel: runtimeOf(ctx).llmModel,
         tools,
+        transferDestinations,
         deletedAt: null,
       });
       await em.flush();
@@ -130,13 +145,19 @@ const update = defineRoute({
     200: agentResponse,
     400: toolsRefused,
     404: missing,
-    422: { description: 'agent_not_ready: a published agent cannot lose its system_prompt.' },
+    422: {
+      description: `agent_not_ready: a published agent cannot lose its system_prompt. ${destinationsRefused.description}`,
+    },
   },
   async handler(ctx, { params, body }) {
     const em = ctx.state.em;
     const agent = await findAgentOr404(em, ctx.state.auth.workspaceId, params.agent_id);
     // Checked before any field changes, so a refused PATCH changes nothing.
     const tools = body.tools === undefined ? undefined : await toolsToStore(ctx, body.tools);
+    const transferDestinations =
+      body.transfer_destinations === undefined
+        ? undefined
+        : await transferDestinationsToStore(ctx, em, body.transfer_destinations, agent.id);
     if (agent.status === 'published' && body.system_prompt !== undefined && isBlank(body.system_prompt)) {
       throw agentNotReady('A published agent needs a system_prompt; unpublish it first.', 'system_prompt');
     }
@@ -148,6 +169,7 @@ const update = defineRoute({
     if (body.outbound_first_message !== undefined) agent.outboundFirstMessage = body.outbound_first_message;
     if (body.voice_id !== undefined) agent.voiceId = body.voice_id;
     if (tools !== undefined) agent.tools = tools;
+    if (transferDestinations !== undefined) agent.transferDestinations = transferDestinations;
     agent.updatedAt = new Date();
     await em.flush();
     return { status: 200, body: presentAgent(agent, runtimeOf(ctx)) };

@@ -1,6 +1,7 @@
 import { toolSchema, toolsRequestSchema } from './agent-tool.js';
 import { BCP47_PATTERN } from './bcp47.js';
 import { dateTimeSchema, uuidSchema } from './common.js';
+import { transferDestinationSchema, transferDestinationsRequestSchema } from './transfer-destination.js';
 
 // Bounds from the spec's Limits; characters are Unicode code points.
 
@@ -23,6 +24,7 @@ const fields = {
   outbound_first_message: { type: 'string', maxLength: 500 },
   voice_id: { type: 'string', minLength: 1, maxLength: 200 },
   tools: toolsRequestSchema,
+  transfer_destinations: transferDestinationsRequestSchema,
 } as const;
 
 export const agentCreateSchema = {
@@ -68,6 +70,7 @@ export const agentSchema = {
     'voice',
     'llm',
     'tools',
+    'transfer_destinations',
     'created_at',
     'updated_at',
   ],
@@ -95,6 +98,7 @@ export const agentSchema = {
       properties: { provider: nullableString, model: nullableString },
     },
     tools: { type: 'array', items: toolSchema },
+    transfer_destinations: { type: 'array', items: transferDestinationSchema },
     created_at: dateTimeSchema,
     updated_at: dateTimeSchema,
   },

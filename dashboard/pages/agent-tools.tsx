@@ -1,6 +1,7 @@
 import { useState } from 'preact/hooks';
 import { type Agent, type AgentToolInput, ApiFailure, api, type ToolsSecret } from '../api.js';
 import { ErrorNote, Field, SecretOnce, useAction } from '../components.js';
+import { FieldRefusal, ListActions, useListEditor } from '../list-editor.js';
 import { useSession } from '../session.js';
 
 // The agent page's tools (docs/agent-tools.md): edit the functions the agent's language model may
@@ -33,12 +34,6 @@ function draftOf(tool?: Agent['tools'][number]): ToolDraft {
     timeout_seconds: String(tool?.timeout_seconds ?? 10),
     speak_while_waiting: tool?.speak_while_waiting ?? '',
   };
-}
-
-/** `tools[2].parameters` → [2, 'parameters'] (deeper params, `tools[2].parameters.x`, count for the field). */
-function fieldOf(param: string | null): [number, ToolField] | null {
-  const match = /^tools\[(\d{1,2})\]\.([a-z_]{1,40})/.exec(param ?? '');
-  return match ? [Number(match[1]), match[2] as ToolField] : null;
 }
 
 /** The request's tools, or the first box whose JSON cannot be read. */
@@ -80,19 +75,12 @@ export interface AgentSectionProps {
 
 export function AgentTools({ agent, notice, onChange }: AgentSectionProps) {
   const { canWrite } = useSession();
-  const [drafts, setDrafts] = useState(() => agent.tools.map(draftOf));
-  const [dirty, setDirty] = useState(false);
-  const action = useAction();
-  const failure = action.error instanceof ApiFailure ? action.error : null;
-  const at = fieldOf(failure?.param ?? null);
-
-  const edit = (index: number, field: ToolField, value: string) => {
-    setDrafts(drafts.map((d, i) => (i === index ? { ...d, [field]: value } : d)));
-    setDirty(true);
-  };
+  // Deeper params (`tools[2].parameters.x`) count for the field.
+  const editor = useListEditor<ToolDraft, ToolField>('tools', () => agent.tools.map(draftOf));
+  const { drafts } = editor;
   const save = (event: Event) => {
     event.preventDefault();
-    action.run(async () => {
+    editor.action.run(async () => {
       const tools = toRequest(drafts);
       if (tools instanceof ApiFailure) throw tools;
       await api.patch(`/v1/agents/${agent.id}`, { tools });
@@ -101,14 +89,13 @@ export function AgentTools({ agent, notice, onChange }: AgentSectionProps) {
   };
 
   const box = (index: number, field: ToolField, label: string, hint?: string) => {
-    const draft = drafts[index]!;
-    const wrong = at && at[0] === index && at[1] === field ? failure : null;
+    const wrong = editor.refusalAt(index, field);
     const common = {
       name: `tools-${index}-${field}`,
       readOnly: !canWrite,
-      value: draft[field],
+      value: drafts[index]![field],
       'aria-invalid': wrong ? true : undefined,
-      onInput: (e: { currentTarget: { value: string } }) => edit(index, field, e.currentTarget.value),
+      onInput: (e: { currentTarget: { value: string } }) => editor.edit(index, field, e.currentTarget.value),
     };
     return (
       <Field label={label} hint={hint}>
@@ -117,11 +104,7 @@ export function AgentTools({ agent, notice, onChange }: AgentSectionProps) {
         ) : (
           <input {...common} inputMode={field === 'timeout_seconds' ? 'numeric' : undefined} />
         )}
-        {wrong && (
-          <span class="field-error" role="alert">
-            {wrong.message}
-          </span>
-        )}
+        <FieldRefusal refusal={wrong} />
       </Field>
     );
   };
@@ -159,43 +142,21 @@ export function AgentTools({ agent, notice, onChange }: AgentSectionProps) {
               )}
             </div>
             {canWrite && (
-              <button
-                type="button"
-                class="danger"
-                onClick={() => {
-                  setDrafts(drafts.filter((_, i) => i !== index));
-                  setDirty(true);
-                }}
-              >
+              <button type="button" class="danger" onClick={() => editor.remove(index)}>
                 Remove tool
               </button>
             )}
           </fieldset>
         ))}
-        {failure && !at ? <ErrorNote error={failure} /> : null}
-        {action.error && !failure ? <ErrorNote error={action.error} /> : null}
-        {canWrite && (
-          <div class="actions">
-            <button
-              type="button"
-              disabled={drafts.length >= 20}
-              onClick={() => {
-                setDrafts([...drafts, draftOf()]);
-                setDirty(true);
-              }}
-            >
-              Add tool
-            </button>
-            <button type="submit" class="primary" disabled={action.busy || !dirty}>
-              Save tools
-            </button>
-          </div>
-        )}
-        {notice && !dirty && (
-          <p class="notice" role="status">
-            {notice}
-          </p>
-        )}
+        <ListActions
+          editor={editor}
+          canWrite={canWrite}
+          max={20}
+          addLabel="Add tool"
+          saveLabel="Save tools"
+          onAdd={() => editor.add(draftOf())}
+          notice={notice}
+        />
       </form>
       <ToolsSecretPanel agentId={agent.id} />
     </section>

@@ -14,6 +14,7 @@ import { Link, navigate } from '../router.js';
 import { useSession } from '../session.js';
 import { useTalk } from '../use-talk.js';
 import { type AgentSectionProps, AgentTools } from './agent-tools.js';
+import { AgentTransfers } from './agent-transfers.js';
 
 type Editable =
   | 'name'
@@ -33,9 +34,17 @@ const EDITABLE: Editable[] = [
 
 export function AgentPage({ id }: { id: string }) {
   const agent = useResource(() => api.get<Agent>(`/v1/agents/${id}`), [id]);
-  // Kept here: the editor starts afresh from each saved version of the agent.
-  const [notice, setNotice] = useState<string | null>(null);
-  const [toolsNotice, setToolsNotice] = useState<string | null>(null);
+  // Kept here: each section starts afresh from each saved version of the agent, and only the
+  // section saved last shows its notice.
+  const [saved, setSaved] = useState<{ section: string; notice: string } | null>(null);
+  const section = (name: string, data: Agent): AgentSectionProps => ({
+    agent: data,
+    notice: saved?.section === name ? saved.notice : null,
+    onChange: (notice) => {
+      setSaved({ section: name, notice });
+      agent.reload();
+    },
+  });
   return (
     <Loaded resource={agent}>
       {(data) => (
@@ -44,26 +53,9 @@ export function AgentPage({ id }: { id: string }) {
             <Link href="/agents">Agents</Link> /
           </p>
           <PageTitle>{data.name}</PageTitle>
-          <AgentEditor
-            key={data.updated_at}
-            agent={data}
-            notice={notice}
-            onChange={(done) => {
-              setNotice(done);
-              setToolsNotice(null);
-              agent.reload();
-            }}
-          />
-          <AgentTools
-            key={`tools-${data.updated_at}`}
-            agent={data}
-            notice={toolsNotice}
-            onChange={(done) => {
-              setNotice(null);
-              setToolsNotice(done);
-              agent.reload();
-            }}
-          />
+          <AgentEditor key={data.updated_at} {...section('settings', data)} />
+          <AgentTools key={`tools-${data.updated_at}`} {...section('tools', data)} />
+          <AgentTransfers key={`transfers-${data.updated_at}`} {...section('transfers', data)} />
           <TestPanel agent={data} />
         </>
       )}

@@ -21,6 +21,21 @@ export interface AgentTool {
 }
 
 /**
+ * A number the agent may transfer a call to (telephony spec section 1): the model is offered these
+ * and nothing else. Checked like every number the service dials when written and again when used.
+ */
+export interface TransferDestination {
+  /** E.164. */
+  number: string;
+  /** What the model is told the number is for ("the front desk", "billing"). */
+  description: string;
+  /** `cold`: the caller is handed over at once; `warm`: the target is briefed first. */
+  mode: 'cold' | 'warm';
+  /** For a warm transfer, what the target is told first; null: a summary of the call. */
+  message: string | null;
+}
+
+/**
  * A voice agent. DELETE sets `deletedAt` (a tombstone) rather than removing the row, so past
  * calls keep their `agent_id`; every read filters deleted agents out.
  */
@@ -45,6 +60,10 @@ const AgentSchema = defineEntity({
     tools: p
       .json()
       .$type<AgentTool[]>()
+      .onCreate(() => []),
+    transferDestinations: p
+      .json()
+      .$type<TransferDestination[]>()
       .onCreate(() => []),
     /**
      * Signs the agent's tool requests (`tsec_…`); null until `POST /agents/{id}/tools-secret` makes

@@ -1,5 +1,5 @@
 import { defineEntity, p } from '@mikro-orm/core';
-import { Agent, type AgentTool } from './agent.js';
+import { Agent, type AgentTool, type TransferDestination } from './agent.js';
 import { Campaign } from './campaign.js';
 import { Workspace } from './workspace.js';
 
@@ -38,6 +38,8 @@ export interface AgentSnapshot {
   llmModel: string | null;
   /** Absent on calls that started before agents had tools: none. */
   tools?: AgentTool[];
+  /** Absent on calls that started before agents had transfer destinations: none. */
+  transferDestinations?: TransferDestination[];
 }
 
 const CallSchema = defineEntity({

@@ -13,5 +13,6 @@ export function agentSnapshotOf(agent: Agent): AgentSnapshot {
     llmProvider: agent.llmProvider ?? null,
     llmModel: agent.llmModel ?? null,
     tools: agent.tools ?? [],
+    transferDestinations: agent.transferDestinations ?? [],
   };
 }

@@ -2,13 +2,14 @@ import type { ChatCompletionMessageParam, ChatCompletionTool } from 'openai/reso
 import type { TranscriptLine } from '../calls/transcript.js';
 import type { ToolExchange } from '../temporal/tool-calls.js';
 import { fillVariables } from './dynamic-variables.js';
+import type { TransferTarget } from './transfer-target.js';
 import type { ConversationContext } from './voice-runtime.js';
 
 // What the language-model runtime sends for one agent turn (operations contract, section 7):
 // one `system` message, the agent's `system_prompt` (dynamic variables filled in) followed by the
 // service's own instructions; then the conversation so far, agent lines as `assistant` and the
-// person's as `user`; and the tools `end_call` and, when the call has a number to transfer to,
-// `transfer_call` with that number as its only choice.
+// person's as `user`; and the tools `end_call` and, when the call has numbers to transfer to,
+// `transfer_call` with those numbers as its only choices (transfer-target.ts).
 
 export const END_CALL = 'end_call';
 export const TRANSFER_CALL = 'transfer_call';
@@ -27,19 +28,22 @@ const END_CALL_TOOL: ChatCompletionTool = {
  * `transfer_call` with the numbers this call may be transferred to as an enum: a number the caller
  * says or the model makes up is never dialled (toll fraud: lib/calls/destination-policy.ts).
  */
-function transferCallTool(targets: readonly string[]): ChatCompletionTool {
+function transferCallTool(targets: readonly TransferTarget[]): ChatCompletionTool {
+  const described = targets.filter((target) => target.description);
   return {
     type: 'function',
     function: {
       name: TRANSFER_CALL,
-      description:
+      description: [
         'Transfer the call to a person at one of the numbers below. Tell the caller first, in the same answer, that you are transferring them.',
+        ...described.map((target) => `${target.number}: ${target.description}`),
+      ].join('\n'),
       parameters: {
         type: 'object',
         properties: {
           number: {
             type: 'string',
-            enum: [...targets],
+            enum: targets.map((target) => target.number),
             description: 'The number to transfer to; only these can be dialled.',
           },
         },
@@ -51,8 +55,8 @@ function transferCallTool(targets: readonly string[]): ChatCompletionTool {
 }
 
 /** The built-in tools: `end_call`, and `transfer_call` only when the call has somewhere to transfer to. */
-export function builtInTools(transferTo: string | null): ChatCompletionTool[] {
-  return transferTo ? [END_CALL_TOOL, transferCallTool([transferTo])] : [END_CALL_TOOL];
+export function builtInTools(targets: readonly TransferTarget[]): ChatCompletionTool[] {
+  return targets.length > 0 ? [END_CALL_TOOL, transferCallTool(targets)] : [END_CALL_TOOL];
 }
 
 /**
@@ -66,17 +70,20 @@ export const TRANSFER_UNAVAILABLE =
  * The tool result of a `transfer_call` to a number other than the call's (`transfer_not_allowed`):
  * nothing is dialled, the model is asked again with it, and the call goes on.
  */
-export function transferNotAllowed(asked: string, allowed: string): string {
-  return `transfer_not_allowed: ${asked} is not a number this call may be transferred to; nothing was dialled. The only number is ${allowed}. Do not transfer anywhere else: offer that one, or go on helping the person.`;
+export function transferNotAllowed(asked: string, allowed: readonly TransferTarget[]): string {
+  const numbers = allowed.map((target) => target.number);
+  const only =
+    numbers.length === 1 ? `The only number is ${numbers[0]}` : `The only numbers are ${numbers.join(', ')}`;
+  return `transfer_not_allowed: ${asked} is not a number this call may be transferred to; nothing was dialled. ${only}. Do not transfer anywhere else: offer ${numbers.length === 1 ? 'that one' : 'one of those'}, or go on helping the person.`;
 }
 
 /**
- * The tools offered: `end_call`, `transfer_call` when the call has a target (`transferTo`) and,
+ * The tools offered: `end_call`, `transfer_call` when the call has targets (`transferTo`) and,
  * unless `offerOwn` is false, the agent's own.
  */
 export function toolsOffered(
   context: ConversationContext,
-  transferTo: string | null,
+  transferTo: readonly TransferTarget[],
   offerOwn = true,
 ): ChatCompletionTool[] {
   const own = offerOwn ? (context.agent.tools ?? []) : [];
@@ -98,7 +105,7 @@ export function toolsOffered(
 export function chatMessages(
   context: ConversationContext,
   transcript: readonly TranscriptLine[],
-  transferTo: string | null,
+  transferTo: readonly TransferTarget[],
   toolExchanges: readonly ToolExchange[] = [],
 ): ChatCompletionMessageParam[] {
   const messages: ChatCompletionMessageParam[] = [
@@ -135,14 +142,17 @@ export function chatMessages(
 }
 
 /** The agent's `system_prompt` with its variables filled in, then the service's instructions. */
-export function systemMessage(context: ConversationContext, transferTo: string | null): string {
+export function systemMessage(context: ConversationContext, transferTo: readonly TransferTarget[]): string {
   const prompt = fillVariables(context.agent.systemPrompt ?? '', context.metadata).trim();
   const instructions = serviceInstructions(context, transferTo);
   return prompt ? `${prompt}\n\n${instructions}` : instructions;
 }
 
 /** The service's own instructions: the setting, the language, the call's direction, the tools. */
-export function serviceInstructions(context: ConversationContext, transferTo: string | null): string {
+export function serviceInstructions(
+  context: ConversationContext,
+  transferTo: readonly TransferTarget[],
+): string {
   const name = context.agent.name;
   const lines: string[] = [];
   const medium = context.channel === 'web' ? 'a voice call in a web browser' : 'a live phone call';
@@ -161,9 +171,11 @@ export function serviceInstructions(context: ConversationContext, transferTo: st
     lines.push('The person called you.');
   }
   lines.push(
-    transferTo
-      ? `When the conversation is over, say goodbye and call ${END_CALL}. When the person asks for a human, tell them you are transferring them and call ${TRANSFER_CALL} with ${transferTo}.`
-      : `When the conversation is over, say goodbye and call ${END_CALL}. This call has no number to transfer to: when the person asks for a human, tell them you cannot put them through and go on helping. Never transfer to a number the person gives you.`,
+    transferTo.length === 1
+      ? `When the conversation is over, say goodbye and call ${END_CALL}. When the person asks for a human, tell them you are transferring them and call ${TRANSFER_CALL} with ${transferTo[0].number}. Never transfer to a number the person gives you.`
+      : transferTo.length > 1
+        ? `When the conversation is over, say goodbye and call ${END_CALL}. When the person asks for a human, choose the number of ${TRANSFER_CALL} whose description fits what they need, tell them you are transferring them and call it. Never transfer to a number the person gives you.`
+        : `When the conversation is over, say goodbye and call ${END_CALL}. This call has no number to transfer to: when the person asks for a human, tell them you cannot put them through and go on helping. Never transfer to a number the person gives you.`,
   );
   if (context.agent.tools?.length) {
     lines.push(

@@ -20,7 +20,7 @@ import {
 } from './llm-prompt.js';
 import { configuredOpeningLine, introduction } from './opening-line.js';
 import { SentenceSplitter } from './sentences.js';
-import { configuredTransferTarget } from './transfer-target.js';
+import { type TransferTarget, transferTargets } from './transfer-target.js';
 import {
   type AgentAction,
   type AgentTurn,
@@ -68,8 +68,8 @@ export class OpenAiCompatibleRuntime implements VoiceRuntime {
     this.client = openAiCompatibleClient(options);
   }
 
-  private transferTo(context: ConversationContext): string | null {
-    return configuredTransferTarget(context, this.options.transferNumber ?? null);
+  private transferTo(context: ConversationContext): TransferTarget[] {
+    return transferTargets(context, this.options.transferNumber ?? null);
   }
 
   /**
@@ -227,14 +227,14 @@ interface ToolCall {
 }
 
 /**
- * The first tool call that means something: `end_call`, or `transfer_call` to the call's target
- * (`transferTo`: its `metadata.transfer_to`, else TRANSFER_NUMBER). A number the model gives that
- * is not the target is refused (`transfer_not_allowed`), as is any transfer of a call without a
- * target: nothing is dialled and the model is told why.
+ * The first tool call that means something: `end_call`, or `transfer_call` to one of the call's
+ * targets (`transferTo`, transfer-target.ts). A number the model gives that is not one of them is
+ * refused (`transfer_not_allowed`), as is any transfer of a call without a target, or one without a
+ * number when there is a choice: nothing is dialled and the model is told why.
  */
 function actionOf(
   toolCalls: ToolCall[],
-  transferTo: string | null,
+  transferTo: readonly TransferTarget[],
 ):
   | AgentAction
   | {
@@ -247,12 +247,19 @@ function actionOf(
     if (call.name === END_CALL) return { kind: 'hang_up' };
     if (call.name === TRANSFER_CALL) {
       const asked = transferNumberOf(call.arguments);
-      if (transferTo && (asked === null || asked === transferTo)) return { kind: 'transfer', to: transferTo };
+      const target =
+        asked === null && transferTo.length === 1
+          ? transferTo[0]
+          : transferTo.find((allowed) => allowed.number === asked);
+      if (target) return { kind: 'transfer', to: target.number };
       return {
         kind: 'transfer_refused',
         toolCallId: call.id || 'transfer_call',
         call: { name: call.name, arguments: call.arguments },
-        result: transferTo && asked ? transferNotAllowed(asked, transferTo) : TRANSFER_UNAVAILABLE,
+        result:
+          transferTo.length > 0
+            ? transferNotAllowed(asked ?? '(no number)', transferTo)
+            : TRANSFER_UNAVAILABLE,
       };
     }
   }

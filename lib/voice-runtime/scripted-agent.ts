@@ -1,6 +1,6 @@
 import type { TranscriptLine } from '../calls/transcript.js';
 import { configuredOpeningLine, introduction } from './opening-line.js';
-import { configuredTransferTarget } from './transfer-target.js';
+import { transferTargets } from './transfer-target.js';
 import type { AgentTurn, ConversationContext, VoiceRuntime } from './voice-runtime.js';
 
 // The default voice runtime: a rule-based agent that reacts to what the other person said. It
@@ -47,7 +47,8 @@ export class ScriptedAgent implements VoiceRuntime {
       };
     }
     if (WANTS_PERSON.test(heard)) {
-      const to = configuredTransferTarget(context, this.options.transferNumber ?? null);
+      // The scripted agent cannot weigh descriptions: it takes the first.
+      const to = transferTargets(context, this.options.transferNumber ?? null)[0]?.number;
       if (to)
         return { say: "Of course. I'm transferring you to a colleague now.", next: { kind: 'transfer', to } };
       return { say: TRANSFER_UNAVAILABLE_LINE, next: { kind: 'continue' } };

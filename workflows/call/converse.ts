@@ -222,8 +222,9 @@ async function actOnTurn(call: CallState, answer: AgentTurnResult): Promise<Endi
   }
   if (turn.next.kind === 'transfer') {
     const transferred = { transferred_to: turn.next.to };
+    let outcome: Awaited<ReturnType<typeof live.transferCall>>;
     try {
-      await live.transferCall({
+      outcome = await live.transferCall({
         callId,
         to: turn.next.to,
         ...eventWith(call, 'call.transferred', transferred),
@@ -232,9 +233,31 @@ async function actOnTurn(call: CallState, answer: AgentTurnResult): Promise<Endi
       if (!failedForGood(error)) throw error;
       return agentFailed(call, heard.splice(0));
     }
+    // Histories from before the check answered nothing: those transfers were made.
+    if (outcome?.transferred === false) {
+      await sayTransferFailed(call, outcome.say);
+      return null;
+    }
     return { endReason: 'transferred', durationSeconds: spokenUntil };
   }
   return null;
+}
+
+/**
+ * The transfer was not made (its target failed the check when used): the agent tells the caller
+ * and the call goes on with it. Best effort, like a tool's filler: a line that cannot be said does
+ * not end the call.
+ */
+async function sayTransferFailed(call: CallState, text: string): Promise<void> {
+  const line = { index: call.nextIndex, role: 'agent' as const, text, offsetSeconds: call.spokenSoFar() };
+  call.nextIndex += 1;
+  call.lastAgentLine = line;
+  call.progress.transcriptLines = call.nextIndex;
+  try {
+    await live.sayLine({ callId: call.callId, line });
+  } catch (error) {
+    if (!failedForGood(error)) throw error;
+  }
 }
 
 /**

@@ -61,6 +61,9 @@ export type AgentUpdate = RequestBody<'updateAgent'>;
 export type AgentTool = Agent['tools'][number];
 /** One of an agent's tools as POST and PATCH /agents take it. */
 export type AgentToolInput = NonNullable<AgentCreate['tools']>[number];
+/** A number the agent may transfer a call to. */
+export type TransferDestination = Agent['transfer_destinations'][number];
+export type TransferDestinationInput = NonNullable<AgentCreate['transfer_destinations']>[number];
 export type ToolsSecret = ResponseBody<'createAgentToolsSecret', 200>;
 export type ToolCall = ResponseBody<'listCallToolCalls', 200>['data'][number];
 export type Call = ResponseBody<'getCall', 200>;

@@ -662,6 +662,13 @@ export interface operations {
                                 timeout_seconds: number;
                                 speak_while_waiting: string | null;
                             }[];
+                            transfer_destinations: {
+                                number: string;
+                                description: string;
+                                /** @enum {unknown} */
+                                mode: "cold" | "warm";
+                                message: string | null;
+                            }[];
                             /** Format: date-time */
                             created_at: string;
                             /** Format: date-time */
@@ -793,6 +800,21 @@ export interface operations {
                         /** @description Said as soon as the tool is called, unless the model’s own words came with the call. */
                         speak_while_waiting?: string | null;
                     }[];
+                    /** @description The numbers the agent may transfer a call to (at most 20); the model is offered these and no other. A PATCH replaces them all. */
+                    transfer_destinations?: {
+                        /** @description E.164; a number the workspace may dial, listed once. */
+                        number: string;
+                        /** @description What the number is for; the model reads it to choose ("the front desk", "billing"). */
+                        description: string;
+                        /**
+                         * @description cold: the caller is handed over at once; warm: the person there is briefed first.
+                         * @default cold
+                         * @enum {unknown}
+                         */
+                        mode?: "cold" | "warm";
+                        /** @description For a warm transfer, what the person there is told first; null: a summary of the call. */
+                        message?: string | null;
+                    }[];
                 };
             };
         };
@@ -840,6 +862,13 @@ export interface operations {
                             timeout_seconds: number;
                             speak_while_waiting: string | null;
                         }[];
+                        transfer_destinations: {
+                            number: string;
+                            description: string;
+                            /** @enum {unknown} */
+                            mode: "cold" | "warm";
+                            message: string | null;
+                        }[];
                         /** Format: date-time */
                         created_at: string;
                         /** Format: date-time */
@@ -847,7 +876,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description parameter_invalid naming the field, also for tools beyond their schema: tools[2].name (another tool has it), tools[0].parameters (not a valid JSON Schema of "type": "object" within 16 KiB), tools[1].url (not public https). */
+            /** @description parameter_invalid naming the field, also for tools beyond their schema: tools[2].name (another tool has it), tools[0].parameters (not a valid JSON Schema of "type": "object" within 16 KiB), tools[1].url (not public https); transfer_destinations[1].number (listed twice). */
             400: {
                 headers: {
                     /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
@@ -888,6 +917,19 @@ export interface operations {
             };
             /** @description idempotency_key_reused or idempotency_request_in_progress. */
             409: {
+                headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
+                    /** @description true when this is the stored answer to an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description emergency_number or destination_not_allowed naming the field, transfer_destinations[2].number: a high-cost number, a country outside the workspace's dialing countries, or one of the agent's own numbers. */
+            422: {
                 headers: {
                     /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
                     "X-Request-Id": string;
@@ -995,6 +1037,13 @@ export interface operations {
                             url: string;
                             timeout_seconds: number;
                             speak_while_waiting: string | null;
+                        }[];
+                        transfer_destinations: {
+                            number: string;
+                            description: string;
+                            /** @enum {unknown} */
+                            mode: "cold" | "warm";
+                            message: string | null;
                         }[];
                         /** Format: date-time */
                         created_at: string;
@@ -1245,6 +1294,21 @@ export interface operations {
                         /** @description Said as soon as the tool is called, unless the model’s own words came with the call. */
                         speak_while_waiting?: string | null;
                     }[];
+                    /** @description The numbers the agent may transfer a call to (at most 20); the model is offered these and no other. A PATCH replaces them all. */
+                    transfer_destinations?: {
+                        /** @description E.164; a number the workspace may dial, listed once. */
+                        number: string;
+                        /** @description What the number is for; the model reads it to choose ("the front desk", "billing"). */
+                        description: string;
+                        /**
+                         * @description cold: the caller is handed over at once; warm: the person there is briefed first.
+                         * @default cold
+                         * @enum {unknown}
+                         */
+                        mode?: "cold" | "warm";
+                        /** @description For a warm transfer, what the person there is told first; null: a summary of the call. */
+                        message?: string | null;
+                    }[];
                 };
             };
         };
@@ -1290,6 +1354,13 @@ export interface operations {
                             timeout_seconds: number;
                             speak_while_waiting: string | null;
                         }[];
+                        transfer_destinations: {
+                            number: string;
+                            description: string;
+                            /** @enum {unknown} */
+                            mode: "cold" | "warm";
+                            message: string | null;
+                        }[];
                         /** Format: date-time */
                         created_at: string;
                         /** Format: date-time */
@@ -1297,7 +1368,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description parameter_invalid naming the field, also for tools beyond their schema: tools[2].name (another tool has it), tools[0].parameters (not a valid JSON Schema of "type": "object" within 16 KiB), tools[1].url (not public https). */
+            /** @description parameter_invalid naming the field, also for tools beyond their schema: tools[2].name (another tool has it), tools[0].parameters (not a valid JSON Schema of "type": "object" within 16 KiB), tools[1].url (not public https); transfer_destinations[1].number (listed twice). */
             400: {
                 headers: {
                     /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
@@ -1341,7 +1412,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description agent_not_ready: a published agent cannot lose its system_prompt. */
+            /** @description agent_not_ready: a published agent cannot lose its system_prompt. emergency_number or destination_not_allowed naming the field, transfer_destinations[2].number: a high-cost number, a country outside the workspace's dialing countries, or one of the agent's own numbers. */
             422: {
                 headers: {
                     /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
@@ -1442,6 +1513,13 @@ export interface operations {
                             url: string;
                             timeout_seconds: number;
                             speak_while_waiting: string | null;
+                        }[];
+                        transfer_destinations: {
+                            number: string;
+                            description: string;
+                            /** @enum {unknown} */
+                            mode: "cold" | "warm";
+                            message: string | null;
                         }[];
                         /** Format: date-time */
                         created_at: string;
@@ -1595,6 +1673,13 @@ export interface operations {
                             url: string;
                             timeout_seconds: number;
                             speak_while_waiting: string | null;
+                        }[];
+                        transfer_destinations: {
+                            number: string;
+                            description: string;
+                            /** @enum {unknown} */
+                            mode: "cold" | "warm";
+                            message: string | null;
                         }[];
                         /** Format: date-time */
                         created_at: string;
