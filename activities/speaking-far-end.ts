@@ -1,6 +1,5 @@
 import { resample } from '../lib/audio/resample.js';
 import type { Logger } from '../lib/logger.js';
-import { mediaStreamsUrl } from '../lib/media/media-control.js';
 import { MediaStreamsClient } from '../lib/media/media-streams-client.js';
 import type { TextToSpeech } from '../lib/speech/speech-ports.js';
 import type { FarEndAudio } from '../lib/temporal/workflow-contracts.js';
@@ -38,8 +37,6 @@ interface FarEndStream {
 
 export interface SpeakingFarEndDeps {
   tts: TextToSpeech;
-  /** MEDIA_STREAMS_TOKEN */
-  token: string;
   logger: Logger;
   /** Tests shorten UNANSWERED_AFTER_MS. */
   unansweredAfterMs?: number;
@@ -53,10 +50,8 @@ export class SpeakingFarEnds {
   /** The person picks up: the stream connects and attaches to the call (once per call; a retry finds it). */
   async answer(audio: FarEndAudio): Promise<boolean> {
     if (this.streams.has(audio.callId)) return true;
-    const client = await MediaStreamsClient.connect(mediaStreamsUrl(audio.gateway), {
-      keepAgentAudio: false,
-    });
-    client.start({ callId: audio.callId, token: this.deps.token });
+    const client = await MediaStreamsClient.connect(audio.streamsUrl, { keepAgentAudio: false });
+    client.start({ callId: audio.callId, token: audio.token });
     const stream: FarEndStream = { client, speaking: Promise.resolve(), lines: 0 };
     this.streams.set(audio.callId, stream);
     void client.closed.then(() => {
@@ -72,7 +67,7 @@ export class SpeakingFarEnds {
       // Forgotten at once: a retry must open a stream of its own, not find this closing one.
       if (this.streams.get(audio.callId) === stream) this.streams.delete(audio.callId);
       client.close();
-      throw new Error(`media gateway ${audio.gateway} did not attach call ${audio.callId}`);
+      throw new Error(`media gateway ${audio.streamsUrl} did not attach call ${audio.callId}`);
     }
     if (!attached && this.streams.get(audio.callId) === stream) this.streams.delete(audio.callId);
     return attached;

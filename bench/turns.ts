@@ -187,6 +187,7 @@ try {
     VOICE_LLM_API_KEY: 'sk-bench',
     VOICE_LLM_MODEL: 'stand-in-model',
     MEDIA_STREAMS_TOKEN: TOKEN,
+    MEDIA_CONTROL_TOKEN: `${TOKEN}-control`,
   };
   let databaseUrl: string;
   let temporalAddress: string;

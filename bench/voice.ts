@@ -144,7 +144,7 @@ try {
   const recordingsDir = mkdtempSync(path.join(os.tmpdir(), 'bench-voice-recordings-'));
   cleanups.push(async () => rmSync(recordingsDir, { recursive: true, force: true }));
 
-  const mediaPort = await freePort();
+  const [mediaPort, controlPort] = [await freePort(), await freePort()];
   const env: NodeJS.ProcessEnv = {
     ...process.env,
     DATABASE_URL: pg.url,
@@ -154,6 +154,8 @@ try {
     HOST: '127.0.0.1',
     MEDIA_PORT: String(mediaPort),
     MEDIA_STREAMS_TOKEN: TOKEN,
+    MEDIA_CONTROL_LISTEN: `127.0.0.1:${controlPort}`,
+    MEDIA_CONTROL_TOKEN: `${TOKEN}-control`,
     VOICE_SPEECH: '',
     VOICE_STT_URL: speech.url,
     VOICE_TTS_URL: speech.url,

@@ -100,24 +100,45 @@ export interface Settings {
   metricsPort: { first: number; last: number } | undefined;
 }
 
-/** MEDIA_PORT, MEDIA_STREAMS_TOKEN, MEDIA_GATEWAY_URL, VOICE_ENDPOINTING_MS, VOICE_PREEMPTIVE_GENERATION and CARRIER. */
+/**
+ * MEDIA_PORT, MEDIA_STREAMS_TOKEN, MEDIA_GATEWAY_URL, MEDIA_CONTROL_LISTEN, MEDIA_CONTROL_URL,
+ * MEDIA_CONTROL_TOKEN, VOICE_ENDPOINTING_MS, VOICE_PREEMPTIVE_GENERATION and CARRIER.
+ */
 export interface MediaSettings {
-  /** MEDIA_PORT: the gateway's HTTP and WebSocket port. */
+  /** MEDIA_PORT: the gateway's public port: Media Streams (`/media/streams`) and health only. */
   port: number;
   /**
-   * MEDIA_STREAMS_TOKEN: the secret a Media Streams client presents, and the workers present to the
-   * gateway's control API. Unset: `npm start` generates one at first start and keeps it in the data
-   * folder (scripts/media-streams-token.ts), passing it on to what it starts.
+   * MEDIA_STREAMS_TOKEN: the secret a Media Streams client presents to open a new inbound stream
+   * (`to`/`from`); it attaches to no existing call and opens nothing else. Unset: `npm start`
+   * generates one at first start and keeps it in the data folder (scripts/media-streams-token.ts),
+   * passing it on to what it starts.
    */
   streamsToken: string | undefined;
   /**
-   * MEDIA_GATEWAY_URL: where the workers reach the media gateway (its control URL,
-   * `http://HOST:MEDIA_PORT`) for the calls they place. Set (by `npm start` and `start:cluster`
-   * when speech is configured: `http://127.0.0.1:MEDIA_PORT` unless given), outbound calls carry
-   * audio and the simulator's far ends speak (docs/voice.md, "The simulator speaks"); unset, they
-   * are text-only.
+   * MEDIA_GATEWAY_URL: the media gateway's public address (`http://HOST:MEDIA_PORT`), whose
+   * `/media/streams` the far ends of the calls placed here (the speaking simulator, the SIP side)
+   * and the test panel's Talk connect to. Set (by `npm start` and `start:cluster` when speech is
+   * configured: `http://127.0.0.1:MEDIA_PORT` unless given), outbound calls carry audio and the
+   * simulator's far ends speak (docs/voice.md, "The simulator speaks"); unset, they are text-only.
    */
   gatewayUrl: string | undefined;
+  /**
+   * MEDIA_CONTROL_LISTEN (default `127.0.0.1:<MEDIA_PORT+1>`): where the gateway serves its control
+   * API and the carrier's status callbacks, off the public port.
+   */
+  controlListen: { host: string; port: number };
+  /**
+   * MEDIA_CONTROL_URL: where the workers, the API and the SIP side reach that control API, and the
+   * gateway's name on the calls it holds (Call.mediaGateway); default `http://` and
+   * MEDIA_CONTROL_LISTEN (a wildcard host as 127.0.0.1).
+   */
+  controlUrl: string;
+  /**
+   * MEDIA_CONTROL_TOKEN: the control API's secret (workers, API, SIP side), and the key each call's
+   * own stream token is made with (lib/media/stream-token.ts). `npm start` generates and keeps it
+   * when unset. Set, calls placed here carry audio through the gateway (with MEDIA_GATEWAY_URL).
+   */
+  controlToken: string | undefined;
   /** VOICE_ENDPOINTING_MS: silence after speech that ends the caller's turn. */
   endpointingMs: number;
   /**
@@ -242,15 +263,37 @@ function carrier(value: string | undefined): MediaSettings['carrier'] {
   throw new Error(`CARRIER must be simulator or sip; got "${value}"`);
 }
 
+/** MEDIA_CONTROL_LISTEN, MEDIA_CONTROL_URL and MEDIA_CONTROL_TOKEN: the gateway's control API, on loopback by default. */
+function mediaControl(
+  env: NodeJS.ProcessEnv,
+): Pick<MediaSettings, 'controlListen' | 'controlUrl' | 'controlToken'> {
+  const mediaPort = positiveNumber('MEDIA_PORT', env.MEDIA_PORT, 8090);
+  const controlListen = hostAndPort(
+    'MEDIA_CONTROL_LISTEN',
+    env.MEDIA_CONTROL_LISTEN || `127.0.0.1:${mediaPort + 1}`,
+  );
+  const reachable = ['0.0.0.0', '::', ''].includes(controlListen.host) ? '127.0.0.1' : controlListen.host;
+  const host = reachable.includes(':') ? `[${reachable}]` : reachable;
+  const controlUrl = (env.MEDIA_CONTROL_URL || `http://${host}:${controlListen.port}`).replace(/\/+$/, '');
+  if (!/^https?:\/\/[^\s/]+$/.test(controlUrl)) {
+    throw new Error(`MEDIA_CONTROL_URL must be http://HOST:PORT, got "${controlUrl}"`);
+  }
+  return { controlListen, controlUrl, controlToken: env.MEDIA_CONTROL_TOKEN || undefined };
+}
+
+/** `HOST:PORT` (an IPv6 host in brackets) of setting `name`. */
+function hostAndPort(name: string, value: string): { host: string; port: number } {
+  const match = /^(.*):(\d+)$/.exec(value);
+  const port = Number(match?.[2]);
+  if (!match?.[1] || port < 1 || port > 65535) {
+    throw new Error(`${name} must be HOST:PORT, e.g. 127.0.0.1:5060; got "${value}"`);
+  }
+  return { host: match[1].replace(/^\[(.*)\]$/, '$1'), port };
+}
+
 function sipSettings(env: NodeJS.ProcessEnv): SipSettings {
   // Loopback by default: a public address goes with SIP_TRUSTED_SOURCES (the SIP side checks it).
-  const listen = env.SIP_LISTEN || '127.0.0.1:5060';
-  const match = /^(.*):(\d+)$/.exec(listen);
-  const port = Number(match?.[2]);
-  if (!match?.[1] || port > 65535) {
-    throw new Error(`SIP_LISTEN must be HOST:PORT, e.g. 127.0.0.1:5060; got "${listen}"`);
-  }
-  const host = match[1].replace(/^\[(.*)\]$/, '$1');
+  const { host, port } = hostAndPort('SIP_LISTEN', env.SIP_LISTEN || '127.0.0.1:5060');
   const rtpPorts = portRange('RTP_PORTS', env.RTP_PORTS || '20000-20999')!;
   if (rtpPorts.last <= rtpPorts.first) {
     throw new Error(`RTP_PORTS must be a range of at least two ports, got "${env.RTP_PORTS}"`);
@@ -370,6 +413,7 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
       port: positiveNumber('MEDIA_PORT', env.MEDIA_PORT, 8090),
       streamsToken: env.MEDIA_STREAMS_TOKEN || undefined,
       gatewayUrl: env.MEDIA_GATEWAY_URL || undefined,
+      ...mediaControl(env),
       endpointingMs: positiveNumber('VOICE_ENDPOINTING_MS', env.VOICE_ENDPOINTING_MS, 600),
       preemptiveGeneration: bool(env.VOICE_PREEMPTIVE_GENERATION, true),
       idleTimeoutMs: positiveNumber('MEDIA_IDLE_TIMEOUT_MS', env.MEDIA_IDLE_TIMEOUT_MS, 10_000),

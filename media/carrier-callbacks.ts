@@ -7,10 +7,10 @@ import type { GatewayContext } from './gateway-context.js';
 
 // The status callbacks of a call the SIP side placed (sip/callbacks.go): ringing, answered, busy,
 // declined (no answer) and not connected, `POST /media/carrier/calls/{callId}/callback` with
-// `{"type": …}` and `Authorization: Bearer MEDIA_STREAMS_TOKEN`, signalled into the call's
-// workflow as a carrier's status callback. They come here because the gateway holding the call
-// already has the Temporal client; the SIP side needs none. A call already over answers 200 too:
-// a late callback has nothing left to tell.
+// `{"type": …}` and `Authorization: Bearer MEDIA_CONTROL_TOKEN` on the control port, signalled
+// into the call's workflow as a carrier's status callback. They come here because the gateway
+// holding the call already has the Temporal client; the SIP side needs none. A call already over
+// answers 200 too: a late callback has nothing left to tell.
 
 const CALLBACK_PATH = /^\/media\/carrier\/calls\/([0-9a-f-]{36})\/callback$/;
 const MAX_BODY_BYTES = 1024;

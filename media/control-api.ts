@@ -6,7 +6,8 @@ import { tokenMatches } from './stream-connection.js';
 
 // The control API: the call workflow's carrier (lib/carrier/media-gateway-carrier.ts) commands the
 // call's audio here, `POST /media/control/calls/{callId}` with a MediaCommand (lib/media/media-control.ts)
-// and `Authorization: Bearer MEDIA_STREAMS_TOKEN`. 404: this gateway does not hold the call.
+// and `Authorization: Bearer MEDIA_CONTROL_TOKEN`, on the control port (control-server.ts). 401
+// without that token, and nothing changes. 404: this gateway does not hold the call.
 
 const CONTROL_PATH = /^\/media\/control\/calls\/([0-9a-f-]{36})$/;
 const MAX_BODY_BYTES = 64 * 1024;
@@ -38,7 +39,7 @@ export async function readCallRequest(
     response.end(JSON.stringify(body));
   };
   const bearer = request.headers.authorization?.replace(/^Bearer /, '');
-  if (!tokenMatches(bearer, gateway.token)) {
+  if (!tokenMatches(bearer, gateway.controlToken)) {
     answer(401, { error: 'invalid token' });
     return null;
   }

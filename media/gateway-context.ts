@@ -10,9 +10,14 @@ import type { CallSessions } from './call-sessions.js';
 /** What every part of one media gateway process shares. */
 export interface GatewayContext {
   settings: Pick<Settings, 'taskQueuePrefix' | 'temporalNamespace' | 'media' | 'recordingsDir'>;
-  /** MEDIA_STREAMS_TOKEN: what clients and the workers' carrier present. */
-  token: string;
-  /** Where the workers' carrier reaches this gateway (stored on the calls it holds). */
+  /** MEDIA_STREAMS_TOKEN: opens a new inbound stream (`to`/`from`), nothing else. */
+  streamsToken: string;
+  /**
+   * MEDIA_CONTROL_TOKEN: what the workers' carrier and the SIP side present to the control API, and
+   * the key of each call's own stream token (lib/media/stream-token.ts).
+   */
+  controlToken: string;
+  /** Where the workers' carrier reaches this gateway's control API: its name on the calls it holds. */
   controlUrl: string;
   orm: Orm;
   temporal: Client;

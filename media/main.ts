@@ -13,14 +13,16 @@ import { temporalConnectionOptions } from '../lib/temporal-connection.js';
 import { clientTracingInterceptors, flushTracing, startTracing } from '../lib/tracing/tracing.js';
 import { voiceRuntimeFromSettings } from '../lib/voice-runtime/from-settings.js';
 import { CallSessions } from './call-sessions.js';
+import { createControlServer } from './control-server.js';
 import type { GatewayContext } from './gateway-context.js';
 import { createMediaGateway, gatewayReadiness, MEDIA_STREAMS_PATH } from './media-gateway.js';
 import { createMediaSessionWorker } from './media-session-worker.js';
 
 // The media gateway process (../spec/voice-media-v1.md section 1): it holds the audio of live
 // calls and runs their turn loop. `npm start` and `npm run start:cluster` start it when speech is
-// configured, with DATABASE_URL, MEDIA_STREAMS_TOKEN and the speech settings; it serves
-// ws://HOST:MEDIA_PORT/media/streams and the workers' control API on the same port.
+// configured, with DATABASE_URL, MEDIA_STREAMS_TOKEN, MEDIA_CONTROL_TOKEN and the speech settings;
+// it serves ws://HOST:MEDIA_PORT/media/streams on its public port and the workers' control API
+// and the carrier's callbacks on MEDIA_CONTROL_LISTEN (loopback by default).
 
 const settings = loadSettings();
 const logger = createLogger(settings.logLevel, { fields: { service: 'media' } });
@@ -30,11 +32,13 @@ Runtime.install({
   telemetryOptions: await sdkMetricsTelemetry(),
 });
 
-const token = settings.media.streamsToken;
+const { streamsToken, controlToken } = settings.media;
 const speech = speechFromSettings(settings);
 const missing = [
   !settings.databaseUrl && 'DATABASE_URL',
-  !token && 'MEDIA_STREAMS_TOKEN',
+  !streamsToken && 'MEDIA_STREAMS_TOKEN',
+  !controlToken && 'MEDIA_CONTROL_TOKEN',
+  streamsToken && streamsToken === controlToken && 'MEDIA_CONTROL_TOKEN different from MEDIA_STREAMS_TOKEN',
   !(speech.stt && speech.tts) &&
     'speech (VOICE_SPEECH=local through npm start, or VOICE_STT_URL and VOICE_TTS_URL)',
 ].filter(Boolean);
@@ -43,9 +47,8 @@ if (missing.length) {
   process.exit(1);
 }
 
-/** Where the workers reach this gateway: its host as others see it (not a wildcard address). */
+/** Where stream clients reach this gateway: its host as others see it (not a wildcard address). */
 const reachableHost = ['0.0.0.0', '::', ''].includes(settings.host) ? hostname() : settings.host;
-const controlUrl = `http://${reachableHost}:${settings.media.port}`;
 const orm = await openOrm(settings.databaseUrl!);
 const connection = await NativeConnection.connect(temporalConnectionOptions(settings));
 const temporal = new Client({
@@ -55,8 +58,10 @@ const temporal = new Client({
 });
 const gateway: GatewayContext = {
   settings,
-  token: token!,
-  controlUrl,
+  streamsToken: streamsToken!,
+  controlToken: controlToken!,
+  // Its name on the calls it holds, as the workers reach it (MEDIA_CONTROL_URL).
+  controlUrl: settings.media.controlUrl,
   orm,
   temporal,
   stt: speech.stt!,
@@ -71,12 +76,16 @@ const gateway: GatewayContext = {
 await gateway.voiceActivity();
 const server = createMediaGateway(gateway);
 await new Promise<void>((resolve) => server.listen(settings.media.port, settings.host, resolve));
+const control = createControlServer(gateway);
+const { controlListen } = settings.media;
+await new Promise<void>((resolve) => control.listen(controlListen.port, controlListen.host, resolve));
 const worker = await createMediaSessionWorker(connection, gateway);
 watchPool('orm', ormPool(orm));
 // Metrics and health for operators on a port of its own (METRICS_PORT), not the public MEDIA_PORT.
 const metrics = await serveOperatorPort(settings, () => gatewayReadiness(gateway), logger);
 logger.info('media gateway running', {
   streams: `ws://${reachableHost}:${settings.media.port}${MEDIA_STREAMS_PATH}`,
+  control: settings.media.controlUrl,
   metrics: metrics && `${metrics.url}/metrics`,
   pid: process.pid,
 });
@@ -87,6 +96,7 @@ function stop(signal: string) {
   stopping = true;
   logger.info('media gateway stopping', { signal, calls: gateway.sessions.size });
   server.close();
+  control.close();
   worker.shutdown();
 }
 process.on('SIGINT', () => stop('SIGINT'));

@@ -3,14 +3,13 @@ import { WebSocketServer } from 'ws';
 import { readiness } from '../lib/health/readiness.js';
 import { MEDIA_STREAMS_PATH } from '../lib/media/media-control.js';
 import { mediaTaskQueue } from '../lib/media/media-session.js';
-import { isCarrierCallback, serveCarrierCallback } from './carrier-callbacks.js';
-import { isControlRequest, serveControl } from './control-api.js';
 import type { GatewayContext } from './gateway-context.js';
 import { serveStream } from './stream-connection.js';
 
-// The media gateway's one port (MEDIA_PORT): the Media Streams socket `/media/streams`, the
-// control API of the workers' carrier, the SIP side's status callbacks (carrier-callbacks.ts), `/healthz` (also `/health`) and `/readyz` (docs/operations.md,
-// "Health").
+// The media gateway's public port (MEDIA_PORT): the Media Streams socket `/media/streams`,
+// `/healthz` (also `/health`) and `/readyz` (docs/operations.md, "Health"), and nothing else: the
+// control API and the carrier's callbacks are on the control port (control-server.ts), so the
+// public port has no door a stream client's token could open beyond its own stream.
 
 export { MEDIA_STREAMS_PATH };
 
@@ -48,20 +47,7 @@ export function createMediaGateway(gateway: GatewayContext): Server {
       });
       return;
     }
-    // A failed control request is retried by its activity; a failed callback by the SIP side.
-    const serve = isControlRequest(request)
-      ? serveControl
-      : isCarrierCallback(request)
-        ? serveCarrierCallback
-        : undefined;
-    if (serve) {
-      serve(request, response, gateway).catch((error: unknown) => {
-        gateway.logger.error('control request failed', { path, error: `${error}` });
-        if (!response.headersSent) response.writeHead(500);
-        response.end();
-      });
-      return;
-    }
+    // Everything else, the control API's paths included, is on the control port or nowhere.
     response.writeHead(404, { 'content-type': 'application/json' });
     response.end(JSON.stringify({ error: 'not found' }));
   });

@@ -5,6 +5,7 @@ import { Call } from '../db/entities/index.js';
 import { TurnDetector } from '../lib/audio/turn-detector.js';
 import { answerIncomingPhoneCall } from '../lib/calls/incoming-calls.js';
 import { isE164 } from '../lib/e164.js';
+import { looksLikeStreamToken, streamTokenOpens } from '../lib/media/stream-token.js';
 import { RecordingWriter } from '../lib/recordings/recording-writer.js';
 import { sameSecret } from '../lib/same-secret.js';
 import { callWorkflowId } from '../lib/temporal/workflow-contracts.js';
@@ -15,13 +16,15 @@ import type { GatewayContext } from './gateway-context.js';
 import { watchLiveness } from './stream-liveness.js';
 import { isPhoneAudio, readClientMessage, type StreamStart } from './stream-messages.js';
 
-// One Media Streams socket (../spec/voice-media-v1.md section 3). The client proves it may connect
-// with MEDIA_STREAMS_TOKEN (the `?token=` query parameter or the `token` custom parameter of
-// `start`): without it the socket closes 1008 and nothing is recorded. A `start` with `to`/`from`
-// is a phone call coming in, taken exactly like `simulate inbound` (a number without a published
-// agent closes the socket 1000, no Call); a `start` with `callId` attaches to a call the service
-// placed (the far end it dialled answered with a stream: the speaking simulator). Then the call's
-// audio (call-audio.ts) takes the stream.
+// One Media Streams socket (../spec/voice-media-v1.md section 3, telephony spec section 3). The
+// client proves it may connect with a token (the `?token=` query parameter or the `token` custom
+// parameter of `start`): without the right one the socket closes 1008 and nothing is recorded. A
+// `start` with `to`/`from` is a phone call coming in, opened by MEDIA_STREAMS_TOKEN and taken
+// exactly like `simulate inbound` (a number without a published agent closes the socket 1000, no
+// Call); a `start` with `callId` attaches to a call the service placed (the far end it dialled
+// answered with a stream: the speaking simulator, the SIP side, the test panel's Talk), opened only
+// by that call's own stream token (lib/media/stream-token.ts): the shared token attaches to no
+// existing call. Then the call's audio (call-audio.ts) takes the stream.
 
 /** A client that has not sent a valid `start` by then is closed. */
 const START_WITHIN_MS = 10_000;
@@ -42,7 +45,13 @@ export function tokenMatches(given: string | null | undefined, token: string): b
 export function serveStream(socket: WebSocket, request: IncomingMessage, gateway: GatewayContext): void {
   const { logger } = gateway;
   const queryToken = new URL(request.url ?? '/', 'http://gateway').searchParams.get('token');
-  if (queryToken !== null && !tokenMatches(queryToken, gateway.token)) {
+  // A token in the URL is checked at once: the shared one, or the shape of a call's own (which
+  // call it opens is known only from `start`).
+  if (
+    queryToken !== null &&
+    !tokenMatches(queryToken, gateway.streamsToken) &&
+    !looksLikeStreamToken(queryToken)
+  ) {
     socket.close(CLOSE_POLICY, 'invalid token');
     return;
   }
@@ -71,7 +80,12 @@ export function serveStream(socket: WebSocket, request: IncomingMessage, gateway
 
   const begin = async (start: StreamStart) => {
     const parameters = start.start.customParameters;
-    if (!tokenMatches(queryToken ?? parameters.token, gateway.token)) {
+    const token = queryToken ?? parameters.token ?? '';
+    const opens =
+      parameters.callId !== undefined
+        ? streamTokenOpens(gateway.controlToken, token, parameters.callId)
+        : tokenMatches(token, gateway.streamsToken);
+    if (!opens) {
       socket.close(CLOSE_POLICY, 'invalid token');
       return;
     }

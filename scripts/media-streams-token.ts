@@ -11,6 +11,15 @@ export function mediaStreamsToken(dataDir: string, fromEnv: string | undefined):
 }
 
 /**
+ * MEDIA_CONTROL_TOKEN when it is not set, kept the same way: the secret of the media gateway's
+ * control API and the carrier callbacks, and the key of each call's own stream token. Its own, so
+ * the Media Streams token a client holds opens its stream and nothing else.
+ */
+export function mediaControlToken(dataDir: string, fromEnv: string | undefined): string {
+  return keptSecret(dataDir, 'media-control-token', fromEnv);
+}
+
+/**
  * SIP_CONTROL_TOKEN when it is not set, kept the same way: the secret of the SIP side's control API
  * (dial, release), which the calls workers present. Its own, so the Media Streams token a client
  * holds cannot make the service dial.

@@ -10,10 +10,11 @@ import (
 	"time"
 )
 
-// Callbacks of a placed call (ringing, answered, busy, declined, not_connected) go to the media
-// gateway holding the call, which signals them into the call workflow
-// (media/carrier-callbacks.ts): the gateway already has the Temporal client, so the SIP side needs
-// none. Retried a few times: a callback lost is a call that waits for its ring timeout.
+// Callbacks of a placed call (ringing, answered, busy, declined, not_connected) go to the control
+// port of the media gateway holding the call (the dial's `gateway`, with MEDIA_CONTROL_TOKEN),
+// which signals them into the call workflow (media/carrier-callbacks.ts): the gateway already has
+// the Temporal client, so the SIP side needs none. Retried a few times: a callback lost is a call
+// that waits for its ring timeout.
 
 type callbacks struct {
 	token  string

@@ -22,8 +22,10 @@ type config struct {
 	rtpFirst    int
 	rtpLast     int
 	controlAddr string // SIP_CONTROL_URL's host:port: the control API of the calls workers' carrier
-	gateway     string // the media gateway's control URL (http://HOST:MEDIA_PORT) for calls that come in
-	token       string // MEDIA_STREAMS_TOKEN: opens streams at the gateway and signs its callbacks
+	gateway     string // MEDIA_GATEWAY_URL: the media gateway's public URL (http://HOST:MEDIA_PORT) for calls that come in
+	token       string // MEDIA_STREAMS_TOKEN: opens the streams of calls that come in, nothing else
+	// callbackToken: MEDIA_CONTROL_TOKEN, what its status callbacks present at the gateway's control port.
+	callbackToken string
 	// controlToken: SIP_CONTROL_TOKEN, the control API's own secret (dial, release).
 	controlToken string
 	rtpSilence   time.Duration
@@ -39,8 +41,9 @@ func loadConfig() (config, error) {
 		username: os.Getenv("SIP_USERNAME"),
 		password: os.Getenv("SIP_PASSWORD"),
 
-		gateway: os.Getenv("MEDIA_GATEWAY_URL"),
-		token:   os.Getenv("MEDIA_STREAMS_TOKEN"),
+		gateway:       os.Getenv("MEDIA_GATEWAY_URL"),
+		token:         os.Getenv("MEDIA_STREAMS_TOKEN"),
+		callbackToken: os.Getenv("MEDIA_CONTROL_TOKEN"),
 	}
 	control, err := url.Parse(envOr("SIP_CONTROL_URL", "http://127.0.0.1:8092"))
 	if err != nil || control.Host == "" {
@@ -76,14 +79,14 @@ func loadConfig() (config, error) {
 		return c, fmt.Errorf("SIP_RTP_TIMEOUT_MS must be a positive number of milliseconds")
 	}
 	c.rtpSilence = time.Duration(silence) * time.Millisecond
-	if c.gateway == "" || c.token == "" {
-		return c, fmt.Errorf("MEDIA_GATEWAY_URL and MEDIA_STREAMS_TOKEN are needed (npm start sets them)")
+	if c.gateway == "" || c.token == "" || c.callbackToken == "" {
+		return c, fmt.Errorf("MEDIA_GATEWAY_URL, MEDIA_STREAMS_TOKEN and MEDIA_CONTROL_TOKEN are needed (npm start sets them)")
 	}
 	if c.controlToken = os.Getenv("SIP_CONTROL_TOKEN"); c.controlToken == "" {
 		return c, fmt.Errorf("SIP_CONTROL_TOKEN is needed: the control API's own secret (npm start generates and keeps it)")
 	}
-	if c.controlToken == c.token {
-		return c, fmt.Errorf("SIP_CONTROL_TOKEN must differ from MEDIA_STREAMS_TOKEN: one secret opens one door")
+	if c.controlToken == c.token || c.controlToken == c.callbackToken {
+		return c, fmt.Errorf("SIP_CONTROL_TOKEN must differ from MEDIA_STREAMS_TOKEN and MEDIA_CONTROL_TOKEN: one secret opens one door")
 	}
 	return c, nil
 }

@@ -11,7 +11,10 @@ import (
 // The control API the calls workers' carrier (lib/carrier/sip-carrier.ts) uses, on loopback
 // (SIP_CONTROL_URL) with `Authorization: Bearer SIP_CONTROL_TOKEN`, its own secret (the Media
 // Streams token a client holds does not open it):
-//   POST /calls/{callId}/dial     {"to","from","ringTimeoutSeconds","gateway"}: place the call
+//   POST /calls/{callId}/dial     {"to","from","ringTimeoutSeconds","gateway","streamsUrl","streamToken"}:
+//                                 place the call; its callbacks go to `gateway` (the media gateway's
+//                                 control URL), its answered audio to `streamsUrl` with the call's
+//                                 own `streamToken` (which opens this call and no other)
 //   POST /calls/{callId}/release  {"reason":"cancel"|"hang_up"}: CANCEL a ringing call, BYE a live one
 //   GET  /healthz
 //   GET  /metrics                 sip_requests_refused_total{reason} (guard.go)
@@ -24,6 +27,8 @@ type dialRequest struct {
 	From               string `json:"from"`
 	RingTimeoutSeconds int    `json:"ringTimeoutSeconds"`
 	Gateway            string `json:"gateway"`
+	StreamsURL         string `json:"streamsUrl"`
+	StreamToken        string `json:"streamToken"`
 }
 
 func (s *sidecar) controlHandler() http.Handler {
@@ -57,8 +62,9 @@ func (s *sidecar) controlHandler() http.Handler {
 		r.Body = http.MaxBytesReader(w, r.Body, 16*1024)
 		if match[2] == "dial" {
 			var request dialRequest
-			if json.NewDecoder(r.Body).Decode(&request) != nil || request.To == "" || request.Gateway == "" {
-				answer(400, map[string]string{"error": "the body must be {to, from, ringTimeoutSeconds, gateway}"})
+			if json.NewDecoder(r.Body).Decode(&request) != nil || request.To == "" || request.Gateway == "" ||
+				request.StreamsURL == "" || request.StreamToken == "" {
+				answer(400, map[string]string{"error": "the body must be {to, from, ringTimeoutSeconds, gateway, streamsUrl, streamToken}"})
 				return
 			}
 			if s.cfg.trunk == "" {

@@ -41,7 +41,7 @@ func (s *sidecar) serveInbound(d *diago.DialogServerSession) {
 		_ = d.Respond(480, "Temporarily Unavailable", nil)
 		return
 	}
-	stream, err := openStream(s.cfg.gateway, map[string]string{"to": to, "from": from, "token": s.cfg.token})
+	stream, err := openStream(streamsURL(s.cfg.gateway), map[string]string{"to": to, "from": from, "token": s.cfg.token})
 	if err != nil {
 		log.Warn("refused: media gateway not reached", "error", err)
 		_ = d.Respond(503, "Service Unavailable", nil)

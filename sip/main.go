@@ -125,7 +125,7 @@ func run(log *slog.Logger) error {
 			return fmt.Errorf("SIP_TRUNK_URI: %w", err)
 		}
 	}
-	s.callbacks = &callbacks{token: cfg.token, client: &http.Client{Timeout: 5 * time.Second}, log: log}
+	s.callbacks = &callbacks{token: cfg.callbackToken, client: &http.Client{Timeout: 5 * time.Second}, log: log}
 	media.RTPPortStart, media.RTPPortEnd = cfg.rtpFirst, cfg.rtpLast
 
 	ua, err := sipgo.NewUA(sipgo.WithUserAgent("voice-agent-sip"))

@@ -134,7 +134,7 @@ func (s *sidecar) place(callID string, call *placedCall, request dialRequest) {
 		return
 	}
 	// The person picked up: their audio attaches to the call the gateway holds, then the call is answered.
-	stream, err := openStream(request.Gateway, map[string]string{"callId": callID, "token": s.cfg.token})
+	stream, err := openStream(request.StreamsURL, map[string]string{"callId": callID, "token": request.StreamToken})
 	if err != nil {
 		log.Warn("answered, but the media gateway was not reached", "error", err)
 		hangUp()

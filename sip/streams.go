@@ -40,11 +40,12 @@ type streamClient struct {
 	closeCode   int
 }
 
-// streamsURL is the Media Streams endpoint of the gateway whose control URL is `gateway`.
-func streamsURL(gateway string) (string, error) {
+// streamsURL is the Media Streams endpoint of the gateway whose public URL is `gateway`
+// (MEDIA_GATEWAY_URL: http://HOST:MEDIA_PORT).
+func streamsURL(gateway string) string {
 	u, err := url.Parse(gateway)
 	if err != nil {
-		return "", err
+		return gateway
 	}
 	if u.Scheme == "https" {
 		u.Scheme = "wss"
@@ -52,19 +53,16 @@ func streamsURL(gateway string) (string, error) {
 		u.Scheme = "ws"
 	}
 	u.Path = "/media/streams"
-	return u.String(), nil
+	return u.String()
 }
 
-// openStream connects and sends `connected` and `start` with the given custom parameters.
-func openStream(gateway string, parameters map[string]string) (*streamClient, error) {
-	address, err := streamsURL(gateway)
-	if err != nil {
-		return nil, err
-	}
+// openStream connects to `address` (ws://HOST:PORT/media/streams) and sends `connected` and
+// `start` with the given custom parameters.
+func openStream(address string, parameters map[string]string) (*streamClient, error) {
 	dialer := websocket.Dialer{HandshakeTimeout: 5 * time.Second}
 	conn, _, err := dialer.Dial(address, nil)
 	if err != nil {
-		return nil, fmt.Errorf("media gateway %s not reached: %w", gateway, err)
+		return nil, fmt.Errorf("media gateway %s not reached: %w", address, err)
 	}
 	id := make([]byte, 16)
 	_, _ = rand.Read(id)

@@ -410,6 +410,7 @@ describe('a transfer target checked again when it is used', { timeout: 120_000 }
       to: '+4791242002',
       metadata: { first_name: 'Kari', transfer_to: london },
       firstMessage: 'Hi {{first_name}}.',
+      keep: 'llm-transfer-refused',
     });
     assert.equal(call.status, 'completed');
     assert.deepEqual(carrier.transfers, [], 'nothing was dialled');

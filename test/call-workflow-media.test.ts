@@ -78,15 +78,22 @@ class GatewayStandIn implements Carrier {
 
 /**
  * The gateway's media session: `holds` while the call's audio lasts; `stops` fails as a gateway
- * stopping with the call live does. (A killed gateway, whose heartbeats stop, is
+ * stopping with the call live does; `ends` returns after a while, as a session whose stream closed
+ * does (its hang-up signal lost on the way). (A killed gateway, whose heartbeats stop, is
  * test/media-gateway.test.ts's: the time-skipping server does not time out a running activity's
  * heartbeats.)
  */
-function mediaSession(mode: 'holds' | 'stops'): MediaSessionActivities {
+type SessionMode = 'holds' | 'stops' | 'ends';
+
+function mediaSession(mode: SessionMode): MediaSessionActivities {
   return {
     async holdMedia() {
       const context = Context.current();
       context.heartbeat();
+      if (mode === 'ends') {
+        await sleep(1500);
+        return;
+      }
       if (mode === 'stops') {
         await sleep(500);
         throw ApplicationFailure.nonRetryable('the media gateway stopped', 'MediaGatewayStopped');
@@ -119,7 +126,7 @@ class TurnTakingGateway extends GatewayStandIn {
 }
 
 async function withCall<T, G extends GatewayStandIn = GatewayStandIn>(
-  mode: 'holds' | 'stops',
+  mode: SessionMode,
   fn: (env: TestWorkflowEnvironment, callId: string, gateway: G) => Promise<T>,
   gatewayOf: (taskQueue: string) => G = (taskQueue) => new GatewayStandIn(taskQueue) as G,
 ): Promise<T> {
@@ -202,6 +209,28 @@ describe('a call with audio', { timeout: 120_000 }, () => {
       assert.equal(call.endReason, 'agent_error');
       assert.ok(call.analysis);
       assert.ok(events.some((e) => e.type === 'call.completed'));
+    });
+  });
+
+  test('a session whose stream ended without a hang-up: the call ends caller_hangup at once, not by the silence timeout', async () => {
+    await withCall('ends', async (env, callId, gateway) => {
+      const handle = env.client.workflow.getHandle(callWorkflowId(callId));
+      const result = (await handle.result()) as CallWorkflowResult;
+      assert.equal(result.status, 'completed');
+      assert.equal(result.endReason, 'caller_hangup', 'not silence_timeout, 10 minutes later');
+      keepHistory('inbound-media-ended-call', await handle.fetchHistory());
+      assert.deepEqual(
+        gateway.said.map((line) => line.index),
+        [0],
+        'the opening only: nothing said to no one',
+      );
+      assert.deepEqual(gateway.releases, [], 'nothing to release: the stream is gone');
+      const { call } = await storedCall(stack.db.orm, callId);
+      assert.equal(call.endReason, 'caller_hangup');
+      assert.ok(
+        (call.durationSeconds ?? 0) < 60,
+        `ended as of the last thing said: ${call.durationSeconds} s`,
+      );
     });
   });
 

@@ -14,7 +14,7 @@ import { chromiumPath, screenshot } from './support/browser.js';
 import { type AgentFixture, createAgentFixture } from './support/call-fixtures.js';
 import { type CallStack, startCallStack, waitForCallEnd } from './support/call-stack.js';
 import { DashboardClient, signedInClient, TEST_PASSWORD } from './support/dashboard-session.js';
-import { startTestMediaGateway, type TestMediaGateway } from './support/media-gateway.js';
+import { startTestMediaGateway, type TestMediaGateway, testMediaSettings } from './support/media-gateway.js';
 import { startTestSpeech, type TestSpeech } from './support/speech-kit.js';
 import { until } from './support/wait-for.js';
 
@@ -50,18 +50,18 @@ before(
     if (skip) return;
     workDir = await mkdtemp(path.join(tmpdir(), 'dashboard-talk-'));
     speech = await startTestSpeech();
-    const port = await freePort();
+    const [port, controlPort] = [await freePort(), await freePort()];
     const defaults = loadSettings({});
     const endpoint = (model: string) => ({ url: speech.url, apiKey: undefined, model, timeoutMs: 15_000 });
     stack = await startCallStack({
       prefix: 'dashboard-talk',
       settings: {
-        media: { ...defaults.media, streamsToken: TOKEN, gatewayUrl: `http://127.0.0.1:${port}` },
+        media: testMediaSettings(defaults.media, { streamsToken: TOKEN, port, controlPort }),
         speech: { local: false, stt: endpoint('whisper-1'), tts: endpoint('tts-1') },
         recordingsDir: workDir,
       },
     });
-    gateway = await startTestMediaGateway(stack, speech, undefined, port);
+    gateway = await startTestMediaGateway(stack, speech, undefined, { port, controlPort });
     owner = await createFixture(stack.db.orm, { requestsPerSecond: 10_000 });
     const viewer = await createFixture(stack.db.orm, { workspaceId: owner.workspaceId, role: 'viewer' });
     agent = await createAgentFixture(stack.db.orm, {
@@ -343,7 +343,14 @@ describe('Talk in the test panel', { skip }, () => {
   test('without a media gateway Talk is unavailable: disabled in the page, with the reason', async () => {
     const textOnly = await startApi({
       orm: stack.db.orm,
-      settings: { media: { ...loadSettings({}).media, gatewayUrl: undefined, streamsToken: undefined } },
+      settings: {
+        media: {
+          ...loadSettings({}).media,
+          gatewayUrl: undefined,
+          streamsToken: undefined,
+          controlToken: undefined,
+        },
+      },
     });
     try {
       const session = await signedInClient(textOnly.url, stack.db.orm, owner.userId);

@@ -18,7 +18,7 @@ import {
   streamed,
 } from './support/chat-completions-stand-in.js';
 import { signalsReceived } from './support/history-text.js';
-import { startTestMediaGateway, type TestMediaGateway } from './support/media-gateway.js';
+import { startTestMediaGateway, type TestMediaGateway, testMediaSettings } from './support/media-gateway.js';
 import { startTestSpeech, type TestSpeech } from './support/speech-kit.js';
 import { endOfSpeech } from './support/test-audio.js';
 import { callTo, orAfter } from './support/wait-for.js';
@@ -61,7 +61,7 @@ before(async () => {
       prefix: 'media-llm',
       simTimeScale: 1,
       settings: {
-        media: { ...defaults.media, streamsToken: TOKEN },
+        media: testMediaSettings(defaults.media, { streamsToken: TOKEN }),
         recordingsDir,
         voiceLlm: { url: standIn.url, apiKey: 'sk-test', model: 'stand-in-model', timeoutMs: 30_000 },
         // The agent's tool listens on 127.0.0.1.

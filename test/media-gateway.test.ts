@@ -8,6 +8,7 @@ import { fileURLToPath } from 'node:url';
 import wavefile from 'wavefile';
 import { Call } from '../db/entities/index.js';
 import { MediaStreamsClient } from '../lib/media/media-streams-client.js';
+import { streamTokenFor } from '../lib/media/stream-token.js';
 import { recordingPath } from '../lib/recordings/recording-files.js';
 import { loadSettings } from '../lib/settings.js';
 import { callProgressQuery } from '../lib/temporal/call-messages.js';
@@ -17,7 +18,7 @@ import { createFixture, type Fixture } from './support/api.js';
 import { type AgentFixture, createAgentFixture } from './support/call-fixtures.js';
 import { type CallStack, startCallStack, waitForCallEnd } from './support/call-stack.js';
 import { signalsReceived } from './support/history-text.js';
-import { startTestMediaGateway, type TestMediaGateway } from './support/media-gateway.js';
+import { startTestMediaGateway, type TestMediaGateway, testMediaSettings } from './support/media-gateway.js';
 import { startTestSpeech, type TestSpeech } from './support/speech-kit.js';
 import { callTo, orAfter, until, waitForHealth } from './support/wait-for.js';
 
@@ -47,7 +48,10 @@ before(async () => {
       prefix: 'media-gateway',
       simTimeScale: 1,
       // A short idle window, for the stream that goes quiet below; the test client sends a frame every 20 ms.
-      settings: { media: { ...defaults.media, streamsToken: TOKEN, idleTimeoutMs: 4_000 }, recordingsDir },
+      settings: {
+        media: { ...testMediaSettings(defaults.media, { streamsToken: TOKEN }), idleTimeoutMs: 4_000 },
+        recordingsDir,
+      },
     }),
     startTestSpeech(),
   ]);
@@ -208,12 +212,19 @@ describe('the media gateway', () => {
       const client = await connect({ to: quiet.number, from: '+4791234569', token: TOKEN });
       const call = await callOf(quiet.number);
       await client.agentStarts(0);
-      // The call holds its stream: another one for the same call, with the token, is refused.
+      // The call holds its stream: another one for the same call, even with the call's own token,
+      // is refused; with the shared token it never gets that far.
       const second = await MediaStreamsClient.connect(gateway.streamsUrl);
-      second.start({ callId: call.id, token: TOKEN });
+      second.start({
+        callId: call.id,
+        token: streamTokenFor(stack.settings.media.controlToken!, call.id, 30),
+      });
       const refused = await second.closed;
       assert.equal(refused.code, 1008);
       assert.equal(refused.reason, 'the call already has a stream');
+      const shared = await MediaStreamsClient.connect(gateway.streamsUrl);
+      shared.start({ callId: call.id, token: TOKEN });
+      assert.deepEqual(await shared.closed, { code: 1008, reason: 'invalid token' });
       client.goQuiet();
       const quietAt = Date.now();
       // The silence timeout would take 10 minutes; MEDIA_IDLE_TIMEOUT_MS is 4 s here.
@@ -310,7 +321,8 @@ describe('the media gateway', () => {
         workspaceId: owner.workspaceId,
         firstMessage: OPENING,
       });
-      const port = await freePort();
+      const [port, controlPort] = [await freePort(), await freePort()];
+      const controlToken = stack.settings.media.controlToken!;
       // media/main.ts as its own process, as npm start runs it, on the test's database and Temporal.
       const child = spawn(process.execPath, ['--import', 'tsx', 'media/main.ts'], {
         cwd: ROOT,
@@ -322,6 +334,8 @@ describe('the media gateway', () => {
           TASK_QUEUE_PREFIX: stack.settings.taskQueuePrefix,
           MEDIA_PORT: String(port),
           MEDIA_STREAMS_TOKEN: TOKEN,
+          MEDIA_CONTROL_LISTEN: `127.0.0.1:${controlPort}`,
+          MEDIA_CONTROL_TOKEN: controlToken,
           RECORDINGS_DIR: recordingsDir,
           VOICE_STT_URL: speech.url,
           VOICE_TTS_URL: speech.url,
@@ -350,7 +364,34 @@ describe('the media gateway', () => {
         client.start({ to: other.number, from: '+4791234570' });
         const call = await callOf(other.number);
         await client.agentStarts(0);
+        // One secret, one door (telephony spec section 3): the public port has no control API, and
+        // the control port opens only with MEDIA_CONTROL_TOKEN; a forged release or callback changes nothing.
+        const release = JSON.stringify({ type: 'release', reason: 'hang_up' });
+        const post = (url: string, token: string, body = release) =>
+          fetch(url, { method: 'POST', headers: { authorization: `Bearer ${token}` }, body });
+        const controlPath = `/media/control/calls/${call.id}`;
+        const callbackPath = `/media/carrier/calls/${call.id}/callback`;
+        assert.equal((await post(`http://127.0.0.1:${port}${controlPath}`, controlToken)).status, 404);
+        assert.equal((await post(`http://127.0.0.1:${port}${callbackPath}`, controlToken)).status, 404);
+        for (const token of [TOKEN, 'nope', '']) {
+          assert.equal((await post(`http://127.0.0.1:${controlPort}${controlPath}`, token)).status, 401);
+          const forged = await post(
+            `http://127.0.0.1:${controlPort}${callbackPath}`,
+            token,
+            '{"type":"busy"}',
+          );
+          assert.equal(forged.status, 401);
+        }
+        // The control port answers its own token (a command the call does not know is refused, not run).
+        const known = await post(
+          `http://127.0.0.1:${controlPort}${controlPath}`,
+          controlToken,
+          '{"type":"x"}',
+        );
+        assert.equal(known.status, 400);
         await new Promise((resolve) => setTimeout(resolve, 1500));
+        const live = await stack.api.client(owner.secret).get(`/calls/${call.id}`);
+        assert.equal(live.body.status, 'in_progress', 'nothing the forged requests asked happened');
         child.kill('SIGKILL');
         const closed = await client.closed;
         assert.notEqual(closed.code, 1000);

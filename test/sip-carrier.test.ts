@@ -6,6 +6,7 @@ import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import wavefile from 'wavefile';
 import { Call } from '../db/entities/index.js';
+import { streamTokenFor } from '../lib/media/stream-token.js';
 import { recordingPath } from '../lib/recordings/recording-files.js';
 import { loadSettings } from '../lib/settings.js';
 import { freePort } from '../scripts/processes.js';
@@ -14,7 +15,7 @@ import { createFixture, type Fixture } from './support/api.js';
 import { type Baresip, onPath, startBaresip } from './support/baresip.js';
 import { type AgentFixture, createAgentFixture } from './support/call-fixtures.js';
 import { type CallStack, startCallStack, waitForCallEnd } from './support/call-stack.js';
-import { startTestMediaGateway, type TestMediaGateway } from './support/media-gateway.js';
+import { startTestMediaGateway, type TestMediaGateway, testMediaSettings } from './support/media-gateway.js';
 import { startTestSipSide, type TestSipSide } from './support/sip-side.js';
 import { runSippDoubleInvite, runSippInvites, startSippFarEnd } from './support/sipp.js';
 import { startTestSpeech, type TestSpeech } from './support/speech-kit.js';
@@ -60,6 +61,7 @@ async function sipSideWithTrunk(trunkPort: number, env: Record<string, string> =
     SIP_CONTROL_URL: controlUrl,
     MEDIA_GATEWAY_URL: gatewayUrl,
     MEDIA_STREAMS_TOKEN: TOKEN,
+    MEDIA_CONTROL_TOKEN: stack.settings.media.controlToken!,
     SIP_CONTROL_TOKEN: CONTROL_TOKEN,
     SIP_RTP_TIMEOUT_MS: '4000',
     ...env,
@@ -137,7 +139,7 @@ before(async () => {
   if (skip) return;
   work = await mkdtemp(path.join(tmpdir(), 'sip-carrier-'));
   const defaults = loadSettings({});
-  const [gatewayPort, controlPort] = [await freePort(), await freePort()];
+  const [gatewayPort, controlPort, mediaControlPort] = [await freePort(), await freePort(), await freePort()];
   sipPort = await freePort();
   gatewayUrl = `http://127.0.0.1:${gatewayPort}`;
   controlUrl = `http://127.0.0.1:${controlPort}`;
@@ -147,9 +149,11 @@ before(async () => {
       simTimeScale: 1,
       settings: {
         media: {
-          ...defaults.media,
-          streamsToken: TOKEN,
-          gatewayUrl,
+          ...testMediaSettings(defaults.media, {
+            streamsToken: TOKEN,
+            port: gatewayPort,
+            controlPort: mediaControlPort,
+          }),
           carrier: 'sip',
           sip: { ...defaults.media.sip, controlUrl, controlToken: CONTROL_TOKEN },
         },
@@ -160,7 +164,10 @@ before(async () => {
     // Built (or found in the cache) here, so a first build on a machine is no test's time.
     resolveSipSide(),
   ]);
-  gateway = await startTestMediaGateway(stack, speech, undefined, gatewayPort);
+  gateway = await startTestMediaGateway(stack, speech, undefined, {
+    port: gatewayPort,
+    controlPort: mediaControlPort,
+  });
   owner = await createFixture(stack.db.orm, { requestsPerSecond: 10_000 });
   agent = await createAgentFixture(stack.db.orm, {
     workspaceId: owner.workspaceId,
@@ -432,7 +439,14 @@ describe('CARRIER=sip', { skip, timeout: 600_000 }, () => {
         fetch(`${controlUrl}/calls/${callId}/dial`, {
           method: 'POST',
           headers: { authorization: `Bearer ${CONTROL_TOKEN}`, 'content-type': 'application/json' },
-          body: JSON.stringify({ to: '+4791230008', from: '', ringTimeoutSeconds: 10, gateway: gatewayUrl }),
+          body: JSON.stringify({
+            to: '+4791230008',
+            from: '',
+            ringTimeoutSeconds: 10,
+            gateway: gateway.controlUrl,
+            streamsUrl: gateway.streamsUrl,
+            streamToken: streamTokenFor(stack.settings.media.controlToken!, callId, 10),
+          }),
         }).then((response) => response.json() as Promise<{ dialing: boolean }>);
       assert.deepEqual((await Promise.all([dial(), dial(), dial()])).map((answer) => answer.dialing).sort(), [
         false,
@@ -442,8 +456,8 @@ describe('CARRIER=sip', { skip, timeout: 600_000 }, () => {
       await new Promise((resolve) => setTimeout(resolve, 1500));
       assert.equal((await dial()).dialing, false);
       assert.equal(invites.size, 1, [...invites].join(', '));
-      // One secret, one door: neither a wrong token nor the Media Streams token opens the control API.
-      for (const token of ['nope', TOKEN]) {
+      // One secret, one door: neither a wrong token nor the gateway's tokens open the control API.
+      for (const token of ['nope', TOKEN, stack.settings.media.controlToken!]) {
         const refused = await fetch(`${controlUrl}/calls/${callId}/release`, {
           method: 'POST',
           headers: { authorization: `Bearer ${token}` },

@@ -6,6 +6,7 @@ import { type WebSocket, WebSocketServer } from 'ws';
 import { SpeakingFarEnds } from '../activities/speaking-far-end.js';
 import { decodeMulaw, encodeMulaw } from '../lib/audio/mulaw.js';
 import { createLogger } from '../lib/logger.js';
+import { mediaStreamsUrl } from '../lib/media/media-control.js';
 import type { TextToSpeech } from '../lib/speech/speech-ports.js';
 
 // The speaking simulator's person (activities/speaking-far-end.ts) against a gateway played by
@@ -92,7 +93,6 @@ before(async () => {
   gateway = await startGatewayStandIn();
   farEnds = new SpeakingFarEnds({
     tts: tone,
-    token: 'far-end-token',
     logger: createLogger('error'),
     unansweredAfterMs: UNANSWERED_AFTER_MS,
   });
@@ -106,7 +106,11 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe('a simulated person on a speaking call', () => {
   test('says an unanswered line again, at most twice, then waits', async () => {
-    const audio = { gateway: gateway.url, callId: crypto.randomUUID() };
+    const audio = {
+      streamsUrl: mediaStreamsUrl(gateway.url),
+      token: 'cst1.0.x',
+      callId: crypto.randomUUID(),
+    };
     assert.equal(await farEnds.answer(audio), true);
     assert.equal(farEnds.say(audio, 'Hello, is anyone there?'), true);
     // Said once, then twice more after UNANSWERED_AFTER_MS each; never a fourth time.
@@ -116,7 +120,11 @@ describe('a simulated person on a speaking call', () => {
   });
 
   test('does not repeat a line the agent answered', async () => {
-    const audio = { gateway: gateway.url, callId: crypto.randomUUID() };
+    const audio = {
+      streamsUrl: mediaStreamsUrl(gateway.url),
+      token: 'cst1.0.x',
+      callId: crypto.randomUUID(),
+    };
     assert.equal(await farEnds.answer(audio), true);
     farEnds.say(audio, 'I would like to book an appointment.');
     // The agent answers once the line is over.
@@ -129,7 +137,11 @@ describe('a simulated person on a speaking call', () => {
   });
 
   test('a newer line replaces the unanswered one: only the newer is said again', async () => {
-    const audio = { gateway: gateway.url, callId: crypto.randomUUID() };
+    const audio = {
+      streamsUrl: mediaStreamsUrl(gateway.url),
+      token: 'cst1.0.x',
+      callId: crypto.randomUUID(),
+    };
     assert.equal(await farEnds.answer(audio), true);
     farEnds.say(audio, 'First line.');
     await sleep(LINE_SECONDS * 1000 + 300);

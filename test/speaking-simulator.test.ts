@@ -7,15 +7,16 @@ import wavefile from 'wavefile';
 import { Call } from '../db/entities/index.js';
 import { answerIncomingPhoneCall } from '../lib/calls/incoming-calls.js';
 import { MediaStreamsClient } from '../lib/media/media-streams-client.js';
+import { streamTokenFor } from '../lib/media/stream-token.js';
 import { recordingPath } from '../lib/recordings/recording-files.js';
 import { loadSettings } from '../lib/settings.js';
 import { callWorkflowId, farEndWorkflowId } from '../lib/temporal/workflow-contracts.js';
 import { freePort } from '../scripts/processes.js';
 import { createFixture, type Fixture } from './support/api.js';
-import { type AgentFixture, createAgentFixture } from './support/call-fixtures.js';
+import { type AgentFixture, createAgentFixture, createQueuedCall } from './support/call-fixtures.js';
 import { type CallStack, startCallStack, waitForCallEnd } from './support/call-stack.js';
 import { keepHistory } from './support/kept-histories.js';
-import { startTestMediaGateway, type TestMediaGateway } from './support/media-gateway.js';
+import { startTestMediaGateway, type TestMediaGateway, testMediaSettings } from './support/media-gateway.js';
 import { startTestSpeech, type TestSpeech } from './support/speech-kit.js';
 
 // The speaking simulator end to end (docs/voice.md, "The simulator speaks"): with MEDIA_GATEWAY_URL
@@ -35,7 +36,7 @@ let owner: Fixture, agent: AgentFixture;
 before(async () => {
   recordingsDir = await mkdtemp(path.join(tmpdir(), 'speaking-simulator-'));
   speech = await startTestSpeech();
-  const port = await freePort();
+  const [port, controlPort] = [await freePort(), await freePort()];
   const defaults = loadSettings({});
   const endpoint = (model: string) => ({ url: speech.url, apiKey: undefined, model, timeoutMs: 15_000 });
   stack = await startCallStack({
@@ -43,12 +44,12 @@ before(async () => {
     // The far end's pauses at a quarter: its lines themselves are spoken in real time.
     simTimeScale: 0.25,
     settings: {
-      media: { ...defaults.media, streamsToken: TOKEN, gatewayUrl: `http://127.0.0.1:${port}` },
+      media: testMediaSettings(defaults.media, { streamsToken: TOKEN, port, controlPort }),
       speech: { local: false, stt: endpoint('whisper-1'), tts: endpoint('tts-1') },
       recordingsDir,
     },
   });
-  gateway = await startTestMediaGateway(stack, speech, undefined, port);
+  gateway = await startTestMediaGateway(stack, speech, undefined, { port, controlPort });
   owner = await createFixture(stack.db.orm, { requestsPerSecond: 10_000 });
   agent = await createAgentFixture(stack.db.orm, { workspaceId: owner.workspaceId });
 });
@@ -134,23 +135,48 @@ describe('the simulator speaks', { timeout: 600_000 }, () => {
     },
   );
 
-  test('a stream attaches only to a live call pinned to this gateway and with the token (else 1008)', async () => {
+  test('a stream attaches only to a live call pinned to this gateway and with that call’s own token (else 1008)', async () => {
     // A call pinned to the gateway that is over (tests of a file run at once: this one places its own).
     const busy = await api().post('/calls', { agent_id: agent.agentId, to: '+4790011001' });
     await waitForCallEnd(api(), busy.body.id, 60_000);
     const over = await stack.db.orm.em.fork().findOneOrFail(Call, { id: busy.body.id });
     assert.equal(over.mediaGateway, gateway.controlUrl);
-    for (const [callId, token] of [
-      [over.id, TOKEN],
-      [crypto.randomUUID(), TOKEN],
-      ['not-a-call', TOKEN],
-      [over.id, 'not-the-token'],
+    // A call ringing at this gateway (no far end will answer it): what may attach to it.
+    const ringing = await createQueuedCall(stack.db.orm, agent, { to: '+4790011002' });
+    await stack.db.orm.em
+      .fork()
+      .nativeUpdate(Call, { id: ringing.id }, { status: 'ringing', mediaGateway: gateway.controlUrl });
+    const key = stack.settings.media.controlToken!;
+    const expired = streamTokenFor(key, ringing.id, 30, Date.now() - 2 * 60_000);
+    for (const [callId, token, why] of [
+      [over.id, streamTokenFor(key, over.id, 30), 'the call is over'],
+      [crypto.randomUUID(), TOKEN, 'no such call'],
+      ['not-a-call', TOKEN, 'not a call id'],
+      [over.id, 'not-the-token', 'a wrong token'],
+      [ringing.id, TOKEN, 'the shared token attaches to no existing call'],
+      [ringing.id, streamTokenFor(key, over.id, 30), 'another call’s own token'],
+      [ringing.id, expired, 'its own token, expired (ring timeout + 60 s after the dial)'],
+      [ringing.id, streamTokenFor('another-key', ringing.id, 30), 'made with another key'],
     ]) {
       const client = await MediaStreamsClient.connect(gateway.streamsUrl);
       client.start({ callId, token });
-      assert.equal((await client.closed).code, 1008, callId);
-      assert.equal(gateway.context.sessions.get(callId), undefined, 'no call audio was opened');
+      const closed = await client.closed;
+      assert.equal(closed.code, 1008, why);
+      // The ringing call is attachable: only its token keeps it closed.
+      if (callId === ringing.id) assert.equal(closed.reason, 'invalid token', why);
+      assert.equal(gateway.context.sessions.get(callId), undefined, `no call audio was opened: ${why}`);
     }
+    // The same refusals through the URL's ?token=: the shared token is let in to say `start`, and refused there.
+    const viaQuery = await MediaStreamsClient.connect(`${gateway.streamsUrl}?token=${TOKEN}`);
+    viaQuery.start({ callId: ringing.id });
+    assert.deepEqual(await viaQuery.closed, { code: 1008, reason: 'invalid token' });
+    const refusedAtOnce = await MediaStreamsClient.connect(`${gateway.streamsUrl}?token=${expired}`);
+    assert.equal(
+      (await refusedAtOnce.closed).code,
+      1008,
+      'an expired call token in the URL: closed before start',
+    );
+    await stack.db.orm.em.fork().nativeUpdate(Call, { id: ringing.id }, { status: 'failed' });
   });
 
   // The agent listens first, so the person's first line is a short "Hello?": it must be a turn

@@ -81,12 +81,20 @@ test('a URL that is not an http(s) base URL is refused, without repeating what m
 
 test('with speech, npm start points the workers at its gateway for the calls they place (MEDIA_GATEWAY_URL)', async () => {
   const speech = { VOICE_STT_URL: 'http://127.0.0.1:1/v1', VOICE_TTS_URL: 'http://127.0.0.1:1/v1' };
-  const env = { ...speech, MEDIA_PORT: '8123', MEDIA_STREAMS_TOKEN: 'token-x' };
+  const env = {
+    ...speech,
+    MEDIA_PORT: '8123',
+    MEDIA_STREAMS_TOKEN: 'token-x',
+    MEDIA_CONTROL_TOKEN: 'control-x',
+  };
   assert.equal(loadSettings(env).media.gatewayUrl, undefined);
   const started = await setUpVoice(loadSettings(env), '/nonexistent', () => {});
+  // The control API is on the next port, on loopback, with a secret of its own.
   assert.deepEqual(started.env, {
     MEDIA_STREAMS_TOKEN: 'token-x',
     MEDIA_GATEWAY_URL: 'http://127.0.0.1:8123',
+    MEDIA_CONTROL_URL: 'http://127.0.0.1:8124',
+    MEDIA_CONTROL_TOKEN: 'control-x',
   });
   const elsewhere = { ...env, MEDIA_GATEWAY_URL: 'http://media:8090' };
   assert.equal(loadSettings(elsewhere).media.gatewayUrl, 'http://media:8090');

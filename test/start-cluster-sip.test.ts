@@ -93,6 +93,7 @@ before(async () => {
       SIP_CONTROL_URL: controlUrl,
       RTP_PORTS: '46000-46099',
       MEDIA_PORT: String(mediaPort),
+      MEDIA_CONTROL_LISTEN: `127.0.0.1:${await freePort()}`,
     },
     log: () => {},
   });

@@ -340,13 +340,14 @@ test('VOICE_SPEECH=local CARRIER=sip npm start also runs the local speech server
 }, async () => {
   const apiPort = await freePort();
   const pgPort = await freePort();
-  const mediaPort = await freePort();
+  const [mediaPort, mediaControlPort] = [await freePort(), await freePort()];
   const [sipPort, sipControlPort] = [await freePort(), await freePort()];
   const voiceDir = path.join(dataDir, 'voice');
   const started = startService({
     PORT: String(apiPort),
     EMBEDDED_PG_PORT: String(pgPort),
     MEDIA_PORT: String(mediaPort),
+    MEDIA_CONTROL_LISTEN: `127.0.0.1:${mediaControlPort}`,
     VOICE_SPEECH: 'local',
     CARRIER: 'sip',
     SIP_LISTEN: `127.0.0.1:${sipPort}`,
@@ -373,15 +374,22 @@ test('VOICE_SPEECH=local CARRIER=sip npm start also runs the local speech server
     // CARRIER=sip: the SIP side's control API has its own secret, kept beside it.
     const controlToken = readFileSync(path.join(voiceDir, 'sip-control-token'), 'utf8').trim();
     assert.ok(controlToken.length >= 24 && controlToken !== token);
+    // So has the media gateway's control API, on its own port.
+    const mediaControlToken = readFileSync(path.join(voiceDir, 'media-control-token'), 'utf8').trim();
+    assert.ok(mediaControlToken.length >= 24 && ![token, controlToken].includes(mediaControlToken));
     const health = await waitForHealth(`http://127.0.0.1:${mediaPort}/health`);
     assert.equal(health.status, 'ok');
-    // The workers reach the gateway's control API with the same token: a wrong one is refused.
-    const control = await fetch(`http://127.0.0.1:${mediaPort}/media/control/calls/${randomUUID()}`, {
-      method: 'POST',
-      headers: { authorization: 'Bearer wrong', 'content-type': 'application/json' },
-      body: JSON.stringify({ type: 'release', reason: 'hang_up' }),
-    });
-    assert.equal(control.status, 401);
+    // The workers reach the gateway's control API on the control port with its token: a wrong one
+    // is refused there, and the public port has no control API at all.
+    const release = (port: number, bearer: string) =>
+      fetch(`http://127.0.0.1:${port}/media/control/calls/${randomUUID()}`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${bearer}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ type: 'release', reason: 'hang_up' }),
+      });
+    assert.equal((await release(mediaControlPort, token)).status, 401);
+    assert.equal((await release(mediaControlPort, mediaControlToken)).status, 404, 'no such call here');
+    assert.equal((await release(mediaPort, mediaControlToken)).status, 404);
     // Its operator port (METRICS_PORT from npm start), not the public MEDIA_PORT: metrics and readiness.
     const running = started
       .stdout()

@@ -10,6 +10,8 @@ import { MediaGatewayCarrier } from '../lib/carrier/media-gateway-carrier.js';
 import { SimulatedCarrier } from '../lib/carrier/simulated-carrier.js';
 import { SipCarrier } from '../lib/carrier/sip-carrier.js';
 import { createLogger } from '../lib/logger.js';
+import { mediaStreamsUrl } from '../lib/media/media-control.js';
+import { streamTokenFor } from '../lib/media/stream-token.js';
 import { taskQueues } from '../lib/temporal/task-queues.js';
 import { workerTracingOptions } from '../lib/tracing/tracing.js';
 import { voiceRuntimeFromSettings } from '../lib/voice-runtime/from-settings.js';
@@ -32,7 +34,7 @@ export type CallsWorkerDeps = WorkerNeeds<
 >;
 
 /**
- * The simulated carrier; with a media gateway about (MEDIA_STREAMS_TOKEN set), calls whose audio
+ * The simulated carrier; with a media gateway about (MEDIA_CONTROL_TOKEN set), calls whose audio
  * a gateway holds go there, and with MEDIA_GATEWAY_URL the calls placed here carry audio too
  * (lib/carrier/call-routing-carrier.ts), through the SIP trunk with CARRIER=sip.
  */
@@ -42,9 +44,10 @@ function carrierFromSettings(deps: CallsWorkerDeps): Carrier {
     taskQueue: queues.simulator,
     timeScale: deps.settings.simTimeScale,
   });
-  const token = deps.settings.media.streamsToken;
+  const token = deps.settings.media.controlToken;
   if (!token) return simulator;
   const media = new MediaGatewayCarrier({ token, taskQueuePrefix: deps.settings.taskQueuePrefix });
+  const { gatewayUrl, controlUrl } = deps.settings.media;
   // CARRIER=sip: the calls placed here go through the trunk (lib/carrier/sip-carrier.ts).
   const { carrier, sip } = deps.settings.media;
   const text =
@@ -58,7 +61,18 @@ function carrierFromSettings(deps: CallsWorkerDeps): Carrier {
         .findOne(Call, { id: callId }, { fields: ['mediaGateway', 'direction'] });
       return call && { mediaGateway: call.mediaGateway ?? null, direction: call.direction };
     },
-    ...(deps.settings.media.gatewayUrl ? { dialGateway: deps.settings.media.gatewayUrl } : {}),
+    ...(gatewayUrl
+      ? {
+          dialGateway: {
+            controlUrl,
+            // Each call's far end attaches with the call's own token, made as it is dialled.
+            streamFor: (callId: string, ringTimeoutSeconds: number) => ({
+              url: mediaStreamsUrl(gatewayUrl),
+              token: streamTokenFor(token, callId, ringTimeoutSeconds),
+            }),
+          },
+        }
+      : {}),
     pinToGateway: async (callId, gateway) => {
       await deps.orm.em.fork().nativeUpdate(Call, { id: callId }, { mediaGateway: gateway });
     },

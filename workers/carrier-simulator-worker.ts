@@ -14,14 +14,16 @@ export type CarrierSimulatorWorkerDeps = WorkerNeeds<
   'temporalNamespace' | 'taskQueuePrefix' | 'speech' | 'media' | 'logLevel'
 >;
 
-/** The far ends that speak (docs/voice.md, "The simulator speaks"): with a gateway's token and text-to-speech. */
+/**
+ * The far ends that speak (docs/voice.md, "The simulator speaks"): with text-to-speech. Each call's
+ * far end is told its stream and the call's own token by the dial (lib/carrier/simulated-carrier.ts).
+ */
 function speakingFarEnds(deps: CarrierSimulatorWorkerDeps): SpeakingFarEnds | undefined {
   const { tts } = speechFromSettings(deps.settings);
-  const token = deps.settings.media.streamsToken;
-  if (!tts || !token) return undefined;
+  if (!tts) return undefined;
   const logger =
     deps.logger ?? createLogger(deps.settings.logLevel, { fields: { worker: 'carrier-simulator' } });
-  return new SpeakingFarEnds({ tts, token, logger });
+  return new SpeakingFarEnds({ tts, logger });
 }
 
 /** The worker of the `carrier-simulator` task queue: the simulated far ends and their callbacks (local activities). */

@@ -3,7 +3,7 @@ import type { Logger } from '../../lib/logger.js';
 
 // One Talk socket: the browser's Media Streams messages relayed to the media gateway and the
 // gateway's back, message by message. The page's `start` is rewritten: its customParameters become
-// the ones the API vouches for (MEDIA_STREAMS_TOKEN and the call the page may talk on), so a page
+// the ones the API vouches for (the call the page may talk on and that call's own stream token), so a page
 // can neither learn the token nor attach to another call. Every other message passes unchanged:
 // the page's audio and mark echoes up, the agent's audio, marks and `clear` down. Either side
 // closing closes the other: a closed tab is a closed stream, which the gateway takes as the caller
@@ -20,6 +20,7 @@ export interface TalkRelayOptions {
   browser: WebSocket;
   /** ws://HOST:MEDIA_PORT/media/streams */
   streamsUrl: string;
+  /** The call's own stream token (lib/media/stream-token.ts): it opens this call only. */
   token: string;
   callId: string;
   logger: Logger;

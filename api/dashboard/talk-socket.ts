@@ -1,7 +1,6 @@
 import type { Middleware } from 'koa';
 import { WebSocketServer } from 'ws';
 import { Call } from '../../db/entities/index.js';
-import { mediaStreamsUrl } from '../../lib/media/media-control.js';
 import { isUuid } from '../../lib/uuid.js';
 import { ApiError, parameterInvalid, resourceMissing, unprocessable } from '../http/errors.js';
 import type { ApiContext, ApiState, RouteDefinition } from '../http/route.js';
@@ -16,8 +15,8 @@ import { TalkRelay } from './talk-relay.js';
 // GET /dashboard/api/test-calls/{call_id}/talk, upgraded to a WebSocket: the test panel's
 // microphone (spec voice-media-v1 section 7). The page speaks Media Streams on it and the API
 // relays it to the media gateway (talk-relay.ts), so the browser needs one origin only and never
-// sees MEDIA_STREAMS_TOKEN. The upgrade is checked exactly as the dashboard's API checks a request:
-// the session cookie (none or ended: 401 session_missing), the person's current role with the
+// sees a token (the relay adds the call's own stream token). The upgrade is checked exactly as the
+// dashboard's API checks a request: the session cookie (none or ended: 401 session_missing), the person's current role with the
 // scope of starting a test call (calls:write: a viewer gets 403 role_required), the call in the
 // picked workspace. A browser always sends Origin on a WebSocket, and cookies go with it: a page of
 // another origin is refused (403 origin_invalid), which the CSRF header does for other requests.
@@ -85,8 +84,8 @@ export function talkSockets(
       // The gateway the call was pinned to when it was started (the same one unless settings changed).
       const relay = new TalkRelay({
         browser,
-        streamsUrl: mediaStreamsUrl(call.mediaGateway!),
-        token: gateway.token,
+        streamsUrl: gateway.streamsUrl,
+        token: gateway.streamTokenFor(callId),
         callId,
         logger: ctx.state.logger,
         hangUpUnstarted: async () => hangUpTalkCall(await deps.temporal(), call),

@@ -170,7 +170,7 @@ async function serve(request: IncomingMessage, response: ServerResponse): Promis
   };
   const control = /^\/media\/control\/calls\/([0-9a-f-]{36})$/.exec(request.url ?? '');
   if (control) {
-    if (request.headers.authorization !== `Bearer ${settings.media.streamsToken}`)
+    if (request.headers.authorization !== `Bearer ${settings.media.controlToken}`)
       return answer(401, { error: 'invalid token' });
     return answer(200, command(callOf(control[1]), body as MediaCommand));
   }

@@ -1,6 +1,13 @@
 import type { CallDirection } from '../../db/entities/index.js';
 import type { TakeTurns, TurnsHandOver } from '../media/media-control.js';
-import type { AnswerRequest, CallMedia, Carrier, DialRequest, SpeechPlayed } from './carrier.js';
+import type {
+  AnswerRequest,
+  CallMedia,
+  Carrier,
+  DialRequest,
+  MediaStreamAccess,
+  SpeechPlayed,
+} from './carrier.js';
 import type { MediaGatewayCarrier } from './media-gateway-carrier.js';
 
 // The calls worker's carrier: a call whose audio a media gateway holds (its Call row names the
@@ -8,10 +15,11 @@ import type { MediaGatewayCarrier } from './media-gateway-carrier.js';
 // typed test-panel call). A call's gateway never changes once set, so it is looked up once per
 // call and kept (a bounded cache: calls are short).
 //
-// With a gateway for the calls it places (MEDIA_GATEWAY_URL), a dial pins the call to it first and
-// the simulator's far end answers there with audio (docs/voice.md, "The simulator speaks"). That
-// far end still paces its script on the agent's lines: for a placed call with audio, the agent's
-// joining, lines and release go to the gateway (which plays them) and then, as text, to the far end.
+// With a gateway for the calls it places (MEDIA_CONTROL_URL and MEDIA_GATEWAY_URL), a dial pins
+// the call to it first and the simulator's far end answers there with audio, the stream opened
+// with the call's own token (docs/voice.md, "The simulator speaks"). That far end still paces its
+// script on the agent's lines: for a placed call with audio, the agent's joining, lines and
+// release go to the gateway (which plays them) and then, as text, to the far end.
 // A simulated person calling in (`simulate inbound`, answered here) is pinned and speaks the same
 // way; that call's tee is known to the worker that answered it only (a calls worker that restarts
 // mid-call no longer tells that caller the agent's lines, and the call ends by its silence timeout).
@@ -28,8 +36,15 @@ export interface CallRoute {
 export interface CallRoutingOptions {
   /** The call's route; null for a call not (yet) recorded. */
   lookUpCall(callId: string): Promise<CallRoute | null>;
-  /** Where calls placed from here carry their audio (MEDIA_GATEWAY_URL); unset: placed calls are text-only. */
-  dialGateway?: string;
+  /**
+   * Where calls placed from here carry their audio: the gateway's control URL (MEDIA_CONTROL_URL)
+   * and the stream a call's far end opens there (MEDIA_GATEWAY_URL, with the call's own token made
+   * for `ringTimeoutSeconds`). Unset: placed calls are text-only.
+   */
+  dialGateway?: {
+    controlUrl: string;
+    streamFor(callId: string, ringTimeoutSeconds: number): MediaStreamAccess;
+  };
   /** Writes Call.mediaGateway before the dial, so every later request of the call goes there. */
   pinToGateway(callId: string, gateway: string): Promise<void>;
   /** The calls placed here go out on a trunk (CARRIER=sip): their far end is a person, not the simulator. */
@@ -58,16 +73,21 @@ export class CallRoutingCarrier implements Carrier {
 
   async dial(request: DialRequest): Promise<CallMedia | undefined> {
     const known = await this.routeOf(request.callId);
+    const { dialGateway } = this.options;
     // A retried dial keeps the gateway the first one pinned.
-    const gateway = known.gateway ?? this.options.dialGateway;
-    if (!gateway) return this.text.dial(request);
+    const gateway = known.gateway ?? dialGateway?.controlUrl;
+    if (!gateway || !dialGateway) return this.text.dial(request);
     if (!known.gateway) await this.options.pinToGateway(request.callId, gateway);
     this.remember(request.callId, {
       gateway,
       teeToFarEnd: true,
       farEndFollowsLines: !this.options.dialsThroughTrunk,
     });
-    await this.text.dial({ ...request, mediaGateway: gateway });
+    await this.text.dial({
+      ...request,
+      mediaGateway: gateway,
+      mediaStream: dialGateway.streamFor(request.callId, request.ringTimeoutSeconds),
+    });
     return this.media.callMedia(gateway);
   }
 
@@ -76,11 +96,17 @@ export class CallRoutingCarrier implements Carrier {
     if (route.gateway && !route.teeToFarEnd) return this.media.answer(route.gateway, request);
     // A simulated person calling in (`simulate inbound`) speaks too, as the far end of a placed call.
     const simulatedPhoneCall = request.channel === 'phone' && request.farEnd !== 'browser';
-    const gateway = route.gateway ?? (simulatedPhoneCall ? this.options.dialGateway : undefined);
-    if (!gateway) return this.text.answer(request);
+    const { dialGateway } = this.options;
+    const gateway = route.gateway ?? (simulatedPhoneCall ? dialGateway?.controlUrl : undefined);
+    if (!gateway || !dialGateway) return this.text.answer(request);
     if (!route.gateway) await this.options.pinToGateway(request.callId, gateway);
     this.remember(request.callId, { gateway, teeToFarEnd: true, farEndFollowsLines: true });
-    await this.text.answer({ ...request, mediaGateway: gateway });
+    // The caller is there already: their stream attaches at once (no ring to wait out).
+    await this.text.answer({
+      ...request,
+      mediaGateway: gateway,
+      mediaStream: dialGateway.streamFor(request.callId, 0),
+    });
     return this.media.answer(gateway, request);
   }
 

@@ -15,9 +15,22 @@ export interface DialRequest {
   ringTimeoutSeconds: number;
   /**
    * The media gateway (control URL) holding the call's audio: the far end answers with a Media
-   * Streams connection there (the speaking simulator). Unset: a text-only call.
+   * Streams connection to it (`mediaStream`: the speaking simulator, the SIP side). Unset: a
+   * text-only call.
    */
   mediaGateway?: string;
+  /** With `mediaGateway`: the stream the far end opens, with the call's own token. */
+  mediaStream?: MediaStreamAccess;
+}
+
+/**
+ * Where a call's far end opens its Media Streams connection, and the call's own stream token
+ * (lib/media/stream-token.ts).
+ */
+export interface MediaStreamAccess {
+  /** ws://HOST:MEDIA_PORT/media/streams */
+  url: string;
+  token: string;
 }
 
 /** A call that came in (lib/carrier/incoming-call.ts) and that the service takes. */
@@ -32,6 +45,8 @@ export interface AnswerRequest {
   farEnd?: 'simulator' | 'browser';
   /** The media gateway (control URL) holding the call's audio: the simulated caller speaks there. Unset: text. */
   mediaGateway?: string;
+  /** With `mediaGateway`: the stream the simulated caller opens, with the call's own token. */
+  mediaStream?: MediaStreamAccess;
 }
 
 /** Where a call's audio is held: the media gateway whose `holdMedia` activity lives on `taskQueue`. */

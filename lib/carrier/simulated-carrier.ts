@@ -5,6 +5,7 @@ import { startOnce } from '../temporal/start-once.js';
 import {
   BROWSER_CALLER_WORKFLOW,
   type BrowserCallerWorkflow,
+  type FarEndAudio,
   farEndWorkflowId,
   SIMULATED_CALLEE_WORKFLOW,
   type SimulatedCalleeInput,
@@ -20,27 +21,33 @@ import type { AnswerRequest, Carrier, DialRequest } from './carrier.js';
 /** A test-panel caller silent this long (a closed tab) hangs up; the call's own silence timeout is 10 min. */
 const BROWSER_ABANDON_SECONDS = 15 * 60;
 
+/** A far end with audio opens the call's stream, with the call's own token. */
+function audioOf(request: DialRequest | AnswerRequest): { audio?: FarEndAudio } {
+  const stream = request.mediaStream;
+  return stream ? { audio: { streamsUrl: stream.url, token: stream.token, callId: request.callId } } : {};
+}
+
 export class SimulatedCarrier implements Carrier {
   constructor(
     private readonly client: Client,
     private readonly options: { taskQueue: string; timeScale: number },
   ) {}
 
-  /** With `mediaGateway`, the far end speaks: it answers with a Media Streams connection there. */
+  /** With `mediaStream`, the far end speaks: it answers with a Media Streams connection there. */
   async dial(request: DialRequest): Promise<undefined> {
     await this.startFarEnd(request.callId, {
       callWorkflowId: request.callWorkflowId,
       scenarioNumber: request.to,
       timeScale: this.options.timeScale,
       connected: false,
-      ...(request.mediaGateway ? { audio: { gateway: request.mediaGateway, callId: request.callId } } : {}),
+      ...audioOf(request),
     });
   }
 
   /**
    * Picks up a call that came in (inbound phone or web): its far end, the simulated caller, starts
    * connected. The caller's number (or a web call's label) picks the scenario by its last four digits.
-   * With `mediaGateway` the caller speaks: their stream attaches there first.
+   * With `mediaStream` the caller speaks: their stream attaches there first.
    */
   async answer(request: AnswerRequest): Promise<undefined> {
     if (request.farEnd === 'browser') {
@@ -52,7 +59,7 @@ export class SimulatedCarrier implements Carrier {
       scenarioNumber: request.caller ?? '',
       timeScale: this.options.timeScale,
       connected: true,
-      ...(request.mediaGateway ? { audio: { gateway: request.mediaGateway, callId: request.callId } } : {}),
+      ...audioOf(request),
     });
   }
 

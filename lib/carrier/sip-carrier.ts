@@ -28,18 +28,22 @@ export class SipCarrier implements Carrier {
 
   /** Idempotent per call id: the SIP side dials a call id once, a retry finds that dial. */
   async dial(request: DialRequest): Promise<undefined> {
-    if (!request.mediaGateway) {
+    if (!request.mediaGateway || !request.mediaStream) {
       // A SIP call needs a gateway for its audio (MEDIA_GATEWAY_URL, set by npm start with speech).
       throw ApplicationFailure.nonRetryable(
         'CARRIER=sip places calls with audio only: MEDIA_GATEWAY_URL is not set',
         'SipNeedsMediaGateway',
       );
     }
+    // The callbacks go to the gateway's control API; the answered call's stream attaches with the
+    // call's own token, which opens this call and no other.
     await this.command(request.callId, 'dial', {
       to: request.to,
       from: request.from ?? '',
       ringTimeoutSeconds: request.ringTimeoutSeconds,
       gateway: request.mediaGateway,
+      streamsUrl: request.mediaStream.url,
+      streamToken: request.mediaStream.token,
     });
   }
 

@@ -128,9 +128,14 @@ export interface SimulatedCalleeInput {
   audio?: FarEndAudio;
 }
 
-/** Where a speaking far end's audio goes: the media gateway (control URL) holding call `callId`. */
+/**
+ * Where a speaking far end's audio goes: the Media Streams endpoint of the gateway holding call
+ * `callId`, opened with the call's own stream token (it expires with the ring: a far end that
+ * answers later than that cannot attach).
+ */
 export interface FarEndAudio {
-  gateway: string;
+  streamsUrl: string;
+  token: string;
   callId: string;
 }
 

@@ -59,6 +59,11 @@ export class CallState {
   media: CallMedia | null = null;
   /** The media gateway holding the call's audio was lost (its session stopped heartbeating). */
   mediaLost = false;
+  /**
+   * The gateway's media session of the call ended (its stream closed) while the call went on: the
+   * person is gone even when their hang-up never reached this workflow.
+   */
+  mediaEnded = false;
   /** The person's speech could not be recognised any more (`speech_failed`). */
   speechFailed = false;
   /** `markAnswered` is stored: from here on the call ends `completed`. */

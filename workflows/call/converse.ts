@@ -84,6 +84,7 @@ async function someoneSpoke(call: CallState, silence: Deadline): Promise<boolean
     call.gatewayTurns.length > 0 ||
     call.hungUp !== null ||
     call.mediaLost ||
+    call.mediaEnded ||
     call.speechFailed;
   silence.restart();
   await condition(() => spoke() || silence.expired);
@@ -103,7 +104,9 @@ async function nextTurn(call: CallState, silence: Deadline): Promise<Ending | nu
   // A turn the gateway took happened before anything it signalled after it (a hang-up among them).
   const taken = call.gatewayTurns.shift();
   if (taken) return afterGatewayTurn(call, taken);
-  if (call.hungUp !== null) {
+  // The stream ended without a hang-up reaching here (the gateway's signal lost or late): the
+  // person is gone all the same, as of the last thing said.
+  if (call.hungUp !== null || call.mediaEnded) {
     const unanswered = heard.splice(0);
     await keepWhatWasSaid(call, unanswered);
     await records.recordCallerLines({
@@ -111,7 +114,7 @@ async function nextTurn(call: CallState, silence: Deadline): Promise<Ending | nu
       lines: unanswered.map((speech) => callerLineOf(speech, call.nextIndex++)),
     });
     call.progress.transcriptLines = call.nextIndex;
-    return { endReason: 'caller_hangup', durationSeconds: call.hungUp.atSeconds };
+    return { endReason: 'caller_hangup', durationSeconds: call.hungUp?.atSeconds ?? call.spokenSoFar() };
   }
   if (call.mediaLost || call.speechFailed) {
     // The gateway holding the call's audio died, or the person's speech cannot be recognised:
@@ -148,7 +151,7 @@ async function nextTurn(call: CallState, silence: Deadline): Promise<Ending | nu
  */
 async function offerTurnsToGateway(call: CallState): Promise<void> {
   const waiting = call.heard.length > 0 || call.gatewayTurns.length > 0;
-  const over = call.hungUp !== null || call.mediaLost || call.speechFailed;
+  const over = call.hungUp !== null || call.mediaLost || call.mediaEnded || call.speechFailed;
   if (call.turnsInGateway || call.turnsStayHere || !call.media || waiting || over) return;
   // Calls that began before keep their turns here.
   if (!patched(TURNS_IN_GATEWAY)) {
@@ -284,7 +287,7 @@ function tookTurn(call: CallState, turn: AgentTurnResult): void {
 async function agentFailed(call: CallState, unanswered: CallerSpeech[]): Promise<Ending> {
   await recordUnanswered(call, unanswered);
   // A lost gateway has no one to apologise to.
-  if (call.hungUp === null && !call.mediaLost) await apologize(call);
+  if (call.hungUp === null && !call.mediaLost && !call.mediaEnded) await apologize(call);
   await release(call, 'hang_up');
   return { endReason: AGENT_ERROR, durationSeconds: call.spokenSoFar() };
 }
