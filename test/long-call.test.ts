@@ -30,7 +30,8 @@ import {
 import { until } from './support/wait-for.js';
 
 // A 60-minute call on the time-skipping server (issue: turn latency at scale, "histories stay
-// small"): 720 turns, one every five seconds of workflow time, with an agent whose runtime calls
+// small"): 720 turns, five seconds apart in the lines' times (the media session is held the whole
+// call, as a gateway holds it, so the server's clock does not skip), with an agent whose runtime calls
 // out (each turn an activity: the larger history). The conversation goes on in new runs
 // (continue-as-new) whenever a run's history reaches CONVERSATION_HISTORY_EVENTS, so no run comes
 // near Temporal's limits; across the runs the transcript is complete and in order, no line twice
@@ -99,14 +100,18 @@ class Gateway implements Carrier {
 }
 
 /**
- * The media session, asked for by each run: it answers at once (an activity in flight stops the
- * time-skipping server from skipping time); the runs that asked are counted.
+ * The media session, asked for by each run: held while the run lasts (a session that ends is the
+ * caller gone, and ends the call), until the run's end cancels it; the runs that asked are counted.
  */
 let mediaSessionsHeld = 0;
 const holds: MediaSessionActivities = {
   async holdMedia() {
-    Context.current().heartbeat();
+    const context = Context.current();
     mediaSessionsHeld++;
+    while (!context.cancellationSignal.aborted) {
+      context.heartbeat();
+      await sleep(200);
+    }
   },
 };
 
@@ -140,6 +145,21 @@ async function runsOf(
     if (!previous) return runs;
     runId = previous;
   }
+}
+
+/**
+ * Until a signal sent after `before` was handled: its run's history grew by the signal and a
+ * completed workflow task (4 events), or a new run began. From the server (no replay, unlike a
+ * query), so it can be asked every turn.
+ */
+async function handled(
+  handle: WorkflowHandle,
+  before: { runId: string; historyLength: number },
+): Promise<void> {
+  await until(async () => {
+    const now = await handle.describe();
+    return now.runId !== before.runId || now.historyLength >= before.historyLength + 4;
+  }, 'the turn handled');
 }
 
 /** The turn `turn` as the gateway takes it: both lines written, then the `gatewayTurn` signal. */
@@ -207,7 +227,11 @@ describe('a 60-minute call', { timeout: 600_000 }, () => {
               await until(() => gateway.said.length === turn + 2, `the agent's answer to line ${turn}`);
             } else {
               if (turn === 0) await until(() => gateway.handOvers === 1, 'the turns handed over');
+              // Turns come one after the other, as a gateway's do: each handled (its workflow task
+              // completed) before the next is sent.
+              const before = await handle.describe();
               await gatewayTakes(handle, answer.callId, turn);
+              await handled(handle, before);
             }
             const current = (await handle.describe()).runId;
             if (current !== runId) {
@@ -217,13 +241,11 @@ describe('a 60-minute call', { timeout: 600_000 }, () => {
               else await gatewayTakes(handle, answer.callId, turn);
               redelivered++;
             }
-            await env.sleep(SECONDS_PER_TURN * 1000);
           }
           if (turnsIn === 'the gateway') {
             assert.equal(gateway.handOvers, 1, 'the turns stayed with the gateway across the runs');
             assert.deepEqual(gateway.said, [0], 'the workflow said only the opening');
           }
-          // (The gateway's turns are not awaited one by one: a query replays the history.)
           await kept(handle, 1 + 2 * TURNS);
           const progress = await handle.query(callProgressQuery);
           assert.equal(progress.transcriptLines, 1 + 2 * TURNS, 'the latest run knows every line');
