@@ -9,7 +9,7 @@ import type { CallSessions } from './call-sessions.js';
 
 /** What every part of one media gateway process shares. */
 export interface GatewayContext {
-  settings: Pick<Settings, 'taskQueuePrefix' | 'temporalNamespace' | 'media' | 'recordingsDir'>;
+  settings: Pick<Settings, 'taskQueuePrefix' | 'temporalNamespace' | 'media' | 'recordingsDir' | 'speech'>;
   /** MEDIA_STREAMS_TOKEN: opens a new inbound stream (`to`/`from`), nothing else. */
   streamsToken: string;
   /**

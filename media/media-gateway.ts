@@ -1,5 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import { WebSocketServer } from 'ws';
+import { reachable } from '../lib/health/reachable.js';
 import { readiness } from '../lib/health/readiness.js';
 import { MEDIA_STREAMS_PATH } from '../lib/media/media-control.js';
 import { mediaTaskQueue } from '../lib/media/media-session.js';
@@ -16,9 +17,17 @@ export { MEDIA_STREAMS_PATH };
 /** A Media Streams message is small (20 ms of audio is 160 bytes); anything far larger is refused. */
 const MAX_MESSAGE_BYTES = 64 * 1024;
 
-/** Ready: PostgreSQL and Temporal answer, and this gateway's media-session worker polls. */
+/**
+ * Ready: PostgreSQL and Temporal answer, this gateway's media-session worker polls, and its speech
+ * (the speech-to-text and text-to-speech endpoints) accepts connections: without it every call
+ * would fail, so a gateway whose speech server is down (restarting) takes no new streams.
+ */
 export function gatewayReadiness(gateway: GatewayContext) {
+  const speech = [gateway.settings.speech.stt?.url, gateway.settings.speech.tts?.url].filter(
+    (url): url is string => Boolean(url),
+  );
   return readiness({
+    more: speech.length ? { speech: () => reachable(speech) } : {},
     orm: gateway.orm,
     temporal: async () => gateway.temporal,
     namespace: gateway.settings.temporalNamespace,

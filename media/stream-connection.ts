@@ -5,13 +5,16 @@ import { Call } from '../db/entities/index.js';
 import { TurnDetector } from '../lib/audio/turn-detector.js';
 import { answerIncomingPhoneCall } from '../lib/calls/incoming-calls.js';
 import { isE164 } from '../lib/e164.js';
+import type { Logger } from '../lib/logger.js';
 import { looksLikeStreamToken, streamTokenOpens } from '../lib/media/stream-token.js';
+import { recordingFailures } from '../lib/metrics/service-metrics.js';
 import { RecordingWriter } from '../lib/recordings/recording-writer.js';
 import { sameSecret } from '../lib/same-secret.js';
 import { callWorkflowId } from '../lib/temporal/workflow-contracts.js';
 import { AgentVoice } from './agent-voice.js';
 import { sendBounded } from './bounded-send.js';
 import { CallAudio } from './call-audio.js';
+import { openRecording } from './call-recording.js';
 import type { GatewayContext } from './gateway-context.js';
 import { watchLiveness } from './stream-liveness.js';
 import { isPhoneAudio, readClientMessage, type StreamStart } from './stream-messages.js';
@@ -115,8 +118,9 @@ export function serveStream(socket: WebSocket, request: IncomingMessage, gateway
       return;
     }
     await takeStream(await em.findOneOrFail(Call, { id: answer.callId }));
-    // Taken: a client that answers its own network only now (the SIP side's 200 OK) learns it here.
-    send({ event: 'mark', mark: { name: 'attached' } });
+    // Taken: a client that answers its own network only now (the SIP side's 200 OK) learns it
+    // here, and which call it is (the SIP side reports a bridged transfer's length against it).
+    send({ event: 'mark', mark: { name: 'attached' }, callId: answer.callId });
   };
 
   /** The far end of a call the service placed answers with this stream (its calls worker pinned the call here). */
@@ -142,7 +146,7 @@ export function serveStream(socket: WebSocket, request: IncomingMessage, gateway
       throw error;
     }
     // The far end answers only now: the agent's first words reach a stream that is there.
-    send({ event: 'mark', mark: { name: 'attached' } });
+    send({ event: 'mark', mark: { name: 'attached' }, callId });
   };
 
   const takeStream = async (row: Call) => {
@@ -210,7 +214,7 @@ async function openCallAudio(
   const startedAt = Date.now();
   const clock = () => performance.now() - t0;
   const logger = gateway.logger.child({ callId: call.callId });
-  const recording = await RecordingWriter.open(gateway.settings.recordingsDir, call.callId);
+  const recording = await openRecording(gateway.settings.recordingsDir, call.callId, logger);
   const out = {
     media: (payload: Uint8Array) =>
       call.send({ event: 'media', media: { payload: Buffer.from(payload).toString('base64') } }),

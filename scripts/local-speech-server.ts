@@ -137,15 +137,23 @@ function findPython(): { command: string; version: string } {
 export interface LocalSpeechServer {
   /** The base URL of both speech ports: `http://127.0.0.1:PORT/v1`. */
   url: string;
-  /** The server's process. */
-  pid: number | undefined;
-  /** Stops the server process. */
+  /** The server's process now (another one after a restart). */
+  readonly pid: number | undefined;
+  /** Stops the server process, and its supervision. */
   stop(): Promise<void>;
 }
+
+/** A server that dies is started again after this long, doubling each time it dies again soon, up to the cap. */
+const RESTART_DELAY_MS = { first: 1_000, cap: 30_000 };
+/** A server that ran this long before dying is started again after the first delay. */
+const STEADY_AFTER_MS = 60_000;
 
 /**
  * Provisions (if needed) and starts the local speech server on a free port of 127.0.0.1, resolving
  * once its models are loaded and /health answers. Its log lines go to `log` (stderr by default).
+ * Supervised like every other process (telephony spec section 5): when it dies it is started
+ * again on the same port (the gateway keeps its URL), after a delay that doubles while it keeps
+ * dying; meanwhile the gateway's /readyz says speech is unavailable.
  */
 export async function startLocalSpeechServer(
   options: { log?: Log; port?: number; workers?: number } = {},
@@ -153,6 +161,52 @@ export async function startLocalSpeechServer(
   const log = options.log ?? stderrLog;
   const python = await provisionLocalSpeech({ log });
   const port = options.port ?? (await freePort());
+  const url = `http://127.0.0.1:${port}/v1`;
+  let child = await startServerProcess(python, port, options.workers ?? 2, log);
+  let stopping = false;
+  let delayMs = RESTART_DELAY_MS.first;
+  const watch = (running: ChildProcess) => {
+    const startedAt = Date.now();
+    running.once('exit', async (code, signal) => {
+      if (stopping) return;
+      if (Date.now() - startedAt > STEADY_AFTER_MS) delayMs = RESTART_DELAY_MS.first;
+      log(
+        `${TITLE} exited unexpectedly (${signal ?? `code ${code}`}); starting it again in ${formatDuration(delayMs)}`,
+      );
+      for (;;) {
+        await sleep(delayMs);
+        delayMs = Math.min(delayMs * 2, RESTART_DELAY_MS.cap);
+        if (stopping) return;
+        try {
+          child = await startServerProcess(python, port, options.workers ?? 2, log);
+          watch(child);
+          return;
+        } catch (error) {
+          log(`${(error as Error).message}; trying again in ${formatDuration(delayMs)}`);
+        }
+      }
+    });
+  };
+  watch(child);
+  return {
+    url,
+    get pid() {
+      return child.pid;
+    },
+    stop: async () => {
+      stopping = true;
+      await stopChild(child, { graceMs: 5_000 });
+    },
+  };
+}
+
+/** One server process on `port`, once /health answers (else stopped, and the error says why). */
+async function startServerProcess(
+  python: string,
+  port: number,
+  workers: number,
+  log: Log,
+): Promise<ChildProcess> {
   const child = spawn(
     python,
     [
@@ -160,7 +214,7 @@ export async function startLocalSpeechServer(
       '--port',
       String(port),
       '--workers',
-      String(options.workers ?? 2),
+      String(workers),
       // It exits when this process is gone, even by kill -9, so no server outlives its starter.
       '--parent-pid',
       String(process.pid),
@@ -173,7 +227,6 @@ export async function startLocalSpeechServer(
     if (lines.length > 20) lines.shift();
     log(line);
   });
-  const url = `http://127.0.0.1:${port}/v1`;
   const started = Date.now();
   try {
     await waitForHealth(`http://127.0.0.1:${port}/health`, child);
@@ -181,8 +234,10 @@ export async function startLocalSpeechServer(
     await stopChild(child, { graceMs: 3_000 });
     throw new Error(`${TITLE} did not start: ${(error as Error).message}\n${lines.join('\n')}`);
   }
-  log(`${TITLE}: ${url} (ready after ${formatDuration(Date.now() - started)})`);
-  return { url, pid: child.pid, stop: () => stopChild(child, { graceMs: 5_000 }) };
+  log(
+    `${TITLE}: http://127.0.0.1:${port}/v1, pid ${child.pid} (ready after ${formatDuration(Date.now() - started)})`,
+  );
+  return child;
 }
 
 function forwardLines(child: ChildProcess, onLine: (line: string) => void): void {

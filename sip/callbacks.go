@@ -10,8 +10,9 @@ import (
 	"time"
 )
 
-// Callbacks of a placed call (ringing, answered, busy, declined, not_connected) go to the control
-// port of the media gateway holding the call (the dial's `gateway`, with MEDIA_CONTROL_TOKEN),
+// Callbacks of a placed call (ringing, answered, busy, declined, not_connected), and of any call
+// whose transfer was bridged here (transfer_ended, with its seconds), go to the control port of
+// the media gateway holding the call (the dial's `gateway`, else MEDIA_CONTROL_URL; with MEDIA_CONTROL_TOKEN),
 // which signals them into the call workflow (media/carrier-callbacks.ts): the gateway already has
 // the Temporal client, so the SIP side needs none. Retried a few times: a callback lost is a call
 // that waits for its ring timeout.
@@ -22,8 +23,9 @@ type callbacks struct {
 	log    *slog.Logger
 }
 
-func (c *callbacks) send(gateway, callID, callbackType string) {
-	body, _ := json.Marshal(map[string]string{"type": callbackType})
+func (c *callbacks) send(gateway, callID string, callback map[string]any) {
+	callbackType := callback["type"]
+	body, _ := json.Marshal(callback)
 	target, err := url.JoinPath(gateway, "/media/carrier/calls", callID, "callback")
 	if err != nil {
 		c.log.Error("bad gateway URL", "gateway", gateway, "error", err)
@@ -59,24 +61,32 @@ func (c *callbacks) post(target string, body []byte) error {
 // callbackQueue sends one call's callbacks in the order they happened (a `ringing` never after
 // the `busy` that followed it), one at a time, off the SIP side's own path.
 type callbackQueue struct {
-	pending chan string
+	pending chan map[string]any
 	done    chan struct{}
 }
 
 func (c *callbacks) queue(gateway, callID string) *callbackQueue {
-	q := &callbackQueue{pending: make(chan string, 16), done: make(chan struct{})}
+	q := &callbackQueue{pending: make(chan map[string]any, 16), done: make(chan struct{})}
 	go func() {
 		defer close(q.done)
-		for callbackType := range q.pending {
-			c.send(gateway, callID, callbackType)
+		for callback := range q.pending {
+			c.send(gateway, callID, callback)
 		}
 	}()
 	return q
 }
 
 func (q *callbackQueue) push(callbackType string) {
+	q.pushWith(map[string]any{"type": callbackType})
+}
+
+// pushWith sends a callback with fields beyond its type (`transfer_ended`'s `seconds`).
+func (q *callbackQueue) pushWith(callback map[string]any) {
+	if q == nil {
+		return
+	}
 	select {
-	case q.pending <- callbackType:
+	case q.pending <- callback:
 	default: // a call has a handful of callbacks; more would be a loop, not news
 	}
 }

@@ -26,6 +26,11 @@ type config struct {
 	token       string // MEDIA_STREAMS_TOKEN: opens the streams of calls that come in, nothing else
 	// callbackToken: MEDIA_CONTROL_TOKEN, what its status callbacks present at the gateway's control port.
 	callbackToken string
+	// controlURL: MEDIA_CONTROL_URL, the gateway's control port for the callbacks of calls that came
+	// in (a placed call's dial names its own); default MEDIA_GATEWAY_URL's host at the next port.
+	controlURL string
+	// transferMax: TRANSFER_MAX_MINUTES, how long a bridged transfer leg may last.
+	transferMax time.Duration
 	// controlToken: SIP_CONTROL_TOKEN, the control API's own secret (dial, release).
 	controlToken string
 	rtpSilence   time.Duration
@@ -82,6 +87,14 @@ func loadConfig() (config, error) {
 	if c.gateway == "" || c.token == "" || c.callbackToken == "" {
 		return c, fmt.Errorf("MEDIA_GATEWAY_URL, MEDIA_STREAMS_TOKEN and MEDIA_CONTROL_TOKEN are needed (npm start sets them)")
 	}
+	if c.controlURL, err = mediaControlURL(c.gateway, os.Getenv("MEDIA_CONTROL_URL")); err != nil {
+		return c, err
+	}
+	minutes, err := strconv.ParseFloat(envOr("TRANSFER_MAX_MINUTES", "60"), 64)
+	if err != nil || minutes <= 0 || minutes > 24*60 {
+		return c, fmt.Errorf("TRANSFER_MAX_MINUTES must be a number of minutes above 0, at most 1440")
+	}
+	c.transferMax = time.Duration(minutes * float64(time.Minute))
 	if c.controlToken = os.Getenv("SIP_CONTROL_TOKEN"); c.controlToken == "" {
 		return c, fmt.Errorf("SIP_CONTROL_TOKEN is needed: the control API's own secret (npm start generates and keeps it)")
 	}
@@ -89,6 +102,20 @@ func loadConfig() (config, error) {
 		return c, fmt.Errorf("SIP_CONTROL_TOKEN must differ from MEDIA_STREAMS_TOKEN and MEDIA_CONTROL_TOKEN: one secret opens one door")
 	}
 	return c, nil
+}
+
+// mediaControlURL is MEDIA_CONTROL_URL, else the gateway's control port as the service derives it
+// by default: MEDIA_GATEWAY_URL's host at the next port (MEDIA_CONTROL_LISTEN's default).
+func mediaControlURL(gateway, given string) (string, error) {
+	if given != "" {
+		return strings.TrimRight(given, "/"), nil
+	}
+	u, err := url.Parse(gateway)
+	if err != nil || u.Port() == "" {
+		return "", fmt.Errorf("MEDIA_CONTROL_URL is needed when MEDIA_GATEWAY_URL (%q) names no port", gateway)
+	}
+	port, _ := strconv.Atoi(u.Port())
+	return fmt.Sprintf("http://%s", net.JoinHostPort(u.Hostname(), strconv.Itoa(port+1))), nil
 }
 
 // portRange reads RTP_PORTS, `FIRST-LAST`: RTP and RTCP take a pair each, so at least two ports.

@@ -13,8 +13,9 @@ import (
 // the far end's RTP stopped, or the agent hung up (the gateway closed the stream), it gets a BYE.
 // A transfer (the gateway's close reason `transferred to +E164`) is a blind REFER to the target
 // through the trunk first; when the far end refuses it (or does not answer it), the SIP side
-// calls the target and bridges the two legs (transfer.go), then hangs up. The call workflow has
-// recorded the transfer either way.
+// calls the target and bridges the two legs (transfer.go), then hangs up, and tells the gateway
+// how long the bridged leg lasted (`transfer_ended`, counted in GET /usage as `transfer_seconds`).
+// The call workflow has recorded the transfer either way.
 
 type liveDialog interface {
 	Refer(ctx context.Context, referTo sip.Uri, headers ...sip.Header) error
@@ -25,8 +26,9 @@ type liveDialog interface {
 const transferredPrefix = "transferred to "
 
 // finish ends the call's SIP side; `caller` is its leg's audio (nil when it never started), `from`
-// the service's number on the call (a bridged transfer's new leg comes from it).
-func (s *sidecar) finish(log *slog.Logger, dialog liveDialog, caller *leg, end bridgeEnd, from string) {
+// the service's number on the call (a bridged transfer's new leg comes from it), `callbacks` where
+// the call's callbacks go (nil: none can be sent).
+func (s *sidecar) finish(log *slog.Logger, dialog liveDialog, caller *leg, end bridgeEnd, from string, callbacks *callbackQueue) {
 	defer s.track(dialog, false)
 	if caller != nil {
 		defer caller.stop()
@@ -45,7 +47,9 @@ func (s *sidecar) finish(log *slog.Logger, dialog liveDialog, caller *leg, end b
 		cancel()
 		if !referTaken(err) && caller != nil {
 			log.Info("REFER refused: bridging a call to the target", "target", target, "error", err)
-			s.bridgeToTarget(log, dialog, caller, target, from)
+			if bridged := s.bridgeToTarget(log, dialog, caller, target, from); bridged > 0 {
+				callbacks.pushWith(map[string]any{"type": "transfer_ended", "seconds": bridged.Seconds()})
+			}
 		}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

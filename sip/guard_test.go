@@ -39,10 +39,7 @@ func TestTrustedSources(t *testing.T) {
 }
 
 func TestListenNeedsTrustedSources(t *testing.T) {
-	t.Setenv("MEDIA_GATEWAY_URL", "http://127.0.0.1:8090")
-	t.Setenv("MEDIA_STREAMS_TOKEN", "token")
-	t.Setenv("MEDIA_CONTROL_TOKEN", "control-token")
-	t.Setenv("SIP_CONTROL_TOKEN", "control")
+	baseEnv(t)
 	t.Setenv("SIP_LISTEN", "")
 	cfg, err := loadConfig()
 	if err != nil || cfg.listenHost != "127.0.0.1" || cfg.listenPort != 5060 {
@@ -69,10 +66,7 @@ func TestListenNeedsTrustedSources(t *testing.T) {
 }
 
 func TestControlTokenIsItsOwn(t *testing.T) {
-	t.Setenv("MEDIA_GATEWAY_URL", "http://127.0.0.1:8090")
-	t.Setenv("MEDIA_STREAMS_TOKEN", "token")
-	t.Setenv("MEDIA_CONTROL_TOKEN", "control-token")
-	t.Setenv("SIP_LISTEN", "127.0.0.1:5060")
+	baseEnv(t)
 	t.Setenv("SIP_CONTROL_TOKEN", "")
 	if _, err := loadConfig(); err == nil || !strings.Contains(err.Error(), "SIP_CONTROL_TOKEN is needed") {
 		t.Errorf("unset: %v", err)

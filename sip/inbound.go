@@ -64,6 +64,12 @@ func (s *sidecar) serveInbound(d *diago.DialogServerSession) {
 	log.Info("answered", "to", to, "from", from)
 	s.track(d, true)
 	end, caller := runBridge(log, d.Context(), med, stream, early, s.cfg.rtpSilence)
+	// The gateway named the call it took (its `attached` mark): a bridged transfer's length goes there.
+	var callbacks *callbackQueue
+	if stream.callID != "" {
+		callbacks = s.callbacks.queue(s.cfg.controlURL, stream.callID)
+		defer callbacks.close()
+	}
 	// A bridged transfer's new leg comes from the number the person called.
-	s.finish(log, d, caller, end, to)
+	s.finish(log, d, caller, end, to, callbacks)
 }

@@ -153,7 +153,7 @@ func (s *sidecar) place(callID string, call *placedCall, request dialRequest) {
 	log.Info("answered")
 	s.track(dialog, true)
 	end, caller := runBridge(log, dialog.Context(), med, stream, early, s.cfg.rtpSilence)
-	s.finish(log, dialog, caller, end, request.From)
+	s.finish(log, dialog, caller, end, request.From, callbacks)
 }
 
 func (c *placedCall) isReleased() bool {

@@ -25,6 +25,7 @@ type gatewayMessage struct {
 	event   string
 	payload []byte // μ-law, for `media`
 	mark    string
+	callID  string // the `attached` mark's call
 }
 
 type streamClient struct {
@@ -38,6 +39,8 @@ type streamClient struct {
 	// closeReason is the gateway's close reason, readable once incoming is closed.
 	closeReason string
 	closeCode   int
+	// callID is the call the gateway took the stream for (its `attached` mark says it).
+	callID string
 }
 
 // streamsURL is the Media Streams endpoint of the gateway whose public URL is `gateway`
@@ -96,6 +99,7 @@ func (s *streamClient) awaitAttached(ctx context.Context, limit time.Duration) (
 				return false, early
 			}
 			if message.event == "mark" && message.mark == "attached" {
+				s.callID = message.callID
 				return true, early
 			}
 			early = append(early, message)
@@ -123,6 +127,8 @@ func (s *streamClient) readLoop() {
 			Mark struct {
 				Name string `json:"name"`
 			} `json:"mark"`
+			// CallID: the `attached` mark names the call the gateway took the stream for.
+			CallID string `json:"callId"`
 		}
 		if json.Unmarshal(data, &message) != nil {
 			continue
@@ -134,7 +140,7 @@ func (s *streamClient) readLoop() {
 				s.incoming <- gatewayMessage{event: "media", payload: payload}
 			}
 		case "mark":
-			s.incoming <- gatewayMessage{event: "mark", mark: message.Mark.Name}
+			s.incoming <- gatewayMessage{event: "mark", mark: message.Mark.Name, callID: message.CallID}
 		case "clear":
 			s.incoming <- gatewayMessage{event: "clear"}
 		}

@@ -12,18 +12,19 @@ import (
 // the target through the trunk itself, as it places any call, and once the target answers
 // bridges the two legs' audio directly (each through its jitter buffer, played out at its own RTP
 // clock, transcoded when one speaks A-law); the agent is gone already. It lasts until either side
-// hangs up or its RTP stops; the other then gets a BYE. A target that does not answer (busy,
+// hangs up, its RTP stops, or TRANSFER_MAX_MINUTES have passed (a bridge through our trunk costs
+// per minute: it is bounded); the other then gets a BYE. A target that does not answer (busy,
 // refused, nothing within transferRingFor) leaves the caller to be hung up.
 
 const transferRingFor = 30 * time.Second
 
 // bridgeToTarget returns once the bridged call is over, or the target was not reached; either way
-// the caller's leg is then still to be hung up.
-func (s *sidecar) bridgeToTarget(log *slog.Logger, caller liveDialog, callerLeg *leg, target, from string) {
+// the caller's leg is then still to be hung up. It answers how long the two were bridged (0: never).
+func (s *sidecar) bridgeToTarget(log *slog.Logger, caller liveDialog, callerLeg *leg, target, from string) time.Duration {
 	log = log.With("target", target)
 	if s.trunk.Host == "" {
 		log.Warn("transfer target not dialled: no SIP_TRUNK_URI")
-		return
+		return 0
 	}
 	ringCtx, cancel := context.WithTimeout(caller.Context(), transferRingFor)
 	defer cancel()
@@ -37,7 +38,7 @@ func (s *sidecar) bridgeToTarget(log *slog.Logger, caller liveDialog, callerLeg 
 		} else {
 			log.Info("transfer target not reached: hanging up the caller", "error", err)
 		}
-		return
+		return 0
 	}
 	if err := dialog.Ack(context.Background()); err != nil {
 		log.Warn("ACK failed", "error", err)
@@ -52,26 +53,33 @@ func (s *sidecar) bridgeToTarget(log *slog.Logger, caller liveDialog, callerLeg 
 	targetLeg, err := startLeg(log, dialog.Context(), med, callerLeg.queue.pushLive, func(string) {})
 	if err != nil {
 		log.Warn("transfer target's audio not opened", "error", err)
-		return
+		return 0
 	}
 	defer targetLeg.stop()
 	callerLeg.redirect(targetLeg.queue.pushLive)
-	log.Info("transfer bridged")
+	bridgedAt := time.Now()
+	log.Info("transfer bridged", "maxSeconds", s.cfg.transferMax.Seconds())
 
+	limit := time.NewTimer(s.cfg.transferMax)
+	defer limit.Stop()
 	watch := time.NewTicker(250 * time.Millisecond)
 	defer watch.Stop()
+	over := func(by string) time.Duration {
+		bridged := time.Since(bridgedAt)
+		log.Info("transfer over", "by", by, "seconds", bridged.Seconds())
+		return bridged
+	}
 	for {
 		select {
 		case <-callerLeg.gone:
-			log.Info("transfer over", "by", "caller")
-			return
+			return over("caller")
 		case <-targetLeg.gone:
-			log.Info("transfer over", "by", "target")
-			return
+			return over("target")
+		case <-limit.C:
+			return over("limit")
 		case <-watch.C:
 			if callerLeg.silentFor() > s.cfg.rtpSilence || targetLeg.silentFor() > s.cfg.rtpSilence {
-				log.Info("transfer over", "by", "rtp_timeout")
-				return
+				return over("rtp_timeout")
 			}
 		}
 	}

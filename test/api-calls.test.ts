@@ -559,6 +559,7 @@ describe('GET /calls and /usage', () => {
       transferred: 0,
       unknown: 0,
     });
+    assert.equal(usage.body.transfer_seconds, 0, 'no transfer was bridged');
     const now = new Date();
     assert.equal(
       usage.body.period.start,

@@ -356,7 +356,7 @@ describe('the media gateway', () => {
         }
         assert.deepEqual(ready, {
           status: 200,
-          body: { status: 'ready', checks: { database: 'ok', temporal: 'ok', workers: 'ok' } },
+          body: { status: 'ready', checks: { database: 'ok', temporal: 'ok', workers: 'ok', speech: 'ok' } },
         });
         const client = await MediaStreamsClient.connect(
           `ws://127.0.0.1:${port}/media/streams?token=${TOKEN}`,
@@ -389,6 +389,23 @@ describe('the media gateway', () => {
           '{"type":"x"}',
         );
         assert.equal(known.status, 400);
+        // A bridged transfer's length (the SIP side's transfer_ended) is stored on the call, once
+        // checked; set, not added, so a retried callback counts once.
+        const callback = `http://127.0.0.1:${controlPort}${callbackPath}`;
+        for (const bad of [
+          '{"type":"transfer_ended"}',
+          '{"type":"transfer_ended","seconds":-1}',
+          '{"type":"transfer_ended","seconds":"9"}',
+          '{"type":"transfer_ended","seconds":86401}',
+        ]) {
+          assert.equal((await post(callback, controlToken, bad)).status, 400, bad);
+        }
+        const transferEnded = '{"type":"transfer_ended","seconds":12.4}';
+        assert.equal((await post(callback, TOKEN, transferEnded)).status, 401);
+        for (let i = 0; i < 2; i++)
+          assert.equal((await post(callback, controlToken, transferEnded)).status, 200);
+        const stored = await stack.db.orm.em.fork().findOneOrFail(Call, { id: call.id });
+        assert.equal(stored.transferSeconds, 12);
         await new Promise((resolve) => setTimeout(resolve, 1500));
         const live = await stack.api.client(owner.secret).get(`/calls/${call.id}`);
         assert.equal(live.body.status, 'in_progress', 'nothing the forged requests asked happened');

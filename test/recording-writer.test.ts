@@ -1,13 +1,16 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import * as fs from 'node:fs';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import wavefile from 'wavefile';
+import { createLogger } from '../lib/logger.js';
+import { recordingFailures } from '../lib/metrics/service-metrics.js';
 import {
   deleteRecording,
   hasRecording,
@@ -15,9 +18,11 @@ import {
   recordingPath,
 } from '../lib/recordings/recording-files.js';
 import { RecordingWriter } from '../lib/recordings/recording-writer.js';
+import { openRecording } from '../media/call-recording.js';
 
 // The recording writer on a real disk: two time-aligned channels, barge-in truncation, files that
-// wavefile reads back after close and after the writing process was killed, and bounded memory.
+// wavefile reads back after close and after the writing process was killed, a disk that fails
+// (the recording stops, nothing throws), and bounded memory.
 
 let dir: string;
 before(async () => {
@@ -116,6 +121,66 @@ describe('RecordingWriter', () => {
   });
 
   // 20 minutes are forty times the writer's in-memory window: enough to show that nothing grows.
+  test('a disk that fills up mid-call stops the recording, never the call: reported once, nothing thrown, the file keeps what it had', async () => {
+    const callId = randomUUID();
+    // The real disk until the file holds 3 s of audio, then ENOSPC on every write.
+    let full = false;
+    const files = {
+      ...fs,
+      writeSync: ((...args: Parameters<typeof fs.writeSync>) => {
+        if (full)
+          throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' });
+        return fs.writeSync(...args);
+      }) as typeof fs.writeSync,
+    };
+    const failures: unknown[] = [];
+    const writer = await RecordingWriter.open(dir, callId, {
+      files,
+      onFailure: (error) => failures.push(error),
+    });
+    for (let ms = 0; ms < 6_000; ms += 20) writer.caller(tone(20, 100), ms);
+    full = true;
+    // The call goes on: minutes more audio, a barge-in, agent lines and the close never throw.
+    for (let ms = 6_000; ms < 120_000; ms += 20) {
+      writer.caller(tone(20, 100), ms);
+      if (ms % 5_000 === 0) writer.agent(tone(1_000, 200), ms);
+      if (ms % 7_000 === 0) writer.truncateAgentAfter(ms);
+    }
+    await writer.close();
+    await writer.close();
+    assert.equal(writer.stopped, true);
+    assert.equal(failures.length, 1, 'reported once');
+    assert.match(String(failures[0]), /ENOSPC/);
+    // What was on disk before the failure is a valid WAV that wavefile reads.
+    const { caller } = await readBack(callId);
+    assert.ok(caller.length >= 3 * 8000 && caller.length <= 6 * 8000, `${caller.length / 8000} s kept`);
+  });
+
+  test('a failing close (EIO on fsync) does not reject', async () => {
+    const failures: unknown[] = [];
+    const files = {
+      ...fs,
+      fsyncSync: (() => {
+        throw Object.assign(new Error('EIO: i/o error, fsync'), { code: 'EIO' });
+      }) as typeof fs.fsyncSync,
+    };
+    const writer = await RecordingWriter.open(dir, randomUUID(), {
+      files,
+      onFailure: (error) => failures.push(error),
+    });
+    writer.caller(tone(500, 100), 0);
+    await writer.close();
+    assert.equal(failures.length, 1);
+    assert.match(String(failures[0]), /EIO/);
+  });
+
+  test('a recording that cannot be opened (no room for the file) rejects, so the gateway goes on without one', async () => {
+    // A folder where a file is: mkdir fails as a full or read-only disk would.
+    const notADir = path.join(dir, 'a-file');
+    await writeFile(notADir, 'x');
+    await assert.rejects(RecordingWriter.open(notADir, randomUUID()));
+  });
+
   test('twenty minutes of audio written as fast as it can be keep memory flat', async () => {
     const MINUTES = 20;
     const callId = randomUUID();
@@ -168,5 +233,41 @@ describe('recording files', () => {
       assert.throws(() => recordingPath(dir, bad), /not a call id/);
       await assert.rejects(hasRecording(dir, bad), /not a call id/);
     }
+  });
+});
+
+describe('the media gateway’s recording of a call', () => {
+  const failures = async (stage: string) =>
+    (await recordingFailures.get()).values.find((value) => value.labels.stage === stage)?.value ?? 0;
+
+  test('a disk that will not take the file: no recording, the call goes on; a log line and recording_failures_total{stage="open"}', async () => {
+    const lines: string[] = [];
+    const logger = createLogger('info', { write: (line) => lines.push(line) });
+    const notADir = path.join(dir, 'not-a-folder');
+    await writeFile(notADir, 'x');
+    const before = await failures('open');
+    assert.equal(await openRecording(notADir, randomUUID(), logger), null);
+    assert.equal(await failures('open'), before + 1);
+    assert.match(lines.join('\n'), /recording not opened: the call goes on without one/);
+  });
+
+  test('a disk that fails mid-call: recording_failures_total{stage="write"} once, and a log line', async () => {
+    const lines: string[] = [];
+    const logger = createLogger('info', { write: (line) => lines.push(line) });
+    let broken = false;
+    const files = {
+      ...fs,
+      writeSync: ((...args: Parameters<typeof fs.writeSync>) => {
+        if (broken) throw Object.assign(new Error('EIO: i/o error, write'), { code: 'EIO' });
+        return fs.writeSync(...args);
+      }) as typeof fs.writeSync,
+    };
+    const before = await failures('write');
+    const recording = (await openRecording(dir, randomUUID(), logger, files))!;
+    broken = true;
+    for (let ms = 0; ms < 10_000; ms += 20) recording.caller(tone(20, 100), ms);
+    await recording.close();
+    assert.equal(await failures('write'), before + 1);
+    assert.match(lines.join('\n'), /recording stopped: the disk failed; the call goes on without it/);
   });
 });

@@ -19,7 +19,7 @@ import { startTestMediaGateway, type TestMediaGateway, testMediaSettings } from 
 import { startTestSipSide, type TestSipSide } from './support/sip-side.js';
 import { runSippDoubleInvite, runSippInvites, startSippFarEnd } from './support/sipp.js';
 import { startTestSpeech, type TestSpeech } from './support/speech-kit.js';
-import { callTo } from './support/wait-for.js';
+import { callTo, until } from './support/wait-for.js';
 
 // CARRIER=sip end to end over loopback (voice-media v1 section 6, docs/sip.md): the SIP side
 // (sip/, built and run as npm start runs it) between Debian's baresip as the phone network's far
@@ -61,6 +61,7 @@ async function sipSideWithTrunk(trunkPort: number, env: Record<string, string> =
     SIP_CONTROL_URL: controlUrl,
     MEDIA_GATEWAY_URL: gatewayUrl,
     MEDIA_STREAMS_TOKEN: TOKEN,
+    MEDIA_CONTROL_URL: gateway.controlUrl,
     MEDIA_CONTROL_TOKEN: stack.settings.media.controlToken!,
     SIP_CONTROL_TOKEN: CONTROL_TOKEN,
     SIP_RTP_TIMEOUT_MS: '4000',
@@ -301,8 +302,11 @@ describe('CARRIER=sip', { skip, timeout: 600_000 }, () => {
   });
 
   describe('a far end that refuses REFER', () => {
-    /** An inbound call from a baresip that refuses REFER, asking for a person; the call once it ended transferred. */
-    async function refusedTransfer(name: string, codecs?: string) {
+    /** An inbound call from a baresip that refuses REFER, asking for a person, once it ended transferred; its call id. */
+    async function refusedTransfer(
+      name: string,
+      codecs?: string,
+    ): Promise<{ caller: Baresip; callId: string }> {
       const ask = await personWav('ask', 'Can I talk to a real person, please?', 12, 60);
       const other = await createAgentFixture(stack.db.orm, {
         workspaceId: owner.workspaceId,
@@ -314,14 +318,17 @@ describe('CARRIER=sip', { skip, timeout: 600_000 }, () => {
       const call = await callTo(stack.db.orm, other.number);
       const ended = await waitForCallEnd(stack.api.client(owner.secret), call.id, 90_000);
       assert.equal(ended.end_reason, 'transferred', `${JSON.stringify(ended)}\n${sipSide?.output()}`);
-      return caller;
+      return { caller, callId: call.id };
     }
 
     for (const { hangsUp, codecs } of [
       { hangsUp: 'target', codecs: 'PCMU,PCMA' },
       { hangsUp: 'caller', codecs: 'PCMA' },
+      { hangsUp: 'limit', codecs: 'PCMU' },
     ] as const) {
-      test(`the SIP side calls the target through the trunk and bridges the two (caller ${codecs.slice(0, 4)}); a BYE from the ${hangsUp} ends the other`, async () => {
+      const how =
+        hangsUp === 'limit' ? 'TRANSFER_MAX_MINUTES ends both' : `a BYE from the ${hangsUp} ends the other`;
+      test(`the SIP side calls the target through the trunk and bridges the two (caller ${codecs.slice(0, 4)}); ${how}; its seconds count in GET /usage`, async () => {
         const desk = await personWav(
           'desk',
           'Front desk, this is Maria speaking. How can I help you today?',
@@ -333,24 +340,45 @@ describe('CARRIER=sip', { skip, timeout: 600_000 }, () => {
           answer: 'auto',
           user: stack.settings.transferNumber!,
         });
-        await sipSideWithTrunk(target.port);
-        const caller = await refusedTransfer(`transfer-refused-${hangsUp}`, codecs);
+        // The bound: 9 s here (60 minutes by default).
+        await sipSideWithTrunk(target.port, hangsUp === 'limit' ? { TRANSFER_MAX_MINUTES: '0.15' } : {});
+        const usageBefore = (await stack.api.client(owner.secret).get('/usage')).body.transfer_seconds;
+        const { caller, callId } = await refusedTransfer(`transfer-refused-${hangsUp}`, codecs);
         // The target got the INVITE through the trunk address and answered.
         const established = await target.waitForEvent('CALL_ESTABLISHED', 30_000);
         assert.match(String(established.peeruri ?? ''), /127\.0\.0\.1/);
-        await new Promise((resolve) => setTimeout(resolve, 8000));
-        const [ends, other] = hangsUp === 'target' ? [target, caller] : [caller, target];
-        assert.equal(
-          other.events.filter((event) => event.type === 'CALL_CLOSED').length,
-          0,
-          'hung up too early',
-        );
-        await ends.command('hangup');
-        await other.waitForEvent('CALL_CLOSED', 15_000);
+        if (hangsUp === 'limit') {
+          await Promise.all([
+            caller.waitForEvent('CALL_CLOSED', 30_000),
+            target.waitForEvent('CALL_CLOSED', 30_000),
+          ]);
+        } else {
+          await new Promise((resolve) => setTimeout(resolve, 8000));
+          const [ends, other] = hangsUp === 'target' ? [target, caller] : [caller, target];
+          assert.equal(
+            other.events.filter((event) => event.type === 'CALL_CLOSED').length,
+            0,
+            'hung up too early',
+          );
+          await ends.command('hangup');
+          await other.waitForEvent('CALL_CLOSED', 15_000);
+        }
         // What the caller heard ends with the target's line: the agent's opening, then the desk.
         const words = await speech.transcribe(await heardBy(caller));
         assert.match(words, /front desk|maria/, `${words}\n${sipSide?.output()}`);
         assert.match(sipSide?.output() ?? '', new RegExp(`"msg":"transfer over"[^\n]*"by":"${hangsUp}"`));
+        // The bridged leg's seconds reach the call (transfer_ended) and GET /usage, apart from minutes.
+        const seconds = Number(
+          /"msg":"transfer over"[^\n]*"seconds":([\d.]+)/.exec(sipSide?.output() ?? '')?.[1] ?? Number.NaN,
+        );
+        const stored = async () =>
+          (await stack.db.orm.em.fork().findOneOrFail(Call, { id: callId })).transferSeconds;
+        await until(async () => (await stored()) > 0, 'transfer_ended stored on the call');
+        assert.equal(await stored(), Math.round(seconds));
+        if (hangsUp === 'limit') assert.ok(seconds >= 9 && seconds < 12, `bounded at 9 s: ${seconds}`);
+        else assert.ok(seconds >= 8, `bridged about 8 s: ${seconds}`);
+        const usage = (await stack.api.client(owner.secret).get('/usage')).body;
+        assert.equal(usage.transfer_seconds, usageBefore + Math.round(seconds));
       });
     }
 
@@ -358,7 +386,7 @@ describe('CARRIER=sip', { skip, timeout: 600_000 }, () => {
       const target = await startSippFarEnd(work, 486);
       try {
         await sipSideWithTrunk(target.port);
-        const caller = await refusedTransfer('transfer-busy');
+        const { caller } = await refusedTransfer('transfer-busy');
         await caller.waitForEvent('CALL_CLOSED', 30_000);
         // sipp's scenario ran as written: it got the INVITE, answered 180 and 486, and the ACK came.
         assert.equal(await target.exited, 0, target.output());

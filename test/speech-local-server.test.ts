@@ -3,12 +3,14 @@ import { readdir, readFile } from 'node:fs/promises';
 import { test } from 'node:test';
 import alawmulaw from 'alawmulaw';
 import wavefile from 'wavefile';
+import { reachable } from '../lib/health/reachable.js';
 import type { SpeechEndpoint } from '../lib/settings.js';
 import { OpenAiSpeechToText } from '../lib/speech/openai-speech-to-text.js';
 import { OpenAiTextToSpeech } from '../lib/speech/openai-text-to-speech.js';
 import { type Pcm, SpeechError } from '../lib/speech/speech-ports.js';
 import { sendSpeechRequest } from '../lib/speech/speech-request.js';
 import { useLocalSpeechServer } from './support/local-speech.js';
+import { until } from './support/wait-for.js';
 
 // The local speech server (VOICE_SPEECH=local) with its real models, through the speech ports'
 // OpenAI-compatible adapters: a caller's line synthesised by the Piper voice, carried over a phone
@@ -159,4 +161,29 @@ test('a transcription request without a file is a 400 the adapter does not retry
   assert.equal(error.retryable, false);
   assert.match(error.message, /answered 400: file is required/);
   assert.equal(attempts, 1);
+});
+
+test('a server that dies is started again on the same port; meanwhile its port is gone (the gateway’s /readyz then says so)', {
+  timeout: 180_000,
+}, async () => {
+  const server = local.server();
+  const first = server.pid!;
+  const health = new URL('/health', server.url).href;
+  process.kill(first, 'SIGKILL');
+  // Down first: the gateway's speech check (lib/health/reachable.ts) sees the port closed.
+  await until(async () => (await reachable([server.url])) === 'unavailable', 'the port closed');
+  // Then up again, another process on the same URL, answering.
+  await until(
+    async () =>
+      server.pid !== first &&
+      (await fetch(health, { signal: AbortSignal.timeout(1_000) })
+        .then((r) => r.ok)
+        .catch(() => false)),
+    'started again',
+    { limitMs: 150_000, everyMs: 200 },
+  );
+  assert.equal(await reachable([server.url]), 'ok');
+  const tts = new OpenAiTextToSpeech(endpoint('tts-1'));
+  const spoken = await tts.synthesize('Back again.', { voice: 'joe' });
+  assert.ok(spoken.samples.length > 0, 'it speaks again');
 });

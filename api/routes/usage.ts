@@ -7,7 +7,9 @@ import { usageQuerySchema, usageSchema } from '../schemas/call-usage.js';
 // GET /usage: calls started in [start, end) of every direction and status. `minutes` adds up
 // the calls' durations and rounds up to whole minutes (the same count the minutes quota uses);
 // `average_duration_seconds` is over calls with a duration (answered ones), rounded; `outcomes`
-// counts calls with an analysis by its outcome (anything else as `unknown`).
+// counts calls with an analysis by its outcome (anything else as `unknown`); `transfer_seconds`
+// adds up the bridged transfer legs (the SIP side's, bounded by TRANSFER_MAX_MINUTES), which are
+// not the agents' minutes and so not in `minutes`.
 
 const usage = defineRoute({
   method: 'GET',
@@ -26,8 +28,11 @@ const usage = defineRoute({
     const end = query.end ? new Date(query.end) : startOfNextUtcMonth(query.start ? start : now);
     if (start.getTime() >= end.getTime()) throw parameterInvalid('end', 'end must be after start.');
     const connection = ctx.state.em.getConnection();
-    const [totals] = await connection.execute<{ calls: string; seconds: string; average: string | null }[]>(
-      `select count(*) as calls, coalesce(sum(duration_seconds), 0) as seconds, avg(duration_seconds) as average
+    const [totals] = await connection.execute<
+      { calls: string; seconds: string; average: string | null; transfer_seconds: string }[]
+    >(
+      `select count(*) as calls, coalesce(sum(duration_seconds), 0) as seconds, avg(duration_seconds) as average,
+              coalesce(sum(transfer_seconds), 0) as transfer_seconds
          from calls where workspace_id = ? and started_at >= ? and started_at < ?`,
       [ctx.state.auth.workspaceId, start, end],
     );
@@ -56,6 +61,7 @@ const usage = defineRoute({
         minutes: minutesOf(Number(totals.seconds)),
         average_duration_seconds: totals.average === null ? 0 : Math.round(Number(totals.average)),
         outcomes,
+        transfer_seconds: Number(totals.transfer_seconds),
       },
     };
   },

@@ -17,7 +17,15 @@ export const usageQuerySchema = {
 
 export const usageSchema = {
   type: 'object',
-  required: ['object', 'period', 'calls', 'minutes', 'average_duration_seconds', 'outcomes'],
+  required: [
+    'object',
+    'period',
+    'calls',
+    'minutes',
+    'average_duration_seconds',
+    'outcomes',
+    'transfer_seconds',
+  ],
   properties: {
     object: { const: 'usage' },
     period: {
@@ -32,6 +40,11 @@ export const usageSchema = {
       type: 'object',
       required: ['resolved', 'escalated', 'abandoned', 'transferred', 'unknown'],
       additionalProperties: { type: 'integer' },
+    },
+    transfer_seconds: {
+      type: 'integer',
+      description:
+        'Seconds of bridged transfer legs (a transfer the far end would not take by REFER, bridged through the trunk; each at most TRANSFER_MAX_MINUTES). Not part of `minutes`, which are the agents’ own.',
     },
   },
 };

@@ -31,9 +31,12 @@ export async function readiness(deps: {
   temporal: () => Promise<Client>;
   namespace: string;
   taskQueues: PolledQueue[];
+  /** More dependencies of this process, by name (the media gateway's speech). */
+  more?: Record<string, () => Promise<CheckResult>>;
 }): Promise<Readiness> {
   const { orm } = deps;
-  const [database, workers] = await Promise.all([
+  const more = Object.entries(deps.more ?? {});
+  const [database, workers, ...moreResults] = await Promise.all([
     orm
       ? check(async () => {
           await orm.em.getConnection().execute('select 1');
@@ -57,12 +60,14 @@ export async function readiness(deps: {
       );
       return polled.every(Boolean) ? 'ok' : 'no workers polling';
     }),
+    ...more.map(([, probe]) => check(probe)),
   ]);
   // Temporal answered when the task queues could be described at all.
   const checks: Record<string, CheckResult> = {
     ...(database ? { database } : {}),
     temporal: workers === 'unavailable' ? 'unavailable' : 'ok',
-    workers,
+    workers: workers!,
+    ...Object.fromEntries(more.map(([name], i) => [name, moreResults[i]!])),
   };
   const ready = Object.values(checks).every((result) => result === 'ok');
   return { ready, body: { status: ready ? 'ready' : 'not_ready', checks } };

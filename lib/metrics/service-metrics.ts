@@ -147,3 +147,10 @@ export function scrapedGauge<L extends string>(options: {
     },
   });
 }
+
+export const recordingFailures = new Counter({
+  name: 'recording_failures_total',
+  help: 'Recordings a media gateway stopped because the disk failed (ENOSPC, EIO, …), by where: open (the call went on without one) or write (it stopped there); the calls went on.',
+  labelNames: ['stage'] as const,
+  registers: [metricsRegistry],
+});

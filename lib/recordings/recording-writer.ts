@@ -1,4 +1,4 @@
-import { closeSync, fsyncSync, openSync, renameSync, writeSync } from 'node:fs';
+import * as fs from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import wavefile from 'wavefile';
 import { recordingPath } from './recording-files.js';
@@ -21,6 +21,11 @@ import { recordingPath } from './recording-files.js';
 // length cannot be, so the two size fields (at the offsets RIFF fixes: 4, and the 4 bytes before
 // the samples) are the only bytes patched here. Writes are synchronous: one small write (16 KB a
 // second) into the page cache per flush, and no queue of pending writes that could grow.
+//
+// A failing disk ends the recording, never the call (telephony spec section 4): the first write,
+// flush or close that fails (ENOSPC, EIO, …) stops this recording (the file keeps what its header
+// already describes), is reported once through `onFailure`, and every later call is a no-op; no
+// method throws or rejects because of the disk.
 
 export const RECORDING_SAMPLE_RATE = 8000;
 const SAMPLES_PER_MS = RECORDING_SAMPLE_RATE / 1000;
@@ -32,6 +37,18 @@ const FLUSH_EVERY_MS = 1_000;
 const WINDOW_SAMPLES = WINDOW_MS * SAMPLES_PER_MS;
 const BYTES_PER_FRAME = 4;
 
+/** The file operations a recording makes: node:fs's, or a test's that fail on cue. */
+export type RecordingFiles = Pick<
+  typeof fs,
+  'openSync' | 'writeSync' | 'renameSync' | 'fsyncSync' | 'closeSync'
+>;
+
+export interface RecordingOptions {
+  /** Called once, with the error, when the recording stops because a write failed. */
+  onFailure?: (error: unknown) => void;
+  files?: RecordingFiles;
+}
+
 export class RecordingWriter {
   /** Samples per channel already in the file; the window starts here. */
   private flushed = 0;
@@ -41,40 +58,57 @@ export class RecordingWriter {
   private readonly callerWindow = new Int16Array(WINDOW_SAMPLES);
   private readonly agentWindow = new Int16Array(WINDOW_SAMPLES);
   private closed = false;
+  /** A write failed: the recording stopped there. */
+  private failed = false;
 
   private constructor(
     private readonly fd: number,
     private readonly headerBytes: number,
+    private readonly files: RecordingFiles,
+    private readonly onFailure: (error: unknown) => void,
   ) {}
 
-  /** Opens (creates) the call's recording file `${dir}/${callId}.wav`: 8 kHz, 16-bit PCM, 2 channels (1 caller, 2 agent). */
-  static async open(dir: string, callId: string): Promise<RecordingWriter> {
+  /**
+   * Opens (creates) the call's recording file `${dir}/${callId}.wav`: 8 kHz, 16-bit PCM, 2 channels
+   * (1 caller, 2 agent). Rejects when the file cannot be made (the caller goes on without one).
+   */
+  static async open(dir: string, callId: string, options: RecordingOptions = {}): Promise<RecordingWriter> {
+    const files = options.files ?? fs;
     const file = recordingPath(dir, callId);
     await mkdir(dir, { recursive: true });
     const header = encode(new Int16Array(0), new Int16Array(0));
     // The header is written under another name first, so the call's file never exists without
     // one (its existence is has_recording); the open descriptor follows the rename.
-    const fd = openSync(`${file}.new`, 'w');
+    const fd = files.openSync(`${file}.new`, 'w');
     try {
-      writeSync(fd, header);
-      renameSync(`${file}.new`, file);
+      files.writeSync(fd, header);
+      files.renameSync(`${file}.new`, file);
     } catch (error) {
-      closeSync(fd);
+      files.closeSync(fd);
       throw error;
     }
-    return new RecordingWriter(fd, header.length);
+    return new RecordingWriter(fd, header.length, files, options.onFailure ?? (() => {}));
+  }
+
+  /** Whether a write failed and the recording stopped. */
+  get stopped(): boolean {
+    return this.failed;
   }
 
   /** Caller audio (8 kHz mono 16-bit) at `atMs` milliseconds after the recording started; gaps are silence. */
   caller(samples: Int16Array, atMs: number): void {
-    this.callerEnd = Math.max(this.callerEnd, this.put(this.callerWindow, samples, atMs));
-    const settled = this.callerEnd - HOLDBACK_MS * SAMPLES_PER_MS;
-    if (settled - this.flushed >= FLUSH_EVERY_MS * SAMPLES_PER_MS) this.flushTo(settled);
+    this.guarded(() => {
+      this.callerEnd = Math.max(this.callerEnd, this.put(this.callerWindow, samples, atMs));
+      const settled = this.callerEnd - HOLDBACK_MS * SAMPLES_PER_MS;
+      if (settled - this.flushed >= FLUSH_EVERY_MS * SAMPLES_PER_MS) this.flushTo(settled);
+    });
   }
 
   /** Agent audio, same clock. */
   agent(samples: Int16Array, atMs: number): void {
-    this.agentEnd = Math.max(this.agentEnd, this.put(this.agentWindow, samples, atMs));
+    this.guarded(() => {
+      this.agentEnd = Math.max(this.agentEnd, this.put(this.agentWindow, samples, atMs));
+    });
   }
 
   /** Cuts agent audio written for time after `atMs` (barge-in: what was queued but never played). */
@@ -86,13 +120,35 @@ export class RecordingWriter {
     this.agentEnd = cut;
   }
 
-  /** Flushes and closes; the file is complete. Idempotent. */
+  /** Flushes and closes; the file is complete (or, after a failure, holds what it held). Idempotent; never rejects. */
   async close(): Promise<void> {
-    if (this.closed) return;
-    this.flushTo(Math.max(this.callerEnd, this.agentEnd));
-    this.closed = true;
-    fsyncSync(this.fd);
-    closeSync(this.fd);
+    this.guarded(() => {
+      if (this.closed) return;
+      this.flushTo(Math.max(this.callerEnd, this.agentEnd));
+      this.closed = true;
+      this.files.fsyncSync(this.fd);
+      this.files.closeSync(this.fd);
+    });
+  }
+
+  /** Runs a step of the recording; the first that fails stops it (reported once) and nothing after runs. */
+  private guarded(step: () => void): void {
+    if (this.failed) return;
+    try {
+      step();
+    } catch (error) {
+      this.failed = true;
+      const open = !this.closed;
+      this.closed = true;
+      if (open) {
+        try {
+          this.files.closeSync(this.fd);
+        } catch {
+          // The descriptor is gone either way.
+        }
+      }
+      this.onFailure(error);
+    }
   }
 
   /** Copies `samples` into the window at `atMs`; returns the sample position just after them. */
@@ -116,7 +172,13 @@ export class RecordingWriter {
       // Both channels are appended together, so the gaps of either are its silence.
       const frames = encode(this.callerWindow.subarray(0, count), this.agentWindow.subarray(0, count));
       const bytes = frames.subarray(this.headerBytes);
-      writeSync(this.fd, bytes, 0, bytes.length, this.headerBytes + this.flushed * BYTES_PER_FRAME);
+      this.files.writeSync(
+        this.fd,
+        bytes,
+        0,
+        bytes.length,
+        this.headerBytes + this.flushed * BYTES_PER_FRAME,
+      );
       this.flushed += count;
       this.writeSizes();
       for (const window of [this.callerWindow, this.agentWindow]) {
@@ -131,9 +193,9 @@ export class RecordingWriter {
     const dataBytes = this.flushed * BYTES_PER_FRAME;
     const size = Buffer.alloc(4);
     size.writeUInt32LE(this.headerBytes - 8 + dataBytes);
-    writeSync(this.fd, size, 0, 4, 4);
+    this.files.writeSync(this.fd, size, 0, 4, 4);
     size.writeUInt32LE(dataBytes);
-    writeSync(this.fd, size, 0, 4, this.headerBytes - 4);
+    this.files.writeSync(this.fd, size, 0, 4, this.headerBytes - 4);
   }
 }
 

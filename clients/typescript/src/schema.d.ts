@@ -4686,6 +4686,8 @@ export interface operations {
                         outcomes: {
                             [key: string]: number;
                         };
+                        /** @description Seconds of bridged transfer legs (a transfer the far end would not take by REFER, bridged through the trunk; each at most TRANSFER_MAX_MINUTES). Not part of `minutes`, which are the agents’ own. */
+                        transfer_seconds: number;
                     };
                 };
             };

@@ -1,0 +1,65 @@
+package main
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+// The settings a bridged transfer and the callbacks of calls that came in need.
+
+func baseEnv(t *testing.T) {
+	t.Setenv("MEDIA_GATEWAY_URL", "http://127.0.0.1:8090")
+	t.Setenv("MEDIA_STREAMS_TOKEN", "token")
+	t.Setenv("MEDIA_CONTROL_TOKEN", "media-control")
+	t.Setenv("SIP_CONTROL_TOKEN", "sip-control")
+	t.Setenv("SIP_LISTEN", "127.0.0.1:5060")
+}
+
+func TestTransferMaxMinutes(t *testing.T) {
+	baseEnv(t)
+	cfg, err := loadConfig()
+	if err != nil || cfg.transferMax != time.Hour {
+		t.Fatalf("default: %v, %v", cfg.transferMax, err)
+	}
+	t.Setenv("TRANSFER_MAX_MINUTES", "0.5")
+	if cfg, err := loadConfig(); err != nil || cfg.transferMax != 30*time.Second {
+		t.Errorf("0.5: %v, %v", cfg.transferMax, err)
+	}
+	for _, bad := range []string{"0", "-1", "ten", "1441"} {
+		t.Setenv("TRANSFER_MAX_MINUTES", bad)
+		if _, err := loadConfig(); err == nil || !strings.Contains(err.Error(), "TRANSFER_MAX_MINUTES") {
+			t.Errorf("%s: %v", bad, err)
+		}
+	}
+}
+
+func TestMediaControlURL(t *testing.T) {
+	baseEnv(t)
+	cfg, err := loadConfig()
+	if err != nil || cfg.controlURL != "http://127.0.0.1:8091" {
+		t.Fatalf("default, the gateway's next port: %q, %v", cfg.controlURL, err)
+	}
+	t.Setenv("MEDIA_CONTROL_URL", "http://media:8091/")
+	if cfg, err := loadConfig(); err != nil || cfg.controlURL != "http://media:8091" {
+		t.Errorf("given: %q, %v", cfg.controlURL, err)
+	}
+	t.Setenv("MEDIA_CONTROL_URL", "")
+	t.Setenv("MEDIA_GATEWAY_URL", "https://media.example.com")
+	if _, err := loadConfig(); err == nil || !strings.Contains(err.Error(), "MEDIA_CONTROL_URL") {
+		t.Errorf("a gateway URL without a port: %v", err)
+	}
+}
+
+func TestTheThreeSecretsDiffer(t *testing.T) {
+	baseEnv(t)
+	t.Setenv("SIP_CONTROL_TOKEN", "media-control")
+	if _, err := loadConfig(); err == nil || !strings.Contains(err.Error(), "must differ") {
+		t.Errorf("SIP_CONTROL_TOKEN = MEDIA_CONTROL_TOKEN: %v", err)
+	}
+	t.Setenv("SIP_CONTROL_TOKEN", "sip-control")
+	t.Setenv("MEDIA_CONTROL_TOKEN", "")
+	if _, err := loadConfig(); err == nil || !strings.Contains(err.Error(), "MEDIA_CONTROL_TOKEN") {
+		t.Errorf("MEDIA_CONTROL_TOKEN unset: %v", err)
+	}
+}
