@@ -80,8 +80,13 @@ const CallSchema = defineEntity({
     firstMessage: p.text().nullable(),
     agentSnapshot: p.json().$type<AgentSnapshot>(),
     transferredTo: p.string().length(16).nullable(),
-    /** How long the SIP side bridged the call to its transfer target (`transfer_ended`); GET /usage's `transfer_seconds`. */
-    transferSeconds: p.integer().default(0),
+    /**
+     * How long the SIP side bridged the call to its transfer target (`transfer_ended`); GET
+     * /usage's `transfer_seconds`. Set on create, not left to the column's default: declared with
+     * `.default(0)`, the campaign worker-restart test's calls got stuck every time
+     * (test/campaign-workflow.test.ts); why was not pinned down.
+     */
+    transferSeconds: p.integer().onCreate(() => 0),
     /** The label a web call was started with (`simulate web-call --from-label`). */
     fromLabel: p.string().length(200).nullable(),
     /** A web call from the dashboard's test panel: its far end is the person in the browser, not the simulator. */
