@@ -1,9 +1,8 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
-import { Workspace } from '../db/entities/index.js';
 import type { Orm } from '../db/orm.js';
-import { dialingCountriesOf } from '../lib/accounts.js';
+import { loadDialingCountries } from '../lib/accounts.js';
 import { type ToolCallRow, writeToolCall } from '../lib/agent-tools/tool-call-rows.js';
 import type { CallAnalysisResult, CallAnalyzer } from '../lib/analysis/analyzer.js';
 import { TranscriptAnalyzer } from '../lib/analysis/transcript-analyzer.js';
@@ -197,9 +196,8 @@ export function createCallActivities(deps: CallActivityDeps) {
       }): Promise<TransferOutcome> {
         const db = em();
         const call = await loadCall(db, input.callId);
-        const workspace = await db.findOneOrFail(Workspace, { id: call.workspace });
         const refusal = checkDestination(input.to, {
-          dialingCountries: dialingCountriesOf(workspace, deps.dialingCountries),
+          dialingCountries: await loadDialingCountries(db, call.workspace, deps.dialingCountries),
           ownNumbers: [call.fromNumber, call.toNumber],
         });
         if (refusal) {

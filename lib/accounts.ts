@@ -184,6 +184,16 @@ export function dialingCountriesOf(
   return own.includes('*') ? '*' : own;
 }
 
+/** The countries the calls of workspace `workspaceId` may go to now (read from the database). */
+export async function loadDialingCountries(
+  em: EntityManager,
+  workspaceId: string,
+  deploymentCountries: DialingCountries,
+): Promise<DialingCountries> {
+  const workspace = await em.findOneOrFail(Workspace, { id: workspaceId });
+  return dialingCountriesOf(workspace, deploymentCountries);
+}
+
 type LimitColumn = 'requestsPerSecond' | 'callsPerMinute' | 'callsPerDay' | 'minutesQuota';
 
 /** Each limit column with the name operators see (JSON output, error messages). */

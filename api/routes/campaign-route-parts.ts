@@ -1,6 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { Campaign, Workspace } from '../../db/entities/index.js';
-import { dialingCountriesOf } from '../../lib/accounts.js';
+import { Campaign } from '../../db/entities/index.js';
+import { loadDialingCountries } from '../../lib/accounts.js';
 import { type DeploymentRules, destinationRefused } from '../../lib/calls/admit-outbound-call.js';
 import { type CampaignMoveRefusal, lockCampaign } from '../../lib/campaigns/campaign-moves.js';
 import { countRecipients, presentCampaign } from '../../lib/campaigns/campaign-resource.js';
@@ -62,8 +62,7 @@ export async function checkRecipientDestinations(
   recipients: RecipientInput[],
   deployment: DeploymentRules,
 ): Promise<void> {
-  const workspace = await em.findOneOrFail(Workspace, { id: workspaceId });
-  const dialingCountries = dialingCountriesOf(workspace, deployment.dialingCountries);
+  const dialingCountries = await loadDialingCountries(em, workspaceId, deployment.dialingCountries);
   for (const [i, recipient] of recipients.entries()) {
     const refusal = destinationRefused(recipient.to, { dialingCountries });
     if (refusal) throw admissionRefusalError({ ...refusal, param: `recipients[${i}].to` });

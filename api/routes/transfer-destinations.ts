@@ -1,6 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { PhoneNumber, type TransferDestination, Workspace } from '../../db/entities/index.js';
-import { dialingCountriesOf } from '../../lib/accounts.js';
+import { PhoneNumber, type TransferDestination } from '../../db/entities/index.js';
+import { loadDialingCountries } from '../../lib/accounts.js';
 import { destinationRefused } from '../../lib/calls/admit-outbound-call.js';
 import { admissionRefusalError } from '../http/admission-errors.js';
 import { parameterInvalid } from '../http/errors.js';
@@ -29,14 +29,14 @@ export async function transferDestinationsToStore(
 ): Promise<TransferDestination[]> {
   if (destinations.length === 0) return [];
   const workspaceId = ctx.state.auth.workspaceId;
-  const [workspace, own] = await Promise.all([
-    em.findOneOrFail(Workspace, { id: workspaceId }),
+  const [dialingCountries, own] = await Promise.all([
+    loadDialingCountries(em, workspaceId, ctx.state.deps.settings.dialingCountries),
     agentId
       ? em.find(PhoneNumber, { workspace: workspaceId, agent: agentId }, { fields: ['number'] })
       : Promise.resolve([]),
   ]);
   const rules = {
-    dialingCountries: dialingCountriesOf(workspace, ctx.state.deps.settings.dialingCountries),
+    dialingCountries,
     ownNumbers: own.map((phoneNumber) => phoneNumber.number),
   };
   const seen = new Set<string>();

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { Agent, Call, PhoneNumber, Workspace } from '../../db/entities/index.js';
-import { dialingCountriesOf } from '../accounts.js';
+import { Agent, Call, PhoneNumber } from '../../db/entities/index.js';
+import { loadDialingCountries } from '../accounts.js';
 import { admitToWorkspace, type WorkspaceRefusal } from './admit-to-workspace.js';
 import { agentSnapshotOf } from './agent-snapshot.js';
 import {
@@ -78,8 +78,7 @@ export async function admitOutboundCall(
   const caller = await checkOutboundAgent(em, workspaceId, request.agentId, request.from);
   if ('code' in caller) return refused(caller);
   const { agent, from } = caller;
-  const workspace = await em.findOneOrFail(Workspace, { id: workspaceId });
-  const dialingCountries = dialingCountriesOf(workspace, deployment.dialingCountries);
+  const dialingCountries = await loadDialingCountries(em, workspaceId, deployment.dialingCountries);
   const destination = destinationRefused(request.to, { dialingCountries, ownNumbers: [from] });
   if (destination) return refused(destination);
   // The integrator's transfer target is checked when it is set, as every number the call may dial.

@@ -1,8 +1,10 @@
+import { type LinesByLanguage, lineInLanguage } from './line-in-language.js';
+
 // What the agent says before it hangs up on a call it cannot go on with (its runtime failed past
 // the turn's retry budget, `end_reason` `agent_error`): one short sentence in the agent's
 // language where we have one, else in English.
 
-const APOLOGIES: Record<string, string> = {
+const APOLOGIES: LinesByLanguage = {
   en: "I'm sorry, I'm having technical difficulties and have to end the call now. Please try again later. Goodbye.",
   nb: 'Beklager, jeg har tekniske problemer og må avslutte samtalen nå. Prøv gjerne igjen senere. Ha det.',
   no: 'Beklager, jeg har tekniske problemer og må avslutte samtalen nå. Prøv gjerne igjen senere. Ha det.',
@@ -16,6 +18,5 @@ const APOLOGIES: Record<string, string> = {
 
 /** The apology in `language` (a BCP 47 tag; its primary subtag picks the text), English otherwise. */
 export function apologyLine(language: string | null): string {
-  const primary = language?.split('-')[0]?.toLowerCase() ?? 'en';
-  return APOLOGIES[primary] ?? APOLOGIES.en;
+  return lineInLanguage(APOLOGIES, language);
 }

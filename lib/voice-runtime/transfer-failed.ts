@@ -1,8 +1,10 @@
+import { type LinesByLanguage, lineInLanguage } from './line-in-language.js';
+
 // What the agent says when a transfer it announced cannot be made (its target failed the check
 // when used, telephony spec section 1): the call goes on with the agent, in its language where we
 // have one, else in English.
 
-const LINES: Record<string, string> = {
+const LINES: LinesByLanguage = {
   en: "I'm sorry, I couldn't put you through. Is there anything else I can help you with?",
   nb: 'Beklager, jeg fikk ikke satt deg over. Er det noe annet jeg kan hjelpe deg med?',
   no: 'Beklager, jeg fikk ikke satt deg over. Er det noe annet jeg kan hjelpe deg med?',
@@ -16,6 +18,5 @@ const LINES: Record<string, string> = {
 
 /** The line in `language` (a BCP 47 tag; its primary subtag picks the text), English otherwise. */
 export function transferFailedLine(language: string | null): string {
-  const primary = language?.split('-')[0]?.toLowerCase() ?? 'en';
-  return LINES[primary] ?? LINES.en;
+  return lineInLanguage(LINES, language);
 }
