@@ -4,7 +4,8 @@ import { ApplicationFailure } from '@temporalio/common';
 import type { Orm } from '../db/orm.js';
 import { loadDialingCountries } from '../lib/accounts.js';
 import { type ToolCallRow, writeToolCall } from '../lib/agent-tools/tool-call-rows.js';
-import type { CallAnalysisResult, CallAnalyzer } from '../lib/analysis/analyzer.js';
+import { type CallAnalysisResult, type CallAnalyzer, NO_PLAN_ANSWERS } from '../lib/analysis/analyzer.js';
+import type { PlanAnswerer } from '../lib/analysis/plan-answerer.js';
 import { TranscriptAnalyzer } from '../lib/analysis/transcript-analyzer.js';
 import {
   type AgentTurnDeps,
@@ -45,6 +46,8 @@ export interface CallActivityDeps {
   carrier: Carrier;
   voiceRuntime: VoiceRuntime;
   analyzer: CallAnalyzer;
+  /** Answers an agent's analysis plan; null without a language model (the plan's fields stay null). */
+  planAnswerer: PlanAnswerer | null;
   /** RECORDINGS_DIR: a call event's `has_recording` is whether the call's file is there. */
   recordingsDir: string;
   /** The service's log, for each agent turn's latency (`agent turn`); none: not logged. */
@@ -252,7 +255,16 @@ export function createCallActivities(deps: CallActivityDeps) {
           loadTranscript(db, input.callId),
           loadCall(db, input.callId),
         ]);
-        return analyzer.analyze(transcript, { endReason: call.endReason ?? null });
+        const ending = { endReason: call.endReason ?? null };
+        const plan = call.agentSnapshot.analysisPlan ?? null;
+        // The fallback reads the transcript by rules alone: no model, so no plan answers.
+        const [reading, answers] = await Promise.all([
+          analyzer.analyze(transcript, ending),
+          plan && !input.fallback && deps.planAnswerer
+            ? deps.planAnswerer.answer({ callId: input.callId, transcript, ending, plan })
+            : NO_PLAN_ANSWERS,
+        ]);
+        return { ...reading, ...answers };
       },
 
       async completeCall(input: {

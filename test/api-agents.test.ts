@@ -50,6 +50,7 @@ describe('POST /agents', () => {
         llm: { provider: 'simulator', model: 'scripted-conversation-v1' },
         tools: [],
         transfer_destinations: [],
+        analysis_plan: null,
         created_at: undefined,
         updated_at: undefined,
       },
@@ -699,5 +700,94 @@ describe('transfer_destinations', () => {
     } finally {
       await setLimits(db.orm.em.fork(), { workspaceId: owner.workspaceId, dialingCountries: 'default' });
     }
+  });
+});
+
+describe('analysis_plan', () => {
+  const storedPlan = async (agentId: string) =>
+    (await db.orm.em.fork().findOneOrFail(Agent, { id: agentId })).analysisPlan;
+  const dataSchema = {
+    type: 'object',
+    additionalProperties: false,
+    required: ['callback_number', 'wants_visit'],
+    properties: {
+      callback_number: { type: ['string', 'null'], description: 'E.164' },
+      wants_visit: { type: 'boolean' },
+    },
+  };
+
+  test('written on create, shown by GET and lists, replaced whole by PATCH, null removes it', async () => {
+    const plan = { data_schema: dataSchema, success_criteria: 'A visit was booked.' };
+    const agent = await createAgent({ analysis_plan: plan });
+    assert.deepEqual(agent.analysis_plan, plan);
+    assert.deepEqual((await client().get(`/agents/${agent.id}`)).body.analysis_plan, plan);
+    const listed = (await client().get('/agents?limit=100')).body.data.find(
+      (item: { id: string }) => item.id === agent.id,
+    );
+    assert.deepEqual(listed.analysis_plan, plan);
+
+    // A field left out is null: the plan is replaced whole.
+    const patched = await client().patch(`/agents/${agent.id}`, {
+      analysis_plan: { success_criteria: 'The caller left a callback number.' },
+    });
+    assert.equal(patched.status, 200, patched.text);
+    assert.deepEqual(patched.body.analysis_plan, {
+      data_schema: null,
+      success_criteria: 'The caller left a callback number.',
+    });
+    await client().patch(`/agents/${agent.id}`, { name: 'Renamed' });
+    assert.equal((await storedPlan(agent.id))?.successCriteria, 'The caller left a callback number.');
+    const cleared = await client().patch(`/agents/${agent.id}`, { analysis_plan: null });
+    assert.equal(cleared.body.analysis_plan, null);
+    assert.equal(await storedPlan(agent.id), null);
+  });
+
+  test('data_schema follows a tool’s parameters rules, success_criteria its bounds: each refusal names its field, nothing is written', async () => {
+    const plan = { data_schema: dataSchema, success_criteria: 'Booked.' };
+    const agent = await createAgent({ analysis_plan: plan });
+    let deep: Record<string, unknown> = { type: 'object' };
+    for (let i = 0; i < 70; i++) deep = { type: 'object', properties: { inner: deep } };
+    const cases: [unknown, string, string, string?][] = [
+      [{ data_schema: { type: 'string' } }, 'analysis_plan.data_schema', /object schema/.source],
+      [{ data_schema: { type: 'array', items: {} } }, 'analysis_plan.data_schema', /object schema/.source],
+      [
+        { data_schema: { type: 'object', properties: { a: { type: 'nonsense' } } } },
+        'analysis_plan.data_schema',
+        /valid JSON Schema/.source,
+      ],
+      [
+        { data_schema: { type: 'object', description: 'x'.repeat(17_000) } },
+        'analysis_plan.data_schema',
+        /16 KiB/.source,
+      ],
+      [{ data_schema: deep }, 'analysis_plan.data_schema', /64 levels/.source],
+      [{ data_schema: 'a schema' }, 'analysis_plan.data_schema', ''],
+      [{ success_criteria: 'x'.repeat(2001) }, 'analysis_plan.success_criteria', ''],
+      [{ success_criteria: '' }, 'analysis_plan.success_criteria', ''],
+      [{ success_criteria: 'ok', extra: 1 }, 'analysis_plan.extra', '', 'parameter_unknown'],
+      ['booked', 'analysis_plan', ''],
+    ];
+    for (const [analysisPlan, param, message, code = 'parameter_invalid'] of cases) {
+      const patched = await client().patch(`/agents/${agent.id}`, { analysis_plan: analysisPlan });
+      assertApiError(patched, 400, code, param);
+      assert.match(patched.body.error.message, new RegExp(message));
+      const before = (await client().get('/agents?limit=100')).body.data.length;
+      assertApiError(
+        await client().post('/agents', { name: 'Refused', analysis_plan: analysisPlan }),
+        400,
+        code,
+        param,
+      );
+      assert.equal((await client().get('/agents?limit=100')).body.data.length, before, 'no agent was made');
+    }
+    assert.deepEqual(await storedPlan(agent.id), {
+      dataSchema,
+      successCriteria: 'Booked.',
+    });
+    // Exactly at the bounds: accepted.
+    const atBounds = await client().patch(`/agents/${agent.id}`, {
+      analysis_plan: { data_schema: { type: 'object' }, success_criteria: 'x'.repeat(2000) },
+    });
+    assert.equal(atBounds.status, 200, atBounds.text);
   });
 });

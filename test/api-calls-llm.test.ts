@@ -12,6 +12,7 @@ import {
   endCall,
   type SeenRequest,
   type StandInReply,
+  schemaAnswer,
   startChatStandIn,
   streamed,
 } from './support/chat-completions-stand-in.js';
@@ -31,6 +32,10 @@ let agent: AgentFixture;
 const modelLine = (turn: number) => `Model line ${turn}: noted, thank you.`;
 
 function model(request: SeenRequest): StandInReply {
+  // The analysis plan's questions (strict JSON-schema answers), as a model answers them.
+  if (request.body.response_format?.json_schema?.name === 'call_verdict')
+    return schemaAnswer(request, { success: true, reason: 'The caller agreed to the visit.' });
+  if (request.body.response_format?.type === 'json_schema') return schemaAnswer(request);
   const messages: { role: string; content: string }[] = request.body.messages;
   const last = messages.at(-1)!;
   if (last.role === 'user' && /\bBye\b/.test(last.content))
@@ -160,4 +165,57 @@ test('inbound phone calls and web calls use the same runtime', async () => {
     /The person called you\./.test(request.body.messages[0].content),
   );
   assert.equal(phoneRequests.length, 4);
+});
+
+test('an agent with an analysis plan: the call’s analysis has the data by its schema and the verdict, in GET /calls and call.completed', async () => {
+  const planned = await createAgentFixture(stack.db.orm, { workspaceId: owner.workspaceId, name: 'Planner' });
+  const dataSchema = {
+    type: 'object',
+    additionalProperties: false,
+    required: ['visit_day', 'party_size', 'confirmed'],
+    properties: {
+      visit_day: { type: 'string', enum: ['monday', 'tuesday'] },
+      party_size: { type: 'integer' },
+      confirmed: { type: 'boolean' },
+    },
+  };
+  const patched = await http().patch(`/agents/${planned.agentId}`, {
+    analysis_plan: { data_schema: dataSchema, success_criteria: 'The caller agreed to a visit.' },
+  });
+  assert.equal(patched.status, 200, patched.text);
+  const seenBefore = standIn.requests.length;
+  const res = await http().post('/calls', { agent_id: planned.agentId, to: '+4790015678' });
+  assert.equal(res.status, 202, res.text);
+  const done = await waitForCallEnd(http(), res.body.id);
+  assert.equal(done.status, 'completed');
+  assert.deepEqual(
+    { data: done.analysis.data, success: done.analysis.success, reason: done.analysis.success_reason },
+    {
+      data: { visit_day: 'monday', party_size: 1, confirmed: true },
+      success: true,
+      reason: 'The caller agreed to the visit.',
+    },
+  );
+  await stack.client.workflow.getHandle(callWorkflowId(res.body.id)).result();
+  const { events } = await storedCall(stack.db.orm, res.body.id);
+  assert.deepEqual(events.at(-1)!.body.data.object.analysis, done.analysis);
+
+  // Asked with the plan's schema, strict, and the criteria; with the transcript.
+  const asked = standIn.requests.slice(seenBefore).filter((request) => request.body.response_format);
+  const byName = new Map(asked.map((request) => [request.body.response_format.json_schema.name, request]));
+  assert.deepEqual([...byName.keys()].sort(), ['call_data', 'call_verdict']);
+  assert.deepEqual(byName.get('call_data')!.body.response_format, {
+    type: 'json_schema',
+    json_schema: { name: 'call_data', schema: dataSchema, strict: true },
+  });
+  assert.match(byName.get('call_verdict')!.body.messages[0].content, /The caller agreed to a visit\./);
+  assert.match(byName.get('call_data')!.body.messages[1].content, /^end_reason: agent_hangup\nagent: /);
+
+  // The plan is the call's own: a call of the first agent (no plan) has the three fields null.
+  const plain = await http().post('/calls', { agent_id: agent.agentId, to: '+4790015678' });
+  const plainDone = await waitForCallEnd(http(), plain.body.id);
+  assert.deepEqual(
+    [plainDone.analysis.data, plainDone.analysis.success, plainDone.analysis.success_reason],
+    [null, null, null],
+  );
 });

@@ -12,7 +12,8 @@ import { freshDatabase, type TestDatabase } from './support/database.js';
 
 // The dashboard's agent tools in real headless Chromium against the API (real HTTP, PostgreSQL):
 // editing a tool, the API's refusal shown at the field it names, the tools secret shown once, the
-// transfer destinations (refused at their field, then saved), and a call's tool calls in its
+// transfer destinations (refused at their field, then saved), the analysis plan (refused at its
+// box, then saved), a call's verdict and data, and a call's tool calls in its
 // timeline (rows written as the call runtime writes them).
 
 const executablePath = chromiumPath();
@@ -176,6 +177,83 @@ describe('agent tools in the dashboard', { skip }, () => {
       'warm',
     );
     await screenshot(page, 'agent-transfers-saved');
+  });
+
+  test('analysis plan: a schema that is not an object schema is refused at its box; fixed, the plan is saved', async () => {
+    const created = await api.client(owner.secret).post('/agents', { name: 'Planner' });
+    const agentId = created.body.id;
+    await page.goto(`${api.url}/agents/${agentId}`);
+    const section = page.locator('section[aria-labelledby="agent-analysis-plan"]');
+    const schemaBox = section.getByLabel('Data schema');
+    await schemaBox.waitFor();
+    // Not JSON: named at its box before anything is sent.
+    await schemaBox.fill('{"type": "object",');
+    await section.getByRole('button', { name: 'Save analysis plan' }).click();
+    await section
+      .locator('.field-error')
+      .getByText(/analysis_plan.data_schema is not JSON/)
+      .waitFor();
+    // JSON, but not an object schema: the API's refusal, at the same box.
+    await schemaBox.fill('{"type": "array"}');
+    await section.getByLabel('Success criteria').fill('The caller booked a visit.');
+    await section.getByRole('button', { name: 'Save analysis plan' }).click();
+    await section
+      .locator('.field-error')
+      .getByText(/must be an object schema/)
+      .waitFor();
+    assert.equal(await schemaBox.getAttribute('aria-invalid'), 'true');
+    assert.equal(await section.getByLabel('Success criteria').getAttribute('aria-invalid'), null);
+    assert.equal((await storedAgent(agentId)).analysisPlan, null);
+    await screenshot(page, 'agent-analysis-plan-refused');
+
+    const schema = { type: 'object', properties: { visit_day: { type: 'string' } }, required: ['visit_day'] };
+    await schemaBox.fill(JSON.stringify(schema));
+    await section.getByRole('button', { name: 'Save analysis plan' }).click();
+    await section.locator('.notice').getByText('Analysis plan saved.').waitFor();
+    assert.deepEqual((await storedAgent(agentId)).analysisPlan, {
+      dataSchema: schema,
+      successCriteria: 'The caller booked a visit.',
+    });
+    await page.reload();
+    assert.deepEqual(JSON.parse(await section.getByLabel('Data schema').inputValue()), schema);
+  });
+
+  test('a call’s analysis shows the verdict and the plan’s data as a table', async () => {
+    const fixture = await createAgentFixture(db.orm, { workspaceId: owner.workspaceId });
+    const call = await createQueuedCall(db.orm, fixture, { to: uniqueNumber('+4797') });
+    const endedAt = new Date();
+    await db.orm.em.fork().nativeUpdate(
+      Call,
+      { id: call.id },
+      {
+        status: 'completed',
+        endedAt,
+        durationSeconds: 30,
+        analysis: {
+          summary: 'The caller booked a visit.',
+          outcome: 'resolved',
+          sentiment: 'positive',
+          action_items: [],
+          data: { visit_day: 'tuesday', party_size: 2, callback_number: null },
+          success: true,
+          success_reason: 'A day was agreed.',
+          created_at: endedAt.toISOString(),
+        },
+      },
+    );
+    await page.goto(`${api.url}/calls/${call.id}`);
+    const section = page.locator('section[aria-labelledby="call-analysis"]');
+    await section.getByText('Success: A day was agreed.').waitFor();
+    const rows = await section.getByRole('table', { name: 'Call data' }).locator('tbody tr').allInnerTexts();
+    assert.deepEqual(
+      rows.map((row) => row.split('\t').map((text) => text.trim())),
+      [
+        ['visit_day', 'tuesday'],
+        ['party_size', '2'],
+        ['callback_number', '–'],
+      ],
+    );
+    await screenshot(page, 'call-analysis-plan');
   });
 
   test('a call’s tool calls are in its timeline: name, status, attempts, duration and the result’s start', async () => {

@@ -4,6 +4,7 @@ import { createCallActivities } from '../activities/calls.js';
 import { createCampaignActivities } from '../activities/campaigns.js';
 import { Call } from '../db/entities/index.js';
 import { analyzerFromSettings } from '../lib/analysis/index.js';
+import { planAnswererFromSettings } from '../lib/analysis/plan-answerer.js';
 import { CallRoutingCarrier } from '../lib/carrier/call-routing-carrier.js';
 import type { Carrier } from '../lib/carrier/carrier.js';
 import { MediaGatewayCarrier } from '../lib/carrier/media-gateway-carrier.js';
@@ -88,6 +89,11 @@ export function createCallsWorker(deps: CallsWorkerDeps): Promise<Worker> {
   const voiceRuntime = deps.ports?.voiceRuntime ?? voiceRuntimeFromSettings(deps.settings);
   const analyzer = deps.ports?.analyzer ?? analyzerFromSettings(deps.settings);
   const carrier = deps.ports?.carrier ?? carrierFromSettings(deps);
+  const logger = deps.logger ?? createLogger(deps.settings.logLevel, { fields: { worker: 'calls' } });
+  const planAnswerer =
+    deps.ports?.planAnswerer !== undefined
+      ? deps.ports.planAnswerer
+      : planAnswererFromSettings(deps.settings, logger);
   return Worker.create({
     // Activity spans and the workflow spans' exporter when tracing is on (lib/tracing/tracing.ts).
     ...workerTracingOptions(),
@@ -101,11 +107,12 @@ export function createCallsWorker(deps: CallsWorkerDeps): Promise<Worker> {
         carrier,
         voiceRuntime,
         analyzer,
+        planAnswerer,
         recordingsDir: deps.settings.recordingsDir,
         dialingCountries: deps.settings.dialingCountries,
-        logger: deps.logger ?? createLogger(deps.settings.logLevel, { fields: { worker: 'calls' } }),
+        logger,
       }),
-      ...createCallRuntimeActivities({ voiceRuntime, analyzer }),
+      ...createCallRuntimeActivities({ voiceRuntime, analyzer, planAnswerer }),
       // Campaigns run on the calls queue: their steps start calls exactly as POST /calls does.
       ...createCampaignActivities({ orm: deps.orm, settings: deps.settings }),
     },

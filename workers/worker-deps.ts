@@ -2,6 +2,7 @@ import type { Client } from '@temporalio/client';
 import type { NativeConnection, WorkflowBundle } from '@temporalio/worker';
 import type { Orm } from '../db/orm.js';
 import type { CallAnalyzer } from '../lib/analysis/analyzer.js';
+import type { PlanAnswerer } from '../lib/analysis/plan-answerer.js';
 import type { Carrier } from '../lib/carrier/carrier.js';
 import type { Logger } from '../lib/logger.js';
 import type { Settings } from '../lib/settings.js';
@@ -12,6 +13,8 @@ export interface WorkerPorts {
   carrier?: Carrier;
   voiceRuntime?: VoiceRuntime;
   analyzer?: CallAnalyzer;
+  /** null: no language model answers analysis plans, whatever the settings say. */
+  planAnswerer?: PlanAnswerer | null;
 }
 
 /**

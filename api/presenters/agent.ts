@@ -1,6 +1,7 @@
 import type { Agent } from '../../db/entities/index.js';
 import type { VoiceRuntimeInfo } from '../agent-runtime.js';
 import { presentAgentTool } from './agent-tool.js';
+import { presentAnalysisPlan } from './analysis-plan.js';
 import { presentTransferDestination } from './transfer-destination.js';
 
 /** What the Agent object is made of: an entity, or a row read without the ORM (the hot read). */
@@ -20,6 +21,7 @@ export type AgentFields = Pick<
   | 'llmModel'
   | 'tools'
   | 'transferDestinations'
+  | 'analysisPlan'
   | 'createdAt'
   | 'updatedAt'
 >;
@@ -48,6 +50,7 @@ export function presentAgent(
       : { provider: agent.llmProvider ?? null, model: agent.llmModel ?? null },
     tools: (agent.tools ?? []).map(presentAgentTool),
     transfer_destinations: (agent.transferDestinations ?? []).map(presentTransferDestination),
+    analysis_plan: presentAnalysisPlan(agent.analysisPlan ?? null),
     created_at: agent.createdAt.toISOString(),
     updated_at: agent.updatedAt.toISOString(),
   };

@@ -18,6 +18,7 @@ import {
   toolsRefused,
   toolsToStore,
 } from './agent-route-parts.js';
+import { analysisPlanToStore } from './analysis-plan.js';
 import { transferDestinationsToStore } from './transfer-destinations.js';
 
 // Agent status rules (docs/api-platform.md):
@@ -84,6 +85,7 @@ const create = defineRoute({
   },
   async handler(ctx, { body }) {
     const tools = await toolsToStore(ctx, body.tools ?? []);
+    const analysisPlan = analysisPlanToStore(body.analysis_plan ?? null);
     const transferDestinations = await transferDestinationsToStore(
       ctx,
       ctx.state.em,
@@ -108,6 +110,7 @@ const create = defineRoute({
         llmModel: runtimeOf(ctx).llmModel,
         tools,
         transferDestinations,
+        analysisPlan,
         deletedAt: null,
       });
       await em.flush();
@@ -137,7 +140,7 @@ const update = defineRoute({
   path: '/agents/:agent_id',
   operationId: 'updateAgent',
   summary:
-    'Change an agent; only the fields sent change (tools: the whole array). A published agent uses the change from its next call.',
+    'Change an agent; only the fields sent change (tools, transfer_destinations, analysis_plan: each whole). A published agent uses the change from its next call.',
   scope: 'agents:write',
   params: agentParams,
   body: agentUpdateSchema,
@@ -154,6 +157,8 @@ const update = defineRoute({
     const agent = await findAgentOr404(em, ctx.state.auth.workspaceId, params.agent_id);
     // Checked before any field changes, so a refused PATCH changes nothing.
     const tools = body.tools === undefined ? undefined : await toolsToStore(ctx, body.tools);
+    const analysisPlan =
+      body.analysis_plan === undefined ? undefined : analysisPlanToStore(body.analysis_plan);
     const transferDestinations =
       body.transfer_destinations === undefined
         ? undefined
@@ -170,6 +175,7 @@ const update = defineRoute({
     if (body.voice_id !== undefined) agent.voiceId = body.voice_id;
     if (tools !== undefined) agent.tools = tools;
     if (transferDestinations !== undefined) agent.transferDestinations = transferDestinations;
+    if (analysisPlan !== undefined) agent.analysisPlan = analysisPlan;
     agent.updatedAt = new Date();
     await em.flush();
     return { status: 200, body: presentAgent(agent, runtimeOf(ctx)) };

@@ -1,4 +1,5 @@
 import { toolSchema, toolsRequestSchema } from './agent-tool.js';
+import { analysisPlanRequestSchema, analysisPlanSchema } from './analysis-plan.js';
 import { BCP47_PATTERN } from './bcp47.js';
 import { dateTimeSchema, uuidSchema } from './common.js';
 import { transferDestinationSchema, transferDestinationsRequestSchema } from './transfer-destination.js';
@@ -25,6 +26,7 @@ const fields = {
   voice_id: { type: 'string', minLength: 1, maxLength: 200 },
   tools: toolsRequestSchema,
   transfer_destinations: transferDestinationsRequestSchema,
+  analysis_plan: analysisPlanRequestSchema,
 } as const;
 
 export const agentCreateSchema = {
@@ -71,6 +73,7 @@ export const agentSchema = {
     'llm',
     'tools',
     'transfer_destinations',
+    'analysis_plan',
     'created_at',
     'updated_at',
   ],
@@ -99,6 +102,7 @@ export const agentSchema = {
     },
     tools: { type: 'array', items: toolSchema },
     transfer_destinations: { type: 'array', items: transferDestinationSchema },
+    analysis_plan: analysisPlanSchema,
     created_at: dateTimeSchema,
     updated_at: dateTimeSchema,
   },

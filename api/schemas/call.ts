@@ -56,12 +56,33 @@ const nullable = (type: string) => ({ type: [type, 'null'] });
 
 export const callAnalysisSchema = {
   type: 'object',
-  required: ['summary', 'outcome', 'sentiment', 'action_items', 'created_at'],
+  required: [
+    'summary',
+    'outcome',
+    'sentiment',
+    'action_items',
+    'data',
+    'success',
+    'success_reason',
+    'created_at',
+  ],
   properties: {
     summary: { type: 'string' },
     outcome: nullable('string'),
     sentiment: { enum: ['positive', 'neutral', 'negative', null] },
     action_items: { type: 'array', items: { type: 'string' } },
+    data: {
+      type: ['object', 'null'],
+      additionalProperties: true,
+      description:
+        "The data the agent's analysis_plan.data_schema asked for; null without a plan, a model or a valid answer.",
+    },
+    success: {
+      type: ['boolean', 'null'],
+      description:
+        "The verdict on the agent's analysis_plan.success_criteria; null without criteria or a model.",
+    },
+    success_reason: { type: ['string', 'null'], description: 'Why the verdict is what it is.' },
     created_at: { type: ['string', 'null'], format: 'date-time' },
   },
 };

@@ -13,6 +13,7 @@ import {
 import { Link, navigate } from '../router.js';
 import { useSession } from '../session.js';
 import { useTalk } from '../use-talk.js';
+import { AgentAnalysisPlan } from './agent-analysis-plan.js';
 import { type AgentSectionProps, AgentTools } from './agent-tools.js';
 import { AgentTransfers } from './agent-transfers.js';
 
@@ -56,6 +57,7 @@ export function AgentPage({ id }: { id: string }) {
           <AgentEditor key={data.updated_at} {...section('settings', data)} />
           <AgentTools key={`tools-${data.updated_at}`} {...section('tools', data)} />
           <AgentTransfers key={`transfers-${data.updated_at}`} {...section('transfers', data)} />
+          <AgentAnalysisPlan key={`plan-${data.updated_at}`} {...section('plan', data)} />
           <TestPanel agent={data} />
         </>
       )}

@@ -21,6 +21,7 @@ import {
 } from '../components.js';
 import { Link } from '../router.js';
 import { useSession } from '../session.js';
+import { CallAnalysisSection } from './call-analysis.js';
 
 /** A latency for the table; – when not measured (a text-only call has no speech timings). */
 function ms(value: number | null | undefined): string {
@@ -129,25 +130,7 @@ export function CallPage({ id }: { id: string }) {
               {!c.ended_at && <li>going on: {c.status.replace(/_/g, ' ')}</li>}
             </ol>
           </section>
-          <section class="card" aria-labelledby="call-analysis">
-            <h2 id="call-analysis">Analysis</h2>
-            {c.analysis ? (
-              <dl class="facts">
-                <dt>Summary</dt>
-                <dd>{c.analysis.summary}</dd>
-                <dt>Outcome</dt>
-                <dd>{c.analysis.outcome ?? '–'}</dd>
-                <dt>Sentiment</dt>
-                <dd>{c.analysis.sentiment ?? '–'}</dd>
-                <dt>Action items</dt>
-                <dd>{c.analysis.action_items.length ? c.analysis.action_items.join('; ') : '–'}</dd>
-              </dl>
-            ) : (
-              <Empty>
-                {FINAL.has(c.status) ? 'No analysis for this call.' : 'Analysis follows when the call ends.'}
-              </Empty>
-            )}
-          </section>
+          <CallAnalysisSection analysis={c.analysis} final={FINAL.has(c.status)} />
           <section class="card" aria-labelledby="call-recording">
             <h2 id="call-recording">Recording</h2>
             {c.has_recording ? (

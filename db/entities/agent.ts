@@ -36,6 +36,16 @@ export interface TransferDestination {
 }
 
 /**
+ * What the integrator wants from each of the agent's calls (post-call spec section 1): the data,
+ * by a JSON Schema of `"type": "object"` (the rules of a tool's `parameters`), and a verdict
+ * against their own criteria. Either may be null.
+ */
+export interface AnalysisPlan {
+  dataSchema: Record<string, unknown> | null;
+  successCriteria: string | null;
+}
+
+/**
  * A voice agent. DELETE sets `deletedAt` (a tombstone) rather than removing the row, so past
  * calls keep their `agent_id`; every read filters deleted agents out.
  */
@@ -65,6 +75,7 @@ const AgentSchema = defineEntity({
       .json()
       .$type<TransferDestination[]>()
       .onCreate(() => []),
+    analysisPlan: p.json().$type<AnalysisPlan>().nullable(),
     /**
      * Signs the agent's tool requests (`tsec_…`); null until `POST /agents/{id}/tools-secret` makes
      * one. Read at each request, never copied into a call or a workflow's history.

@@ -1,5 +1,5 @@
 import { defineEntity, p } from '@mikro-orm/core';
-import { Agent, type AgentTool, type TransferDestination } from './agent.js';
+import { Agent, type AgentTool, type AnalysisPlan, type TransferDestination } from './agent.js';
 import { Campaign } from './campaign.js';
 import { Workspace } from './workspace.js';
 
@@ -22,6 +22,10 @@ export interface CallAnalysisData {
   outcome: string | null;
   sentiment: 'positive' | 'neutral' | 'negative' | null;
   action_items: string[];
+  /** What the agent's analysis plan asked for (post-call spec section 1); null without a plan or a model. */
+  data: Record<string, unknown> | null;
+  success: boolean | null;
+  success_reason: string | null;
   created_at: string | null;
 }
 
@@ -40,6 +44,8 @@ export interface AgentSnapshot {
   tools?: AgentTool[];
   /** Absent on calls that started before agents had transfer destinations: none. */
   transferDestinations?: TransferDestination[];
+  /** Absent on calls that started before agents had analysis plans: none. */
+  analysisPlan?: AnalysisPlan | null;
 }
 
 const CallSchema = defineEntity({

@@ -5,8 +5,16 @@ import type { CallEnding } from './known-outcome.js';
 export const CALL_OUTCOMES = ['resolved', 'escalated', 'abandoned', 'transferred'] as const;
 export type CallOutcome = (typeof CALL_OUTCOMES)[number];
 
-/** The analysis as a port returns it; `created_at` is stamped when it is stored. */
+/** The analysis as the call stores it; `created_at` is stamped when it is stored. */
 export type CallAnalysisResult = Omit<CallAnalysisData, 'created_at'>;
+
+/** What the analysis plan asked for (lib/analysis/plan-answerer.ts): null without a plan or a model. */
+export type PlanAnswers = Pick<CallAnalysisData, 'data' | 'success' | 'success_reason'>;
+
+export const NO_PLAN_ANSWERS: PlanAnswers = { data: null, success: null, success_reason: null };
+
+/** What an analyzer reads from every call, plan or not: the summary, outcome, sentiment and action items. */
+export type TranscriptReading = Omit<CallAnalysisResult, keyof PlanAnswers>;
 
 /**
  * The analysis port: reads a finished call's transcript and says what happened. How the call
@@ -15,7 +23,7 @@ export type CallAnalysisResult = Omit<CallAnalysisData, 'created_at'>;
 export interface CallAnalyzer {
   /** True when it answers in the worker itself (the transcript rules), as VoiceRuntime.runsInProcess. */
   readonly runsInProcess?: boolean;
-  analyze(transcript: TranscriptLine[], ending: CallEnding): Promise<CallAnalysisResult>;
+  analyze(transcript: TranscriptLine[], ending: CallEnding): Promise<TranscriptReading>;
 }
 
 /** A refusal that retrying cannot fix (bad configuration, an answer of the wrong shape). */

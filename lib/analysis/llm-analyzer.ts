@@ -7,8 +7,10 @@ import {
   CALL_OUTCOMES,
   type CallAnalysisResult,
   type CallAnalyzer,
+  type TranscriptReading,
 } from './analyzer.js';
 import { type CallEnding, knownOutcome } from './known-outcome.js';
+import { transcriptForModel } from './transcript-for-model.js';
 
 // Analysis by a language model behind an OpenAI-compatible chat-completions endpoint, asked for
 // a JSON-schema response of the same shape the default analyzer gives. Enabled by
@@ -57,7 +59,7 @@ export class LlmAnalyzer implements CallAnalyzer {
     this.client = openAiCompatibleClient(options);
   }
 
-  async analyze(transcript: TranscriptLine[], ending: CallEnding): Promise<CallAnalysisResult> {
+  async analyze(transcript: TranscriptLine[], ending: CallEnding): Promise<TranscriptReading> {
     const { timeoutMs, apiKey } = this.options;
     const deadline = AbortSignal.timeout(timeoutMs);
     let body: unknown;
@@ -70,10 +72,7 @@ export class LlmAnalyzer implements CallAnalyzer {
             { role: 'system', content: INSTRUCTIONS },
             {
               role: 'user',
-              content: [
-                `end_reason: ${ending.endReason ?? 'unknown'}`,
-                ...transcript.map((line) => `${line.role}: ${line.text}`),
-              ].join('\n'),
+              content: transcriptForModel(transcript, ending),
             },
           ],
           response_format: {
@@ -104,7 +103,7 @@ export class LlmAnalyzer implements CallAnalyzer {
   }
 }
 
-function parseAnswer(body: unknown): CallAnalysisResult {
+function parseAnswer(body: unknown): TranscriptReading {
   let content: unknown;
   try {
     // A server that answers without a JSON content type gives text: parse it the same way.

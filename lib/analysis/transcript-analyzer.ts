@@ -1,5 +1,5 @@
 import type { TranscriptLine } from '../calls/transcript.js';
-import type { CallAnalysisResult, CallAnalyzer, CallOutcome } from './analyzer.js';
+import type { CallAnalysisResult, CallAnalyzer, CallOutcome, TranscriptReading } from './analyzer.js';
 import { type CallEnding, knownOutcome, substantiveCallerLines } from './known-outcome.js';
 
 // The default analysis: how the call ended where that settles the outcome (known-outcome.ts),
@@ -19,7 +19,7 @@ const PROMISE = /\b(?:I'll|I will|we'll|we will|(?:a|the) (manager|supervisor|co
 export class TranscriptAnalyzer implements CallAnalyzer {
   readonly runsInProcess = true;
 
-  async analyze(transcript: TranscriptLine[], ending: CallEnding): Promise<CallAnalysisResult> {
+  async analyze(transcript: TranscriptLine[], ending: CallEnding): Promise<TranscriptReading> {
     const agent = transcript.filter((line) => line.role === 'agent').map((line) => line.text);
     const caller = transcript.filter((line) => line.role === 'caller').map((line) => line.text);
     const known = knownOutcome(transcript, ending);

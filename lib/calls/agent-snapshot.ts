@@ -14,5 +14,6 @@ export function agentSnapshotOf(agent: Agent): AgentSnapshot {
     llmModel: agent.llmModel ?? null,
     tools: agent.tools ?? [],
     transferDestinations: agent.transferDestinations ?? [],
+    analysisPlan: agent.analysisPlan ?? null,
   };
 }

@@ -49,6 +49,20 @@ export function presentCall(call: Call, options: { inList: true } | { hasRecordi
     end_reason: call.endReason ?? null,
     metadata: call.metadata,
     has_recording: inList ? null : options.hasRecording,
-    analysis: inList ? null : (call.analysis ?? null),
+    analysis: inList || !call.analysis ? null : presentAnalysis(call.analysis),
+  };
+}
+
+/** Analyses written before analysis plans existed have no plan fields: they show as null. */
+function presentAnalysis(analysis: CallAnalysisData): CallAnalysisData {
+  return {
+    summary: analysis.summary,
+    outcome: analysis.outcome,
+    sentiment: analysis.sentiment,
+    action_items: analysis.action_items,
+    data: analysis.data ?? null,
+    success: analysis.success ?? null,
+    success_reason: analysis.success_reason ?? null,
+    created_at: analysis.created_at,
   };
 }

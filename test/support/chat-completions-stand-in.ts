@@ -216,3 +216,43 @@ function completion(text: string, toolCalls: ToolCallReply[]) {
     ],
   };
 }
+
+/**
+ * A value that follows a JSON Schema, as a model under a strict `json_schema` response format
+ * answers: every property given, the first of an enum, a placeholder of each type.
+ */
+export function jsonFromSchema(schema: unknown): unknown {
+  if (!schema || typeof schema !== 'object') return null;
+  const node = schema as Record<string, unknown>;
+  if ('const' in node) return node.const;
+  if (Array.isArray(node.enum)) return node.enum[0];
+  const types = Array.isArray(node.type) ? node.type : [node.type];
+  const type = types.find((each) => each !== 'null') ?? types[0];
+  switch (type) {
+    case 'object': {
+      const properties = (node.properties ?? {}) as Record<string, unknown>;
+      return Object.fromEntries(
+        Object.entries(properties).map(([key, value]) => [key, jsonFromSchema(value)]),
+      );
+    }
+    case 'array':
+      return [jsonFromSchema(node.items)];
+    case 'string':
+      return 'example';
+    case 'integer':
+      return 1;
+    case 'number':
+      return 1.5;
+    case 'boolean':
+      return true;
+    default:
+      return null;
+  }
+}
+
+/** The answer to a request with a `json_schema` response format: JSON built from its schema. */
+export function schemaAnswer(request: SeenRequest, override: Record<string, unknown> = {}): StandInReply {
+  const schema = request.body.response_format?.json_schema?.schema;
+  const value = { ...(jsonFromSchema(schema) as Record<string, unknown>), ...override };
+  return { kind: 'json', text: JSON.stringify(value) };
+}

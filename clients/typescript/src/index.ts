@@ -64,9 +64,12 @@ export type AgentToolInput = NonNullable<AgentCreate['tools']>[number];
 /** A number the agent may transfer a call to. */
 export type TransferDestination = Agent['transfer_destinations'][number];
 export type TransferDestinationInput = NonNullable<AgentCreate['transfer_destinations']>[number];
+/** What each call of the agent must produce: data by a JSON Schema and a verdict on success criteria. */
+export type AnalysisPlan = NonNullable<Agent['analysis_plan']>;
 export type ToolsSecret = ResponseBody<'createAgentToolsSecret', 200>;
 export type ToolCall = ResponseBody<'listCallToolCalls', 200>['data'][number];
 export type Call = ResponseBody<'getCall', 200>;
+export type CallAnalysis = NonNullable<Call['analysis']>;
 export type CallCreate = RequestBody<'createCall'>;
 export type Transcript = ResponseBody<'getCallTranscript', 200>;
 /** The answer of DELETE /calls/{call_id}/recording. The recording itself (GET) is `audio/wav` bytes. */

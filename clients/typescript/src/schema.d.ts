@@ -54,7 +54,7 @@ export interface paths {
         delete: operations["deleteAgent"];
         options?: never;
         head?: never;
-        /** Change an agent; only the fields sent change (tools: the whole array). A published agent uses the change from its next call. */
+        /** Change an agent; only the fields sent change (tools, transfer_destinations, analysis_plan: each whole). A published agent uses the change from its next call. */
         patch: operations["updateAgent"];
         trace?: never;
     };
@@ -669,6 +669,12 @@ export interface operations {
                                 mode: "cold" | "warm";
                                 message: string | null;
                             }[];
+                            analysis_plan: {
+                                data_schema: {
+                                    [key: string]: unknown;
+                                } | null;
+                                success_criteria: string | null;
+                            } | null;
                             /** Format: date-time */
                             created_at: string;
                             /** Format: date-time */
@@ -815,6 +821,15 @@ export interface operations {
                         /** @description For a warm transfer, what the person there is told first; null: a summary of the call. */
                         message?: string | null;
                     }[];
+                    /** @description What each call must produce: data by a JSON Schema and a verdict against success criteria, read from the transcript by the language model after the call. Null: no plan. */
+                    analysis_plan?: {
+                        /** @description A JSON Schema (draft 2020-12) of "type": "object": the data each call must produce, at most 16 KiB as JSON; null: none. */
+                        data_schema?: {
+                            [key: string]: unknown;
+                        } | null;
+                        /** @description What makes a call a success, in the integrator's words; each call gets a verdict. Null: none. */
+                        success_criteria?: string | null;
+                    } | null;
                 };
             };
         };
@@ -869,6 +884,12 @@ export interface operations {
                             mode: "cold" | "warm";
                             message: string | null;
                         }[];
+                        analysis_plan: {
+                            data_schema: {
+                                [key: string]: unknown;
+                            } | null;
+                            success_criteria: string | null;
+                        } | null;
                         /** Format: date-time */
                         created_at: string;
                         /** Format: date-time */
@@ -876,7 +897,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description parameter_invalid naming the field, also for tools beyond their schema: tools[2].name (another tool has it), tools[0].parameters (not a valid JSON Schema of "type": "object" within 16 KiB), tools[1].url (not public https); transfer_destinations[1].number (listed twice). */
+            /** @description parameter_invalid naming the field, also for tools beyond their schema: tools[2].name (another tool has it), tools[0].parameters (not a valid JSON Schema of "type": "object" within 16 KiB), tools[1].url (not public https); transfer_destinations[1].number (listed twice); analysis_plan.data_schema (as a tool's parameters). */
             400: {
                 headers: {
                     /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
@@ -1045,6 +1066,12 @@ export interface operations {
                             mode: "cold" | "warm";
                             message: string | null;
                         }[];
+                        analysis_plan: {
+                            data_schema: {
+                                [key: string]: unknown;
+                            } | null;
+                            success_criteria: string | null;
+                        } | null;
                         /** Format: date-time */
                         created_at: string;
                         /** Format: date-time */
@@ -1309,6 +1336,15 @@ export interface operations {
                         /** @description For a warm transfer, what the person there is told first; null: a summary of the call. */
                         message?: string | null;
                     }[];
+                    /** @description What each call must produce: data by a JSON Schema and a verdict against success criteria, read from the transcript by the language model after the call. Null: no plan. */
+                    analysis_plan?: {
+                        /** @description A JSON Schema (draft 2020-12) of "type": "object": the data each call must produce, at most 16 KiB as JSON; null: none. */
+                        data_schema?: {
+                            [key: string]: unknown;
+                        } | null;
+                        /** @description What makes a call a success, in the integrator's words; each call gets a verdict. Null: none. */
+                        success_criteria?: string | null;
+                    } | null;
                 };
             };
         };
@@ -1361,6 +1397,12 @@ export interface operations {
                             mode: "cold" | "warm";
                             message: string | null;
                         }[];
+                        analysis_plan: {
+                            data_schema: {
+                                [key: string]: unknown;
+                            } | null;
+                            success_criteria: string | null;
+                        } | null;
                         /** Format: date-time */
                         created_at: string;
                         /** Format: date-time */
@@ -1368,7 +1410,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description parameter_invalid naming the field, also for tools beyond their schema: tools[2].name (another tool has it), tools[0].parameters (not a valid JSON Schema of "type": "object" within 16 KiB), tools[1].url (not public https); transfer_destinations[1].number (listed twice). */
+            /** @description parameter_invalid naming the field, also for tools beyond their schema: tools[2].name (another tool has it), tools[0].parameters (not a valid JSON Schema of "type": "object" within 16 KiB), tools[1].url (not public https); transfer_destinations[1].number (listed twice); analysis_plan.data_schema (as a tool's parameters). */
             400: {
                 headers: {
                     /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
@@ -1521,6 +1563,12 @@ export interface operations {
                             mode: "cold" | "warm";
                             message: string | null;
                         }[];
+                        analysis_plan: {
+                            data_schema: {
+                                [key: string]: unknown;
+                            } | null;
+                            success_criteria: string | null;
+                        } | null;
                         /** Format: date-time */
                         created_at: string;
                         /** Format: date-time */
@@ -1681,6 +1729,12 @@ export interface operations {
                             mode: "cold" | "warm";
                             message: string | null;
                         }[];
+                        analysis_plan: {
+                            data_schema: {
+                                [key: string]: unknown;
+                            } | null;
+                            success_criteria: string | null;
+                        } | null;
                         /** Format: date-time */
                         created_at: string;
                         /** Format: date-time */
@@ -2351,6 +2405,14 @@ export interface operations {
                                 /** @enum {unknown} */
                                 sentiment: "positive" | "neutral" | "negative" | null;
                                 action_items: string[];
+                                /** @description The data the agent's analysis_plan.data_schema asked for; null without a plan, a model or a valid answer. */
+                                data: {
+                                    [key: string]: unknown;
+                                } | null;
+                                /** @description The verdict on the agent's analysis_plan.success_criteria; null without criteria or a model. */
+                                success: boolean | null;
+                                /** @description Why the verdict is what it is. */
+                                success_reason: string | null;
                                 /** Format: date-time */
                                 created_at: string | null;
                             } | null;
@@ -2508,6 +2570,14 @@ export interface operations {
                             /** @enum {unknown} */
                             sentiment: "positive" | "neutral" | "negative" | null;
                             action_items: string[];
+                            /** @description The data the agent's analysis_plan.data_schema asked for; null without a plan, a model or a valid answer. */
+                            data: {
+                                [key: string]: unknown;
+                            } | null;
+                            /** @description The verdict on the agent's analysis_plan.success_criteria; null without criteria or a model. */
+                            success: boolean | null;
+                            /** @description Why the verdict is what it is. */
+                            success_reason: string | null;
                             /** Format: date-time */
                             created_at: string | null;
                         } | null;
@@ -2692,6 +2762,14 @@ export interface operations {
                             /** @enum {unknown} */
                             sentiment: "positive" | "neutral" | "negative" | null;
                             action_items: string[];
+                            /** @description The data the agent's analysis_plan.data_schema asked for; null without a plan, a model or a valid answer. */
+                            data: {
+                                [key: string]: unknown;
+                            } | null;
+                            /** @description The verdict on the agent's analysis_plan.success_criteria; null without criteria or a model. */
+                            success: boolean | null;
+                            /** @description Why the verdict is what it is. */
+                            success_reason: string | null;
                             /** Format: date-time */
                             created_at: string | null;
                         } | null;
