@@ -84,6 +84,8 @@ func (b *jitterBuffer) flush() [][]byte {
 	return out
 }
 
+// silenceFrame is 20 ms of μ-law silence, a new one each time (its taker may keep or change it):
+// what a lost packet becomes and what a leg plays while it has nothing else.
 func silenceFrame() []byte {
 	frame := make([]byte, frameBytes)
 	for i := range frame {

@@ -82,10 +82,7 @@ func startLeg(log *slog.Logger, dialog context.Context, med *diago.DialogMedia, 
 	// What the leg plays, at the RTP clock (each Write waits for its 20 ms tick).
 	go func() {
 		defer markGone()
-		silent := make([]byte, frameBytes)
-		for i := range silent {
-			silent[i] = ulawSilence
-		}
+		silent := silenceFrame()
 		for ctx.Err() == nil {
 			marks, frame := l.queue.next()
 			for _, mark := range marks {

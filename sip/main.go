@@ -29,6 +29,7 @@ import (
 type sidecar struct {
 	cfg       config
 	dg        *diago.Diago
+	ua        *sipgo.UserAgent // its transports: the port it listens on (SIP_LISTEN's, or a free one)
 	trunk     sip.Uri
 	callbacks *callbacks
 	log       *slog.Logger
@@ -115,42 +116,11 @@ func run(log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
-	s := &sidecar{
-		cfg: cfg, log: log,
-		calls: map[string]*placedCall{}, dialled: map[string]time.Time{}, live: map[liveDialog]struct{}{}, inbound: map[string]struct{}{},
-		trusted: cfg.trusted, invites: newInviteLimiter(cfg.invitesPerSecond),
+	s, err := newSidecar(cfg, log)
+	if err != nil {
+		return err
 	}
-	if cfg.trunk != "" {
-		if err := sip.ParseUri(cfg.trunk, &s.trunk); err != nil {
-			return fmt.Errorf("SIP_TRUNK_URI: %w", err)
-		}
-	}
-	s.callbacks = &callbacks{token: cfg.callbackToken, client: &http.Client{Timeout: 5 * time.Second}, log: log}
 	media.RTPPortStart, media.RTPPortEnd = cfg.rtpFirst, cfg.rtpLast
-
-	ua, err := sipgo.NewUA(sipgo.WithUserAgent("voice-agent-sip"))
-	if err != nil {
-		return err
-	}
-	// Every request passes the guard first, those of methods nobody serves too (405 once trusted).
-	server, err := sipgo.NewServer(ua, sipgo.WithServerLogger(log))
-	if err != nil {
-		return err
-	}
-	server.OnNoRoute(s.guard(methodNotAllowed))
-	s.dg = diago.NewDiago(ua,
-		diago.WithLogger(log),
-		diago.WithServer(server),
-		diago.WithServerRequestMiddleware(s.guard),
-		diago.WithTransport(diago.Transport{
-			Transport:    "udp",
-			BindHost:     cfg.listenHost,
-			BindPort:     cfg.listenPort,
-			ExternalHost: cfg.publicHost,
-		}),
-		// G.711 only: what a phone trunk speaks and the gateway's μ-law needs no resampling.
-		diago.WithMediaConfig(diago.MediaConfig{Codecs: []media.Codec{media.CodecAudioUlaw, media.CodecAudioAlaw}}),
-	)
 
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
@@ -180,6 +150,48 @@ func run(log *slog.Logger) error {
 		return nil
 	}
 	return ctx.Err()
+}
+
+// newSidecar builds the SIP side from its settings, guard and all, not yet serving: run serves it
+// on SIP_LISTEN, the tests on a free loopback port against a far end of their own.
+func newSidecar(cfg config, log *slog.Logger) (*sidecar, error) {
+	s := &sidecar{
+		cfg: cfg, log: log,
+		calls: map[string]*placedCall{}, dialled: map[string]time.Time{}, live: map[liveDialog]struct{}{}, inbound: map[string]struct{}{},
+		trusted: cfg.trusted, invites: newInviteLimiter(cfg.invitesPerSecond),
+	}
+	if cfg.trunk != "" {
+		if err := sip.ParseUri(cfg.trunk, &s.trunk); err != nil {
+			return nil, fmt.Errorf("SIP_TRUNK_URI: %w", err)
+		}
+	}
+	s.callbacks = &callbacks{token: cfg.callbackToken, client: &http.Client{Timeout: 5 * time.Second}, log: log}
+
+	ua, err := sipgo.NewUA(sipgo.WithUserAgent("voice-agent-sip"))
+	if err != nil {
+		return nil, err
+	}
+	s.ua = ua
+	// Every request passes the guard first, those of methods nobody serves too (405 once trusted).
+	server, err := sipgo.NewServer(ua, sipgo.WithServerLogger(log))
+	if err != nil {
+		return nil, err
+	}
+	server.OnNoRoute(s.guard(methodNotAllowed))
+	s.dg = diago.NewDiago(ua,
+		diago.WithLogger(log),
+		diago.WithServer(server),
+		diago.WithServerRequestMiddleware(s.guard),
+		diago.WithTransport(diago.Transport{
+			Transport:    "udp",
+			BindHost:     cfg.listenHost,
+			BindPort:     cfg.listenPort,
+			ExternalHost: cfg.publicHost,
+		}),
+		// G.711 only: what a phone trunk speaks and the gateway's μ-law needs no resampling.
+		diago.WithMediaConfig(diago.MediaConfig{Codecs: []media.Codec{media.CodecAudioUlaw, media.CodecAudioAlaw}}),
+	)
+	return s, nil
 }
 
 func logLevel() slog.Level {

@@ -43,6 +43,9 @@ type streamClient struct {
 	callID string
 }
 
+// streamsPath is where the gateway serves Media Streams on its public port.
+const streamsPath = "/media/streams"
+
 // streamsURL is the Media Streams endpoint of the gateway whose public URL is `gateway`
 // (MEDIA_GATEWAY_URL: http://HOST:MEDIA_PORT).
 func streamsURL(gateway string) string {
@@ -55,7 +58,7 @@ func streamsURL(gateway string) string {
 	} else {
 		u.Scheme = "ws"
 	}
-	u.Path = "/media/streams"
+	u.Path = streamsPath
 	return u.String()
 }
 
