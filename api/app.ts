@@ -2,6 +2,7 @@ import Koa, { type Context, type Next } from 'koa';
 import { dashboardUrl } from '../lib/dashboard/url.js';
 import { ormPool, watchDatabase, watchPool } from '../lib/metrics/database-metrics.js';
 import { tracingActive } from '../lib/tracing/tracing.js';
+import { apiReference } from './api-reference.js';
 import { ApiKeyAuthenticator } from './auth/api-key-authenticator.js';
 import { RateLimiter } from './auth/rate-limiter.js';
 import { AUTH_PREFIX } from './dashboard/auth-routes.js';
@@ -35,7 +36,8 @@ export interface ApiApp {
 
 /**
  * The API as a Koa app. `routes` defaults to every route module; tests may add their own.
- * GET /v1/openapi.json needs no key and describes exactly the routes served (not the dashboard's).
+ * GET /v1/openapi.json needs no key and describes exactly the routes served (not the dashboard's);
+ * GET /docs renders it.
  */
 export function createApp(
   deps: AppDeps,
@@ -73,8 +75,10 @@ export function createApp(
     ctx.type = 'application/json; charset=utf-8';
     ctx.body = openApiText;
   });
-  // Liveness and readiness for orchestrators, before the dashboard takes every other path.
+  // Liveness and readiness for orchestrators, and the API reference page (GET /docs, rendered
+  // from the document above), before the dashboard takes every other path.
   koa.use(healthEndpoints(deps));
+  koa.use(apiReference);
   // The dashboard answers every path outside /v1 (pages, its sign-in and its own endpoints).
   const talkRelays = new TalkRelays();
   const publicUrl = dashboardUrl(deps.settings);

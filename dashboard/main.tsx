@@ -120,6 +120,15 @@ function Layout({
         <ErrorNote error={signOut.error} />
         {children}
       </main>
+      <footer class="bottom">
+        {/* Pages of the API server outside the dashboard's router (api/api-reference.ts). */}
+        <a class="bottom-link" href="/docs">
+          API reference
+        </a>
+        <a class="bottom-link" href="/v1/openapi.json">
+          OpenAPI document
+        </a>
+      </footer>
     </>
   );
 }

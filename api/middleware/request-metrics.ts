@@ -8,7 +8,15 @@ import { httpRequestDuration, httpRequests } from '../../lib/metrics/service-met
 // are looked up once and kept: prom-client hashes a label object at every call, which cost a few
 // percent of a fast read's throughput (docs/performance.md, "Metrics and tracing").
 
-const OWN_PATHS = new Set(['/healthz', '/readyz', '/metrics', '/v1/openapi.json']);
+const OWN_PATHS = new Set([
+  '/healthz',
+  '/readyz',
+  '/metrics',
+  '/v1/openapi.json',
+  // The API reference page and its script (api/api-reference.ts).
+  '/docs',
+  '/docs/assets/scalar-api-reference.js',
+]);
 
 type CounterChild = ReturnType<typeof httpRequests.labels>;
 type HistogramChild = ReturnType<typeof httpRequestDuration.labels>;
