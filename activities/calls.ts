@@ -135,6 +135,9 @@ export function createCallActivities(deps: CallActivityDeps) {
           channel: call.channel,
           caller: call.fromNumber ?? call.fromLabel ?? null,
           farEnd: call.browserFarEnd ? 'browser' : 'simulator',
+          ...(call.testCaller
+            ? { testCaller: { prompt: call.testCaller.prompt, maxTurns: call.testCaller.maxTurns } }
+            : {}),
         });
       },
 

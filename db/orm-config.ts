@@ -19,6 +19,8 @@ export const allEntities = [
   entities.PhoneNumber,
   entities.RateLimitWindow,
   entities.SignInAttemptWindow,
+  entities.TestRun,
+  entities.TestRunResult,
   entities.ToolCall,
   entities.TranscriptEntry,
   entities.User,

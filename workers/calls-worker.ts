@@ -2,6 +2,7 @@ import { Worker } from '@temporalio/worker';
 import { createCallRuntimeActivities } from '../activities/call-runtime.js';
 import { createCallActivities } from '../activities/calls.js';
 import { createCampaignActivities } from '../activities/campaigns.js';
+import { createTestRunActivities } from '../activities/test-runs.js';
 import { Call } from '../db/entities/index.js';
 import { analyzerFromSettings } from '../lib/analysis/index.js';
 import { planAnswererFromSettings } from '../lib/analysis/plan-answerer.js';
@@ -115,6 +116,8 @@ export function createCallsWorker(deps: CallsWorkerDeps): Promise<Worker> {
       ...createCallRuntimeActivities({ voiceRuntime, analyzer, planAnswerer }),
       // Campaigns run on the calls queue: their steps start calls exactly as POST /calls does.
       ...createCampaignActivities({ orm: deps.orm, settings: deps.settings }),
+      // Test runs too: their calls are children of the run's workflow.
+      ...createTestRunActivities({ orm: deps.orm, settings: deps.settings }),
     },
     // Calls spend most of their life waiting on callbacks, so many fit in one worker.
     maxConcurrentWorkflowTaskExecutions: 100,

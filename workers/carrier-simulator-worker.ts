@@ -1,9 +1,11 @@
 import { Worker } from '@temporalio/worker';
 import { createCarrierSimulatorActivities } from '../activities/carrier-simulator.js';
 import { SpeakingFarEnds } from '../activities/speaking-far-end.js';
+import { createTestCallerActivities } from '../activities/test-caller.js';
 import { createLogger } from '../lib/logger.js';
 import { speechFromSettings } from '../lib/speech/from-settings.js';
 import { taskQueues } from '../lib/temporal/task-queues.js';
+import { callerModelFromSettings } from '../lib/test-runs/caller-model.js';
 import { workerTracingOptions } from '../lib/tracing/tracing.js';
 import type { WorkerNeeds } from './worker-deps.js';
 import { callWorkflowsPath } from './workflow-code.js';
@@ -11,7 +13,7 @@ import { callWorkflowsPath } from './workflow-code.js';
 /** What the carrier-simulator worker takes of WorkerDeps: no database, no client (its activity uses the worker's own). */
 export type CarrierSimulatorWorkerDeps = WorkerNeeds<
   'connection' | 'workflowBundle' | 'maxCachedWorkflows' | 'logger',
-  'temporalNamespace' | 'taskQueuePrefix' | 'speech' | 'media' | 'logLevel'
+  'temporalNamespace' | 'taskQueuePrefix' | 'speech' | 'media' | 'logLevel' | 'voiceLlm' | 'analysisLlm'
 >;
 
 /**
@@ -35,7 +37,11 @@ export function createCarrierSimulatorWorker(deps: CarrierSimulatorWorkerDeps): 
     namespace: deps.settings.temporalNamespace,
     taskQueue: taskQueues(deps.settings).simulator,
     ...(deps.workflowBundle ? { workflowBundle: deps.workflowBundle } : { workflowsPath: callWorkflowsPath }),
-    activities: createCarrierSimulatorActivities({ speaking: speakingFarEnds(deps) }),
+    activities: {
+      ...createCarrierSimulatorActivities({ speaking: speakingFarEnds(deps) }),
+      // The test runs' callers, played by the language model (VOICE_LLM, else ANALYSIS_LLM).
+      ...createTestCallerActivities({ callerModel: callerModelFromSettings(deps.settings) }),
+    },
     maxConcurrentWorkflowTaskExecutions: 100,
     maxCachedWorkflows: deps.maxCachedWorkflows ?? 2000,
   });

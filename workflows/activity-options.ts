@@ -216,3 +216,23 @@ export function TOOL_CALL(timeoutSeconds: number, taskQueue: string): ActivityOp
     },
   };
 }
+
+/**
+ * A test caller's next line from the language model: a few attempts over about half a minute for
+ * passing trouble; then the caller hangs up and its result is `errored`.
+ */
+export const TEST_CALLER_LINE: ActivityOptions = {
+  startToCloseTimeout: '1 minute',
+  retry: {
+    initialInterval: '2 seconds',
+    backoffCoefficient: 2,
+    maximumInterval: '20 seconds',
+    maximumAttempts: 4,
+  },
+};
+
+/** A test run's database steps (claim, start a call, judge it, finish): until the database is back. */
+export const TEST_RUN_STEP: ActivityOptions = {
+  startToCloseTimeout: '1 minute',
+  retry: UNTIL_IT_SUCCEEDS,
+};

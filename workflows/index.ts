@@ -4,6 +4,8 @@ import type {
   CampaignWorkflow,
   EventFanOutWorkflow,
   SimulatedCalleeWorkflow,
+  TestCallerWorkflow,
+  TestRunWorkflow,
   WebhookDeliveryWorkflow,
   WebhookRecoveryWorkflow,
 } from '../lib/temporal/workflow-contracts.js';
@@ -12,6 +14,8 @@ import { callWorkflow } from './call-workflow.js';
 import { campaignWorkflow } from './campaign-workflow.js';
 import { eventFanOutWorkflow } from './event-fan-out.js';
 import { simulatedCalleeWorkflow } from './simulated-callee-workflow.js';
+import { testCallerWorkflow } from './test-caller-workflow.js';
+import { testRunWorkflow } from './test-run-workflow.js';
 import { webhookDeliveryWorkflow } from './webhook-delivery.js';
 import { webhookRecoveryWorkflow } from './webhook-recovery.js';
 
@@ -22,6 +26,8 @@ export {
   campaignWorkflow,
   eventFanOutWorkflow,
   simulatedCalleeWorkflow,
+  testCallerWorkflow,
+  testRunWorkflow,
   webhookDeliveryWorkflow,
   webhookRecoveryWorkflow,
 };
@@ -34,6 +40,8 @@ export type WorkflowContractsHold = [
   Implements<CampaignWorkflow, typeof campaignWorkflow>,
   Implements<EventFanOutWorkflow, typeof eventFanOutWorkflow>,
   Implements<SimulatedCalleeWorkflow, typeof simulatedCalleeWorkflow>,
+  Implements<TestCallerWorkflow, typeof testCallerWorkflow>,
+  Implements<TestRunWorkflow, typeof testRunWorkflow>,
   Implements<WebhookDeliveryWorkflow, typeof webhookDeliveryWorkflow>,
   Implements<WebhookRecoveryWorkflow, typeof webhookRecoveryWorkflow>,
 ];

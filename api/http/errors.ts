@@ -102,6 +102,16 @@ export const campaignRecipientLimit = (limit: number) =>
   unprocessable('campaign_recipient_limit', `A campaign has at most ${limit} recipients.`, {
     param: 'recipients',
   });
+/** A test run needs a language model to play its callers; the deployment has none (can change: not stored). */
+export const llmRequired = () =>
+  unprocessable(
+    'llm_required',
+    'Test runs need a language model to play the callers: set VOICE_LLM_URL (or ANALYSIS_LLM_URL).',
+    { param: null, storable: false },
+  );
+/** A test run move its state does not allow (cancel a finished run). */
+export const testRunStateInvalid = (message: string) =>
+  unprocessable('test_run_state_invalid', message, { param: null });
 /** A refusal whose reason can change (e.g. the trial line is busy): never stored for replay. */
 export const callRejected = (message: string) => unprocessable('call_rejected', message, { storable: false });
 

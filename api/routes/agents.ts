@@ -79,6 +79,8 @@ const create = defineRoute({
         'publishAgent',
         'unpublishAgent',
         'createAgentToolsSecret',
+        'createTestRun',
+        'listTestRuns',
       ]),
     },
     409: { description: 'idempotency_key_reused or idempotency_request_in_progress.' },

@@ -8,6 +8,7 @@ import { campaignRecipientRoutes } from './campaign-recipients.js';
 import { campaignMoveRoutes, campaignRoutes } from './campaigns.js';
 import { meRoutes } from './me.js';
 import { phoneNumberRoutes } from './phone-numbers.js';
+import { testRunRoutes } from './test-runs.js';
 import { usageRoutes } from './usage.js';
 import { webhookDeliveryRoutes } from './webhook-deliveries.js';
 import { webhookEndpointRoutes } from './webhook-endpoints.js';
@@ -25,6 +26,7 @@ export const allRoutes: RouteDefinition[] = [
   ...campaignRoutes,
   ...campaignRecipientRoutes,
   ...campaignMoveRoutes,
+  ...testRunRoutes,
   ...usageRoutes,
   ...webhookEndpointRoutes,
   ...webhookDeliveryRoutes,

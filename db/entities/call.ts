@@ -29,6 +29,13 @@ export interface CallAnalysisData {
   created_at: string | null;
 }
 
+/** Who calls in a test run's call: the scenario's caller, played by the language model. */
+export interface TestCaller {
+  testRunId: string;
+  prompt: string;
+  maxTurns: number;
+}
+
 /** The agent's settings as they were when the call started: a later PATCH applies from the next call. */
 export interface AgentSnapshot {
   name: string;
@@ -97,6 +104,8 @@ const CallSchema = defineEntity({
     fromLabel: p.string().length(200).nullable(),
     /** A web call from the dashboard's test panel: its far end is the person in the browser, not the simulator. */
     browserFarEnd: p.boolean().default(false),
+    /** A test run's call (post-call spec section 2): its far end is a caller the language model plays. */
+    testCaller: p.json().$type<TestCaller>().nullable(),
     /**
      * The media gateway that holds the call's audio (its control URL, media/control-api.ts): set when
      * a Media Streams client brings a call in, or when a carrier places a call whose audio streams

@@ -11,6 +11,8 @@ export * from './idempotency-record.js';
 export * from './phone-number.js';
 export * from './rate-limit-window.js';
 export * from './sign-in-attempt-window.js';
+export * from './test-run.js';
+export * from './test-run-result.js';
 export * from './tool-call.js';
 export * from './transcript-entry.js';
 export * from './user.js';

@@ -2,12 +2,7 @@ import type { Client } from '@temporalio/client';
 import { WorkflowIdReusePolicy } from '@temporalio/common';
 import type { Call } from '../../db/entities/index.js';
 import type { Settings } from '../settings.js';
-import {
-  AgentIdKey,
-  CallDirectionKey,
-  CallStatusKey,
-  WorkspaceIdKey,
-} from '../temporal/search-attributes.js';
+import { callSearchAttributes } from '../temporal/search-attributes.js';
 import { taskQueues } from '../temporal/task-queues.js';
 import {
   CALL_WORKFLOW,
@@ -30,8 +25,26 @@ export async function startCallWorkflow(
   call: Call,
   options: { answered?: boolean; expired?: boolean } = {},
 ): Promise<void> {
+  const input = callWorkflowInputOf(call, settings, options);
+  await client.workflow.start<CallWorkflow>(CALL_WORKFLOW, {
+    workflowId: callWorkflowId(call.id),
+    taskQueue: taskQueues(settings).calls,
+    args: [input],
+    workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
+    // Who is called by which agent, in the Web UI's lists (Temporal user metadata).
+    ...callWorkflowMetadata(input),
+    typedSearchAttributes: callSearchAttributes(input, call.status),
+  });
+}
+
+/** What the call's workflow is started with (also as a test run's child, workflows/test-run-workflow.ts). */
+export function callWorkflowInputOf(
+  call: Call,
+  settings: Pick<Settings, 'taskQueuePrefix'>,
+  options: { answered?: boolean; expired?: boolean } = {},
+): CallWorkflowInput {
   const queues = taskQueues(settings);
-  const input: CallWorkflowInput = {
+  return {
     callId: call.id,
     workspaceId: call.workspace,
     agentId: call.agent ?? null,
@@ -47,18 +60,4 @@ export async function startCallWorkflow(
     // A campaign's call tells the campaign when it ends (workflows/call-workflow.ts).
     ...(call.campaign ? { campaignWorkflowId: campaignWorkflowId(call.campaign) } : {}),
   };
-  await client.workflow.start<CallWorkflow>(CALL_WORKFLOW, {
-    workflowId: callWorkflowId(call.id),
-    taskQueue: queues.calls,
-    args: [input],
-    workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
-    // Who is called by which agent, in the Web UI's lists (Temporal user metadata).
-    ...callWorkflowMetadata(input),
-    typedSearchAttributes: [
-      { key: WorkspaceIdKey, value: call.workspace },
-      { key: AgentIdKey, value: call.agent ?? '' },
-      { key: CallStatusKey, value: call.status },
-      { key: CallDirectionKey, value: call.direction },
-    ],
-  });
 }

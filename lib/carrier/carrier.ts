@@ -43,6 +43,8 @@ export interface AnswerRequest {
   caller: string | null;
   /** Who is at the far end: the simulator's scripted person (default), or a person in the dashboard's test panel. */
   farEnd?: 'simulator' | 'browser';
+  /** A test run's call: the far end is a caller the language model plays from this prompt. */
+  testCaller?: { prompt: string; maxTurns: number };
   /** The media gateway (control URL) holding the call's audio: the simulated caller speaks there. Unset: text. */
   mediaGateway?: string;
   /** With `mediaGateway`: the stream the simulated caller opens, with the call's own token. */

@@ -10,8 +10,10 @@ import {
   SIMULATED_CALLEE_WORKFLOW,
   type SimulatedCalleeInput,
   type SimulatedCalleeWorkflow,
+  TEST_CALLER_WORKFLOW,
+  type TestCallerWorkflow,
 } from '../temporal/workflow-contracts.js';
-import { browserCallerMetadata, farEndMetadata } from '../temporal/workflow-metadata.js';
+import { browserCallerMetadata, farEndMetadata, testCallerMetadata } from '../temporal/workflow-metadata.js';
 import type { AnswerRequest, Carrier, DialRequest } from './carrier.js';
 
 // The default carrier: every dial starts a simulated far end, itself a workflow on the
@@ -52,6 +54,10 @@ export class SimulatedCarrier implements Carrier {
   async answer(request: AnswerRequest): Promise<undefined> {
     if (request.farEnd === 'browser') {
       await this.startBrowserFarEnd(request);
+      return;
+    }
+    if (request.testCaller) {
+      await this.startTestCaller(request, request.testCaller);
       return;
     }
     await this.startFarEnd(request.callId, {
@@ -114,6 +120,25 @@ export class SimulatedCarrier implements Carrier {
         args: [input],
         workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
         ...browserCallerMetadata(request.callId, input),
+      }),
+    );
+  }
+
+  /** A test run's call: the far end is the caller the language model plays (workflows/test-caller-workflow.ts). */
+  private async startTestCaller(request: AnswerRequest, caller: { prompt: string; maxTurns: number }) {
+    const input = {
+      callWorkflowId: request.callWorkflowId,
+      callerPrompt: caller.prompt,
+      maxTurns: caller.maxTurns,
+      modelTaskQueue: this.options.taskQueue,
+    };
+    await startOnce(
+      this.client.workflow.start<TestCallerWorkflow>(TEST_CALLER_WORKFLOW, {
+        workflowId: farEndWorkflowId(request.callId),
+        taskQueue: this.options.taskQueue,
+        args: [input],
+        workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
+        ...testCallerMetadata(request.callId, input),
       }),
     );
   }

@@ -19,3 +19,16 @@ export const SEARCH_ATTRIBUTES: Record<string, 'Keyword'> = {
   CallDirection: 'Keyword',
   CampaignStatus: 'Keyword',
 };
+
+/** A call workflow's attributes when it starts (the API's start, or a test run's child). */
+export function callSearchAttributes(
+  input: { workspaceId: string; agentId: string | null; direction: string },
+  status: string,
+) {
+  return [
+    { key: WorkspaceIdKey, value: input.workspaceId },
+    { key: AgentIdKey, value: input.agentId ?? '' },
+    { key: CallStatusKey, value: status },
+    { key: CallDirectionKey, value: input.direction },
+  ];
+}

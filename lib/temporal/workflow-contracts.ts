@@ -161,6 +161,56 @@ export function farEndWorkflowId(callId: string): string {
   return `carrier-sim-${callId}`;
 }
 
+/**
+ * The far end of a test run's call: a caller the language model plays from the scenario's
+ * `caller_prompt` (workflows/test-caller-workflow.ts). Same workflow id and carrier signals as the
+ * simulator's far end; its lines come from the model, text only, at most `maxTurns` of them.
+ */
+export const TEST_CALLER_WORKFLOW = 'testCallerWorkflow';
+
+export interface TestCallerInput {
+  callWorkflowId: string;
+  callerPrompt: string;
+  maxTurns: number;
+  /** Task queue of the caller's model step (`testCallerLine`): the carrier simulator's. */
+  modelTaskQueue: string;
+}
+
+export interface TestCallerResult {
+  /** Lines the caller said. */
+  lines: number;
+  /** Who ended it: the caller (goodbye, `max_turns`, or the run's cancel), or the agent. */
+  endedBy: 'caller' | 'agent';
+  /** Why the caller could not go on (its model failed), or null. */
+  failure: string | null;
+}
+
+export type TestCallerWorkflow = (input: TestCallerInput) => Promise<TestCallerResult>;
+
+// ── Test runs (task queue `calls`) ───────────────────────────────────────────────────────────
+
+export const TEST_RUN_WORKFLOW = 'testRunWorkflow';
+
+export interface TestRunWorkflowInput {
+  testRunId: string;
+  workspaceId: string;
+  /** Task queue of the calls it starts as children (`taskQueues().calls`). */
+  callsTaskQueue: string;
+}
+
+export interface TestRunWorkflowResult {
+  status: 'completed' | 'canceled';
+  passed: number;
+  failed: number;
+  errored: number;
+}
+
+export type TestRunWorkflow = (input: TestRunWorkflowInput) => Promise<TestRunWorkflowResult>;
+
+export function testRunWorkflowId(testRunId: string): string {
+  return `test-run-${testRunId}`;
+}
+
 // ── Webhooks (task queue `webhooks`) ─────────────────────────────────────────────────────────
 
 export const EVENT_FAN_OUT_WORKFLOW = 'eventFanOutWorkflow';

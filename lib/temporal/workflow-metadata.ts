@@ -62,6 +62,29 @@ export function browserCallerMetadata(callId: string, input: { callWorkflowId: s
   };
 }
 
+/** The far end of a test run's call: the caller the language model plays. */
+export function testCallerMetadata(
+  callId: string,
+  input: { callWorkflowId: string; maxTurns: number },
+): WorkflowMetadata {
+  return {
+    staticSummary: `test caller of call ${callId} (played by the language model)`,
+    staticDetails: `**Test caller** of call \`${callId}\` (workflow \`${input.callWorkflowId}\`): the language model plays the scenario's caller, at most ${input.maxTurns} lines.`,
+  };
+}
+
+/** A test run (`test-run-<id>`): simulated callers against one agent. */
+export function testRunMetadata(input: { testRunId: string; workspaceId: string }): WorkflowMetadata {
+  return {
+    staticSummary: `test run ${input.testRunId}`,
+    staticDetails: [
+      `**Test run** \`${input.testRunId}\` of workspace \`${input.workspaceId}\``,
+      '',
+      'Its calls are its children (`call-<id>`); the results so far are in the `testRunProgress` query and in PostgreSQL (GET /test-runs/{id}).',
+    ].join('\n'),
+  };
+}
+
 /** An event's fan-out to the subscribed webhook endpoints (`event-fanout-<eventId>`). */
 export function eventFanOutMetadata(event: {
   eventId: string;

@@ -81,6 +81,9 @@ export type WebhookEndpointWithSecret = ResponseBody<'createWebhook', 201>;
 export type WebhookDelivery = ResponseBody<'testWebhook', 202>;
 export type WebhookRecovery = ResponseBody<'getWebhookRecovery', 200>;
 export type Usage = ResponseBody<'getUsage', 200>;
+export type TestRun = ResponseBody<'getTestRun', 200>;
+export type TestRunCreate = RequestBody<'createTestRun'>;
+export type TestScenario = TestRunCreate['scenarios'][number];
 export type ApiKeyInfo = ResponseBody<'getMe', 200>;
 
 export { TOOL_SIGNATURE_HEADER, verifyToolRequestSignature } from './tool-request-signature.js';

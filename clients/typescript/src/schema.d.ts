@@ -335,6 +335,58 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/agents/{agent_id}/test-runs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List an agent’s test runs, newest first. */
+        get: operations["listTestRuns"];
+        put?: never;
+        /** Run simulated conversations against an agent (draft or not): a language model plays each scenario’s caller over a web call, and each call is judged by its success criteria. */
+        post: operations["createTestRun"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/test-runs/{test_run_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get a test run with its results so far. */
+        get: operations["getTestRun"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/test-runs/{test_run_id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Cancel a test run: no more calls start, the calls under way are hung up (their results errored). */
+        post: operations["cancelTestRun"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/usage": {
         parameters: {
             query?: never;
@@ -4678,6 +4730,644 @@ export interface operations {
                 };
             };
             /** @description campaign_state_invalid: the campaign’s status does not allow this. */
+            422: {
+                headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description rate_limited; wait Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description internal_error. */
+            500: {
+                headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description auth_unavailable: the key could not be checked now; upstream_unavailable: the database or Temporal did not answer. Retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listTestRuns: {
+        parameters: {
+            query?: {
+                /** @description Page size, 1 to 100. */
+                limit?: number;
+                /** @description The next_cursor of the previous page: 30 characters of base64url. */
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                agent_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of test runs. */
+            200: {
+                headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        object: "list";
+                        data: {
+                            /** @constant */
+                            object: "test_run";
+                            /** Format: uuid */
+                            id: string;
+                            /** Format: uuid */
+                            agent_id: string;
+                            /** @enum {unknown} */
+                            status: "queued" | "running" | "completed" | "canceled";
+                            /** Format: date-time */
+                            created_at: string;
+                            /** Format: date-time */
+                            completed_at: string | null;
+                            summary: {
+                                passed: number;
+                                failed: number;
+                                errored: number;
+                            };
+                            results: {
+                                /** @description The scenario's name. */
+                                scenario: string;
+                                run: number;
+                                /**
+                                 * Format: uuid
+                                 * @description The call, once it started.
+                                 */
+                                call_id: string | null;
+                                /** @enum {unknown} */
+                                status: "pending" | "passed" | "failed" | "errored";
+                                /** @description Why it passed, failed or errored. */
+                                reason: string | null;
+                            }[];
+                        }[];
+                        has_more: boolean;
+                        next_cursor: string | null;
+                    };
+                };
+            };
+            /** @description Malformed request: parameter_missing, parameter_invalid, parameter_unknown, body_invalid, body_empty, body_too_large, content_type_invalid. */
+            400: {
+                headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description api_key_missing or api_key_invalid. */
+            401: {
+                headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description missing_scope or role_required. */
+            403: {
+                headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description resource_missing: no such agent. */
+            404: {
+                headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description rate_limited; wait Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description internal_error. */
+            500: {
+                headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description auth_unavailable: the key could not be checked now; upstream_unavailable: the database or Temporal did not answer. Retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createTestRun: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry of this request safe for 24 hours. */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                agent_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    scenarios: {
+                        /** @description Names the scenario in the results. */
+                        name: string;
+                        /** @description Who the language model plays as the caller, and what they want. */
+                        caller_prompt: string;
+                        /** @description What makes the conversation a success: each call's analysis judges it. */
+                        success_criteria: string;
+                        /**
+                         * @description At most this many caller lines; then the caller hangs up.
+                         * @default 12
+                         */
+                        max_turns?: number;
+                    }[];
+                    /**
+                     * @description How many conversations of each scenario.
+                     * @default 1
+                     */
+                    runs_per_scenario?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description The test run, queued: it runs when fewer than 3 of the workspace’s runs are running. */
+            202: {
+                headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
+                    /** @description true when this is the stored answer to an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        object: "test_run";
+                        /** Format: uuid */
+                        id: string;
+                        /** Format: uuid */
+                        agent_id: string;
+                        /** @enum {unknown} */
+                        status: "queued" | "running" | "completed" | "canceled";
+                        /** Format: date-time */
+                        created_at: string;
+                        /** Format: date-time */
+                        completed_at: string | null;
+                        summary: {
+                            passed: number;
+                            failed: number;
+                            errored: number;
+                        };
+                        results: {
+                            /** @description The scenario's name. */
+                            scenario: string;
+                            run: number;
+                            /**
+                             * Format: uuid
+                             * @description The call, once it started.
+                             */
+                            call_id: string | null;
+                            /** @enum {unknown} */
+                            status: "pending" | "passed" | "failed" | "errored";
+                            /** @description Why it passed, failed or errored. */
+                            reason: string | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description Malformed request: parameter_missing, parameter_invalid, parameter_unknown, body_invalid, body_empty, body_too_large, content_type_invalid. */
+            400: {
+                headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
+                    /** @description true when this is the stored answer to an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description api_key_missing or api_key_invalid. */
+            401: {
+                headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
+                    /** @description true when this is the stored answer to an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description missing_scope or role_required. */
+            403: {
+                headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
+                    /** @description true when this is the stored answer to an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description resource_missing: no such agent. */
+            404: {
+                headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
+                    /** @description true when this is the stored answer to an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description idempotency_key_reused or idempotency_request_in_progress. */
+            409: {
+                headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
+                    /** @description true when this is the stored answer to an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description llm_required: no language model is configured to play the callers; agent_not_ready: the agent is archived. */
+            422: {
+                headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
+                    /** @description true when this is the stored answer to an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description rate_limited; wait Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": string;
+                    /** @description true when this is the stored answer to an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description internal_error. */
+            500: {
+                headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
+                    /** @description true when this is the stored answer to an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description upstream_unavailable: created, start not confirmed; retry with the same key. */
+            503: {
+                headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: string;
+                    /** @description true when this is the stored answer to an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getTestRun: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                test_run_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description TestRun */
+            200: {
+                headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        object: "test_run";
+                        /** Format: uuid */
+                        id: string;
+                        /** Format: uuid */
+                        agent_id: string;
+                        /** @enum {unknown} */
+                        status: "queued" | "running" | "completed" | "canceled";
+                        /** Format: date-time */
+                        created_at: string;
+                        /** Format: date-time */
+                        completed_at: string | null;
+                        summary: {
+                            passed: number;
+                            failed: number;
+                            errored: number;
+                        };
+                        results: {
+                            /** @description The scenario's name. */
+                            scenario: string;
+                            run: number;
+                            /**
+                             * Format: uuid
+                             * @description The call, once it started.
+                             */
+                            call_id: string | null;
+                            /** @enum {unknown} */
+                            status: "pending" | "passed" | "failed" | "errored";
+                            /** @description Why it passed, failed or errored. */
+                            reason: string | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description Malformed request: parameter_missing, parameter_invalid, parameter_unknown, body_invalid, body_empty, body_too_large, content_type_invalid. */
+            400: {
+                headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description api_key_missing or api_key_invalid. */
+            401: {
+                headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description missing_scope or role_required. */
+            403: {
+                headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description resource_missing: no such test run in the workspace. */
+            404: {
+                headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description rate_limited; wait Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description internal_error. */
+            500: {
+                headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description auth_unavailable: the key could not be checked now; upstream_unavailable: the database or Temporal did not answer. Retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    cancelTestRun: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                test_run_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The test run, canceled. */
+            200: {
+                headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        object: "test_run";
+                        /** Format: uuid */
+                        id: string;
+                        /** Format: uuid */
+                        agent_id: string;
+                        /** @enum {unknown} */
+                        status: "queued" | "running" | "completed" | "canceled";
+                        /** Format: date-time */
+                        created_at: string;
+                        /** Format: date-time */
+                        completed_at: string | null;
+                        summary: {
+                            passed: number;
+                            failed: number;
+                            errored: number;
+                        };
+                        results: {
+                            /** @description The scenario's name. */
+                            scenario: string;
+                            run: number;
+                            /**
+                             * Format: uuid
+                             * @description The call, once it started.
+                             */
+                            call_id: string | null;
+                            /** @enum {unknown} */
+                            status: "pending" | "passed" | "failed" | "errored";
+                            /** @description Why it passed, failed or errored. */
+                            reason: string | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description Malformed request: parameter_missing, parameter_invalid, parameter_unknown, body_invalid, body_empty, body_too_large, content_type_invalid. */
+            400: {
+                headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description api_key_missing or api_key_invalid. */
+            401: {
+                headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description missing_scope or role_required. */
+            403: {
+                headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description resource_missing: no such test run in the workspace. */
+            404: {
+                headers: {
+                    /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description test_run_state_invalid: the run is already completed or canceled. */
             422: {
                 headers: {
                     /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */

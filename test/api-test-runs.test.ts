@@ -1,0 +1,269 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import type { TestRun as TestRunBody } from '../clients/typescript/src/index.js';
+import { TestRun } from '../db/entities/index.js';
+import { createFixture, type Fixture, startApi, type TestApi } from './support/api.js';
+import { assertApiError } from './support/assert-api.js';
+import { type AgentFixture, createAgentFixture } from './support/call-fixtures.js';
+import { type CallStack, startCallStack } from './support/call-stack.js';
+import {
+  type ChatStandIn,
+  endCall,
+  type SeenRequest,
+  type StandInReply,
+  startChatStandIn,
+  streamed,
+} from './support/chat-completions-stand-in.js';
+import { until } from './support/wait-for.js';
+
+// Test runs through the API end to end (post-call spec section 2): real HTTP, PostgreSQL, a
+// Temporal dev server and the workers; the language model (the agent, the simulated callers and
+// the verdicts) is a local OpenAI-compatible stand-in. The workflow's own rules (limits, cancel
+// under way, agent_error) are in test/test-run-workflow.test.ts.
+
+let standIn: ChatStandIn;
+let stack: CallStack;
+let owner: Fixture;
+let agent: AgentFixture;
+
+const isCaller = (request: SeenRequest) =>
+  String(request.body.messages[0]?.content).startsWith("You are testing a business's AI voice agent");
+
+/** The caller asks once, then says goodbye; a "talker" never does. The agent notes and says goodbye back. */
+function model(request: SeenRequest): StandInReply {
+  const messages: { role: string; content: string }[] = request.body.messages;
+  if (isCaller(request)) {
+    const said = messages.filter((message) => message.role === 'assistant').length;
+    if (/talker/.test(messages[0]!.content)) return { kind: 'json', text: `Still talking (${said}).` };
+    return said === 0
+      ? { kind: 'json', text: 'I would like a cleaning.' }
+      : { kind: 'json', text: 'Bye!', toolCalls: [endCall()] };
+  }
+  if (request.body.response_format?.json_schema?.name === 'call_verdict') {
+    const passes = /cleaning/.test(messages[0]!.content);
+    return {
+      kind: 'json',
+      text: JSON.stringify({ success: passes, reason: passes ? 'A cleaning was asked for.' : 'No refund.' }),
+    };
+  }
+  const last = messages.at(-1)!;
+  if (/Bye/.test(last.content)) return streamed('Goodbye!', [endCall()]);
+  return streamed('Noted, we can do Tuesday.');
+}
+
+before(async () => {
+  standIn = await startChatStandIn(model);
+  stack = await startCallStack({
+    prefix: 'api-test-runs',
+    simTimeScale: 0.01,
+    settings: {
+      voiceLlm: { url: standIn.url, apiKey: undefined, model: 'stand-in-model', timeoutMs: 5_000 },
+    },
+  });
+  owner = await createFixture(stack.db.orm, { requestsPerSecond: 10_000 });
+  // Draft agents can be tested.
+  agent = await createAgentFixture(stack.db.orm, { workspaceId: owner.workspaceId, status: 'draft' });
+});
+after(async () => {
+  await stack?.close();
+  await standIn?.close();
+});
+
+const http = () => stack.api.client(owner.secret);
+const scenarios = [
+  {
+    name: 'Cleaning',
+    caller_prompt: 'You want a dental cleaning.',
+    success_criteria: 'The caller asked for a cleaning.',
+  },
+  {
+    name: 'Refund',
+    caller_prompt: 'You want a refund.',
+    success_criteria: 'A refund was promised.',
+    max_turns: 3,
+  },
+];
+const runCount = () => stack.db.orm.em.fork().count(TestRun, {});
+
+async function finished(id: string) {
+  let run: TestRunBody | undefined;
+  await until(
+    async () => {
+      const read: TestRunBody = (await http().get(`/test-runs/${id}`)).body;
+      run = read;
+      return read.status === 'completed' || read.status === 'canceled';
+    },
+    () => `test run ${id} still ${run?.status}`,
+    { limitMs: 60_000, everyMs: 100 },
+  );
+  return run!;
+}
+
+test('POST answers 202 queued with every result pending; the run completes with each call judged; GET and the list show it', async () => {
+  const created = await http().post(
+    `/agents/${agent.agentId}/test-runs`,
+    { scenarios },
+    { 'Idempotency-Key': 'tr-1' },
+  );
+  assert.equal(created.status, 202, created.text);
+  assert.equal(created.body.object, 'test_run');
+  assert.equal(created.body.status, 'queued');
+  assert.equal(created.body.agent_id, agent.agentId);
+  assert.equal(created.body.completed_at, null);
+  assert.deepEqual(created.body.summary, { passed: 0, failed: 0, errored: 0 });
+  assert.deepEqual(created.body.results, [
+    { scenario: 'Cleaning', run: 1, call_id: null, status: 'pending', reason: null },
+    { scenario: 'Refund', run: 1, call_id: null, status: 'pending', reason: null },
+  ]);
+  // The same key and body: the same run, not a second one.
+  const before = await runCount();
+  const again = await http().post(
+    `/agents/${agent.agentId}/test-runs`,
+    { scenarios },
+    { 'Idempotency-Key': 'tr-1' },
+  );
+  assert.equal(again.body.id, created.body.id);
+  assert.equal(await runCount(), before);
+
+  const run = await finished(created.body.id);
+  assert.equal(run.status, 'completed');
+  assert.ok(Date.parse(run.completed_at!) >= Date.parse(run.created_at));
+  assert.deepEqual(run.summary, { passed: 1, failed: 1, errored: 0 });
+  assert.deepEqual(
+    run.results.map((r: TestRunBody['results'][number]) => [r.scenario, r.run, r.status, r.reason]),
+    [
+      ['Cleaning', 1, 'passed', 'A cleaning was asked for.'],
+      ['Refund', 1, 'failed', 'No refund.'],
+    ],
+  );
+  // Each result's call is a web call of the agent with the verdict in its analysis.
+  const call = (await http().get(`/calls/${run.results[0].call_id}`)).body;
+  assert.equal(call.channel, 'web');
+  assert.equal(call.agent_id, agent.agentId);
+  assert.equal(call.status, 'completed');
+  assert.equal(call.analysis.success, true);
+  assert.equal(call.metadata.test_run_id, run.id);
+
+  const list = await http().get(`/agents/${agent.agentId}/test-runs?limit=1`);
+  assert.equal(list.status, 200);
+  assert.equal(list.body.object, 'list');
+  assert.deepEqual(list.body.data, [run]);
+});
+
+test('cancel: a running run is canceled (200); a finished one is 422 test_run_state_invalid; unknown ids are 404', async () => {
+  const talk = [{ name: 'Talker', caller_prompt: 'You are a talker.', success_criteria: 'x', max_turns: 50 }];
+  const created = await http().post(`/agents/${agent.agentId}/test-runs`, {
+    scenarios: talk,
+    runs_per_scenario: 2,
+  });
+  assert.equal(created.status, 202, created.text);
+  await until(
+    async () =>
+      (await http().get(`/test-runs/${created.body.id}`)).body.results.every(
+        (r: TestRunBody['results'][number]) => r.call_id,
+      ),
+    'both calls started',
+    { limitMs: 30_000 },
+  );
+  const canceled = await http().post(`/test-runs/${created.body.id}/cancel`);
+  assert.equal(canceled.status, 200, canceled.text);
+  assert.equal(canceled.body.status, 'canceled');
+  assert.ok(canceled.body.completed_at);
+  const run = await finished(created.body.id);
+  await until(
+    async () => (await http().get(`/test-runs/${created.body.id}`)).body.summary.errored === 2,
+    'both results errored',
+    { limitMs: 30_000 },
+  );
+  const after = (await http().get(`/test-runs/${run.id}`)).body;
+  assert.deepEqual(
+    after.results.map((r: TestRunBody['results'][number]) => r.reason),
+    Array(2).fill('The run was canceled while this call was under way.'),
+  );
+  // The calls hung up went on to their end (and their analysis).
+  for (const result of after.results) {
+    await until(
+      async () => (await http().get(`/calls/${result.call_id}`)).body.status === 'completed',
+      'call ended',
+    );
+  }
+
+  const again = await http().post(`/test-runs/${run.id}/cancel`);
+  assertApiError(again, 422, 'test_run_state_invalid');
+  assertApiError(
+    await http().post(`/test-runs/${crypto.randomUUID()}/cancel`),
+    404,
+    'resource_missing',
+    'test_run_id',
+  );
+  assertApiError(
+    await http().get(`/test-runs/${crypto.randomUUID()}`),
+    404,
+    'resource_missing',
+    'test_run_id',
+  );
+  assertApiError(await http().get('/test-runs/not-a-uuid'), 400, 'parameter_invalid', 'test_run_id');
+});
+
+describe('bad input: each its code and param, nothing written', () => {
+  const many = (n: number) => Array.from({ length: n }, (_, i) => ({ ...scenarios[0]!, name: `S${i}` }));
+  const cases: [string, Record<string, unknown>, string][] = [
+    ['more than 20 scenarios', { scenarios: many(21) }, 'scenarios'],
+    ['no scenario', { scenarios: [] }, 'scenarios'],
+    ['more than 10 runs', { scenarios, runs_per_scenario: 11 }, 'runs_per_scenario'],
+    ['max_turns over 50', { scenarios: [{ ...scenarios[0], max_turns: 51 }] }, 'scenarios[0].max_turns'],
+    ['an empty name', { scenarios: [scenarios[0], { ...scenarios[1], name: '' }] }, 'scenarios[1].name'],
+    [
+      'a caller_prompt over 4000',
+      { scenarios: [{ ...scenarios[0], caller_prompt: 'x'.repeat(4001) }] },
+      'scenarios[0].caller_prompt',
+    ],
+    [
+      'success_criteria over 2000',
+      { scenarios: [{ ...scenarios[0], success_criteria: 'x'.repeat(2001) }] },
+      'scenarios[0].success_criteria',
+    ],
+  ];
+  for (const [what, body, param] of cases) {
+    test(what, async () => {
+      const before = await runCount();
+      assertApiError(
+        await http().post(`/agents/${agent.agentId}/test-runs`, body),
+        400,
+        'parameter_invalid',
+        param,
+      );
+      assert.equal(await runCount(), before);
+    });
+  }
+
+  test('an unknown agent is 404; no language model is 422 llm_required', async () => {
+    const before = await runCount();
+    assertApiError(
+      await http().post(`/agents/${crypto.randomUUID()}/test-runs`, { scenarios }),
+      404,
+      'resource_missing',
+      'agent_id',
+    );
+    assertApiError(
+      await http().get(`/agents/${crypto.randomUUID()}/test-runs`),
+      404,
+      'resource_missing',
+      'agent_id',
+    );
+    let plain: TestApi | undefined;
+    try {
+      plain = await startApi({
+        orm: stack.db.orm,
+        settings: { voiceLlm: undefined, analysisLlm: undefined },
+      });
+      const refused = await plain
+        .client(owner.secret)
+        .post(`/agents/${agent.agentId}/test-runs`, { scenarios });
+      assertApiError(refused, 422, 'llm_required');
+    } finally {
+      await plain?.close();
+    }
+    assert.equal(await runCount(), before);
+  });
+});
