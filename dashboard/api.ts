@@ -101,6 +101,8 @@ export type {
   AgentToolInput,
   Call,
   PhoneNumber,
+  TestRun,
+  TestScenario,
   ToolCall,
   ToolsSecret,
   TransferDestinationInput,

@@ -71,13 +71,19 @@ test('every constructor, spec code or added one, has the type of its status clas
   for (const error of constructed()) assert.equal(error.type, errorTypeOf(error.status), error.code);
 });
 
+// Changeable refusals: the trial line (call_rejected), the deployment's language model (llm_required).
 test('what a stored idempotent answer may be: 4xx but 429 and changeable refusals; of 5xx only call_outcome_unknown', () => {
   for (const error of constructed()) {
     const expected =
       error.code === 'call_outcome_unknown' ||
       (error.status < 500 &&
         error.status !== 429 &&
-        !['call_rejected', 'idempotency_key_reused', 'idempotency_request_in_progress'].includes(error.code));
+        ![
+          'call_rejected',
+          'llm_required',
+          'idempotency_key_reused',
+          'idempotency_request_in_progress',
+        ].includes(error.code));
     assert.equal(error.storable, expected, error.code);
   }
 });

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { type Browser, chromium, type Page } from 'playwright-core';
-import { Agent, Call, ToolCall } from '../db/entities/index.js';
+import { Agent, Call, TestRun, TestRunResult, ToolCall } from '../db/entities/index.js';
 import { createInvite, inviteUrl } from '../lib/dashboard/invites.js';
 import { closeApiAndDatabase, createFixture, type Fixture, startApi, type TestApi } from './support/api.js';
 import { chromiumPath, screenshot } from './support/browser.js';
@@ -32,7 +32,14 @@ before(
   async () => {
     if (skip) return;
     db = await freshDatabase();
-    api = await startApi({ orm: db.orm, settings: { webhooksAllowPrivateTargets: false } });
+    api = await startApi({
+      orm: db.orm,
+      // A language model is configured (test runs need one); no worker runs, so it is never asked.
+      settings: {
+        webhooksAllowPrivateTargets: false,
+        voiceLlm: { url: 'http://127.0.0.1:9/v1', apiKey: undefined, model: 'unreached', timeoutMs: 1_000 },
+      },
+    });
     owner = await createFixture(db.orm, { requestsPerSecond: 10_000, workspaceName: 'Tools' });
     browser = await chromium.launch({ executablePath: executablePath!, args: ['--no-sandbox'] });
     page = await (await browser.newContext({ viewport: { width: 1280, height: 900 } })).newPage();
@@ -254,6 +261,60 @@ describe('agent tools in the dashboard', { skip }, () => {
       ],
     );
     await screenshot(page, 'call-analysis-plan');
+  });
+
+  test('test runs: scenarios typed on the agent page (a refusal at its field, remembered), the run followed to its results with their calls', async () => {
+    const fixture = await createAgentFixture(db.orm, { workspaceId: owner.workspaceId, status: 'draft' });
+    await page.goto(`${api.url}/agents/${fixture.agentId}`);
+    const section = page.locator('section[aria-labelledby="agent-test-runs"]');
+    await section.getByText('No test runs yet.').waitFor();
+    await section.getByLabel('Scenario name').fill('Books a cleaning');
+    await section.locator('[name="scenario-0-caller_prompt"]').fill('You want a cleaning on Tuesday.');
+    await section.getByLabel('Success criteria').fill('A Tuesday time was agreed.');
+    await section.getByLabel('Caller lines at most').fill('51');
+    await section.getByRole('button', { name: 'Run tests' }).click();
+    const refusal = section.locator('.field-error');
+    await refusal.waitFor();
+    assert.match((await refusal.textContent()) ?? '', /max_turns/);
+    assert.equal(await db.orm.em.fork().count(TestRun, { agent: fixture.agentId }), 0);
+
+    await section.getByLabel('Caller lines at most').fill('6');
+    await section.getByRole('button', { name: 'Run tests' }).click();
+    const runView = section.locator('article.test-run');
+    await runView.getByText('0 passed, 0 failed, 0 errored').waitFor();
+    const [stored] = await db.orm.em.fork().find(TestRun, { agent: fixture.agentId });
+    assert.deepEqual(stored!.scenarios, [
+      {
+        name: 'Books a cleaning',
+        callerPrompt: 'You want a cleaning on Tuesday.',
+        successCriteria: 'A Tuesday time was agreed.',
+        maxTurns: 6,
+      },
+    ]);
+    assert.equal(await runView.locator('tbody tr').count(), 1);
+
+    // The run goes on (as its workflow writes it): the page follows it to its result and call.
+    const call = await createQueuedCall(db.orm, fixture, { to: uniqueNumber('+4797') });
+    const em = db.orm.em.fork();
+    await em.nativeUpdate(
+      TestRunResult,
+      { testRun: stored!.id },
+      { callId: call.id, status: 'passed', reason: 'Tuesday 9:00 was agreed.' },
+    );
+    await em.nativeUpdate(TestRun, { id: stored!.id }, { status: 'completed', completedAt: new Date() });
+    await runView.getByText('1 passed, 0 failed, 0 errored').waitFor({ timeout: 10_000 });
+    const row = (await runView.locator('tbody tr').first().allInnerTexts())[0]!;
+    assert.match(row, /Books a cleaning\s+1\s+passed\s+Tuesday 9:00 was agreed\.\s+Open call/);
+    assert.equal(
+      await runView.getByRole('link', { name: 'Open call' }).getAttribute('href'),
+      `/calls/${call.id}`,
+    );
+    await screenshot(page, 'agent-test-runs');
+
+    // The scenarios typed last are remembered in this browser.
+    await page.reload();
+    assert.equal(await section.getByLabel('Scenario name').inputValue(), 'Books a cleaning');
+    assert.equal(await section.getByLabel('Caller lines at most').inputValue(), '6');
   });
 
   test('a call’s tool calls are in its timeline: name, status, attempts, duration and the result’s start', async () => {

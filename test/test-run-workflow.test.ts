@@ -6,6 +6,7 @@ import type { TranscriptLine } from '../lib/calls/transcript.js';
 import { testRunProgressQuery } from '../lib/temporal/test-run-messages.js';
 import {
   callWorkflowId,
+  farEndWorkflowId,
   type TestRunWorkflowResult,
   testRunWorkflowId,
 } from '../lib/temporal/workflow-contracts.js';
@@ -19,6 +20,7 @@ import {
   type StandInReply,
   startChatStandIn,
 } from './support/chat-completions-stand-in.js';
+import { keepHistory } from './support/kept-histories.js';
 import {
   runWorkers,
   startTimeSkippingCallStack,
@@ -163,6 +165,14 @@ test('each scenario’s runs are calls of the agent, children of the run, judged
       const call = await env.client.workflow.getHandle(callWorkflowId(call_id!)).describe();
       assert.equal(call.parentExecution?.workflowId, testRunWorkflowId(run.id));
     }
+    // Replayed by test/workflow-histories.test.ts: the run, a passed call, its caller.
+    const first = progress.results[0]!.call_id!;
+    keepHistory('test-run', await handle.fetchHistory());
+    keepHistory('test-run-call', await env.client.workflow.getHandle(callWorkflowId(first)).fetchHistory());
+    keepHistory(
+      'test-run-caller',
+      await env.client.workflow.getHandle(farEndWorkflowId(first)).fetchHistory(),
+    );
     return done;
   });
   assert.deepEqual(result, { status: 'completed', passed: 2, failed: 2, errored: 4 });

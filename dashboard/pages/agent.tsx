@@ -14,6 +14,7 @@ import { Link, navigate } from '../router.js';
 import { useSession } from '../session.js';
 import { useTalk } from '../use-talk.js';
 import { AgentAnalysisPlan } from './agent-analysis-plan.js';
+import { AgentTestRuns } from './agent-test-runs.js';
 import { type AgentSectionProps, AgentTools } from './agent-tools.js';
 import { AgentTransfers } from './agent-transfers.js';
 
@@ -59,6 +60,7 @@ export function AgentPage({ id }: { id: string }) {
           <AgentTransfers key={`transfers-${data.updated_at}`} {...section('transfers', data)} />
           <AgentAnalysisPlan key={`plan-${data.updated_at}`} {...section('plan', data)} />
           <TestPanel agent={data} />
+          <AgentTestRuns agent={data} />
         </>
       )}
     </Loaded>
