@@ -31,6 +31,7 @@ import { keepSpokenPart, loadTranscript, recordLines } from '../lib/calls/transc
 import type { CallMedia, Carrier } from '../lib/carrier/carrier.js';
 import type { Logger } from '../lib/logger.js';
 import type { TurnsHandOver } from '../lib/media/media-control.js';
+import { dropRecordingIfNotKept } from '../lib/recordings/retention.js';
 import { transferFailedLine } from '../lib/voice-runtime/transfer-failed.js';
 import { type VoiceRuntime, VoiceRuntimeError } from '../lib/voice-runtime/voice-runtime.js';
 import { heartbeating } from './heartbeat.js';
@@ -246,6 +247,7 @@ export function createCallActivities(deps: CallActivityDeps) {
 
       async markFailed(input: { callId: string; reason: string; endedAt: string; event?: CallEventToWrite }) {
         await markFailed(em(), { ...input, endedAt: new Date(input.endedAt) });
+        await dropRecordingIfNotKept(em(), deps.recordingsDir, input.callId);
         await emit(input.callId, input.event);
       },
 
@@ -277,6 +279,8 @@ export function createCallActivities(deps: CallActivityDeps) {
         event?: CallEventToWrite;
       }) {
         await markCompleted(em(), input);
+        // A workspace that keeps no recordings (retention 0): gone before call.completed says so.
+        await dropRecordingIfNotKept(em(), deps.recordingsDir, input.callId);
         await emit(input.callId, input.event);
       },
     }),

@@ -158,6 +158,8 @@ export interface WorkspaceLimits {
   dialing_countries: string[] | '*';
   /** `workspace` when set with --dialing-countries, `deployment` (DIALING_COUNTRIES) otherwise. */
   dialing_countries_from: 'workspace' | 'deployment';
+  /** Days recordings are kept after their call (0: none once it is final); null: until deleted. */
+  recording_retention_days: number | null;
 }
 
 /** Its limits as operators see them; the dialing countries resolved against the deployment's. */
@@ -170,6 +172,7 @@ export function limitsOf(workspace: Workspace, deploymentCountries: DialingCount
     minutes_quota: workspace.minutesQuota,
     dialing_countries: countries === '*' ? '*' : [...countries],
     dialing_countries_from: workspace.dialingCountries ? 'workspace' : 'deployment',
+    recording_retention_days: workspace.recordingRetentionDays ?? null,
   };
 }
 
@@ -210,6 +213,8 @@ export async function setLimits(
   input: { workspaceId: string } & Partial<Record<LimitColumn, number>> & {
       /** `NO,SE`, `*`, or `default` (back to the deployment's DIALING_COUNTRIES). */
       dialingCountries?: string;
+      /** Whole days from 0 (none kept once the call is final), or `none` (kept until deleted). */
+      recordingRetentionDays?: string;
     },
 ) {
   const workspace = await requireWorkspace(em, input.workspaceId);
@@ -232,13 +237,32 @@ export async function setLimits(
       }
     }
   }
+  const retention =
+    input.recordingRetentionDays === undefined ? undefined : retentionDaysOf(input.recordingRetentionDays);
   for (const [column] of LIMIT_NAMES) {
     const value = input[column];
     if (value !== undefined) workspace[column] = value;
   }
   if (countries !== undefined) workspace.dialingCountries = countries;
+  if (retention !== undefined) workspace.recordingRetentionDays = retention;
   await em.flush();
   return workspace;
+}
+
+/** The longest retention that can be set: ten years. */
+export const MAX_RECORDING_RETENTION_DAYS = 3650;
+
+/** `--recording-retention-days`: a whole number of days, or `none` (kept until deleted: null). */
+function retentionDaysOf(text: string): number | null {
+  const value = text.trim().toLowerCase();
+  if (value === 'none') return null;
+  const days = /^\d{1,4}$/.test(value) ? Number(value) : Number.NaN;
+  if (!(days <= MAX_RECORDING_RETENTION_DAYS)) {
+    throw new OperatorError(
+      `recording_retention_days must be a whole number of days from 0 to ${MAX_RECORDING_RETENTION_DAYS}, or none`,
+    );
+  }
+  return days;
 }
 
 /** The workspace, for `admin limits show`. */

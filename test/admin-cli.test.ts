@@ -234,6 +234,7 @@ test('limits set changes the limits given, keeps the others, and prints all of t
     minutes_quota: workspace.minutesQuota,
     dialing_countries: ['NO', 'SE', 'DK', 'FI', 'US', 'CA'],
     dialing_countries_from: 'deployment',
+    recording_retention_days: null,
   });
   const stored = await em().findOneOrFail(Workspace, { id: workspace.id });
   assert.equal(stored.requestsPerSecond, 7);
@@ -320,6 +321,51 @@ test('limits set --dialing-countries: its own countries, * or back to the deploy
     1,
     /no workspace with id/,
   );
+});
+
+test('limits set --recording-retention-days: days (0: none kept), or none (until deleted); limits show prints it', async () => {
+  const workspace = await createWorkspace(em(), { name: 'Retains' });
+  const set = await adminJson(
+    'limits',
+    'set',
+    '--workspace',
+    workspace.id,
+    '--recording-retention-days',
+    '30',
+  );
+  assert.equal(set.recording_retention_days, 30);
+  assert.equal((await em().findOneOrFail(Workspace, { id: workspace.id })).recordingRetentionDays, 30);
+  assert.deepEqual(await adminJson('limits', 'show', '--workspace', workspace.id), set);
+  const none = await adminJson(
+    'limits',
+    'set',
+    '--workspace',
+    workspace.id,
+    '--recording-retention-days',
+    '0',
+  );
+  assert.equal(none.recording_retention_days, 0);
+  const kept = await adminJson(
+    'limits',
+    'set',
+    '--workspace',
+    workspace.id,
+    '--recording-retention-days',
+    'none',
+  );
+  assert.equal(kept.recording_retention_days, null);
+  assert.match(
+    (await admin('limits', 'show', '--workspace', workspace.id)).stdout,
+    /^ {2}recording_retention_days: none \(kept until deleted\)$/m,
+  );
+  for (const wrong of ['-1', '3651', '1.5', 'forever', '']) {
+    assertRefused(
+      await admin('limits', 'set', '--workspace', workspace.id, '--recording-retention-days', wrong),
+      1,
+      /recording_retention_days must be a whole number of days from 0 to 3650, or none/,
+    );
+  }
+  assert.equal((await em().findOneOrFail(Workspace, { id: workspace.id })).recordingRetentionDays, null);
 });
 
 test('bootstrap makes a workspace, an owner, a key with every scope and two numbers that fit together', async () => {

@@ -2,6 +2,7 @@ import { Worker } from '@temporalio/worker';
 import { createCallRuntimeActivities } from '../activities/call-runtime.js';
 import { createCallActivities } from '../activities/calls.js';
 import { createCampaignActivities } from '../activities/campaigns.js';
+import { createRecordingRetentionActivities } from '../activities/recording-retention.js';
 import { createTestRunActivities } from '../activities/test-runs.js';
 import { Call } from '../db/entities/index.js';
 import { analyzerFromSettings } from '../lib/analysis/index.js';
@@ -118,6 +119,8 @@ export function createCallsWorker(deps: CallsWorkerDeps): Promise<Worker> {
       ...createCampaignActivities({ orm: deps.orm, settings: deps.settings }),
       // Test runs too: their calls are children of the run's workflow.
       ...createTestRunActivities({ orm: deps.orm, settings: deps.settings }),
+      // Recording retention: this queue's workers see RECORDINGS_DIR.
+      ...createRecordingRetentionActivities({ orm: deps.orm, recordingsDir: deps.settings.recordingsDir }),
     },
     // Calls spend most of their life waiting on callbacks, so many fit in one worker.
     maxConcurrentWorkflowTaskExecutions: 100,

@@ -12,6 +12,7 @@ import { createLogger } from '../lib/logger.js';
 import { ormPool, watchPool } from '../lib/metrics/database-metrics.js';
 import { serveOperatorPort } from '../lib/metrics/metrics-server.js';
 import { sdkMetricsTelemetry } from '../lib/metrics/temporal-sdk-metrics.js';
+import { ensureRecordingRetentionSchedule } from '../lib/recordings/retention-schedule.js';
 import { loadSettings } from '../lib/settings.js';
 import { temporalConnectionOptions } from '../lib/temporal-connection.js';
 import {
@@ -122,6 +123,15 @@ const workers = await Promise.all(names.map((name) => WORKERS[name].create(deps)
 const sweeper = names.includes('calls')
   ? startQueuedCallSweeper({ orm: orm!, client, settings, logger })
   : undefined;
+// Recording retention runs hourly by a Temporal schedule, made here once (lib/recordings/).
+if (names.includes('calls')) {
+  try {
+    const schedule = await ensureRecordingRetentionSchedule(client, settings);
+    logger.info('recording retention schedule', { schedule });
+  } catch (error) {
+    logger.error('recording retention schedule not made; it is tried again at the next start', { error });
+  }
+}
 if (orm) watchPool('orm', ormPool(orm));
 // Metrics and health for operators on a port of the process's own (METRICS_PORT): ready when
 // Temporal answers, every worker of this process polls, and the database (if used) answers.

@@ -236,3 +236,14 @@ export const TEST_RUN_STEP: ActivityOptions = {
   startToCloseTimeout: '1 minute',
   retry: UNTIL_IT_SUCCEEDS,
 };
+
+/** A pass of recording retention: goes through every recording, so minutes; a few tries, then the next hour's. */
+export const RECORDING_RETENTION_STEP: ActivityOptions = {
+  startToCloseTimeout: '30 minutes',
+  retry: {
+    initialInterval: '10 seconds',
+    backoffCoefficient: 2,
+    maximumInterval: '5 minutes',
+    maximumAttempts: 5,
+  },
+};

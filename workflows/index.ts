@@ -3,6 +3,7 @@ import type {
   CallWorkflow,
   CampaignWorkflow,
   EventFanOutWorkflow,
+  RecordingRetentionWorkflow,
   SimulatedCalleeWorkflow,
   TestCallerWorkflow,
   TestRunWorkflow,
@@ -13,6 +14,7 @@ import { browserCallerWorkflow } from './browser-caller-workflow.js';
 import { callWorkflow } from './call-workflow.js';
 import { campaignWorkflow } from './campaign-workflow.js';
 import { eventFanOutWorkflow } from './event-fan-out.js';
+import { recordingRetentionWorkflow } from './recording-retention-workflow.js';
 import { simulatedCalleeWorkflow } from './simulated-callee-workflow.js';
 import { testCallerWorkflow } from './test-caller-workflow.js';
 import { testRunWorkflow } from './test-run-workflow.js';
@@ -25,6 +27,7 @@ export {
   callWorkflow,
   campaignWorkflow,
   eventFanOutWorkflow,
+  recordingRetentionWorkflow,
   simulatedCalleeWorkflow,
   testCallerWorkflow,
   testRunWorkflow,
@@ -39,6 +42,7 @@ export type WorkflowContractsHold = [
   Implements<CallWorkflow, typeof callWorkflow>,
   Implements<CampaignWorkflow, typeof campaignWorkflow>,
   Implements<EventFanOutWorkflow, typeof eventFanOutWorkflow>,
+  Implements<RecordingRetentionWorkflow, typeof recordingRetentionWorkflow>,
   Implements<SimulatedCalleeWorkflow, typeof simulatedCalleeWorkflow>,
   Implements<TestCallerWorkflow, typeof testCallerWorkflow>,
   Implements<TestRunWorkflow, typeof testRunWorkflow>,

@@ -28,6 +28,11 @@ const WorkspaceSchema = defineEntity({
      * deployment's DIALING_COUNTRIES (lib/calls/destination-policy.ts).
      */
     dialingCountries: p.array().$type<string[]>().nullable(),
+    /**
+     * Days a call's recording is kept after the call (telephony spec section 4): 0 keeps none once
+     * the call is final; null keeps them until deleted (lib/recordings/retention.ts).
+     */
+    recordingRetentionDays: p.integer().nullable(),
     createdAt: p.datetime().onCreate(() => new Date()),
     updatedAt: p
       .datetime()

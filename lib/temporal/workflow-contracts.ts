@@ -211,6 +211,23 @@ export function testRunWorkflowId(testRunId: string): string {
   return `test-run-${testRunId}`;
 }
 
+// ── Recording retention (task queue `calls`) ────────────────────────────────────────────────
+
+/** One pass of recording retention, started by the schedule `recording-retention` every hour. */
+export const RECORDING_RETENTION_WORKFLOW = 'recordingRetentionWorkflow';
+
+export interface RecordingRetentionResult {
+  checked: number;
+  deleted: number;
+}
+
+export type RecordingRetentionWorkflow = () => Promise<RecordingRetentionResult>;
+
+/** The schedule's id (with the deployment's task queue prefix, so test runs keep apart). */
+export function recordingRetentionScheduleId(taskQueuePrefix: string): string {
+  return `${taskQueuePrefix}recording-retention`;
+}
+
 // ── Webhooks (task queue `webhooks`) ─────────────────────────────────────────────────────────
 
 export const EVENT_FAN_OUT_WORKFLOW = 'eventFanOutWorkflow';

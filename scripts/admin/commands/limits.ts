@@ -19,6 +19,11 @@ export const limitsSet = defineCommand({
       value: 'NO,SE|*|default',
       help: "countries its calls may go to (ISO 3166 codes; * every one; default: the deployment's DIALING_COUNTRIES)",
     },
+    recordingRetentionDays: {
+      type: 'string',
+      value: 'N|none',
+      help: "days a call's recording is kept (0: none once the call is final; none: until deleted)",
+    },
   },
   async run({ workspace, ...limits }, context) {
     const updated = await setLimits(await context.em(), { workspaceId: workspace, ...limits });
@@ -39,7 +44,8 @@ export const limitsShow = defineCommand({
 });
 
 function limitsOutput(workspaceId: string, limits: WorkspaceLimits) {
-  const shown = (value: unknown) => (Array.isArray(value) ? value.join(',') : String(value));
+  const shown = (value: unknown) =>
+    Array.isArray(value) ? value.join(',') : value === null ? 'none (kept until deleted)' : String(value);
   return {
     json: { workspace_id: workspaceId, ...limits },
     text: [
