@@ -153,6 +153,11 @@ export interface MediaSettings {
    * `caller_hangup` instead of waiting out the silence timeout.
    */
   idleTimeoutMs: number;
+  /**
+   * MEDIA_DRAIN_SECONDS (default 900): how long a gateway told to stop (SIGTERM) lets its live
+   * calls finish before it exits (telephony spec section 5, media/gateway-drain.ts).
+   */
+  drainSeconds: number;
   /** CARRIER: how calls reach the telephone network: the simulator, or a SIP trunk (`sip`). */
   carrier: 'simulator' | 'sip';
   /** The SIP side of CARRIER=sip (../spec/voice-media-v1.md section 6, docs/sip.md). */
@@ -417,6 +422,7 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
       endpointingMs: positiveNumber('VOICE_ENDPOINTING_MS', env.VOICE_ENDPOINTING_MS, 600),
       preemptiveGeneration: bool(env.VOICE_PREEMPTIVE_GENERATION, true),
       idleTimeoutMs: positiveNumber('MEDIA_IDLE_TIMEOUT_MS', env.MEDIA_IDLE_TIMEOUT_MS, 10_000),
+      drainSeconds: positiveNumber('MEDIA_DRAIN_SECONDS', env.MEDIA_DRAIN_SECONDS, 900),
       carrier: carrier(env.CARRIER),
       sip: sipSettings(env),
     },

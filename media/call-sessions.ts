@@ -17,6 +17,11 @@ export class CallSessions {
     return this.sessions.size;
   }
 
+  /** Calls held here, those whose audio is still being opened included. */
+  get live(): number {
+    return this.sessions.size + this.claimed.size;
+  }
+
   /**
    * One stream per call: claims `callId` for the stream about to open its audio, at once (no await
    * between the check and the claim, so two streams racing for one call cannot both pass); null

@@ -6,6 +6,7 @@ import type { Settings } from '../lib/settings.js';
 import type { SpeechToText, TextToSpeech } from '../lib/speech/speech-ports.js';
 import type { VoiceRuntime } from '../lib/voice-runtime/voice-runtime.js';
 import type { CallSessions } from './call-sessions.js';
+import type { GatewayDrain } from './gateway-drain.js';
 
 /** What every part of one media gateway process shares. */
 export interface GatewayContext {
@@ -26,6 +27,8 @@ export interface GatewayContext {
   /** Voice activity detection for one call (the model is loaded once per process; each call has its own state). */
   voiceActivity: () => Promise<SileroVoiceActivity>;
   sessions: CallSessions;
+  /** Set by SIGTERM: no new streams, readiness 503, live calls finish (gateway-drain.ts). */
+  drain: GatewayDrain;
   /** The agent's runtime (VOICE_LLM_URL, else the scripted agent) for the turns the gateway takes (turn-loop.ts). */
   voiceRuntime: VoiceRuntime | null;
   logger: Logger;

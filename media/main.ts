@@ -15,6 +15,7 @@ import { voiceRuntimeFromSettings } from '../lib/voice-runtime/from-settings.js'
 import { CallSessions } from './call-sessions.js';
 import { createControlServer } from './control-server.js';
 import type { GatewayContext } from './gateway-context.js';
+import { GatewayDrain } from './gateway-drain.js';
 import { createMediaGateway, gatewayReadiness, MEDIA_STREAMS_PATH } from './media-gateway.js';
 import { createMediaSessionWorker } from './media-session-worker.js';
 
@@ -68,6 +69,7 @@ const gateway: GatewayContext = {
   tts: speech.tts!,
   voiceActivity: () => SileroVoiceActivity.load(),
   sessions: new CallSessions(),
+  drain: new GatewayDrain(),
   // The same runtime as the calls workers' (the same settings): the turns handed here are its.
   voiceRuntime: voiceRuntimeFromSettings(settings),
   logger,
@@ -99,8 +101,22 @@ function stop(signal: string) {
   control.close();
   worker.shutdown();
 }
+/**
+ * SIGTERM drains (telephony spec section 5): no new streams (1013), /readyz 503, the live calls
+ * finish; then it stops, or after MEDIA_DRAIN_SECONDS. SIGINT (Ctrl-C), or a second SIGTERM, stops
+ * at once.
+ */
+async function drain() {
+  if (gateway.drain.draining || stopping) return stop('SIGTERM');
+  gateway.drain.begin();
+  const { drainSeconds } = settings.media;
+  logger.info('media gateway draining', { calls: gateway.sessions.live, drain_seconds: drainSeconds });
+  const outcome = await gateway.drain.untilIdle(gateway.sessions, drainSeconds * 1000);
+  logger.info('media gateway drained', { outcome, calls: gateway.sessions.live });
+  stop('SIGTERM');
+}
 process.on('SIGINT', () => stop('SIGINT'));
-process.on('SIGTERM', () => stop('SIGTERM'));
+process.on('SIGTERM', () => void drain());
 
 try {
   await worker.run();

@@ -5,6 +5,7 @@ import { readiness } from '../lib/health/readiness.js';
 import { MEDIA_STREAMS_PATH } from '../lib/media/media-control.js';
 import { mediaTaskQueue } from '../lib/media/media-session.js';
 import type { GatewayContext } from './gateway-context.js';
+import { DRAINING_CLOSE_CODE, DRAINING_CLOSE_REASON } from './gateway-drain.js';
 import { serveStream } from './stream-connection.js';
 
 // The media gateway's public port (MEDIA_PORT): the Media Streams socket `/media/streams`,
@@ -27,7 +28,11 @@ export function gatewayReadiness(gateway: GatewayContext) {
     (url): url is string => Boolean(url),
   );
   return readiness({
-    more: speech.length ? { speech: () => reachable(speech) } : {},
+    more: {
+      // A draining gateway takes no new streams: not ready, so callers go elsewhere.
+      draining: async () => (gateway.drain.draining ? 'unavailable' : 'ok'),
+      ...(speech.length ? { speech: () => reachable(speech) } : {}),
+    },
     orm: gateway.orm,
     temporal: async () => gateway.temporal,
     namespace: gateway.settings.temporalNamespace,
@@ -66,7 +71,11 @@ export function createMediaGateway(gateway: GatewayContext): Server {
       socket.end('HTTP/1.1 404 Not Found\r\n\r\n');
       return;
     }
-    sockets.handleUpgrade(request, socket, head, (ws) => serveStream(ws, request, gateway));
+    sockets.handleUpgrade(request, socket, head, (ws) => {
+      // Draining: the socket is refused as the protocol says, "try again later" (1013).
+      if (gateway.drain.draining) ws.close(DRAINING_CLOSE_CODE, DRAINING_CLOSE_REASON);
+      else serveStream(ws, request, gateway);
+    });
   });
   server.on('close', () => sockets.close());
   return server;

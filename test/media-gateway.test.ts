@@ -13,6 +13,7 @@ import { recordingPath } from '../lib/recordings/recording-files.js';
 import { loadSettings } from '../lib/settings.js';
 import { callProgressQuery } from '../lib/temporal/call-messages.js';
 import { callWorkflowId } from '../lib/temporal/workflow-contracts.js';
+import { GatewayDrain } from '../media/gateway-drain.js';
 import { freePort } from '../scripts/processes.js';
 import { createFixture, type Fixture } from './support/api.js';
 import { type AgentFixture, createAgentFixture } from './support/call-fixtures.js';
@@ -202,6 +203,46 @@ describe('the media gateway', () => {
     });
   });
 
+  describe('draining (telephony spec section 5)', { timeout: 120_000 }, () => {
+    test('a draining gateway refuses new streams (1013) and is not ready, while its live call goes on to its end', async () => {
+      const live = await createAgentFixture(stack.db.orm, {
+        workspaceId: owner.workspaceId,
+        firstMessage: OPENING,
+      });
+      const client = await connect({ to: live.number, from: '+4791234571', token: TOKEN });
+      const call = await callOf(live.number);
+      await client.agentStarts(0);
+      const drain = gateway.context.drain;
+      drain.begin();
+      try {
+        const refused = await connect({ to: agent.number, from: '+4791234572', token: TOKEN });
+        assert.deepEqual(await refused.closed, {
+          code: 1013,
+          reason: 'draining: try again later (another gateway)',
+        });
+        const ready = await fetch(`${gateway.publicUrl}/readyz`);
+        assert.equal(ready.status, 503);
+        assert.equal(
+          ((await ready.json()) as { checks: Record<string, string> }).checks.draining,
+          'unavailable',
+        );
+        // The live call is still held: the drain waits for it.
+        assert.equal(await drain.untilIdle(gateway.context.sessions, 300), 'timed_out');
+        // Its audio still flows: the agent's opening goes on playing.
+        const played = client.agentAudio().length;
+        await until(() => client.agentAudio().length > played, 'the agent still plays on the live call');
+        client.stop();
+        assert.equal(await drain.untilIdle(gateway.context.sessions, 20_000), 'idle');
+        const ended = await waitForCallEnd(stack.api.client(owner.secret), call.id);
+        assert.equal(ended.end_reason, 'caller_hangup');
+      } finally {
+        // The gateway takes streams again for the tests after this one.
+        gateway.context.drain = new GatewayDrain();
+      }
+      assert.equal((await fetch(`${gateway.publicUrl}/readyz`)).status, 200);
+    });
+  });
+
   describe('barge-in and hang-ups', { timeout: 180_000 }, () => {
     test('one stream per call: a second one is closed 1008; a stream that goes quiet without a hang-up is the caller gone (caller_hangup at once, not after the silence timeout)', async () => {
       // A number of its own: callOf finds the first call to a number.
@@ -356,7 +397,10 @@ describe('the media gateway', () => {
         }
         assert.deepEqual(ready, {
           status: 200,
-          body: { status: 'ready', checks: { database: 'ok', temporal: 'ok', workers: 'ok', speech: 'ok' } },
+          body: {
+            status: 'ready',
+            checks: { database: 'ok', temporal: 'ok', workers: 'ok', draining: 'ok', speech: 'ok' },
+          },
         });
         const client = await MediaStreamsClient.connect(
           `ws://127.0.0.1:${port}/media/streams?token=${TOKEN}`,

@@ -9,6 +9,7 @@ import { voiceRuntimeFromSettings } from '../../lib/voice-runtime/from-settings.
 import { CallSessions } from '../../media/call-sessions.js';
 import { createControlServer } from '../../media/control-server.js';
 import type { GatewayContext } from '../../media/gateway-context.js';
+import { GatewayDrain } from '../../media/gateway-drain.js';
 import { createMediaGateway, MEDIA_STREAMS_PATH } from '../../media/media-gateway.js';
 import { createMediaSessionWorker } from '../../media/media-session-worker.js';
 import type { CallStack } from './call-stack.js';
@@ -74,6 +75,7 @@ export async function startTestMediaGateway(
     ...speech,
     voiceActivity: () => SileroVoiceActivity.load(),
     sessions,
+    drain: new GatewayDrain(),
     voiceRuntime: voiceRuntimeFromSettings(stack.settings),
     logger,
   };
