@@ -207,11 +207,20 @@ export function createCallActivities(deps: CallActivityDeps) {
           dialingCountries: await loadDialingCountries(db, call.workspace, deps.dialingCountries),
           ownNumbers: [call.fromNumber, call.toNumber],
         });
+        const startedAt = new Date().toISOString();
+        // Transfers are made cold: a warm destination's briefing is not built yet (docs/calls.md).
+        const transfer = { to: input.to, mode: 'cold' as const, started_at: startedAt };
         if (refusal) {
           deps.logger?.warn('transfer target refused when used; nothing dialled', {
             callId: input.callId,
             to: input.to,
             reason: describeRefusal(input.to, refusal),
+          });
+          await recordTransfer(db, input.callId, {
+            ...transfer,
+            status: 'failed',
+            failure: 'not_allowed',
+            connected_at: null,
           });
           return {
             transferred: false,
@@ -219,8 +228,19 @@ export function createCallActivities(deps: CallActivityDeps) {
             say: transferFailedLine(call.agentSnapshot.language),
           };
         }
+        await recordTransfer(db, input.callId, {
+          ...transfer,
+          status: 'connecting',
+          failure: null,
+          connected_at: null,
+        });
         await deps.carrier.transfer({ callId: input.callId, to: input.to });
-        await recordTransfer(db, input.callId, input.to);
+        await recordTransfer(db, input.callId, {
+          ...transfer,
+          status: 'connected',
+          failure: null,
+          connected_at: new Date().toISOString(),
+        });
         await emit(input.callId, input.event);
         return { transferred: true };
       },

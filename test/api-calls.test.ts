@@ -123,6 +123,15 @@ describe('POST /calls', () => {
       assert.equal(done.status, status);
       assert.equal(done.end_reason, endReason);
       assert.equal(done.has_recording, false, 'simulated calls carry no audio');
+      if (endReason !== 'transferred') {
+        assert.equal(done.transfer, null, 'no transfer was tried');
+        continue;
+      }
+      // The transfer as it went (telephony spec section 1): connected once the carrier took it.
+      const { started_at, connected_at, ...transfer } = done.transfer;
+      assert.deepEqual(transfer, { to: '+4722998877', mode: 'cold', status: 'connected', failure: null });
+      assert.ok(Date.parse(started_at) <= Date.parse(connected_at));
+      assert.ok(Date.parse(connected_at) <= Date.parse(done.ended_at));
     }
   });
 

@@ -416,6 +416,18 @@ describe('a transfer target checked again when it is used', { timeout: 120_000 }
     assert.deepEqual(carrier.transfers, [], 'nothing was dialled');
     assert.equal(call.transferredTo, null);
     assert.notEqual(call.endReason, 'transferred');
+    // The Call says what became of it (telephony spec section 1).
+    assert.deepEqual(
+      { ...call.transfer, started_at: undefined },
+      {
+        to: london,
+        mode: 'cold',
+        status: 'failed',
+        failure: 'not_allowed',
+        started_at: undefined,
+        connected_at: null,
+      },
+    );
     assert.deepEqual(
       events.map((event) => event.type),
       ['call.started', 'call.completed'],

@@ -87,6 +87,24 @@ export const callAnalysisSchema = {
   },
 };
 
+/** The transfer a call tried (telephony spec section 1); `end_reason` is `transferred` only once it connected. */
+export const callTransferSchema = {
+  type: 'object',
+  required: ['to', 'mode', 'status', 'failure', 'started_at', 'connected_at'],
+  additionalProperties: false,
+  properties: {
+    to: { type: 'string', description: 'E.164: where the call was to go.' },
+    mode: { enum: ['cold', 'warm'] },
+    status: { enum: ['connecting', 'connected', 'failed'] },
+    failure: {
+      enum: [null, 'busy', 'no_answer', 'refused', 'not_allowed'],
+      description: 'Why it failed: not_allowed when its target failed the dialling check as it was used.',
+    },
+    started_at: dateTimeSchema,
+    connected_at: { type: ['string', 'null'], format: 'date-time' },
+  },
+};
+
 export const callSchema = {
   type: 'object',
   required: [
@@ -106,6 +124,7 @@ export const callSchema = {
     'metadata',
     'has_recording',
     'analysis',
+    'transfer',
   ],
   properties: {
     object: { const: 'call' },
@@ -130,6 +149,7 @@ export const callSchema = {
     metadata: { type: 'object', additionalProperties: { type: 'string' } },
     has_recording: nullable('boolean'),
     analysis: { anyOf: [callAnalysisSchema, { type: 'null' }] },
+    transfer: { anyOf: [callTransferSchema, { type: 'null' }] },
   },
 };
 

@@ -94,6 +94,15 @@ export function CallPage({ id }: { id: string }) {
               <dd>
                 {c.from ?? c.metadata.from_label ?? '–'} → {c.to ?? '–'}
               </dd>
+              {c.transfer && (
+                <>
+                  <dt>Transfer</dt>
+                  <dd>
+                    to {c.transfer.to}: <Badge value={c.transfer.status} />
+                    {c.transfer.failure ? ` (${c.transfer.failure.replace(/_/g, ' ')})` : ''}
+                  </dd>
+                </>
+              )}
               <dt>Duration</dt>
               <dd>{formatDuration(c.duration_seconds)}</dd>
               <dt>Call id</dt>

@@ -29,6 +29,19 @@ export interface CallAnalysisData {
   created_at: string | null;
 }
 
+/**
+ * A call's transfer (telephony spec section 1, "the outcome is true"): where to, how, and how it
+ * went. Written when the transfer is tried; `connected` once the carrier has handed the call over.
+ */
+export interface CallTransfer {
+  to: string;
+  mode: 'cold' | 'warm';
+  status: 'connecting' | 'connected' | 'failed';
+  failure: null | 'busy' | 'no_answer' | 'refused' | 'not_allowed';
+  started_at: string;
+  connected_at: string | null;
+}
+
 /** Who calls in a test run's call: the scenario's caller, played by the language model. */
 export interface TestCaller {
   testRunId: string;
@@ -93,6 +106,8 @@ const CallSchema = defineEntity({
     firstMessage: p.text().nullable(),
     agentSnapshot: p.json().$type<AgentSnapshot>(),
     transferredTo: p.string().length(16).nullable(),
+    /** The transfer tried, and how it went; null: none was. */
+    transfer: p.json().$type<CallTransfer>().nullable(),
     /**
      * How long the SIP side bridged the call to its transfer target (`transfer_ended`); GET
      * /usage's `transfer_seconds`. Set on create, not left to the column's default: declared with

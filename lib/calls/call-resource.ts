@@ -4,6 +4,7 @@ import type {
   CallChannel,
   CallDirection,
   CallStatus,
+  CallTransfer,
 } from '../../db/entities/index.js';
 
 /** The Call resource as the API returns it (spec: Resources, Call). */
@@ -25,6 +26,8 @@ export interface CallResource {
   metadata: Record<string, string>;
   has_recording: boolean | null;
   analysis: CallAnalysisData | null;
+  /** The transfer tried, and how it went (telephony spec section 1); null: none was. */
+  transfer: CallTransfer | null;
 }
 
 /**
@@ -50,6 +53,7 @@ export function presentCall(call: Call, options: { inList: true } | { hasRecordi
     metadata: call.metadata,
     has_recording: inList ? null : options.hasRecording,
     analysis: inList || !call.analysis ? null : presentAnalysis(call.analysis),
+    transfer: call.transfer ?? null,
   };
 }
 

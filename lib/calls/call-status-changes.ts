@@ -1,5 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { Call, type CallStatus } from '../../db/entities/index.js';
+import { Call, type CallStatus, type CallTransfer } from '../../db/entities/index.js';
 import type { CallAnalysisResult } from '../analysis/analyzer.js';
 
 // The call's row as its workflow moves it on (activities/calls.ts runs each as a step). Every
@@ -38,9 +38,11 @@ export function markAnswered(em: EntityManager, callId: string, answeredAt: Date
   });
 }
 
-export function recordTransfer(em: EntityManager, callId: string, to: string): Promise<void> {
+/** The transfer as it stands; `transferred_to` only once it connected. */
+export function recordTransfer(em: EntityManager, callId: string, transfer: CallTransfer): Promise<void> {
   return updateCall(em, callId, (call) => {
-    call.transferredTo = to;
+    call.transfer = transfer;
+    if (transfer.status === 'connected') call.transferredTo = transfer.to;
   });
 }
 

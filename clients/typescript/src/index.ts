@@ -70,6 +70,8 @@ export type ToolsSecret = ResponseBody<'createAgentToolsSecret', 200>;
 export type ToolCall = ResponseBody<'listCallToolCalls', 200>['data'][number];
 export type Call = ResponseBody<'getCall', 200>;
 export type CallAnalysis = NonNullable<Call['analysis']>;
+/** The transfer a call tried, and how it went. */
+export type CallTransfer = NonNullable<Call['transfer']>;
 export type CallCreate = RequestBody<'createCall'>;
 export type Transcript = ResponseBody<'getCallTranscript', 200>;
 /** The answer of DELETE /calls/{call_id}/recording. The recording itself (GET) is `audio/wav` bytes. */

@@ -2468,6 +2468,23 @@ export interface operations {
                                 /** Format: date-time */
                                 created_at: string | null;
                             } | null;
+                            transfer: {
+                                /** @description E.164: where the call was to go. */
+                                to: string;
+                                /** @enum {unknown} */
+                                mode: "cold" | "warm";
+                                /** @enum {unknown} */
+                                status: "connecting" | "connected" | "failed";
+                                /**
+                                 * @description Why it failed: not_allowed when its target failed the dialling check as it was used.
+                                 * @enum {unknown}
+                                 */
+                                failure: null | "busy" | "no_answer" | "refused" | "not_allowed";
+                                /** Format: date-time */
+                                started_at: string;
+                                /** Format: date-time */
+                                connected_at: string | null;
+                            } | null;
                         }[];
                         has_more: boolean;
                         next_cursor: string | null;
@@ -2632,6 +2649,23 @@ export interface operations {
                             success_reason: string | null;
                             /** Format: date-time */
                             created_at: string | null;
+                        } | null;
+                        transfer: {
+                            /** @description E.164: where the call was to go. */
+                            to: string;
+                            /** @enum {unknown} */
+                            mode: "cold" | "warm";
+                            /** @enum {unknown} */
+                            status: "connecting" | "connected" | "failed";
+                            /**
+                             * @description Why it failed: not_allowed when its target failed the dialling check as it was used.
+                             * @enum {unknown}
+                             */
+                            failure: null | "busy" | "no_answer" | "refused" | "not_allowed";
+                            /** Format: date-time */
+                            started_at: string;
+                            /** Format: date-time */
+                            connected_at: string | null;
                         } | null;
                     };
                 };
@@ -2824,6 +2858,23 @@ export interface operations {
                             success_reason: string | null;
                             /** Format: date-time */
                             created_at: string | null;
+                        } | null;
+                        transfer: {
+                            /** @description E.164: where the call was to go. */
+                            to: string;
+                            /** @enum {unknown} */
+                            mode: "cold" | "warm";
+                            /** @enum {unknown} */
+                            status: "connecting" | "connected" | "failed";
+                            /**
+                             * @description Why it failed: not_allowed when its target failed the dialling check as it was used.
+                             * @enum {unknown}
+                             */
+                            failure: null | "busy" | "no_answer" | "refused" | "not_allowed";
+                            /** Format: date-time */
+                            started_at: string;
+                            /** Format: date-time */
+                            connected_at: string | null;
                         } | null;
                     };
                 };
