@@ -2,6 +2,7 @@ import { FRAME_MS, FRAME_SAMPLES, PHONE_SAMPLE_RATE } from '../lib/audio/frame-p
 import { encodeMulaw } from '../lib/audio/mulaw.js';
 import { resample } from '../lib/audio/resample.js';
 import type { Logger } from '../lib/logger.js';
+import { mediaTtsDuration, timed } from '../lib/metrics/gateway-metrics.js';
 import type { RecordingWriter } from '../lib/recordings/recording-writer.js';
 import type { TextToSpeech } from '../lib/speech/speech-ports.js';
 import { SentenceSplitter } from '../lib/voice-runtime/sentences.js';
@@ -200,7 +201,9 @@ export class AgentVoice {
     this.synthesis = this.synthesis.then(async () => {
       if (line.interrupted) return;
       const synthesisStartedAt = Date.now();
-      const speech = await this.deps.tts.synthesize(text, { voice: this.deps.voice });
+      const speech = await timed(mediaTtsDuration, () =>
+        this.deps.tts.synthesize(text, { voice: this.deps.voice }),
+      );
       // The synthesis time of each sentence (the first one's is in every turn's latency).
       this.deps.logger.info('agent sentence', {
         index: line.index,

@@ -5,6 +5,12 @@ import { decodeMulaw } from '../lib/audio/mulaw.js';
 import type { TurnDetector, TurnEvent } from '../lib/audio/turn-detector.js';
 import type { Logger } from '../lib/logger.js';
 import type { MediaCommand } from '../lib/media/media-control.js';
+import {
+  mediaBargeIns,
+  mediaSttDuration,
+  mediaTurnDetectionLag,
+  timed,
+} from '../lib/metrics/gateway-metrics.js';
 import type { RecordingWriter } from '../lib/recordings/recording-writer.js';
 import type { SpeechToText } from '../lib/speech/speech-ports.js';
 import {
@@ -156,10 +162,16 @@ export class CallAudio {
     this.deps.recording?.caller(samples, atMs);
     if (this.framesBehind >= MAX_FRAMES_BEHIND) return; // detection fell behind: bounded, not queued forever
     this.framesBehind++;
+    const arrived = performance.now();
     this.detection = this.detection
       .then(() => this.deps.detector.push(samples, atMs))
       .then((events) => {
-        for (const event of events) this.onTurnEvent(event);
+        for (const event of events) {
+          if (event.type === 'speech_started' || event.type === 'turn_ended') {
+            mediaTurnDetectionLag.observe({ event: event.type }, (performance.now() - arrived) / 1000);
+          }
+          this.onTurnEvent(event);
+        }
       })
       .catch((error: unknown) =>
         this.deps.logger.error('voice activity detection failed', { error: `${error}` }),
@@ -219,9 +231,17 @@ export class CallAudio {
     await withLimit(this.turns, LAST_WORDS_LIMIT_MS);
     // A turn of the agent's in flight is told before the hang-up (the lines are in that order).
     await withLimit(this.agentTurns, LAST_WORDS_LIMIT_MS);
-    await this.callBack({ type: 'hung_up', atSeconds });
+    // Queued after the last words; not waited for: the caller is gone, so the call's audio
+    // (socket, recording, voice) is released now, whatever Temporal's state. The outbox goes on
+    // telling the workflow (told()); the media session waits for that (media-session-worker.ts).
+    void this.callBack({ type: 'hung_up', atSeconds });
     this.deps.close(1000, 'stopped');
     await this.finish();
+  }
+
+  /** Everything this call's audio had to tell its workflow went through (or was given up). */
+  told(): Promise<void> {
+    return this.outbox.drained();
   }
 
   /** The gateway is stopping: the socket closes; the workflow learns it from the media session (media-session-worker.ts). */
@@ -250,6 +270,7 @@ export class CallAudio {
       // Barge-in: the person has spoken long enough over the agent to stop it.
       const interruption = this.deps.voice.bargeIn();
       if (interruption) {
+        mediaBargeIns.inc();
         this.interrupted = interruption;
         this.deps.logger.info('barge-in', { callId: this.callId, ...interruption, atMs: event.atMs });
       }
@@ -345,10 +366,14 @@ export class CallAudio {
   private transcribe(
     event: Extract<TurnEvent, { type: 'turn_ended' } | { type: 'speech_paused' }>,
   ): Promise<string> {
-    return this.deps.stt.transcribe(
-      { sampleRate: 8000, samples: event.audio },
-      { language: this.deps.language },
+    return timed(mediaSttDuration, () =>
+      this.deps.stt.transcribe({ sampleRate: 8000, samples: event.audio }, { language: this.deps.language }),
     );
+  }
+
+  /** Caller frames waiting for voice activity detection (the gateway's `media_frames_behind`). */
+  get framesWaiting(): number {
+    return this.framesBehind;
   }
 
   private async sendLine(

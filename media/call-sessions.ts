@@ -12,14 +12,19 @@ export class CallSessions {
   private readonly waiting = new Map<string, ((session: CallAudio) => void)[]>();
   /** Calls a stream has claimed whose audio is still being opened. */
   private readonly claimed = new Set<string>();
+  /** Sessions not over, or over with signals still on their way to the workflow. */
+  private readonly unsettled = new Set<CallAudio>();
 
   get size(): number {
     return this.sessions.size;
   }
 
-  /** Calls held here, those whose audio is still being opened included. */
+  /**
+   * Calls held here: those whose audio is still being opened, and those whose workflow has not
+   * been told all yet (a hung-up call's audio is released at once; its last signals may wait).
+   */
   get live(): number {
-    return this.sessions.size + this.claimed.size;
+    return this.claimed.size + this.unsettled.size;
   }
 
   /**
@@ -41,9 +46,11 @@ export class CallSessions {
     this.sessions.set(session.callId, session);
     for (const wake of this.waiting.get(session.callId) ?? []) wake(session);
     this.waiting.delete(session.callId);
+    this.unsettled.add(session);
     void session.ended.then(() => {
       if (this.sessions.get(session.callId) === session) this.sessions.delete(session.callId);
     });
+    void session.ended.then(() => session.told()).finally(() => this.unsettled.delete(session));
   }
 
   get(callId: string): CallAudio | undefined {

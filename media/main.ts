@@ -5,6 +5,7 @@ import { openOrm } from '../db/orm.js';
 import { SileroVoiceActivity } from '../lib/audio/voice-activity.js';
 import { createLogger } from '../lib/logger.js';
 import { ormPool, watchPool } from '../lib/metrics/database-metrics.js';
+import { watchGatewayCalls } from '../lib/metrics/gateway-metrics.js';
 import { serveOperatorPort } from '../lib/metrics/metrics-server.js';
 import { sdkMetricsTelemetry } from '../lib/metrics/temporal-sdk-metrics.js';
 import { loadSettings } from '../lib/settings.js';
@@ -83,6 +84,11 @@ const { controlListen } = settings.media;
 await new Promise<void>((resolve) => control.listen(controlListen.port, controlListen.host, resolve));
 const worker = await createMediaSessionWorker(connection, gateway);
 watchPool('orm', ormPool(orm));
+// Its calls' gauges, read when scraped (lib/metrics/gateway-metrics.ts).
+watchGatewayCalls({
+  streams: () => gateway.sessions.size,
+  framesBehind: () => gateway.sessions.all().reduce((sum, session) => sum + session.framesWaiting, 0),
+});
 // Metrics and health for operators on a port of its own (METRICS_PORT), not the public MEDIA_PORT.
 const metrics = await serveOperatorPort(settings, () => gatewayReadiness(gateway), logger);
 logger.info('media gateway running', {

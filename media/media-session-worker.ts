@@ -30,6 +30,16 @@ export function createMediaSessionActivities(
       }
       // Not over: the gateway is stopping with the call live; the call workflow ends the call.
       if (!over) throw ApplicationFailure.nonRetryable('the media gateway stopped', 'MediaGatewayStopped');
+      // The audio is released; what the workflow must still learn (the last words, the hang-up)
+      // reaches it first, so the session's end never overtakes them.
+      let told = false;
+      void session.told().then(() => {
+        told = true;
+      });
+      while (!told && !context.cancellationSignal.aborted) {
+        context.heartbeat();
+        await Promise.race([session.told(), sleep(HEARTBEAT_EVERY_MS)]);
+      }
     },
   };
 }

@@ -1,6 +1,7 @@
 import { type Client, WorkflowNotFoundError } from '@temporalio/client';
 import type { SignalDefinition } from '@temporalio/common';
 import type { Logger } from '../lib/logger.js';
+import { mediaOutboxBacklog, mediaOutboxRetries } from '../lib/metrics/gateway-metrics.js';
 import { retryWithBackoff } from '../lib/retry-with-backoff.js';
 
 // What one call's audio tells its call workflow (the person's lines, the turns the gateway took,
@@ -33,7 +34,8 @@ export class WorkflowOutbox {
 
   /** Queues a signal after the ones before it; resolves once it went through (or was given up). */
   send<Args extends unknown[]>(signal: SignalDefinition<Args>, ...args: Args): Promise<void> {
-    this.chain = this.chain.then(() => this.deliver(signal, args));
+    mediaOutboxBacklog.inc();
+    this.chain = this.chain.then(() => this.deliver(signal, args)).finally(() => mediaOutboxBacklog.dec());
     return this.chain;
   }
 
@@ -53,13 +55,15 @@ export class WorkflowOutbox {
         budgetMs: RETRY_BUDGET_MS,
         // A call workflow that is over needs nothing more from this call.
         waitAfter: (error, backoffMs) => (error instanceof WorkflowNotFoundError ? null : backoffMs),
-        onRetry: (error, attempt) =>
+        onRetry: (error, attempt) => {
+          mediaOutboxRetries.inc();
           logger.warn('call workflow not reached: retrying', {
             callId,
             signal: signal.name,
             attempt,
             error: `${error}`,
-          }),
+          });
+        },
         ...(this.deps.sleep ? { sleep: this.deps.sleep } : {}),
       });
     } catch (error) {

@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { TranscriptEntry } from '../db/entities/index.js';
+import { watchGatewayCalls } from '../lib/metrics/gateway-metrics.js';
+import { metricsRegistry } from '../lib/metrics/service-metrics.js';
 import type { GatewayTurn } from '../lib/temporal/call-messages.js';
 import { freshDatabase, type TestDatabase } from './support/database.js';
 import { type MediaPathCall, ScriptedRuntime, startMediaPathCall } from './support/media-path.js';
@@ -146,11 +148,13 @@ describe('barge-in and hang-ups', () => {
   }
 
   test('speech over the agent stops it (clear) once 300 ms of it are heard, and its line keeps only the sentence that had started', async () => {
+    const bargeIns = await metricValue('media_barge_ins_total');
     const path = await agentSpeaking();
     // 400 ms of the caller's audio and no more: the clear must come from these (the spec allows
     // 1.5 s from the caller's first word; the gateway's own part is the 300 ms it waits for).
     path.says('Sorry, what about Sundays', 400);
     await until(() => path.out.clears === 1, 'the agent was not stopped by 400 ms of speech over it');
+    assert.equal((await metricValue('media_barge_ins_total')) - bargeIns, 1, 'counted as a barge-in');
     path.says('Sorry, what about Sundays', 500);
     const framesAtClear = path.out.frames;
     path.silence(700);
@@ -190,6 +194,7 @@ describe('barge-in and hang-ups', () => {
     const path = await call({});
     path.says('Please call me back tomorrow', 900);
     await path.audio.callerHungUp();
+    await path.audio.told();
     assert.deepEqual(
       path.signals.map((s) => s.name),
       ['callerSpeech', 'carrierCallback'],
@@ -198,4 +203,73 @@ describe('barge-in and hang-ups', () => {
     assert.equal((path.signals[1].args[0] as { type: string }).type, 'hung_up');
     assert.deepEqual(path.closed, { code: 1000, reason: 'stopped' });
   });
+
+  test('the caller hangs up while Temporal is down: the audio is released at once; the last words and the hang-up follow when it is back', async () => {
+    let back!: () => void;
+    const path = await call({ temporalBack: new Promise<void>((resolve) => (back = resolve)) });
+    path.says('Please call me back tomorrow', 900);
+    await path.audio.callerHungUp();
+    await path.audio.ended;
+    assert.deepEqual(path.closed, { code: 1000, reason: 'stopped' });
+    assert.equal(path.signals.length, 0, 'nothing reached the workflow yet');
+    let told = false;
+    void path.audio.told().then(() => {
+      told = true;
+    });
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    assert.equal(told, false, 'the outbox still holds them');
+    back();
+    await path.audio.told();
+    assert.deepEqual(
+      path.signals.map((s) => [
+        s.name,
+        (s.args[0] as { text?: string; type?: string }).text ?? (s.args[0] as { type: string }).type,
+      ]),
+      [
+        ['callerSpeech', 'Please call me back tomorrow'],
+        ['carrierCallback', 'hung_up'],
+      ],
+    );
+  });
 });
+
+describe("the gateway's metrics of a call's audio", () => {
+  test('transcriptions, syntheses and turn events are timed; live streams and frames behind are read when scraped', async () => {
+    const counts = async () => ({
+      stt: await metricCount('media_stt_seconds'),
+      tts: await metricCount('media_tts_seconds'),
+      turnEnds: await metricCount('media_turn_detection_seconds', { event: 'turn_ended' }),
+    });
+    const before = await counts();
+    const path = await call({ runtime: new ScriptedRuntime(() => ANSWER) });
+    assert.deepEqual(await path.takeTurns(), { turns: 'taken' });
+    path.says(ASK, 1200);
+    path.silence(800);
+    await until(() => gatewayTurns(path).length === 1, 'the line was not taken');
+    await until(() => path.out.frames > 0, 'the answer was not played');
+    const after = await counts();
+    assert.ok(after.stt > before.stt, 'the line was transcribed');
+    assert.ok(after.tts > before.tts, 'the answer was synthesized');
+    assert.equal(after.turnEnds - before.turnEnds, 1, 'one end of turn');
+
+    watchGatewayCalls({ streams: () => 3, framesBehind: () => 7 });
+    const text = await metricsRegistry.metrics();
+    assert.match(text, /^media_streams_live 3$/m);
+    assert.match(text, /^media_frames_behind 7$/m);
+  });
+});
+
+/** A counter's value (summed over its labels) in this process's registry. */
+async function metricValue(name: string): Promise<number> {
+  const metric = await metricsRegistry.getSingleMetric(name)?.get();
+  return (metric?.values ?? []).reduce((sum, value) => sum + value.value, 0);
+}
+
+/** How many observations a histogram has (those with `labels`). */
+async function metricCount(name: string, labels: Record<string, string> = {}): Promise<number> {
+  const metric = await metricsRegistry.getSingleMetric(name)?.get();
+  return (metric?.values ?? [])
+    .filter((value) => (value as { metricName?: string }).metricName === `${name}_count`)
+    .filter((value) => Object.entries(labels).every(([key, wanted]) => value.labels[key] === wanted))
+    .reduce((sum, value) => sum + value.value, 0);
+}

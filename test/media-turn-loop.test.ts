@@ -7,6 +7,7 @@ import { TranscriptEntry } from '../db/entities/index.js';
 import type { TranscriptLine } from '../lib/calls/transcript.js';
 import { recordLines } from '../lib/calls/transcript-rows.js';
 import { createLogger } from '../lib/logger.js';
+import { metricsRegistry } from '../lib/metrics/service-metrics.js';
 import type { CallerSpeech } from '../lib/temporal/call-messages.js';
 import {
   type AgentTurn,
@@ -313,11 +314,18 @@ describe('what the gateway tells the call workflow', () => {
         waits.push(ms);
       },
     });
+    const retriesBefore = await metricValue('media_outbox_retries_total');
+    const backlogBefore = await metricValue('media_outbox_backlog');
     void outbox.send(said, 'first');
     void outbox.send(said, 'second');
-    await outbox.send(said, 'third');
+    const third = outbox.send(said, 'third');
+    // The gateway's metrics: three signals wait, then none; three retries.
+    assert.equal((await metricValue('media_outbox_backlog')) - backlogBefore, 3);
+    await third;
     assert.deepEqual(unavailable.delivered, ['first', 'second', 'third']);
     assert.deepEqual(waits, [200, 400, 800], 'backing off');
+    assert.equal(await metricValue('media_outbox_backlog'), backlogBefore);
+    assert.equal((await metricValue('media_outbox_retries_total')) - retriesBefore, 3);
   });
 
   test('a call workflow that is over ends it: nothing more is sent', async () => {
@@ -353,3 +361,9 @@ describe('what the gateway tells the call workflow', () => {
     assert.deepEqual(never.delivered, []);
   });
 });
+
+/** A metric's value (summed over its labels) in this process's registry. */
+async function metricValue(name: string): Promise<number> {
+  const metric = await metricsRegistry.getSingleMetric(name)?.get();
+  return (metric?.values ?? []).reduce((sum, value) => sum + value.value, 0);
+}

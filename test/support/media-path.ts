@@ -187,7 +187,13 @@ export interface MediaPathCall {
 /** A call's media path on the fakes; `close` the harness's calls with `end()`. */
 export async function startMediaPathCall(
   db: TestDatabase,
-  options: { endpointingMs?: number; preemptiveGeneration?: boolean; runtime?: ScriptedRuntime } = {},
+  options: {
+    endpointingMs?: number;
+    preemptiveGeneration?: boolean;
+    runtime?: ScriptedRuntime;
+    /** Temporal is down until this resolves: every signal waits for it. */
+    temporalBack?: Promise<void>;
+  } = {},
 ): Promise<MediaPathCall> {
   const fixture = await createAgentFixture(db.orm, {});
   const row = await createQueuedCall(db.orm, fixture, { to: '+4790001234' });
@@ -200,6 +206,7 @@ export async function startMediaPathCall(
     workflow: {
       getHandle: () => ({
         signal: async (definition: SignalDefinition<unknown[]>, ...args: unknown[]) => {
+          await options.temporalBack;
           await new Promise((resolve) => setImmediate(resolve));
           signals.push({ name: definition.name, args });
         },
