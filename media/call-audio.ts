@@ -62,7 +62,7 @@ export interface CallAudioDeps {
   recording: RecordingWriter | null;
   /** Closes the client's socket. */
   close(code: number, reason: string): void;
-  out: AgentAudioOut;
+  out: CallAudioOut;
   /** Milliseconds on the call's clock (since its stream started). */
   clock: () => number;
   /** Epoch ms of the call clock's 0. */
@@ -74,6 +74,12 @@ export interface CallAudioDeps {
   em: () => EntityManager;
   /** VOICE_PREEMPTIVE_GENERATION: the answer is asked for during the person's pause (turns in the gateway only). */
   preemptiveGeneration: boolean;
+}
+
+/** What the call's audio sends the client: the agent's voice, and a transfer's target. */
+export interface CallAudioOut extends AgentAudioOut {
+  /** The typed `transfer` message (stream-messages.ts): the SIP side dials this target, never a close reason. */
+  transfer(to: string): void;
 }
 
 /** A pause's transcription, begun before the turn ended (`speech_paused`). */
@@ -206,7 +212,11 @@ export class CallAudio {
         return played;
       }
       case 'transfer':
-        void this.endFromOurSide('transferred', 1000, `transferred to ${command.to}`);
+        // The target goes typed, right before the close: the SIP side dials only that. The close
+        // reason still names it for other Media Streams clients.
+        void this.endFromOurSide('transferred', 1000, `transferred to ${command.to}`, () =>
+          this.deps.out.transfer(command.to),
+        );
         return {};
       case 'release':
         void this.endFromOurSide(
@@ -447,11 +457,20 @@ export class CallAudio {
     return this.outbox.send(carrierCallbackSignal, callback);
   }
 
-  /** Our side ends the call: the agent's last audio plays out, then the socket closes. */
-  private async endFromOurSide(how: CallAudioEnd, code: number, reason: string): Promise<void> {
+  /**
+   * Our side ends the call: the agent's last audio plays out, then `lastMessage` goes (a transfer's
+   * target: not before the audio, or the caller would be handed over mid-line), then the socket closes.
+   */
+  private async endFromOurSide(
+    how: CallAudioEnd,
+    code: number,
+    reason: string,
+    lastMessage?: () => void,
+  ): Promise<void> {
     if (this.ending) return;
     this.ending = how;
     await this.deps.voice.played(PLAYOUT_LIMIT_MS);
+    lastMessage?.();
     this.deps.close(code, reason);
     await this.finish();
   }

@@ -13,11 +13,11 @@ import { sameSecret } from '../lib/same-secret.js';
 import { callWorkflowId } from '../lib/temporal/workflow-contracts.js';
 import { AgentVoice } from './agent-voice.js';
 import { sendBounded } from './bounded-send.js';
-import { CallAudio } from './call-audio.js';
+import { CallAudio, type CallAudioOut } from './call-audio.js';
 import { openRecording } from './call-recording.js';
 import type { GatewayContext } from './gateway-context.js';
 import { watchLiveness } from './stream-liveness.js';
-import { isPhoneAudio, readClientMessage, type StreamStart } from './stream-messages.js';
+import { type GatewayMessage, isPhoneAudio, readClientMessage, type StreamStart } from './stream-messages.js';
 
 // One Media Streams socket (../spec/voice-media-v1.md section 3, telephony spec section 3). The
 // client proves it may connect with a token (the `?token=` query parameter or the `token` custom
@@ -74,7 +74,7 @@ export function serveStream(socket: WebSocket, request: IncomingMessage, gateway
     },
   });
 
-  const send = (message: object) => {
+  const send = (message: GatewayMessage) => {
     const open = socket.readyState === socket.OPEN;
     if (!sendBounded(socket, JSON.stringify({ ...message, streamSid })) && open) {
       logger.warn('media client does not read its audio; closed', { callId: call?.callId });
@@ -206,7 +206,7 @@ async function openCallAudio(
     callWorkflowId: string;
     language: string;
     voice: string;
-    send: (message: object) => void;
+    send: (message: GatewayMessage) => void;
     close: (code: number, reason: string) => void;
   },
 ): Promise<CallAudio> {
@@ -215,11 +215,12 @@ async function openCallAudio(
   const clock = () => performance.now() - t0;
   const logger = gateway.logger.child({ callId: call.callId });
   const recording = await openRecording(gateway.settings.recordingsDir, call.callId, logger);
-  const out = {
+  const out: CallAudioOut = {
     media: (payload: Uint8Array) =>
       call.send({ event: 'media', media: { payload: Buffer.from(payload).toString('base64') } }),
     mark: (name: string) => call.send({ event: 'mark', mark: { name } }),
     clear: () => call.send({ event: 'clear' }),
+    transfer: (to: string) => call.send({ event: 'transfer', transfer: { to } }),
   };
   const voice = new AgentVoice({ tts: gateway.tts, voice: call.voice, out, clock, recording, logger });
   return new CallAudio({

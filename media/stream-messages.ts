@@ -1,6 +1,6 @@
 // The Media Streams protocol's messages (Twilio's `<Connect><Stream>`, ../spec/voice-media-v1.md
-// section 3), as the gateway reads them from a client. Anything else a client sends (an unknown
-// event, a malformed frame) reads as null and is ignored.
+// section 3): those the gateway reads from a client, and those it sends one. Anything else a
+// client sends (an unknown event, a malformed frame) reads as null and is ignored.
 
 export interface StreamStart {
   event: 'start';
@@ -20,6 +20,18 @@ export type ClientMessage =
   | { event: 'media'; payload: Uint8Array; track: string }
   | { event: 'mark'; name: string }
   | { event: 'stop' };
+
+/**
+ * What the gateway sends a client; each goes out with the stream's `streamSid`. Besides the agent's
+ * audio, its marks (`attached` names the call taken) and `clear`, a transfer's target goes as
+ * `transfer`, just before the close: the SIP side dials only that target. The close reason still
+ * names it (`transferred to …`) for other Media Streams clients, which know no `transfer` event.
+ */
+export type GatewayMessage =
+  | { event: 'media'; media: { payload: string } }
+  | { event: 'mark'; mark: { name: string }; callId?: string }
+  | { event: 'clear' }
+  | { event: 'transfer'; transfer: { to: string } };
 
 /** The one audio format a stream carries: 8 kHz μ-law, mono. */
 export function isPhoneAudio(format: StreamStart['start']['mediaFormat']): boolean {

@@ -11,7 +11,9 @@ import (
 // The bridge of one answered call: RTP from the far end (PCMU or PCMA, through a jitter buffer)
 // goes to the media gateway's stream as μ-law, 20 ms a frame; the gateway's agent audio is played
 // out as RTP at the RTP clock (20 ms a packet, silence between lines, as a phone line is), its
-// marks echoed once the audio before them has been sent, and `clear` drops what has not.
+// marks echoed once the audio before them has been sent, and `clear` drops what has not. A
+// `transfer` event names where the gateway hands the call over; only that typed target is ever
+// dialled, never anything read from the close reason (which other Media Streams clients still get).
 
 const (
 	frameBytes    = 160 // 20 ms of 8 kHz G.711
@@ -25,7 +27,25 @@ type bridgeEnd struct {
 	// by: "far_end" (BYE or CANCEL from the network), "rtp_timeout" (the far end's audio stopped),
 	// "gateway" (the gateway closed the stream: the agent hung up or transferred).
 	by     string
-	reason string // the gateway's close reason, e.g. "transferred to +15550100"
+	reason string // the gateway's close reason, for the log only
+	// transferTo is the E.164 target of the gateway's `transfer` event; "": hang up.
+	transferTo string
+}
+
+// gatewayEnd is how the gateway's side of the stream ended.
+type gatewayEnd struct {
+	reason     string
+	transferTo string
+}
+
+// approvedTarget is the target of a `transfer` event, when it is one the SIP side may dial (E.164);
+// anything else is logged and ignored, so the call is simply hung up.
+func approvedTarget(log *slog.Logger, message gatewayMessage) (string, bool) {
+	if !e164.MatchString(message.transferTo) {
+		log.Warn("transfer target not E.164: ignored", "target", message.transferTo)
+		return "", false
+	}
+	return message.transferTo, true
 }
 
 // runBridge carries the call's audio until the far end hangs up (dialog ends), its RTP stops for
@@ -36,14 +56,20 @@ func runBridge(log *slog.Logger, dialog context.Context, med *diago.DialogMedia,
 	if err != nil {
 		return bridgeEnd{by: "rtp_timeout", reason: err.Error()}, nil
 	}
+	var transferTo string
 	for _, message := range early {
-		if message.event != "clear" {
+		switch message.event {
+		case "media", "mark":
 			caller.queue.push(message)
+		case "transfer":
+			if target, ok := approvedTarget(log, message); ok {
+				transferTo = target
+			}
 		}
 	}
 
-	// The gateway's messages, into the play queue.
-	gatewayGone := make(chan string, 1)
+	// The gateway's messages, into the play queue; a transfer's target is kept for the end.
+	gatewayGone := make(chan gatewayEnd, 1)
 	go func() {
 		for message := range stream.incoming {
 			switch message.event {
@@ -51,11 +77,15 @@ func runBridge(log *slog.Logger, dialog context.Context, med *diago.DialogMedia,
 				for _, mark := range caller.queue.clear() {
 					stream.echoMark(mark)
 				}
+			case "transfer":
+				if target, ok := approvedTarget(log, message); ok {
+					transferTo = target
+				}
 			default:
 				caller.queue.push(message)
 			}
 		}
-		gatewayGone <- stream.closeReason
+		gatewayGone <- gatewayEnd{reason: stream.closeReason, transferTo: transferTo}
 	}()
 
 	watch := time.NewTicker(250 * time.Millisecond)
@@ -68,13 +98,13 @@ func runBridge(log *slog.Logger, dialog context.Context, med *diago.DialogMedia,
 		case <-caller.gone:
 			stream.stop()
 			return bridgeEnd{by: "far_end"}, caller
-		case reason := <-gatewayGone:
+		case gone := <-gatewayGone:
 			// The gateway closes once its last audio has played; let what is queued go out.
 			for deadline := time.Now().Add(2 * time.Second); !caller.queue.empty() && time.Now().Before(deadline); {
 				time.Sleep(20 * time.Millisecond)
 			}
 			caller.redirect(func([]byte) {})
-			return bridgeEnd{by: "gateway", reason: reason}, caller
+			return bridgeEnd{by: "gateway", reason: gone.reason, transferTo: gone.transferTo}, caller
 		case <-watch.C:
 			if caller.silentFor() > silence {
 				stream.stop()

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"log/slog"
-	"strings"
 	"time"
 
 	"github.com/emiago/sipgo/sip"
@@ -11,19 +10,18 @@ import (
 
 // How a call's SIP side ends once its audio has: a far end that hung up needs nothing more; when
 // the far end's RTP stopped, or the agent hung up (the gateway closed the stream), it gets a BYE.
-// A transfer (the gateway's close reason `transferred to +E164`) is a blind REFER to the target
-// through the trunk first; when the far end refuses it (or does not answer it), the SIP side
-// calls the target and bridges the two legs (transfer.go), then hangs up, and tells the gateway
-// how long the bridged leg lasted (`transfer_ended`, counted in GET /usage as `transfer_seconds`).
-// The call workflow has recorded the transfer either way.
+// A transfer (the gateway's typed `transfer` event, its target checked to be E.164 as it was read;
+// a close reason alone never transfers) is a blind REFER to the target through the trunk first;
+// when the far end refuses it (or does not answer it), the SIP side calls the target and bridges
+// the two legs (transfer.go), then hangs up, and tells the gateway how long the bridged leg lasted
+// (`transfer_ended`, counted in GET /usage as `transfer_seconds`). The call workflow has recorded
+// the transfer either way.
 
 type liveDialog interface {
 	Refer(ctx context.Context, referTo sip.Uri, headers ...sip.Header) error
 	Hangup(ctx context.Context) error
 	Context() context.Context
 }
-
-const transferredPrefix = "transferred to "
 
 // finish ends the call's SIP side; `caller` is its leg's audio (nil when it never started), `from`
 // the service's number on the call (a bridged transfer's new leg comes from it), `callbacks` where
@@ -37,7 +35,7 @@ func (s *sidecar) finish(log *slog.Logger, dialog liveDialog, caller *leg, end b
 	if end.by == "far_end" {
 		return
 	}
-	if target, ok := strings.CutPrefix(end.reason, transferredPrefix); ok && end.by == "gateway" {
+	if target := end.transferTo; target != "" && end.by == "gateway" {
 		referTo := sip.Uri{User: target, Host: s.referHost()}
 		if s.trunk.Port != 0 {
 			referTo.Port = s.trunk.Port

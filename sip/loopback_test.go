@@ -213,8 +213,15 @@ func (s *gatewayStream) mark(name string) {
 
 func (s *gatewayStream) clear() { s.write(map[string]any{"event": "clear"}) }
 
+// transferTo hands the call over as the gateway does: the typed `transfer` event, then the close
+// whose reason still names the target for other Media Streams clients (the SIP side ignores it).
+func (s *gatewayStream) transferTo(target string) {
+	s.write(map[string]any{"event": "transfer", "streamSid": "MZtest", "transfer": map[string]any{"to": target}})
+	s.closeWith("transferred to " + target)
+}
+
 // closeWith closes the socket with a reason, as the gateway does when it refuses a call, the
-// agent hangs up (""), or it transfers ("transferred to +E164").
+// agent hangs up (""), or after a transfer (transferTo).
 func (s *gatewayStream) closeWith(reason string) {
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()

@@ -17,15 +17,18 @@ import (
 
 // A Media Streams client (../spec/voice-media-v1.md section 3), the side Twilio's <Connect><Stream>
 // plays: the caller's audio goes up as `media`, the gateway's agent audio, marks and `clear` come
-// down. The gateway answers a `start` it takes with the mark `attached`, and closes the socket when
-// it does not take the call (a number without a published agent) or when the call is over.
+// down, and `transfer` with the target when the agent hands the call over (sent just before the
+// close; the SIP side dials only that target, never one read from the close reason). The gateway
+// answers a `start` it takes with the mark `attached`, and closes the socket when it does not take
+// the call (a number without a published agent) or when the call is over.
 
-// gatewayMessage is one message from the gateway: agent audio, a mark, or `clear`.
+// gatewayMessage is one message from the gateway: agent audio, a mark, `clear`, or `transfer`.
 type gatewayMessage struct {
-	event   string
-	payload []byte // μ-law, for `media`
-	mark    string
-	callID  string // the `attached` mark's call
+	event      string
+	payload    []byte // μ-law, for `media`
+	mark       string
+	callID     string // the `attached` mark's call
+	transferTo string // the `transfer` target as the gateway sent it (checked before it is dialled)
 }
 
 type streamClient struct {
@@ -131,7 +134,10 @@ func (s *streamClient) readLoop() {
 				Name string `json:"name"`
 			} `json:"mark"`
 			// CallID: the `attached` mark names the call the gateway took the stream for.
-			CallID string `json:"callId"`
+			CallID   string `json:"callId"`
+			Transfer struct {
+				To string `json:"to"`
+			} `json:"transfer"`
 		}
 		if json.Unmarshal(data, &message) != nil {
 			continue
@@ -146,6 +152,8 @@ func (s *streamClient) readLoop() {
 			s.incoming <- gatewayMessage{event: "mark", mark: message.Mark.Name, callID: message.CallID}
 		case "clear":
 			s.incoming <- gatewayMessage{event: "clear"}
+		case "transfer":
+			s.incoming <- gatewayMessage{event: "transfer", transferTo: message.Transfer.To}
 		}
 	}
 }

@@ -10,9 +10,11 @@ import (
 	"github.com/emiago/sipgo/sip"
 )
 
-// Transfers over loopback (finish.go, transfer.go): the gateway closes the stream with
-// `transferred to +E164`; the far end is sent a blind REFER to the target through the trunk, and
-// when it refuses, the SIP side calls the target itself and bridges the two legs.
+// Transfers over loopback (finish.go, transfer.go): the gateway sends the typed `transfer` event
+// with an E.164 target, then closes the stream; the far end is sent a blind REFER to the target
+// through the trunk, and when it refuses, the SIP side calls the target itself and bridges the two
+// legs. Only that event transfers: a close reason naming a target, or a target that is not E.164,
+// is a plain hang-up.
 
 const transferTarget = "+4755500000"
 
@@ -30,7 +32,7 @@ func TestTransferByReferTaken(t *testing.T) {
 	caller.referStatus.Store(sip.StatusAccepted)
 	call, stream := caller.callAnswered(t, s, gateway, gatewayCallID)
 
-	stream.closeWith(transferredPrefix + transferTarget)
+	stream.transferTo(transferTarget)
 	if refer := caller.nextRequest(t, sip.REFER); !strings.Contains(refer.referTo, referTo(target)) {
 		t.Errorf("Refer-To %q, want %s", refer.referTo, referTo(target))
 	}
@@ -56,7 +58,7 @@ func TestPlacedCallTransferByRefer(t *testing.T) {
 	gateway.expectCallbacks(t, placedCallID, "ringing", "answered")
 	eventually(t, "the call is live", func() bool { _, answered := s.counts(); return answered == 1 })
 
-	stream.closeWith(transferredPrefix + transferTarget)
+	stream.transferTo(transferTarget)
 	if refer := trunk.nextRequest(t, sip.REFER); !strings.Contains(refer.referTo, referTo(trunk)) {
 		t.Errorf("Refer-To %q, want %s", refer.referTo, referTo(trunk))
 	}
@@ -79,7 +81,7 @@ func TestTransferReferRefusedIsBridged(t *testing.T) {
 	caller := startFarEnd(t, nil, nil) // diago refuses a REFER it was given no handler for
 	call, stream := caller.callAnswered(t, s, gateway, gatewayCallID)
 
-	stream.closeWith(transferredPrefix + transferTarget)
+	stream.transferTo(transferTarget)
 	caller.nextRequest(t, sip.REFER)
 	invite := target.nextRequest(t, sip.INVITE)
 	if invite.user != transferTarget || invite.fromUser != "+4721000042" {
@@ -120,7 +122,7 @@ func TestBridgedTransferIsBounded(t *testing.T) {
 	caller := startFarEnd(t, nil, nil)
 	call, stream := caller.callAnswered(t, s, gateway, gatewayCallID)
 
-	stream.closeWith(transferredPrefix + transferTarget)
+	stream.transferTo(transferTarget)
 	bridged := nextCall(t, targets)
 	bridged.ended(t, "the target's BYE at the limit")
 	call.ended(t, "the caller's BYE at the limit")
@@ -140,11 +142,61 @@ func TestTransferTargetBusyHangsUpTheCaller(t *testing.T) {
 	caller := startFarEnd(t, nil, nil)
 	call, stream := caller.callAnswered(t, s, gateway, gatewayCallID)
 
-	stream.closeWith(transferredPrefix + transferTarget)
+	stream.transferTo(transferTarget)
 	caller.nextRequest(t, sip.REFER)
 	target.nextRequest(t, sip.INVITE)
 	call.ended(t, "BYE once the target was busy")
 	s.idle(t)
 	time.Sleep(100 * time.Millisecond) // a callback would come at once
 	gateway.noCallback(t)
+}
+
+// A close reason that names a target, without the typed event, is a plain hang-up: no REFER, no
+// call to the target.
+func TestCloseReasonAloneDoesNotTransfer(t *testing.T) {
+	t.Parallel()
+	gateway := newFakeGateway(t)
+	target := startFarEnd(t, nil, answering(make(chan farCall, 1)))
+	s := startSidecar(t, gateway, target, nil)
+	caller := startFarEnd(t, nil, nil)
+	call, stream := caller.callAnswered(t, s, gateway, gatewayCallID)
+
+	stream.closeWith("transferred to " + transferTarget)
+	call.ended(t, "BYE after the close")
+	s.idle(t)
+	if n := caller.count(sip.REFER); n != 0 {
+		t.Errorf("the caller was sent %d REFERs", n)
+	}
+	if n := target.count(sip.INVITE); n != 0 {
+		t.Errorf("the target was called %d times", n)
+	}
+	gateway.noCallback(t)
+}
+
+// A `transfer` event whose target is not E.164 (a SIP URI, a number without its +, an extension)
+// is ignored: the caller is hung up, nothing is dialled.
+func TestTransferToANonE164TargetIsRefused(t *testing.T) {
+	t.Parallel()
+	for _, bad := range []string{"sip:someone@evil.example", "4755500000", "+47 555 00000", "1001", ""} {
+		t.Run(bad, func(t *testing.T) {
+			t.Parallel()
+			gateway := newFakeGateway(t)
+			target := startFarEnd(t, nil, answering(make(chan farCall, 1)))
+			s := startSidecar(t, gateway, target, nil)
+			caller := startFarEnd(t, nil, nil)
+			caller.referStatus.Store(sip.StatusAccepted)
+			call, stream := caller.callAnswered(t, s, gateway, gatewayCallID)
+
+			stream.transferTo(bad)
+			call.ended(t, "BYE after a refused transfer")
+			s.idle(t)
+			if n := caller.count(sip.REFER); n != 0 {
+				t.Errorf("the caller was sent %d REFERs", n)
+			}
+			if n := target.count(sip.INVITE); n != 0 {
+				t.Errorf("the target was called %d times", n)
+			}
+			gateway.noCallback(t)
+		})
+	}
 }

@@ -337,7 +337,7 @@ describe('the media gateway', () => {
   });
 
   describe('transfer', { timeout: 120_000 }, () => {
-    test('a caller who asks for a person is transferred: the last line plays, the stream closes naming the target', async () => {
+    test('a caller who asks for a person is transferred: the last line plays, the target goes typed, the stream closes naming it', async () => {
       const other = await createAgentFixture(stack.db.orm, {
         workspaceId: owner.workspaceId,
         firstMessage: 'Hello, Acme bookings.',
@@ -348,6 +348,14 @@ describe('the media gateway', () => {
       const askedAt = performance.now();
       await client.say(await callerSays('Can I talk to a real person, please?'));
       const closed = await client.closed;
+      // The typed target came before the close (the SIP side dials only that); nothing after it.
+      assert.deepEqual(client.events.at(-1), {
+        event: 'transfer',
+        streamSid: client.streamSid,
+        transfer: { to: stack.settings.transferNumber },
+      });
+      assert.equal(client.events.filter((event) => event.event === 'transfer').length, 1);
+      // Other Media Streams clients still read the target from the close reason.
       assert.deepEqual(closed, { code: 1000, reason: `transferred to ${stack.settings.transferNumber}` });
       const lastLine = await transcribe(client.agentAudio(askedAt));
       assert.match(lastLine, /transfer/, lastLine);

@@ -51,7 +51,10 @@ export function markEnded(
   input: { callId: string; endedAt: Date; durationSeconds: number; endReason: string },
 ): Promise<void> {
   return updateCall(em, input.callId, (call) => {
-    call.endedAt ??= input.endedAt;
+    // The workflow's clock stands still through its local steps: a transfer connected in one of
+    // them (wall clock) is no later than the call's end.
+    const connectedAt = call.transfer?.connected_at ? new Date(call.transfer.connected_at) : null;
+    call.endedAt ??= connectedAt && connectedAt > input.endedAt ? connectedAt : input.endedAt;
     call.durationSeconds ??= input.durationSeconds;
     call.endReason ??= input.endReason;
   });

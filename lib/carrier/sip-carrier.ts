@@ -65,7 +65,7 @@ export class SipCarrier implements Carrier {
     return this.others.say(request);
   }
 
-  /** A SIP call's transfer: the gateway ends its stream `transferred to …`, the SIP side REFERs there. */
+  /** A SIP call's transfer: the gateway sends its stream a typed `transfer` event, and the SIP side REFERs there. */
   transfer(request: { callId: string; to: string }) {
     return this.others.transfer(request);
   }

@@ -44,6 +44,8 @@ export class MediaStreamsClient {
   saidFrames = 0;
   /** For each `clear` received, how many frames of the caller's speech had been sent by then. */
   readonly clearedAfterSaidFrames: number[] = [];
+  /** Every message but `media` received from the gateway (marks, `clear`, `transfer`, ...), in order, as sent. */
+  readonly events: { event: string; [key: string]: unknown }[] = [];
   /** Marks received, and when each was echoed. */
   readonly marks: { name: string; echoedAt: number | null }[] = [];
   /** Agent frames received but not played yet. */
@@ -233,6 +235,7 @@ export class MediaStreamsClient {
 
   private receive(message: { event: string; media?: { payload: string }; mark?: { name: string } }): void {
     const now = performance.now();
+    if (message.event !== 'media') this.events.push(message);
     if (message.event === 'media' && message.media) {
       const samples = decodeMulaw(Buffer.from(message.media.payload, 'base64'));
       const playsAt = Math.max(now, this.playEnd);

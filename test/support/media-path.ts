@@ -218,6 +218,7 @@ export async function startMediaPathCall(
     media: () => void out.frames++,
     mark: (name: string) => void out.marks.push(name),
     clear: () => void out.clears++,
+    transfer: () => {},
   };
   const logger = createLogger('error');
   const turnEvents: string[] = [];
