@@ -100,6 +100,7 @@ async function finished(id: string) {
 }
 
 test('POST answers 202 queued with every result pending; the run completes with each call judged; GET and the list show it', async () => {
+  const usageBefore = (await http().get('/usage')).body.calls;
   const created = await http().post(
     `/agents/${agent.agentId}/test-runs`,
     { scenarios },
@@ -143,6 +144,9 @@ test('POST answers 202 queued with every result pending; the run completes with 
   assert.equal(call.status, 'completed');
   assert.equal(call.analysis.success, true);
   assert.equal(call.metadata.test_run_id, run.id);
+
+  // Test calls count in GET /usage like any web call.
+  assert.equal((await http().get('/usage')).body.calls - usageBefore, 2);
 
   const list = await http().get(`/agents/${agent.agentId}/test-runs?limit=1`);
   assert.equal(list.status, 200);
@@ -236,6 +240,21 @@ describe('bad input: each its code and param, nothing written', () => {
       assert.equal(await runCount(), before);
     });
   }
+
+  test('an archived agent is 422 agent_not_ready', async () => {
+    const archived = await createAgentFixture(stack.db.orm, {
+      workspaceId: owner.workspaceId,
+      status: 'archived',
+    });
+    const before = await runCount();
+    assertApiError(
+      await http().post(`/agents/${archived.agentId}/test-runs`, { scenarios }),
+      422,
+      'agent_not_ready',
+      'agent_id',
+    );
+    assert.equal(await runCount(), before);
+  });
 
   test('an unknown agent is 404; no language model is 422 llm_required', async () => {
     const before = await runCount();
