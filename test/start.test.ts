@@ -10,6 +10,8 @@ import { Client, Connection } from '@temporalio/client';
 import { openOrm } from '../db/orm.js';
 import '../lib/metrics/database-metrics.js';
 import { metricsRegistry } from '../lib/metrics/service-metrics.js';
+// The media gateway's own metrics join the registry (they are asked for by the dashboard and alerts).
+import '../lib/metrics/gateway-metrics.js';
 import { acceptsTcp, freePort, isAlive, waitForExit } from '../scripts/processes.js';
 import type { simulatedCalleeWorkflow } from '../workflows/simulated-callee-workflow.js';
 import { ApiClient, createFixture } from './support/api.js';
