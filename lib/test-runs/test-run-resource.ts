@@ -6,8 +6,6 @@ import { type TestRun, TestRunResult } from '../../db/entities/index.js';
 
 /** At most 3 of a workspace's runs are `running` at once; more wait `queued`. */
 export const MAX_RUNNING_TEST_RUNS = 3;
-/** At most 5 of a run's calls go at once. */
-export const TEST_CALLS_AT_ONCE = 5;
 
 export function presentTestRun(run: TestRun, results: TestRunResult[]) {
   const count = (status: string) => results.filter((result) => result.status === status).length;
