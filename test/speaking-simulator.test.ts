@@ -121,7 +121,8 @@ describe('the simulator speaks', { timeout: 600_000 }, () => {
       const person = said('caller');
       assert.match(person, /minute/, person);
       assert.match(person, /email/, person);
-      assert.match(person, /bye/, person);
+      // The last line's words before its short "Bye!", which Whisper tiny.en sometimes hears as another word.
+      assert.match(person, /that is all/, person);
       assert.ok(said('agent').length > 0);
 
       // Both channels carry sound: the person's (1) and the agent's (2).
