@@ -51,6 +51,8 @@ describe('POST /agents', () => {
         tools: [],
         transfer_destinations: [],
         analysis_plan: null,
+        voicemail: { detect: true, action: 'hang_up', message: null },
+        keypad: { send: false },
         created_at: undefined,
         updated_at: undefined,
       },
@@ -789,5 +791,76 @@ describe('analysis_plan', () => {
       analysis_plan: { data_schema: { type: 'object' }, success_criteria: 'x'.repeat(2000) },
     });
     assert.equal(atBounds.status, 200, atBounds.text);
+  });
+});
+
+describe('voicemail and keypad', () => {
+  const stored = async (agentId: string) => {
+    const agent = await db.orm.em.fork().findOneOrFail(Agent, { id: agentId });
+    return { voicemail: agent.voicemail, keypad: agent.keypad };
+  };
+
+  test('written on create, shown by GET and lists, replaced whole by PATCH (a key left out takes its default)', async () => {
+    const voicemail = {
+      detect: true,
+      action: 'leave_message',
+      message: 'Hi {{name}}, call us back at 22 33 44 55.',
+    };
+    const agent = await createAgent({ voicemail, keypad: { send: true } });
+    assert.deepEqual(agent.voicemail, voicemail);
+    assert.deepEqual(agent.keypad, { send: true });
+    assert.deepEqual((await client().get(`/agents/${agent.id}`)).body.voicemail, voicemail);
+    const listed = (await client().get('/agents?limit=100')).body.data.find(
+      (item: { id: string }) => item.id === agent.id,
+    );
+    assert.deepEqual([listed.voicemail, listed.keypad], [voicemail, { send: true }]);
+
+    const patched = await client().patch(`/agents/${agent.id}`, { voicemail: { detect: false }, keypad: {} });
+    assert.equal(patched.status, 200, patched.text);
+    assert.deepEqual(patched.body.voicemail, { detect: false, action: 'hang_up', message: null });
+    assert.deepEqual(patched.body.keypad, { send: false });
+    await client().patch(`/agents/${agent.id}`, { name: 'Renamed' });
+    assert.deepEqual(await stored(agent.id), {
+      voicemail: { detect: false, action: 'hang_up', message: null },
+      keypad: { send: false },
+    });
+  });
+
+  test('leave_message without a message, bad values and unknown keys: each names its field, nothing is written', async () => {
+    const agent = await createAgent({ keypad: { send: true } });
+    const cases: [Record<string, unknown>, number, string, string][] = [
+      [{ voicemail: { action: 'leave_message' } }, 400, 'parameter_missing', 'voicemail.message'],
+      [
+        { voicemail: { action: 'leave_message', message: null } },
+        400,
+        'parameter_missing',
+        'voicemail.message',
+      ],
+      [
+        { voicemail: { action: 'leave_message', message: '' } },
+        400,
+        'parameter_invalid',
+        'voicemail.message',
+      ],
+      [{ voicemail: { message: 'x'.repeat(1001) } }, 400, 'parameter_invalid', 'voicemail.message'],
+      [{ voicemail: { action: 'record' } }, 400, 'parameter_invalid', 'voicemail.action'],
+      [{ voicemail: { detect: 'yes' } }, 400, 'parameter_invalid', 'voicemail.detect'],
+      [{ voicemail: { detect: true, beep: true } }, 400, 'parameter_unknown', 'voicemail.beep'],
+      [{ voicemail: null }, 400, 'parameter_invalid', 'voicemail'],
+      [{ keypad: { send: 1 } }, 400, 'parameter_invalid', 'keypad.send'],
+      [{ keypad: { receive: true } }, 400, 'parameter_unknown', 'keypad.receive'],
+    ];
+    for (const [body, status, code, param] of cases) {
+      assertApiError(await client().patch(`/agents/${agent.id}`, body), status, code, param);
+      const before = (await client().get('/agents?limit=100')).body.data.length;
+      assertApiError(await client().post('/agents', { name: 'Refused', ...body }), status, code, param);
+      assert.equal((await client().get('/agents?limit=100')).body.data.length, before, 'no agent was made');
+    }
+    assert.deepEqual(await stored(agent.id), { voicemail: null, keypad: { send: true } });
+    // At the bound: accepted.
+    const atBound = await client().patch(`/agents/${agent.id}`, {
+      voicemail: { action: 'leave_message', message: 'x'.repeat(1000) },
+    });
+    assert.equal(atBound.status, 200, atBound.text);
   });
 });

@@ -27,7 +27,7 @@ export async function findPhoneNumberOr404(em: EntityManager, workspaceId: strin
 const AGENT_READ_SQL = `
   select id, name, description, status, language, system_prompt, first_message, outbound_first_message,
          voice_provider, voice_id, llm_provider, llm_model, tools, transfer_destinations,
-         analysis_plan,
+         analysis_plan, voicemail, keypad,
          (extract(epoch from created_at) * 1000)::float8 as created_ms,
          (extract(epoch from updated_at) * 1000)::float8 as updated_ms
     from agents
@@ -62,6 +62,8 @@ export async function readAgentOr404(
     tools: row.tools ?? [],
     transferDestinations: row.transfer_destinations ?? [],
     analysisPlan: row.analysis_plan ?? null,
+    voicemail: row.voicemail ?? null,
+    keypad: row.keypad ?? null,
     createdAt: new Date(row.created_ms),
     updatedAt: new Date(row.updated_ms),
   };

@@ -3,6 +3,7 @@ import type { VoiceRuntimeInfo } from '../agent-runtime.js';
 import { presentAgentTool } from './agent-tool.js';
 import { presentAnalysisPlan } from './analysis-plan.js';
 import { presentTransferDestination } from './transfer-destination.js';
+import { presentKeypad, presentVoicemail } from './voicemail.js';
 
 /** What the Agent object is made of: an entity, or a row read without the ORM (the hot read). */
 export type AgentFields = Pick<
@@ -22,6 +23,8 @@ export type AgentFields = Pick<
   | 'tools'
   | 'transferDestinations'
   | 'analysisPlan'
+  | 'voicemail'
+  | 'keypad'
   | 'createdAt'
   | 'updatedAt'
 >;
@@ -51,6 +54,8 @@ export function presentAgent(
     tools: (agent.tools ?? []).map(presentAgentTool),
     transfer_destinations: (agent.transferDestinations ?? []).map(presentTransferDestination),
     analysis_plan: presentAnalysisPlan(agent.analysisPlan ?? null),
+    voicemail: presentVoicemail(agent.voicemail ?? null),
+    keypad: presentKeypad(agent.keypad ?? null),
     created_at: agent.createdAt.toISOString(),
     updated_at: agent.updatedAt.toISOString(),
   };

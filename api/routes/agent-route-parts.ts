@@ -12,7 +12,7 @@ export const agentMissing = { description: 'resource_missing: no such agent in t
 /** What a 400 of POST and PATCH /agents may say beyond the schema (docs/agent-tools.md). */
 export const toolsRefused = {
   description:
-    'parameter_invalid naming the field, also for tools beyond their schema: tools[2].name (another tool has it), tools[0].parameters (not a valid JSON Schema of "type": "object" within 16 KiB), tools[1].url (not public https); transfer_destinations[1].number (listed twice); analysis_plan.data_schema (as a tool\'s parameters).',
+    'parameter_invalid naming the field, also for tools beyond their schema: tools[2].name (another tool has it), tools[0].parameters (not a valid JSON Schema of "type": "object" within 16 KiB), tools[1].url (not public https); transfer_destinations[1].number (listed twice); analysis_plan.data_schema (as a tool\'s parameters). parameter_missing at voicemail.message when voicemail.action is leave_message without a message.',
 };
 /** What a 422 of POST and PATCH /agents may say of a transfer destination (api/routes/transfer-destinations.ts). */
 export const destinationsRefused = {

@@ -20,6 +20,7 @@ import {
 } from './agent-route-parts.js';
 import { analysisPlanToStore } from './analysis-plan.js';
 import { transferDestinationsToStore } from './transfer-destinations.js';
+import { keypadToStore, voicemailToStore } from './voicemail.js';
 
 // Agent status rules (docs/api-platform.md):
 // - publish: draft, unpublished → published; needs a non-blank system_prompt (else 422
@@ -88,6 +89,8 @@ const create = defineRoute({
   async handler(ctx, { body }) {
     const tools = await toolsToStore(ctx, body.tools ?? []);
     const analysisPlan = analysisPlanToStore(body.analysis_plan ?? null);
+    const voicemail = body.voicemail === undefined ? null : voicemailToStore(body.voicemail);
+    const keypad = body.keypad === undefined ? null : keypadToStore(body.keypad);
     const transferDestinations = await transferDestinationsToStore(
       ctx,
       ctx.state.em,
@@ -113,6 +116,8 @@ const create = defineRoute({
         tools,
         transferDestinations,
         analysisPlan,
+        voicemail,
+        keypad,
         deletedAt: null,
       });
       await em.flush();
@@ -142,7 +147,7 @@ const update = defineRoute({
   path: '/agents/:agent_id',
   operationId: 'updateAgent',
   summary:
-    'Change an agent; only the fields sent change (tools, transfer_destinations, analysis_plan: each whole). A published agent uses the change from its next call.',
+    'Change an agent; only the fields sent change (tools, transfer_destinations, analysis_plan, voicemail, keypad: each whole). A published agent uses the change from its next call.',
   scope: 'agents:write',
   params: agentParams,
   body: agentUpdateSchema,
@@ -161,6 +166,8 @@ const update = defineRoute({
     const tools = body.tools === undefined ? undefined : await toolsToStore(ctx, body.tools);
     const analysisPlan =
       body.analysis_plan === undefined ? undefined : analysisPlanToStore(body.analysis_plan);
+    const voicemail = body.voicemail === undefined ? undefined : voicemailToStore(body.voicemail);
+    const keypad = body.keypad === undefined ? undefined : keypadToStore(body.keypad);
     const transferDestinations =
       body.transfer_destinations === undefined
         ? undefined
@@ -178,6 +185,8 @@ const update = defineRoute({
     if (tools !== undefined) agent.tools = tools;
     if (transferDestinations !== undefined) agent.transferDestinations = transferDestinations;
     if (analysisPlan !== undefined) agent.analysisPlan = analysisPlan;
+    if (voicemail !== undefined) agent.voicemail = voicemail;
+    if (keypad !== undefined) agent.keypad = keypad;
     agent.updatedAt = new Date();
     await em.flush();
     return { status: 200, body: presentAgent(agent, runtimeOf(ctx)) };

@@ -3,6 +3,7 @@ import { analysisPlanRequestSchema, analysisPlanSchema } from './analysis-plan.j
 import { BCP47_PATTERN } from './bcp47.js';
 import { dateTimeSchema, uuidSchema } from './common.js';
 import { transferDestinationSchema, transferDestinationsRequestSchema } from './transfer-destination.js';
+import { keypadRequestSchema, keypadSchema, voicemailRequestSchema, voicemailSchema } from './voicemail.js';
 
 // Bounds from the spec's Limits; characters are Unicode code points.
 
@@ -27,6 +28,8 @@ const fields = {
   tools: toolsRequestSchema,
   transfer_destinations: transferDestinationsRequestSchema,
   analysis_plan: analysisPlanRequestSchema,
+  voicemail: voicemailRequestSchema,
+  keypad: keypadRequestSchema,
 } as const;
 
 export const agentCreateSchema = {
@@ -74,6 +77,8 @@ export const agentSchema = {
     'tools',
     'transfer_destinations',
     'analysis_plan',
+    'voicemail',
+    'keypad',
     'created_at',
     'updated_at',
   ],
@@ -103,6 +108,8 @@ export const agentSchema = {
     tools: { type: 'array', items: toolSchema },
     transfer_destinations: { type: 'array', items: transferDestinationSchema },
     analysis_plan: analysisPlanSchema,
+    voicemail: voicemailSchema,
+    keypad: keypadSchema,
     created_at: dateTimeSchema,
     updated_at: dateTimeSchema,
   },

@@ -125,6 +125,7 @@ export const callSchema = {
     'has_recording',
     'analysis',
     'transfer',
+    'answered_by',
   ],
   properties: {
     object: { const: 'call' },
@@ -150,6 +151,11 @@ export const callSchema = {
     has_recording: nullable('boolean'),
     analysis: { anyOf: [callAnalysisSchema, { type: 'null' }] },
     transfer: { anyOf: [callTransferSchema, { type: 'null' }] },
+    answered_by: {
+      enum: ['human', 'machine', 'unknown', null],
+      description:
+        'Who answered an outbound phone call with voicemail detection; null for inbound and web calls, without detection, and while undecided.',
+    },
   },
 };
 

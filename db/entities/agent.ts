@@ -46,6 +46,28 @@ export interface AnalysisPlan {
 }
 
 /**
+ * What the agent does when an outbound phone call is answered by a machine (telephony spec
+ * section 6). Null on the agent: the defaults (`DEFAULT_VOICEMAIL`).
+ */
+export interface VoicemailSettings {
+  /** Whether the first seconds after answer decide who answered (`Call.answeredBy`). */
+  detect: boolean;
+  /** `hang_up` at once, or `leave_message` after the beep. */
+  action: 'hang_up' | 'leave_message';
+  /** What the agent says to the machine (`{{variables}}` filled); required for `leave_message`. */
+  message: string | null;
+}
+
+export const DEFAULT_VOICEMAIL: VoicemailSettings = { detect: true, action: 'hang_up', message: null };
+
+/** Whether the model may press keys on the call (telephony spec section 7). Null on the agent: `{ send: false }`. */
+export interface KeypadSettings {
+  send: boolean;
+}
+
+export const DEFAULT_KEYPAD: KeypadSettings = { send: false };
+
+/**
  * A voice agent. DELETE sets `deletedAt` (a tombstone) rather than removing the row, so past
  * calls keep their `agent_id`; every read filters deleted agents out.
  */
@@ -76,6 +98,10 @@ const AgentSchema = defineEntity({
       .$type<TransferDestination[]>()
       .onCreate(() => []),
     analysisPlan: p.json().$type<AnalysisPlan>().nullable(),
+    /** Null: the defaults (`DEFAULT_VOICEMAIL`); agents made before the field have it null. */
+    voicemail: p.json().$type<VoicemailSettings>().nullable(),
+    /** Null: the default (`DEFAULT_KEYPAD`). */
+    keypad: p.json().$type<KeypadSettings>().nullable(),
     /**
      * Signs the agent's tool requests (`tsec_…`); null until `POST /agents/{id}/tools-secret` makes
      * one. Read at each request, never copied into a call or a workflow's history.

@@ -1,5 +1,12 @@
 import { defineEntity, p } from '@mikro-orm/core';
-import { Agent, type AgentTool, type AnalysisPlan, type TransferDestination } from './agent.js';
+import {
+  Agent,
+  type AgentTool,
+  type AnalysisPlan,
+  type KeypadSettings,
+  type TransferDestination,
+  type VoicemailSettings,
+} from './agent.js';
 import { Campaign } from './campaign.js';
 import { Workspace } from './workspace.js';
 
@@ -50,6 +57,9 @@ export interface TestCaller {
 }
 
 /** The agent's settings as they were when the call started: a later PATCH applies from the next call. */
+/** Who answered an outbound phone call (telephony spec section 6). */
+export type AnsweredBy = 'human' | 'machine' | 'unknown';
+
 export interface AgentSnapshot {
   name: string;
   language: string | null;
@@ -66,6 +76,10 @@ export interface AgentSnapshot {
   transferDestinations?: TransferDestination[];
   /** Absent on calls that started before agents had analysis plans: none. */
   analysisPlan?: AnalysisPlan | null;
+  /** Absent on calls that started before agents had voicemail settings: no detection. */
+  voicemail?: VoicemailSettings;
+  /** Absent on calls that started before agents had a keypad: no `send_digits`. */
+  keypad?: KeypadSettings;
 }
 
 const CallSchema = defineEntity({
@@ -96,6 +110,11 @@ const CallSchema = defineEntity({
     /** When the call was placed or came in; `created_after`/`created_before` filter on it. */
     startedAt: p.datetime(),
     answeredAt: p.datetime().nullable(),
+    /**
+     * Who answered an outbound phone call with voicemail detection (telephony spec section 6):
+     * `human`, `machine` or `unknown`; null for other calls and while undecided.
+     */
+    answeredBy: p.string().length(10).$type<AnsweredBy>().nullable(),
     endedAt: p.datetime().nullable(),
     durationSeconds: p.integer().nullable(),
     endReason: p.string().length(40).nullable(),

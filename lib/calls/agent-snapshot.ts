@@ -1,4 +1,9 @@
-import type { Agent, AgentSnapshot } from '../../db/entities/index.js';
+import {
+  type Agent,
+  type AgentSnapshot,
+  DEFAULT_KEYPAD,
+  DEFAULT_VOICEMAIL,
+} from '../../db/entities/index.js';
 
 /** The agent's settings as they are now, kept on a call so a later change applies from the next call. */
 export function agentSnapshotOf(agent: Agent): AgentSnapshot {
@@ -15,5 +20,7 @@ export function agentSnapshotOf(agent: Agent): AgentSnapshot {
     tools: agent.tools ?? [],
     transferDestinations: agent.transferDestinations ?? [],
     analysisPlan: agent.analysisPlan ?? null,
+    voicemail: agent.voicemail ?? DEFAULT_VOICEMAIL,
+    keypad: agent.keypad ?? DEFAULT_KEYPAD,
   };
 }

@@ -1,4 +1,5 @@
 import type {
+  AnsweredBy,
   Call,
   CallAnalysisData,
   CallChannel,
@@ -28,6 +29,8 @@ export interface CallResource {
   analysis: CallAnalysisData | null;
   /** The transfer tried, and how it went (telephony spec section 1); null: none was. */
   transfer: CallTransfer | null;
+  /** Who answered an outbound phone call with voicemail detection (telephony spec section 6); else null. */
+  answered_by: AnsweredBy | null;
 }
 
 /**
@@ -54,6 +57,7 @@ export function presentCall(call: Call, options: { inList: true } | { hasRecordi
     has_recording: inList ? null : options.hasRecording,
     analysis: inList || !call.analysis ? null : presentAnalysis(call.analysis),
     transfer: call.transfer ?? null,
+    answered_by: call.answeredBy ?? null,
   };
 }
 

@@ -66,12 +66,18 @@ export type TransferDestination = Agent['transfer_destinations'][number];
 export type TransferDestinationInput = NonNullable<AgentCreate['transfer_destinations']>[number];
 /** What each call of the agent must produce: data by a JSON Schema and a verdict on success criteria. */
 export type AnalysisPlan = NonNullable<Agent['analysis_plan']>;
+/** What the agent does when a machine answers an outbound phone call. */
+export type VoicemailSettings = Agent['voicemail'];
+/** Whether the agent may press keys on the call (`send_digits`). */
+export type KeypadSettings = Agent['keypad'];
 export type ToolsSecret = ResponseBody<'createAgentToolsSecret', 200>;
 export type ToolCall = ResponseBody<'listCallToolCalls', 200>['data'][number];
 export type Call = ResponseBody<'getCall', 200>;
 export type CallAnalysis = NonNullable<Call['analysis']>;
 /** The transfer a call tried, and how it went. */
 export type CallTransfer = NonNullable<Call['transfer']>;
+/** Who answered an outbound phone call with voicemail detection. */
+export type AnsweredBy = NonNullable<Call['answered_by']>;
 export type CallCreate = RequestBody<'createCall'>;
 export type Transcript = ResponseBody<'getCallTranscript', 200>;
 /** The answer of DELETE /calls/{call_id}/recording. The recording itself (GET) is `audio/wav` bytes. */

@@ -54,7 +54,7 @@ export interface paths {
         delete: operations["deleteAgent"];
         options?: never;
         head?: never;
-        /** Change an agent; only the fields sent change (tools, transfer_destinations, analysis_plan: each whole). A published agent uses the change from its next call. */
+        /** Change an agent; only the fields sent change (tools, transfer_destinations, analysis_plan, voicemail, keypad: each whole). A published agent uses the change from its next call. */
         patch: operations["updateAgent"];
         trace?: never;
     };
@@ -727,6 +727,15 @@ export interface operations {
                                 } | null;
                                 success_criteria: string | null;
                             } | null;
+                            voicemail: {
+                                detect: boolean;
+                                /** @enum {unknown} */
+                                action: "hang_up" | "leave_message";
+                                message: string | null;
+                            };
+                            keypad: {
+                                send: boolean;
+                            };
                             /** Format: date-time */
                             created_at: string;
                             /** Format: date-time */
@@ -882,6 +891,30 @@ export interface operations {
                         /** @description What makes a call a success, in the integrator's words; each call gets a verdict. Null: none. */
                         success_criteria?: string | null;
                     } | null;
+                    /** @description Answering-machine detection for outbound phone calls; the call says who answered (answered_by). */
+                    voicemail?: {
+                        /**
+                         * @description Whether the first seconds after an outbound phone call is answered decide who answered.
+                         * @default true
+                         */
+                        detect?: boolean;
+                        /**
+                         * @description What the agent does when a machine answered: hang up at once, or leave `message` after the beep.
+                         * @default hang_up
+                         * @enum {unknown}
+                         */
+                        action?: "hang_up" | "leave_message";
+                        /** @description What the agent says to the machine, {{variables}} filled; required for leave_message. */
+                        message?: string | null;
+                    };
+                    /** @description The telephone keypad: whether the agent may press keys. */
+                    keypad?: {
+                        /**
+                         * @description Whether the model is offered send_digits, to press keys on the call (a phone menu).
+                         * @default false
+                         */
+                        send?: boolean;
+                    };
                 };
             };
         };
@@ -942,6 +975,15 @@ export interface operations {
                             } | null;
                             success_criteria: string | null;
                         } | null;
+                        voicemail: {
+                            detect: boolean;
+                            /** @enum {unknown} */
+                            action: "hang_up" | "leave_message";
+                            message: string | null;
+                        };
+                        keypad: {
+                            send: boolean;
+                        };
                         /** Format: date-time */
                         created_at: string;
                         /** Format: date-time */
@@ -949,7 +991,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description parameter_invalid naming the field, also for tools beyond their schema: tools[2].name (another tool has it), tools[0].parameters (not a valid JSON Schema of "type": "object" within 16 KiB), tools[1].url (not public https); transfer_destinations[1].number (listed twice); analysis_plan.data_schema (as a tool's parameters). */
+            /** @description parameter_invalid naming the field, also for tools beyond their schema: tools[2].name (another tool has it), tools[0].parameters (not a valid JSON Schema of "type": "object" within 16 KiB), tools[1].url (not public https); transfer_destinations[1].number (listed twice); analysis_plan.data_schema (as a tool's parameters). parameter_missing at voicemail.message when voicemail.action is leave_message without a message. */
             400: {
                 headers: {
                     /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
@@ -1124,6 +1166,15 @@ export interface operations {
                             } | null;
                             success_criteria: string | null;
                         } | null;
+                        voicemail: {
+                            detect: boolean;
+                            /** @enum {unknown} */
+                            action: "hang_up" | "leave_message";
+                            message: string | null;
+                        };
+                        keypad: {
+                            send: boolean;
+                        };
                         /** Format: date-time */
                         created_at: string;
                         /** Format: date-time */
@@ -1397,6 +1448,30 @@ export interface operations {
                         /** @description What makes a call a success, in the integrator's words; each call gets a verdict. Null: none. */
                         success_criteria?: string | null;
                     } | null;
+                    /** @description Answering-machine detection for outbound phone calls; the call says who answered (answered_by). */
+                    voicemail?: {
+                        /**
+                         * @description Whether the first seconds after an outbound phone call is answered decide who answered.
+                         * @default true
+                         */
+                        detect?: boolean;
+                        /**
+                         * @description What the agent does when a machine answered: hang up at once, or leave `message` after the beep.
+                         * @default hang_up
+                         * @enum {unknown}
+                         */
+                        action?: "hang_up" | "leave_message";
+                        /** @description What the agent says to the machine, {{variables}} filled; required for leave_message. */
+                        message?: string | null;
+                    };
+                    /** @description The telephone keypad: whether the agent may press keys. */
+                    keypad?: {
+                        /**
+                         * @description Whether the model is offered send_digits, to press keys on the call (a phone menu).
+                         * @default false
+                         */
+                        send?: boolean;
+                    };
                 };
             };
         };
@@ -1455,6 +1530,15 @@ export interface operations {
                             } | null;
                             success_criteria: string | null;
                         } | null;
+                        voicemail: {
+                            detect: boolean;
+                            /** @enum {unknown} */
+                            action: "hang_up" | "leave_message";
+                            message: string | null;
+                        };
+                        keypad: {
+                            send: boolean;
+                        };
                         /** Format: date-time */
                         created_at: string;
                         /** Format: date-time */
@@ -1462,7 +1546,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description parameter_invalid naming the field, also for tools beyond their schema: tools[2].name (another tool has it), tools[0].parameters (not a valid JSON Schema of "type": "object" within 16 KiB), tools[1].url (not public https); transfer_destinations[1].number (listed twice); analysis_plan.data_schema (as a tool's parameters). */
+            /** @description parameter_invalid naming the field, also for tools beyond their schema: tools[2].name (another tool has it), tools[0].parameters (not a valid JSON Schema of "type": "object" within 16 KiB), tools[1].url (not public https); transfer_destinations[1].number (listed twice); analysis_plan.data_schema (as a tool's parameters). parameter_missing at voicemail.message when voicemail.action is leave_message without a message. */
             400: {
                 headers: {
                     /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
@@ -1621,6 +1705,15 @@ export interface operations {
                             } | null;
                             success_criteria: string | null;
                         } | null;
+                        voicemail: {
+                            detect: boolean;
+                            /** @enum {unknown} */
+                            action: "hang_up" | "leave_message";
+                            message: string | null;
+                        };
+                        keypad: {
+                            send: boolean;
+                        };
                         /** Format: date-time */
                         created_at: string;
                         /** Format: date-time */
@@ -1787,6 +1880,15 @@ export interface operations {
                             } | null;
                             success_criteria: string | null;
                         } | null;
+                        voicemail: {
+                            detect: boolean;
+                            /** @enum {unknown} */
+                            action: "hang_up" | "leave_message";
+                            message: string | null;
+                        };
+                        keypad: {
+                            send: boolean;
+                        };
                         /** Format: date-time */
                         created_at: string;
                         /** Format: date-time */
@@ -2485,6 +2587,11 @@ export interface operations {
                                 /** Format: date-time */
                                 connected_at: string | null;
                             } | null;
+                            /**
+                             * @description Who answered an outbound phone call with voicemail detection; null for inbound and web calls, without detection, and while undecided.
+                             * @enum {unknown}
+                             */
+                            answered_by: "human" | "machine" | "unknown" | null;
                         }[];
                         has_more: boolean;
                         next_cursor: string | null;
@@ -2667,6 +2774,11 @@ export interface operations {
                             /** Format: date-time */
                             connected_at: string | null;
                         } | null;
+                        /**
+                         * @description Who answered an outbound phone call with voicemail detection; null for inbound and web calls, without detection, and while undecided.
+                         * @enum {unknown}
+                         */
+                        answered_by: "human" | "machine" | "unknown" | null;
                     };
                 };
             };
@@ -2876,6 +2988,11 @@ export interface operations {
                             /** Format: date-time */
                             connected_at: string | null;
                         } | null;
+                        /**
+                         * @description Who answered an outbound phone call with voicemail detection; null for inbound and web calls, without detection, and while undecided.
+                         * @enum {unknown}
+                         */
+                        answered_by: "human" | "machine" | "unknown" | null;
                     };
                 };
             };
