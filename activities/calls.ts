@@ -152,8 +152,8 @@ export function createCallActivities(deps: CallActivityDeps) {
       },
 
       /** The agent's first line (per the opening-line precedence) is written and played; null when it listens first. */
-      async connectAgent(input: { callId: string }): Promise<TranscriptLine | null> {
-        return connectAgent(turnDeps(), input.callId, step());
+      async connectAgent(input: { callId: string; listenFirst?: boolean }): Promise<TranscriptLine | null> {
+        return connectAgent(turnDeps(), input.callId, step(), input.listenFirst);
       },
 
       /** What the person said, the agent's answer written and played (lib/calls/agent-turns.ts). */

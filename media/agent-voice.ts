@@ -1,10 +1,12 @@
+import { dtmfTones } from '../lib/audio/dtmf.js';
 import { FRAME_MS, FRAME_SAMPLES, PHONE_SAMPLE_RATE } from '../lib/audio/frame-pacer.js';
 import { encodeMulaw } from '../lib/audio/mulaw.js';
 import { resample } from '../lib/audio/resample.js';
+import { keypadLineText } from '../lib/calls/keypad-line.js';
 import type { Logger } from '../lib/logger.js';
 import { mediaTtsDuration, timed } from '../lib/metrics/gateway-metrics.js';
 import type { RecordingWriter } from '../lib/recordings/recording-writer.js';
-import type { TextToSpeech } from '../lib/speech/speech-ports.js';
+import type { Pcm, TextToSpeech } from '../lib/speech/speech-ports.js';
 import { SentenceSplitter } from '../lib/voice-runtime/sentences.js';
 
 // The agent's voice on one call: its lines, sentence by sentence, synthesised in order and played
@@ -120,6 +122,21 @@ export class AgentVoice {
     return { firstAudioAt: line.firstAudioAt };
   }
 
+  /**
+   * Keys the agent pressed, line `index`: in-band DTMF tones (lib/audio/dtmf.ts) queued after the
+   * audio before them; a repeat of the line is ignored. Resolves once they are queued.
+   */
+  async pressKeys(index: number, digits: string): Promise<void> {
+    const line = this.lineOf(index);
+    if (!line.interrupted && line.sentences.length === 0) {
+      this.enqueue(line, keypadLineText(digits), async () => ({
+        samples: dtmfTones(digits, { sampleRate: PHONE_SAMPLE_RATE }),
+        sampleRate: PHONE_SAMPLE_RATE,
+      }));
+    }
+    await this.synthesis;
+  }
+
   /** Agent audio is queued or still playing. */
   speaking(): boolean {
     return this.queue.length > 0 || this.deps.clock() < this.playCursorMs;
@@ -189,7 +206,8 @@ export class AgentVoice {
     return line;
   }
 
-  private enqueue(line: Line, text: string): void {
+  /** A sentence of `line`: `text` synthesised, or the audio `made` gives (keys pressed: no speech service). */
+  private enqueue(line: Line, text: string, made?: () => Promise<Pcm>): void {
     const sentence: Sentence = {
       index: line.index,
       seq: line.sentences.length,
@@ -201,9 +219,9 @@ export class AgentVoice {
     this.synthesis = this.synthesis.then(async () => {
       if (line.interrupted) return;
       const synthesisStartedAt = Date.now();
-      const speech = await timed(mediaTtsDuration, () =>
-        this.deps.tts.synthesize(text, { voice: this.deps.voice }),
-      );
+      const speech = made
+        ? await made()
+        : await timed(mediaTtsDuration, () => this.deps.tts.synthesize(text, { voice: this.deps.voice }));
       // The synthesis time of each sentence (the first one's is in every turn's latency).
       this.deps.logger.info('agent sentence', {
         index: line.index,

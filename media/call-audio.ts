@@ -146,6 +146,9 @@ export class CallAudio {
               (await this.command({ type: 'say', index, text, ...(hangUp ? { hangUp } : {}) })) as {
                 firstAudioAt: number | null;
               },
+            sendDigits: async ({ index, digits }) => {
+              await this.command({ type: 'digits', index, digits });
+            },
           },
         })
       : null;
@@ -211,6 +214,9 @@ export class CallAudio {
         if (command.hangUp) void this.endFromOurSide('released', 1000, 'the agent hung up');
         return played;
       }
+      case 'digits':
+        await voice.pressKeys(command.index, command.digits);
+        return {};
       case 'transfer':
         // The target goes typed, right before the close: the SIP side dials only that. The close
         // reason still names it for other Media Streams clients.

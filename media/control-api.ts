@@ -11,7 +11,16 @@ import { tokenMatches } from './stream-connection.js';
 
 const CONTROL_PATH = /^\/media\/control\/calls\/([0-9a-f-]{36})$/;
 const MAX_BODY_BYTES = 64 * 1024;
-const COMMANDS = new Set(['answer', 'connect_agent', 'sentence', 'say', 'transfer', 'release', 'take_turns']);
+const COMMANDS = new Set([
+  'answer',
+  'connect_agent',
+  'sentence',
+  'say',
+  'digits',
+  'transfer',
+  'release',
+  'take_turns',
+]);
 
 export function isControlRequest(request: IncomingMessage): boolean {
   return isPostTo(request, CONTROL_PATH);

@@ -17,6 +17,9 @@ const PATHS = [
     `outbound-${to}-call`,
     `outbound-${to}-far-end`,
   ]),
+  // An answering machine taking a message, and a phone menu the agent presses a key in
+  // (test/answering-machine-workflow.test.ts).
+  ...['3001-leave-message', '3002-keypad'].flatMap((to) => [`outbound-${to}-call`, `outbound-${to}-far-end`]),
   // Calls that come in (test/inbound-call-workflow.test.ts).
   'inbound-phone-call',
   'inbound-phone-far-end',

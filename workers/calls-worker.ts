@@ -1,4 +1,5 @@
 import { Worker } from '@temporalio/worker';
+import { createAnsweringMachineActivities } from '../activities/answering-machines.js';
 import { createCallRuntimeActivities } from '../activities/call-runtime.js';
 import { createCallActivities } from '../activities/calls.js';
 import { createCampaignActivities } from '../activities/campaigns.js';
@@ -115,6 +116,8 @@ export function createCallsWorker(deps: CallsWorkerDeps): Promise<Worker> {
         logger,
       }),
       ...createCallRuntimeActivities({ voiceRuntime, analyzer, planAnswerer }),
+      // Who answered an outbound call, and the message left on a machine (workflows/call/screen.ts).
+      ...createAnsweringMachineActivities({ orm: deps.orm, carrier }),
       // Campaigns run on the calls queue: their steps start calls exactly as POST /calls does.
       ...createCampaignActivities({ orm: deps.orm, settings: deps.settings }),
       // Test runs too: their calls are children of the run's workflow.

@@ -9,8 +9,30 @@ export type DialBehaviour =
   | { kind: 'declines'; afterRingingSeconds: number }
   | { kind: 'answers' };
 
+/** An answering machine (scenario 3001): its greeting from pick-up, a beep, then it records. */
+export interface AnsweringMachine {
+  greeting: string;
+  /** Seconds of its beep after the greeting; null: no beep (it records once the greeting ends). */
+  beepSeconds: number | null;
+  /** Seconds it records before it hangs up. */
+  recordsSeconds: number;
+}
+
+/** A phone menu (scenario 3002): its prompt from pick-up; after a key press the person of `replies` speaks. */
+export interface PhoneMenu {
+  prompt: string;
+  /** Said when it hears words instead of a key. */
+  again: string;
+  /** Seconds after the prompt without a key before it hangs up. */
+  noKeySeconds: number;
+}
+
 export interface CalleeScript {
   dial: DialBehaviour;
+  /** Answered by a machine instead of a person. */
+  machine?: AnsweringMachine;
+  /** Answered by a phone menu; `firstWords` and `replies` are the person it puts the call through to. */
+  menu?: PhoneMenu;
   /** What the person says after hearing each agent line, in order; when it runs out they hang up. */
   replies: string[];
   /** Said when the agent stays silent after the call connects (the person speaks first). */
@@ -44,6 +66,27 @@ const SCRIPTS: Record<string, CalleeScript> = {
     firstWords: 'Yes? Hello?',
   },
   '2004': { dial: { kind: 'answers' }, replies: [], firstWords: 'Hello?' },
+  '3001': {
+    dial: { kind: 'answers' },
+    machine: {
+      greeting:
+        "Hi, you have reached Kari Nordmann. I can't take your call right now, please leave a message after the tone.",
+      beepSeconds: 0.5,
+      recordsSeconds: 60,
+    },
+    replies: [],
+    firstWords: '',
+  },
+  '3002': {
+    dial: { kind: 'answers' },
+    menu: {
+      prompt: 'For sales press 1, for support press 2.',
+      again: 'Sorry. For sales press 1, for support press 2.',
+      noKeySeconds: 10,
+    },
+    replies: FRIENDLY,
+    firstWords: 'Hello, this is Anna. How can I help you?',
+  },
 };
 
 export function calleeScript(number: string): CalleeScript {

@@ -8,9 +8,9 @@ import {
   type CarrierCallback,
   farEndReleasedSignal,
 } from '../lib/temporal/call-messages.js';
-import type { SimulatedCalleeInput } from '../lib/temporal/workflow-contracts.js';
+import type { SimulatedCalleeInput, SimulatedCalleeResult } from '../lib/temporal/workflow-contracts.js';
 import { FAR_END_CALLBACKS } from './activity-options.js';
-import { calleeScript, callerScript } from './callee-scripts.js';
+import { type AnsweringMachine, calleeScript, callerScript, type PhoneMenu } from './callee-scripts.js';
 import { speakingSeconds } from './speech-timing.js';
 
 // The far end of a simulated call: the remote carrier and the person it rings. It runs on the
@@ -41,7 +41,9 @@ const { callBack } = proxyLocalActivities<CarrierSimulatorActivities>(FAR_END_CA
  */
 const LOCAL_WAIT_MS = 1000;
 
-export async function simulatedCalleeWorkflow(input: SimulatedCalleeInput): Promise<void> {
+export async function simulatedCalleeWorkflow(
+  input: SimulatedCalleeInput,
+): Promise<SimulatedCalleeResult | undefined> {
   // A connected far end is someone who called in; otherwise the person the call rings.
   const script = input.connected ? callerScript(input.scenarioNumber) : calleeScript(input.scenarioNumber);
   let released = false;
@@ -124,15 +126,8 @@ export async function simulatedCalleeWorkflow(input: SimulatedCalleeInput): Prom
       await after(dial.afterRingingSeconds, () => callbackOf({ type: 'declined' }));
       return;
     }
-    // Rings 1 to 3 simulated seconds (the workflow's seeded random is deterministic on replay).
-    const ringSeconds = 1 + Math.floor(Math.random() * 3);
-    if (!(await after(ringSeconds, () => callbackOf({ type: 'answered' })))) return;
-    clock = 0;
   }
 
-  // A speaking person who called in connects their stream first (far ends with `audio` only).
-  if (input.connected && input.audio) await deliver({ callWorkflowId: input.callWorkflowId, kind: 'attach' });
-  await condition(() => joined !== undefined || released);
   let utterance = 0;
   // One wait per utterance (pause before it, then speaking it): a server's timers fire with some
   // latency, so fewer timers keep scaled-down calls fast.
@@ -144,10 +139,77 @@ export async function simulatedCalleeWorkflow(input: SimulatedCalleeInput): Prom
     });
     return spoke && !released;
   };
+  /** Waits until the agent says something or the call is released, at most `seconds` of simulated time; false when the time ran out. */
+  const heardWithin = (seconds: number) =>
+    condition(() => toHear.length > 0 || released, Math.max(1, Math.round(seconds * 1000 * input.timeScale)));
+
+  if (!input.connected) {
+    // Rings 1 to 3 simulated seconds (the workflow's seeded random is deterministic on replay).
+    const ringSeconds = 1 + Math.floor(Math.random() * 3);
+    // A machine or a menu speaks from pick-up; a person waits to hear who calls.
+    const speaking = script.machine !== undefined || script.menu !== undefined;
+    if (!(await after(ringSeconds, () => callbackOf({ type: 'answered', speaking })))) return;
+    clock = 0;
+    if (script.machine) return answeringMachine(script.machine);
+    if (script.menu && !(await phoneMenu(script.menu))) return;
+  }
+
+  // A speaking person who called in connects their stream first (far ends with `audio` only).
+  if (input.connected && input.audio) await deliver({ callWorkflowId: input.callWorkflowId, kind: 'attach' });
+  await condition(() => joined !== undefined || released);
   if (!released && !joined?.opening) {
     if (!(await say(script.firstWords, SILENCE_BEFORE_SPEAKING_FIRST))) return;
   }
   let linesHeard = 0;
+
+  /**
+   * Scenario 3001: the greeting from pick-up, the beep, then it records what it hears until the
+   * agent hangs up or its time is up (it hangs up then). What was said over the greeting is not
+   * on the recording.
+   */
+  async function answeringMachine(machine: AnsweringMachine): Promise<SimulatedCalleeResult> {
+    const recorded: string[] = [];
+    if (!(await say(machine.greeting, 0))) return { recorded };
+    if (machine.beepSeconds !== null) {
+      if (!(await after(machine.beepSeconds, () => callbackOf({ type: 'beep' })))) return { recorded };
+    }
+    toHear.splice(0);
+    const recordingEnds = clock + machine.recordsSeconds;
+    while (!released && clock < recordingEnds) {
+      const before = clock;
+      const heard = await heardWithin(recordingEnds - clock);
+      clock = heard
+        ? before + toHear.reduce((sum, line) => sum + speakingSeconds(line.text), 0)
+        : recordingEnds;
+      recorded.push(...toHear.splice(0).map((line) => line.text));
+    }
+    if (!released) await deliver(callbackOf({ type: 'hung_up', atSeconds: Math.round(clock) }));
+    return { recorded };
+  }
+
+  /**
+   * Scenario 3002: the menu from pick-up; words instead of a key get the prompt again; a key puts
+   * the call through to the person (true); no key within `noKeySeconds` of the prompt: it hangs up.
+   */
+  async function phoneMenu(menu: PhoneMenu): Promise<boolean> {
+    if (!(await say(menu.prompt, 0))) return false;
+    const giveUpAt = clock + menu.noKeySeconds;
+    while (!released && clock < giveUpAt) {
+      const before = clock;
+      if (!(await heardWithin(giveUpAt - clock))) break;
+      const lines = toHear.splice(0);
+      clock = before + lines.reduce((sum, line) => sum + speakingSeconds(line.text), 0);
+      if (lines.some((line) => line.digits)) {
+        // Put through: the person answers as if the agent had just joined.
+        joined = { opening: null };
+        return true;
+      }
+      if (!released && !(await say(menu.again, THINKING_SECONDS))) return false;
+    }
+    if (!released) await deliver(callbackOf({ type: 'hung_up', atSeconds: Math.round(clock) }));
+    return false;
+  }
+
   for (;;) {
     await condition(() => toHear.length > 0 || released);
     if (released) return;

@@ -3,7 +3,7 @@ import type { CallOutcome } from './analyzer.js';
 
 // What the service knows for a fact about how a call ended decides its outcome before any wording
 // does, for every analyzer: a transferred call was transferred whatever the agent said while doing
-// it ("Of course, connecting you now."), a caller who hung up after the greeting abandoned the
+// it ("Of course, connecting you now."), an answering machine is nobody's outcome, a caller who hung up after the greeting abandoned the
 // call however the greeting was worded, and a call the agent failed in (it apologised and hung up,
 // `agent_error`) was not handled, whatever thanks were said before.
 
@@ -14,7 +14,8 @@ export interface CallEnding {
 
 /** The outcome the record settles, and the sentence that says why. */
 export interface KnownOutcome {
-  outcome: CallOutcome | null;
+  /** `unknown`: an answering machine took the call; no person was there to have an outcome. */
+  outcome: CallOutcome | 'unknown' | null;
   sentence: string;
 }
 
@@ -36,6 +37,11 @@ export function knownOutcome(transcript: TranscriptLine[], ending: CallEnding): 
       return {
         outcome: null,
         sentence: 'The agent failed during the call, apologised and hung up; the request was not handled.',
+      };
+    case 'voicemail':
+      return {
+        outcome: 'unknown',
+        sentence: 'An answering machine took the call; no person was reached.',
       };
     case 'caller_hangup':
       if (substantiveCallerLines(transcript).length === 0) {

@@ -23,17 +23,12 @@ export class TranscriptAnalyzer implements CallAnalyzer {
     const agent = transcript.filter((line) => line.role === 'agent').map((line) => line.text);
     const caller = transcript.filter((line) => line.role === 'caller').map((line) => line.text);
     const known = knownOutcome(transcript, ending);
-    const outcome = known ? known.outcome : outcomeOf(agent, caller, substantiveCallerLines(transcript));
+    const read = known ? null : outcomeOf(agent, caller, substantiveCallerLines(transcript));
     const sentiment = sentimentOf(caller);
     const actionItems = actionItemsOf(agent);
     return {
-      summary: summaryOf(
-        agent.length,
-        caller.length,
-        known?.sentence ?? outcomeSentence(outcome),
-        actionItems,
-      ),
-      outcome,
+      summary: summaryOf(agent.length, caller.length, known?.sentence ?? outcomeSentence(read), actionItems),
+      outcome: known ? known.outcome : read,
       sentiment,
       action_items: actionItems,
     };

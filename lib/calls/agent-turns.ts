@@ -10,6 +10,7 @@ import { apologyLine } from '../voice-runtime/apology.js';
 import type { AgentAction, ToolCallRequest, VoiceRuntime } from '../voice-runtime/voice-runtime.js';
 import { loadCall } from './call-status-changes.js';
 import { conversationContextOf } from './conversation-context.js';
+import { keypadLineText } from './keypad-line.js';
 import { SentenceRelay } from './sentence-relay.js';
 import type { TranscriptLine } from './transcript.js';
 import { loadTranscript, recordLines, transcriptLineOf } from './transcript-rows.js';
@@ -26,8 +27,10 @@ export interface AgentTurnDeps {
   logger?: Logger;
 }
 
-/** What one turn needs: the carrier only to speak (the media gateway's turn loop speaks on the call's own audio). */
-export type TurnStepDeps = Omit<AgentTurnDeps, 'carrier'> & { carrier: Pick<Carrier, 'say' | 'saySentence'> };
+/** What one turn needs: the carrier only to speak and press keys (the media gateway's turn loop does both on the call's own audio). */
+export type TurnStepDeps = Omit<AgentTurnDeps, 'carrier'> & {
+  carrier: Pick<Carrier, 'say' | 'saySentence' | 'sendDigits'>;
+};
 
 /** Where the step runs: its cancellation, and its attempt (for the log). */
 export interface StepContext {
@@ -44,14 +47,21 @@ export interface AgentTurnResult {
   toolCalls?: RequestedToolCall[];
 }
 
-/** The agent's first line (per the opening-line precedence) is written and played; null when it listens first. */
+/**
+ * The agent's first line (per the opening-line precedence) is written and played; null when it
+ * listens first. `listenFirst`: the far end already spoke (answering-machine detection heard a
+ * person or a phone menu first), so the agent answers that instead of opening.
+ */
 export async function connectAgent(
   deps: AgentTurnDeps,
   callId: string,
   step: Pick<StepContext, 'signal'>,
+  listenFirst = false,
 ): Promise<TranscriptLine | null> {
   const call = await loadCall(deps.em, callId);
-  const text = await deps.voiceRuntime.openingLine(conversationContextOf(call), { signal: step.signal });
+  const text = listenFirst
+    ? null
+    : await deps.voiceRuntime.openingLine(conversationContextOf(call), { signal: step.signal });
   const line: TranscriptLine | null = text ? { index: 0, role: 'agent', text, offsetSeconds: 0 } : null;
   if (line) await recordLines(deps.em, callId, [line]);
   await deps.carrier.connectAgent({ callId, opening: line && { index: 0, text: line.text } });
@@ -149,6 +159,10 @@ export async function takeAgentTurn(
     ]);
   }
   const spoken = await em.fork().findOne(TranscriptEntry, { call: callId, index, role: 'agent' });
+  // Keys pressed are the agent's next line, after its words (`[keypad] 1`).
+  const keypad = turn.digits
+    ? await pressKeys(deps, callId, spoken ? spoken.index + 1 : index, turn.digits, input.answerAtSeconds)
+    : null;
   const hungUp = Boolean(
     spoken && input.hangUpWithLastLine && turn.next.kind === 'hang_up' && !turn.toolCalls?.length,
   );
@@ -162,6 +176,7 @@ export async function takeAgentTurn(
       ...(hungUp ? { hangUp: true } : {}),
     });
   }
+  if (keypad) await keypad.press();
   const timing = input.speechTiming;
   if (timing) {
     const firstToken = startedAt + (latency.firstTokenMs ?? answerMs);
@@ -181,13 +196,36 @@ export async function takeAgentTurn(
     attempt: step.attempt,
   });
   observeTurn(latency);
-  const line = spoken ? transcriptLineOf(spoken) : null;
+  const line = keypad?.line ?? (spoken ? transcriptLineOf(spoken) : null);
   return {
     line,
     next: turn.next,
     latency,
     ...(hungUp ? { hungUp } : {}),
     ...(toolCalls ? { toolCalls } : {}),
+  };
+}
+
+/**
+ * The keys the agent presses, written as its line `index` (`[keypad] 1`); `press` sends them on
+ * the call once its words are played. A retry finds the line written and sends the keys again:
+ * a menu that heard them twice is rarer than one that never did.
+ */
+async function pressKeys(
+  deps: TurnStepDeps,
+  callId: string,
+  index: number,
+  digits: string,
+  offsetSeconds: number,
+): Promise<{ line: TranscriptLine; press: () => Promise<void> }> {
+  const line: TranscriptLine = { index, role: 'agent', text: keypadLineText(digits), offsetSeconds };
+  await recordLines(deps.em, callId, [line]);
+  return {
+    line,
+    press: async () => {
+      if (!deps.carrier.sendDigits) throw new Error(`call ${callId}: its carrier cannot send keys`);
+      await deps.carrier.sendDigits({ callId, index, digits });
+    },
   };
 }
 

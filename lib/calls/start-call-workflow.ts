@@ -59,5 +59,14 @@ export function callWorkflowInputOf(
     toolsTaskQueue: queues.tools,
     // A campaign's call tells the campaign when it ends (workflows/call-workflow.ts).
     ...(call.campaign ? { campaignWorkflowId: campaignWorkflowId(call.campaign) } : {}),
+    ...voicemailDetectionOf(call),
   };
+}
+
+/** An outbound phone call detects answering machines unless its agent turned it off (workflows/call/screen.ts). */
+function voicemailDetectionOf(call: Call): Pick<CallWorkflowInput, 'voicemail'> {
+  const settings = call.agentSnapshot.voicemail;
+  if (call.direction !== 'outbound' || call.channel !== 'phone' || call.testCaller || !settings?.detect)
+    return {};
+  return { voicemail: { action: settings.action } };
 }

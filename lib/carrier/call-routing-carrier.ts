@@ -135,6 +135,12 @@ export class CallRoutingCarrier implements Carrier {
     return played;
   }
 
+  async sendDigits(request: { callId: string; index: number; digits: string }): Promise<void> {
+    const route = await this.routeOf(request.callId);
+    if (route.gateway) await this.media.sendDigits(route.gateway, request);
+    if (!route.gateway || route.teeToFarEnd) await this.text.sendDigits?.(request);
+  }
+
   async transfer(request: { callId: string; to: string }) {
     const route = await this.routeOf(request.callId);
     if (route.gateway) await this.media.transfer(route.gateway, request);

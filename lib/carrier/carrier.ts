@@ -91,6 +91,12 @@ export interface Carrier {
    * of whole lines (the simulator) has none.
    */
   saySentence?(request: { callId: string; index: number; seq: number; text: string }): Promise<void>;
+  /**
+   * Presses keys on the call (telephony spec section 7): `digits` of `[0-9*#w]` (`w` a 0.5 s
+   * pause), agent line `index` (`[keypad] …`); the far end ignores a line index it already heard.
+   * Optional: a carrier that cannot (a test's stand-in) has none, and a turn that presses keys fails.
+   */
+  sendDigits?(request: { callId: string; index: number; digits: string }): Promise<void>;
   /** Hands the far end over to `to`; the agent leaves the call. */
   transfer(request: { callId: string; to: string }): Promise<void>;
   /** Ends the call from our side: hang up a connected call, or cancel a dial still ringing. */

@@ -58,6 +58,15 @@ export class MediaGatewayCarrier {
     return answer ? { firstAudioAt: (answer.firstAudioAt as number | null) ?? null } : undefined;
   }
 
+  /** Keys pressed: the gateway plays them as in-band DTMF tones on the call's audio. */
+  async sendDigits(
+    gateway: string,
+    request: { callId: string; index: number; digits: string },
+  ): Promise<void> {
+    const { callId, index, digits } = request;
+    await this.command(gateway, callId, { type: 'digits', index, digits });
+  }
+
   async transfer(gateway: string, request: { callId: string; to: string }): Promise<void> {
     await this.command(gateway, request.callId, { type: 'transfer', to: request.to });
   }

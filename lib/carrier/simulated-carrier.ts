@@ -1,5 +1,6 @@
 import { type Client, WorkflowNotFoundError } from '@temporalio/client';
 import { WorkflowIdReusePolicy } from '@temporalio/common';
+import { keypadLineText } from '../calls/keypad-line.js';
 import { agentJoinedSignal, agentSpeechSignal, farEndReleasedSignal } from '../temporal/call-messages.js';
 import { startOnce } from '../temporal/start-once.js';
 import {
@@ -79,6 +80,14 @@ export class SimulatedCarrier implements Carrier {
     const { index, text, hangUp } = request;
     await this.signalFarEnd(request.callId, (handle) =>
       handle.signal(agentSpeechSignal, hangUp ? { index, text, hangUp } : { index, text }),
+    );
+  }
+
+  /** The keys reach the far end as the line that presses them (its text `[keypad] …`). */
+  async sendDigits(request: { callId: string; index: number; digits: string }): Promise<void> {
+    const { index, digits } = request;
+    await this.signalFarEnd(request.callId, (handle) =>
+      handle.signal(agentSpeechSignal, { index, text: keypadLineText(digits), digits }),
     );
   }
 

@@ -65,6 +65,11 @@ export class SipCarrier implements Carrier {
     return this.others.say(request);
   }
 
+  /** The keys are the gateway's to play, as in-band tones (media/agent-voice.ts); the others' far ends hear them as a line. */
+  async sendDigits(request: { callId: string; index: number; digits: string }): Promise<void> {
+    await this.others.sendDigits?.(request);
+  }
+
   /** A SIP call's transfer: the gateway sends its stream a typed `transfer` event, and the SIP side REFERs there. */
   transfer(request: { callId: string; to: string }) {
     return this.others.transfer(request);

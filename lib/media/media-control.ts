@@ -12,6 +12,8 @@ export type MediaCommand =
   | { type: 'sentence'; index: number; seq: number; text: string }
   /** The whole agent line `index`, played from the first sentence not yet played; answers `{ firstAudioAt }` once its audio is made. */
   | { type: 'say'; index: number; text: string; hangUp?: boolean }
+  /** Keys the agent pressed (agent line `index`), played as in-band DTMF tones after its audio so far; answers once they are queued. */
+  | { type: 'digits'; index: number; digits: string }
   /** Hand the person over to `to`: the stream ends once the agent's last audio has played. */
   | { type: 'transfer'; to: string }
   /** End the call from our side once the agent's last audio has played. */

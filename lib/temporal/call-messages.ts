@@ -9,7 +9,14 @@ import type { TranscriptLine } from '../calls/transcript.js';
 /** A carrier's status callback about the far end of a call. */
 export type CarrierCallback =
   | { type: 'ringing' }
-  | { type: 'answered' }
+  /**
+   * `speaking`: whether the far end was already speaking as it answered (the carrier's voice
+   * activity at pick-up; an answering machine starts its greeting at once, a person waits to hear
+   * who calls). Absent: the carrier cannot tell.
+   */
+  | { type: 'answered'; speaking?: boolean }
+  /** An answering machine's beep ended: it records from here (telephony spec section 6). */
+  | { type: 'beep' }
   | { type: 'busy' }
   | { type: 'declined' }
   | { type: 'not_connected' }
@@ -130,6 +137,8 @@ export interface AgentSpeech {
   index: number;
   text: string;
   hangUp?: boolean;
+  /** Keys the agent pressed (telephony spec section 7): the line is `[keypad] …`, the far end hears the tones. */
+  digits?: string;
 }
 export const agentSpeechSignal = defineSignal<[AgentSpeech]>('agentSpeech');
 /** The call is over for the far end: hung up by the agent, transferred away, or the dial canceled. */

@@ -37,6 +37,12 @@ export interface CallWorkflowInput {
   /** A campaign's call: the campaign workflow to signal `callEnded` when the call is final. */
   campaignWorkflowId?: string;
   /**
+   * An outbound phone call whose agent detects answering machines (telephony spec section 6): what
+   * it does on one. Absent: no detection (inbound and web calls, `voicemail.detect` false, calls
+   * started before detection).
+   */
+  voicemail?: { action: 'hang_up' | 'leave_message' };
+  /**
    * A long conversation goes on in a new run (continue-as-new) with what its last run knew, so no
    * history grows past CONVERSATION_HISTORY_EVENTS (workflows/call/converse.ts).
    */
@@ -139,7 +145,14 @@ export interface FarEndAudio {
   callId: string;
 }
 
-export type SimulatedCalleeWorkflow = (input: SimulatedCalleeInput) => Promise<void>;
+/** What a simulated far end kept: an answering machine's recording (scenario 3001), the lines it heard after its beep. */
+export interface SimulatedCalleeResult {
+  recorded: string[];
+}
+
+export type SimulatedCalleeWorkflow = (
+  input: SimulatedCalleeInput,
+) => Promise<SimulatedCalleeResult | undefined>;
 
 /**
  * The far end of a dashboard test-panel call: the person in the browser. Same workflow id as the

@@ -1,4 +1,5 @@
 import type { ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
+import { SEND_DIGITS_PATTERN } from '../calls/keypad-line.js';
 import type { TranscriptLine } from '../calls/transcript.js';
 import type { ToolExchange } from '../temporal/tool-calls.js';
 import { fillVariables } from './dynamic-variables.js';
@@ -13,6 +14,29 @@ import type { ConversationContext } from './voice-runtime.js';
 
 export const END_CALL = 'end_call';
 export const TRANSFER_CALL = 'transfer_call';
+export const SEND_DIGITS = 'send_digits';
+
+/** `send_digits` (telephony spec section 7), offered when the agent's `keypad.send` is on. */
+const SEND_DIGITS_TOOL: ChatCompletionTool = {
+  type: 'function',
+  function: {
+    name: SEND_DIGITS,
+    description:
+      'Press keys on the telephone keypad, to choose in a phone menu or enter a number it asks for. Only on this call.',
+    parameters: {
+      type: 'object',
+      properties: {
+        digits: {
+          type: 'string',
+          pattern: SEND_DIGITS_PATTERN,
+          description: 'The keys in order: 0-9, * and #; w waits half a second.',
+        },
+      },
+      required: ['digits'],
+      additionalProperties: false,
+    },
+  },
+};
 
 const END_CALL_TOOL: ChatCompletionTool = {
   type: 'function',
@@ -54,9 +78,19 @@ function transferCallTool(targets: readonly TransferTarget[]): ChatCompletionToo
   };
 }
 
-/** The built-in tools: `end_call`, and `transfer_call` only when the call has somewhere to transfer to. */
-export function builtInTools(targets: readonly TransferTarget[]): ChatCompletionTool[] {
-  return targets.length > 0 ? [END_CALL_TOOL, transferCallTool(targets)] : [END_CALL_TOOL];
+/**
+ * The built-in tools: `end_call`, `transfer_call` only when the call has somewhere to transfer to,
+ * `send_digits` only when the agent may press keys.
+ */
+export function builtInTools(
+  context: ConversationContext,
+  targets: readonly TransferTarget[],
+): ChatCompletionTool[] {
+  return [
+    END_CALL_TOOL,
+    ...(targets.length > 0 ? [transferCallTool(targets)] : []),
+    ...(context.agent.keypad?.send ? [SEND_DIGITS_TOOL] : []),
+  ];
 }
 
 /**
@@ -88,7 +122,7 @@ export function toolsOffered(
 ): ChatCompletionTool[] {
   const own = offerOwn ? (context.agent.tools ?? []) : [];
   return [
-    ...builtInTools(transferTo),
+    ...builtInTools(context, transferTo),
     ...own.map(
       (tool): ChatCompletionTool => ({
         type: 'function',

@@ -6,6 +6,7 @@ import type {
   ChatCompletionMessageParam,
   ChatCompletionTool,
 } from 'openai/resources/chat/completions';
+import { SEND_DIGITS_PATTERN } from '../calls/keypad-line.js';
 import type { TranscriptLine } from '../calls/transcript.js';
 import { isE164 } from '../e164.js';
 import { classifyRequestFailure, openAiCompatibleClient } from '../llm/openai-client.js';
@@ -13,6 +14,7 @@ import {
   builtInTools,
   chatMessages,
   END_CALL,
+  SEND_DIGITS,
   TRANSFER_CALL,
   TRANSFER_UNAVAILABLE,
   toolsOffered,
@@ -81,7 +83,7 @@ export class OpenAiCompatibleRuntime implements VoiceRuntime {
     if (configured !== undefined) return configured;
     const completion = await this.complete(
       chatMessages(context, [], this.transferTo(context)),
-      builtInTools(this.transferTo(context)),
+      builtInTools(context, this.transferTo(context)),
       options,
     );
     return completion.text || introduction(context);
@@ -99,9 +101,8 @@ export class OpenAiCompatibleRuntime implements VoiceRuntime {
     const completion = await this.complete(messages, tools, options);
     // The agent's own tools come first: the call runs them and asks again with their results, so
     // an end_call or transfer_call beside them waits for that answer.
-    const own = offerOwn
-      ? completion.toolCalls.filter((call) => call.name !== END_CALL && call.name !== TRANSFER_CALL)
-      : [];
+    const builtIn = new Set([END_CALL, TRANSFER_CALL, SEND_DIGITS]);
+    const own = offerOwn ? completion.toolCalls.filter((call) => !builtIn.has(call.name)) : [];
     if (own.length > 0) {
       return {
         say: completion.text,
@@ -134,10 +135,17 @@ export class OpenAiCompatibleRuntime implements VoiceRuntime {
       say = [completion.text, followUp.text].filter(Boolean).join(' ');
       answerMs += followUp.answerMs;
     }
-    if (!say && next.kind === 'continue') {
+    // Keys to press go with the turn (only when offered; keys outside the pattern are not pressed).
+    const digits = context.agent.keypad?.send ? digitsOf(completion.toolCalls) : null;
+    if (!say && next.kind === 'continue' && !digits) {
       throw new VoiceRuntimeError('the language model answered with neither words nor a tool call', true);
     }
-    return { say, next, timing: { firstTokenMs: completion.firstTokenMs, answerMs } };
+    return {
+      say,
+      next,
+      ...(digits ? { digits } : {}),
+      timing: { firstTokenMs: completion.firstTokenMs, answerMs },
+    };
   }
 
   /** One request: the answer's text (sentences handed over as they complete) and its tool calls. */
@@ -264,6 +272,20 @@ function actionOf(
     }
   }
   return { kind: 'continue' };
+}
+
+/** The keys of the first `send_digits` call that gives valid ones (`[0-9*#w]{1,32}`); null: none. */
+function digitsOf(toolCalls: ToolCall[]): string | null {
+  for (const call of toolCalls) {
+    if (call.name !== SEND_DIGITS) continue;
+    try {
+      const digits = (JSON.parse(call.arguments) as { digits?: unknown })?.digits;
+      if (typeof digits === 'string' && new RegExp(SEND_DIGITS_PATTERN).test(digits)) return digits;
+    } catch {
+      // Arguments that are not JSON press nothing.
+    }
+  }
+  return null;
 }
 
 function transferNumberOf(json: string): string | null {

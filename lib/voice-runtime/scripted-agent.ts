@@ -1,3 +1,4 @@
+import { isKeypadLine } from '../calls/keypad-line.js';
 import type { TranscriptLine } from '../calls/transcript.js';
 import { configuredOpeningLine, introduction } from './opening-line.js';
 import { transferTargets } from './transfer-target.js';
@@ -15,6 +16,8 @@ const WANTS_PERSON = /\b(real person|human|someone|somebody|put me through|opera
 const SAYS_GOODBYE = /\b(bye|goodbye)\b/i;
 const ASKS_TO_SEND = /\b(send|email|e-mail|text) me\b/i;
 const THANKS = /\b(thank|thanks|perfect|great)\b/i;
+/** A phone menu's first choice: "For sales press 1". */
+const MENU_CHOICE = /\bpress (\d)\b/i;
 /** What the agent says when the person asks for a human and the call has nowhere to transfer to. */
 export const TRANSFER_UNAVAILABLE_LINE =
   "I'm sorry, I can't put you through to a person on this call, but I'm happy to help you myself.";
@@ -32,7 +35,12 @@ export class ScriptedAgent implements VoiceRuntime {
 
   async respond(context: ConversationContext, transcript: TranscriptLine[]): Promise<AgentTurn> {
     const heard = transcript.at(-1)?.text ?? '';
-    const agentLines = transcript.filter((line) => line.role === 'agent').length;
+    // Keys pressed are not words said: the agent has still to say who it is after a phone menu.
+    const agentLines = transcript.filter((line) => line.role === 'agent' && !isKeypadLine(line.text)).length;
+    // A phone menu, and the agent may press keys: the scripted agent cannot weigh the choices, so it
+    // takes the first (the model reads them against its instructions).
+    const choice = context.agent.keypad?.send ? MENU_CHOICE.exec(heard) : null;
+    if (choice) return { say: '', next: { kind: 'continue' }, digits: choice[1] };
     // The other person spoke first: the agent has not said who it is yet.
     if (agentLines === 0) {
       return { say: introduction(context), next: { kind: 'continue' } };

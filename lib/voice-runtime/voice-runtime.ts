@@ -41,6 +41,11 @@ export interface AgentTurn {
    * asks again with their results (`RespondOptions.toolExchanges`).
    */
   toolCalls?: ToolCallRequest[];
+  /**
+   * Keys the agent presses after `say` (`send_digits`, telephony spec section 7: `[0-9*#w]{1,32}`,
+   * `w` a 0.5 s pause); only when the agent's `keypad.send` is on.
+   */
+  digits?: string;
   /** Set by runtimes that call out (a language model); the scripted agent answers at once. */
   timing?: TurnTiming;
 }

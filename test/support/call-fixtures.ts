@@ -1,5 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import { Agent, type AgentStatus, Call, Event, TranscriptEntry } from '../../db/entities/index.js';
+import {
+  Agent,
+  type AgentSnapshot,
+  type AgentStatus,
+  Call,
+  Event,
+  TranscriptEntry,
+} from '../../db/entities/index.js';
 import type { Orm } from '../../db/orm.js';
 import { createPhoneNumber, createWorkspace } from '../../lib/accounts.js';
 
@@ -68,6 +75,8 @@ export async function createQueuedCall(
     firstMessage?: string | null;
     ringTimeoutSeconds?: number;
     metadata?: Record<string, string>;
+    /** Settings of the agent the call keeps (voicemail, keypad, …) beyond the fixture's own. */
+    snapshot?: Partial<AgentSnapshot>;
   },
 ): Promise<Call> {
   const em = orm.em.fork();
@@ -96,6 +105,7 @@ export async function createQueuedCall(
       llmProvider: null,
       llmModel: null,
       tools: agent.tools ?? [],
+      ...options.snapshot,
     },
   });
   await em.flush();

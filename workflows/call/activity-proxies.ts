@@ -1,4 +1,5 @@
 import { proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
+import type { AnsweringMachineActivities } from '../../activities/answering-machines.js';
 import type { CallRuntimeActivities } from '../../activities/call-runtime.js';
 import type { CallActivities } from '../../activities/calls.js';
 import type { ToolActivity } from '../../lib/temporal/tool-calls.js';
@@ -57,6 +58,14 @@ type LiveSteps = Pick<
 
 /** The live steps as local activities: answerIncoming, transferCall, sayLine, and the agent's steps when its runtime answers in the worker. */
 export const live = proxyLocalActivities<LiveSteps>(CALL_LIVE_STEPS);
+
+/** Who answered an outbound call: judged and stored (a database write, workflows/call/screen.ts). */
+export const screening =
+  proxyLocalActivities<Pick<AnsweringMachineActivities, 'judgeAnswer'>>(CALL_DATABASE_WRITES);
+
+/** The message left on an answering machine: written and played, a live step. */
+export const voicemail =
+  proxyLocalActivities<Pick<AnsweringMachineActivities, 'leaveVoicemail'>>(CALL_LIVE_STEPS);
 
 /** The agent's steps when its runtime calls out, with timeouts derived from the runtime's (`VOICE_LLM_TIMEOUT_MS`). */
 export function agentCallingOut(runtimeTimeoutMs: number) {

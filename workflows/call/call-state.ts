@@ -66,6 +66,10 @@ export class CallState {
   mediaEnded = false;
   /** The person's speech could not be recognised any more (`speech_failed`). */
   speechFailed = false;
+  /** Whether the far end was speaking as it answered; null: the carrier cannot tell (`answered`). */
+  answeredSpeaking: boolean | null = null;
+  /** An answering machine's beep was heard (`beep`). */
+  beeped = false;
   /** `markAnswered` is stored: from here on the call ends `completed`. */
   answered = false;
   failedWith: FailReason | null = null;
@@ -128,7 +132,11 @@ export function openCall(input: CallWorkflowInput): CallState {
     call.progress.lastCarrierCallback = callback.type;
     if (callback.type === 'hung_up') call.hungUp ??= { atSeconds: callback.atSeconds };
     else if (callback.type === 'speech_failed') call.speechFailed = true;
-    else call.callbacks.push(callback);
+    else if (callback.type === 'beep') call.beeped = true;
+    else {
+      if (callback.type === 'answered') call.answeredSpeaking = callback.speaking ?? null;
+      call.callbacks.push(callback);
+    }
   });
   setHandler(callerSpeechSignal, (speech) => {
     if (call.utterancesSeen.has(speech.utterance)) return;

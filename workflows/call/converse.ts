@@ -13,6 +13,7 @@ import {
 } from './call-state.js';
 import { Deadline, settleExpiry } from './deadline.js';
 import { watchMedia } from './media-session.js';
+import { onAnsweringMachine, screen } from './screen.js';
 import { agentTurn, connectAgent, eventWith, failedForGood, now, release } from './steps.js';
 import { offersTools, runToolCalls, TurnTools } from './tool-calls.js';
 
@@ -47,8 +48,19 @@ export async function converse(call: CallState): Promise<Ending> {
     watchMedia(call);
     call.setStatus('in_progress');
     call.step('connecting_agent');
+    let listenFirst = false;
+    if (call.input.voicemail) {
+      // Who answered is decided before the agent speaks (workflows/call/screen.ts).
+      if ((await screen(call)) === 'machine') {
+        return onAnsweringMachine(call, call.input.voicemail.action, (lines) =>
+          recordUnanswered(call, lines),
+        );
+      }
+      // The far end spoke first (a person's "Hello, Kari here", a phone menu): the agent answers that.
+      listenFirst = call.heard.length > 0;
+    }
     try {
-      call.lastAgentLine = await connectAgent(call);
+      call.lastAgentLine = await connectAgent(call, listenFirst);
     } catch (error) {
       if (!failedForGood(error)) throw error;
       return agentFailed(call, call.heard.splice(0));

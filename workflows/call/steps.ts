@@ -54,9 +54,18 @@ function agentStepsOf({ agentTimeoutMs }: CallRuntime) {
 /** Patch id: the agent's steps on a runtime that calls out are local activities. */
 const AGENT_TURNS_IN_TASK = 'agent-turns-in-task';
 
-/** The agent joins the answered call (with its opening line, or none: it listens first). */
-export async function connectAgent(call: CallState): ReturnType<CallActivities['connectAgent']> {
-  return agentStepsOf(await runtimeOf(call)).connectAgent({ callId: call.callId });
+/**
+ * The agent joins the answered call (with its opening line, or none: it listens first, as it
+ * does when the far end already spoke: `listenFirst`).
+ */
+export async function connectAgent(
+  call: CallState,
+  listenFirst = false,
+): ReturnType<CallActivities['connectAgent']> {
+  return agentStepsOf(await runtimeOf(call)).connectAgent({
+    callId: call.callId,
+    ...(listenFirst ? { listenFirst } : {}),
+  });
 }
 
 /** One agent turn; the agent's last line carries its hang-up. */

@@ -1,0 +1,97 @@
+import { condition } from '@temporalio/workflow';
+import type { AnsweredBy } from '../../db/entities/index.js';
+import type { CallerSpeech } from '../../lib/temporal/call-messages.js';
+import { screening, voicemail } from './activity-proxies.js';
+import { agentFinishedAt, type CallState, type Ending } from './call-state.js';
+import { release } from './steps.js';
+
+// Answering machines (telephony spec section 6): the first seconds after an outbound phone call
+// is answered decide who answered, before the agent says anything.
+//
+//   answered ─┬─ silent at pick-up ─────────────────────────────────── human (a person waits to hear who calls)
+//             ├─ speaking ─ first words within 4 s ─ judged ─────────── human, machine, unknown (a phone menu)
+//             ├─ speaking ─ still speaking at 4 s ──────────────────── machine (a long unbroken greeting)
+//             └─ the carrier cannot tell ───────────────────────────── unknown (the agent goes on)
+//
+// The opening line waits only while the far end speaks. On a machine the agent hangs up, or waits
+// for the beep (or the greeting's end and 1 s of silence) and leaves its message; either way the
+// call ends `voicemail`.
+
+/** Longest the decision takes after answer. */
+const DECISION_MS = 4_000;
+/** A beep that never comes: the message follows the greeting's end and this much silence. */
+const SILENCE_AFTER_GREETING_MS = 1_000;
+/** A greeting that never ends: the message is left this long after the decision all the same. */
+const LONGEST_GREETING_MS = 30_000;
+
+/** `end_reason` of a call an answering machine took. */
+export const VOICEMAIL = 'voicemail';
+
+const farEndGone = (call: CallState) => call.hungUp !== null || call.mediaLost || call.mediaEnded;
+
+/** Who answered, stored on the call; what the far end said meanwhile stays in `call.heard`. */
+export async function screen(call: CallState): Promise<AnsweredBy> {
+  if (call.answeredSpeaking === null)
+    return screening.judgeAnswer({ callId: call.callId, answeredBy: 'unknown' });
+  if (!call.answeredSpeaking) return screening.judgeAnswer({ callId: call.callId, answeredBy: 'human' });
+  await condition(() => call.heard.length > 0 || farEndGone(call), DECISION_MS);
+  const first = call.heard[0];
+  if (first) {
+    return screening.judgeAnswer({
+      callId: call.callId,
+      firstWords: { text: first.text, seconds: first.endedAtSeconds - first.startedAtSeconds },
+    });
+  }
+  // Still speaking when the decision is due: a long unbroken greeting. Gone without a word: unknown.
+  return screening.judgeAnswer({ callId: call.callId, answeredBy: farEndGone(call) ? 'unknown' : 'machine' });
+}
+
+/**
+ * A machine answered: its greeting goes into the transcript; the agent hangs up at once, or leaves
+ * its message after the beep and hangs up.
+ */
+export async function onAnsweringMachine(
+  call: CallState,
+  action: 'hang_up' | 'leave_message',
+  recordGreeting: (lines: CallerSpeech[]) => Promise<void>,
+): Promise<Ending> {
+  await recordGreeting(call.heard.splice(0));
+  if (action === 'hang_up' || farEndGone(call)) {
+    if (!farEndGone(call)) await release(call, 'hang_up');
+    return { endReason: VOICEMAIL, durationSeconds: call.spokenSoFar() };
+  }
+  await untilTheMachineRecords(call, recordGreeting);
+  if (farEndGone(call)) return { endReason: VOICEMAIL, durationSeconds: call.spokenSoFar() };
+  const line = await voicemail.leaveVoicemail({
+    callId: call.callId,
+    index: call.nextIndex,
+    offsetSeconds: call.spokenSoFar(),
+  });
+  call.lastAgentLine = line;
+  call.nextIndex = line.index + 1;
+  call.progress.transcriptLines = call.nextIndex;
+  return { endReason: VOICEMAIL, durationSeconds: agentFinishedAt(line) };
+}
+
+/** Until the beep, or the greeting's end and a second of silence (each line of it is kept), or the far end is gone. */
+async function untilTheMachineRecords(
+  call: CallState,
+  recordGreeting: (lines: CallerSpeech[]) => Promise<void>,
+): Promise<void> {
+  // A greeting heard whole has ended; one cut off by the decision is still going.
+  let greetingOver = call.nextIndex > 0;
+  const giveUpAt = Date.now() + LONGEST_GREETING_MS;
+  while (!call.beeped && !farEndGone(call)) {
+    const left = giveUpAt - Date.now();
+    if (left <= 0) return;
+    const woke = await condition(
+      () => call.beeped || farEndGone(call) || call.heard.length > 0,
+      greetingOver ? Math.min(SILENCE_AFTER_GREETING_MS, left) : left,
+    );
+    if (!woke) return; // a second of silence after the greeting (or the longest greeting)
+    if (call.heard.length > 0) {
+      await recordGreeting(call.heard.splice(0));
+      greetingOver = true;
+    }
+  }
+}
