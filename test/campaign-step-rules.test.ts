@@ -41,6 +41,22 @@ describe('recipientOutcome', () => {
     });
   });
 
+  test('a call an answering machine took did not reach the recipient: retried like no_answer', () => {
+    const machine = { attempts: 1, callStatus: 'completed', endReason: 'voicemail', endedAt };
+    assert.deepEqual(recipientOutcome(campaign(), machine), {
+      status: 'pending',
+      reason: 'voicemail',
+      retryAt: new Date('2026-11-25T11:00:00Z'),
+    });
+    assert.deepEqual(recipientOutcome(campaign(), { ...machine, attempts: 2 }), {
+      status: 'failed',
+      reason: 'voicemail',
+      retryAt: null,
+    });
+    const busyOnly = { status: 'running' as const, retry: { ...retry, on: ['busy' as const] } };
+    assert.equal(recipientOutcome(busyOnly, machine).status, 'failed', 'not retried when no_answer is not');
+  });
+
   test('in a canceled campaign, a retry that will never come cancels the recipient', () => {
     const call = { attempts: 1, callStatus: 'busy', endReason: null, endedAt };
     assert.deepEqual(recipientOutcome(campaign('canceled'), call), {

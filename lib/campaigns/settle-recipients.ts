@@ -29,9 +29,10 @@ export interface RecipientOutcome {
 }
 
 /**
- * A completed call completes the recipient; an end the campaign retries on, with attempts left,
- * makes it pending again after `retry.delay_minutes` (canceled, in a canceled campaign); any
- * other end fails it.
+ * A completed call completes the recipient, unless an answering machine took it (`voicemail`): an
+ * attempt that did not reach them, retried like `no_answer` (telephony spec section 6). An end the
+ * campaign retries on, with attempts left, makes it pending again after `retry.delay_minutes`
+ * (canceled, in a canceled campaign); any other end fails it.
  */
 export function recipientOutcome(
   campaign: Pick<Campaign, 'status' | 'retry'>,
@@ -39,8 +40,11 @@ export function recipientOutcome(
   now = new Date(),
 ): RecipientOutcome {
   const reason = call.endReason ?? call.callStatus;
-  if (call.callStatus === 'completed') return { status: 'completed', reason, retryAt: null };
-  const retried = campaign.retry.on.includes(reason as never) && call.attempts < campaign.retry.max_attempts;
+  const machine = reason === 'voicemail';
+  if (call.callStatus === 'completed' && !machine) return { status: 'completed', reason, retryAt: null };
+  const retriedAs = machine ? 'no_answer' : reason;
+  const retried =
+    campaign.retry.on.includes(retriedAs as never) && call.attempts < campaign.retry.max_attempts;
   if (!retried) return { status: 'failed', reason, retryAt: null };
   // A retry of a canceled campaign will never come.
   if (campaign.status === 'canceled') return { status: 'canceled', reason, retryAt: null };
