@@ -3,6 +3,7 @@ import type { Client } from '@temporalio/client';
 import { FRAME_MS } from '../lib/audio/frame-pacer.js';
 import { decodeMulaw } from '../lib/audio/mulaw.js';
 import type { TurnDetector, TurnEvent } from '../lib/audio/turn-detector.js';
+import { keypadLineText } from '../lib/calls/keypad-line.js';
 import type { Logger } from '../lib/logger.js';
 import type { MediaCommand } from '../lib/media/media-control.js';
 import {
@@ -22,6 +23,7 @@ import {
 } from '../lib/temporal/call-messages.js';
 import type { VoiceRuntime } from '../lib/voice-runtime/voice-runtime.js';
 import type { AgentAudioOut, AgentVoice } from './agent-voice.js';
+import { KeypadTurn, type KeypadTurnEnded } from './keypad-turn.js';
 import { TurnLoop } from './turn-loop.js';
 import { WorkflowOutbox } from './workflow-outbox.js';
 
@@ -115,6 +117,11 @@ export class CallAudio {
   private heardAhead: HeardAhead | null = null;
   private readonly outbox: WorkflowOutbox;
   private readonly loop: TurnLoop | null;
+  /** The caller's keys, as turns of their own (media/keypad-turn.ts). */
+  private readonly keypad = new KeypadTurn({
+    clock: () => this.deps.clock(),
+    ended: (turn) => this.keypadLine(turn),
+  });
   private readonly stopTurns = new AbortController();
   private ending: CallAudioEnd | null = null;
   private resolveEnded!: () => void;
@@ -188,6 +195,40 @@ export class CallAudio {
       .finally(() => {
         this.framesBehind--;
       });
+  }
+
+  /**
+   * A key the person pressed (Media Streams `dtmf`; RFC 4733 or SIP INFO, which the SIP side
+   * turns into the same message): the first key of a turn stops the agent (a barge-in), and the
+   * keys become a line `[keypad] …` once `#` is pressed or 2 s pass without another.
+   */
+  pressed(digit: string): void {
+    if (this.ending) return;
+    if (!this.keypad.press(digit)) return;
+    this.loop?.dropPrepared();
+    const interruption = this.deps.voice.bargeIn();
+    if (interruption) {
+      mediaBargeIns.inc();
+      this.interrupted = interruption;
+      this.deps.logger.info('barge-in by a key', { callId: this.callId, ...interruption });
+    }
+  }
+
+  /** The keypad turn is over: its line goes after the person's spoken turns before it. */
+  private keypadLine(turn: KeypadTurnEnded): void {
+    if (this.ending) return;
+    this.turns = this.turns.then(() => {
+      const speech: CallerSpeech = {
+        utterance: this.utterances++,
+        text: keypadLineText(turn.digits),
+        startedAtSeconds: turn.startedAtMs / 1000,
+        endedAtSeconds: turn.endedAtMs / 1000,
+        ...(this.interrupted ? { interrupted: this.interrupted } : {}),
+      };
+      this.interrupted = undefined;
+      this.deliver(speech);
+      this.deps.logger.info('caller keypad turn', { callId: this.callId, utterance: speech.utterance });
+    });
   }
 
   markEchoed(name: string): void {
@@ -486,6 +527,7 @@ export class CallAudio {
     if (this.finished) return;
     this.finished = true;
     this.stopTurns.abort();
+    this.keypad.stop();
     // For the voice bench and operators: how often the answer asked for at a pause was the turn's.
     if (this.loop)
       this.deps.logger.info('call audio over', { callId: this.callId, answersAhead: this.answersAhead });

@@ -189,6 +189,7 @@ export function serveStream(socket: WebSocket, request: IncomingMessage, gateway
       liveness.heard();
       call.hear(message.payload);
     } else if (message.event === 'mark') call.markEchoed(message.name);
+    else if (message.event === 'dtmf') call.pressed(message.digit);
   });
   socket.on('close', () => {
     clearTimeout(noStart);

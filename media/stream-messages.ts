@@ -19,6 +19,8 @@ export type ClientMessage =
   | StreamStart
   | { event: 'media'; payload: Uint8Array; track: string }
   | { event: 'mark'; name: string }
+  /** A key the caller pressed (Twilio's `dtmf` message, telephony spec section 7). */
+  | { event: 'dtmf'; digit: string }
   | { event: 'stop' };
 
 /**
@@ -40,6 +42,9 @@ export function isPhoneAudio(format: StreamStart['start']['mediaFormat']): boole
 
 const isObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** One key of a telephone keypad (A–D of the fourth column too). */
+const KEYPAD_DIGIT = /^[0-9*#A-D]$/;
 
 /** Largest media payload taken: 20 ms is 160 bytes; a client may send up to 100 ms at once. */
 const MAX_PAYLOAD_BYTES = 800;
@@ -68,6 +73,10 @@ export function readClientMessage(text: string): ClientMessage | null {
       const payload = Buffer.from(media.payload, 'base64');
       if (payload.length === 0) return null;
       return { event: 'media', payload, track: typeof media.track === 'string' ? media.track : 'inbound' };
+    }
+    case 'dtmf': {
+      const digit = isObject(message.dtmf) ? message.dtmf.digit : undefined;
+      return typeof digit === 'string' && KEYPAD_DIGIT.test(digit) ? { event: 'dtmf', digit } : null;
     }
     case 'start':
       return readStart(message);

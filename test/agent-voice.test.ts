@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, test } from 'node:test';
+import { DtmfDetector } from '../lib/audio/dtmf.js';
+import { decodeMulaw } from '../lib/audio/mulaw.js';
 import { createLogger } from '../lib/logger.js';
 import { OpenAiTextToSpeech } from '../lib/speech/openai-text-to-speech.js';
 import { encodeWav } from '../lib/speech/wav.js';
@@ -87,5 +89,32 @@ test('after a barge-in no mark is awaited: what was sent played or was cleared',
   assert.equal(await settlesWithin(voice.played(30_000), 500), true);
   await line;
   assert.ok(frames() - sent <= 1, 'nothing more is sent after the clear');
+  voice.stop();
+});
+
+test('keys pressed are in-band DTMF after the line before them, once per line: a detector on the far side hears them in order', async () => {
+  const sent: Uint8Array[] = [];
+  const marks: string[] = [];
+  const startedAt = performance.now();
+  const voice = new AgentVoice({
+    // Speech is the stand-in's tone; the keys never reach the speech service.
+    tts: {
+      synthesize: async () => ({ sampleRate: 8000, samples: tone(440, 8000, 1600) }),
+      voices: async () => [],
+    },
+    voice: 'joe',
+    out: { media: (payload) => sent.push(payload), mark: (name) => marks.push(name), clear: () => {} },
+    clock: () => performance.now() - startedAt,
+    recording: null,
+    logger: createLogger('warn'),
+  });
+  await voice.say(0, 'One moment.');
+  await voice.pressKeys(1, '1w2#');
+  await voice.pressKeys(1, '1w2#'); // a retried command: not pressed twice
+  await until(() => marks.length === 2, 'the line and the keys sent');
+  assert.deepEqual(marks, ['agent-0-0', 'agent-1-0']);
+  const detector = new DtmfDetector();
+  const heard = sent.flatMap((payload) => detector.push(decodeMulaw(payload)));
+  assert.deepEqual(heard, ['1', '2', '#']);
   voice.stop();
 });

@@ -233,6 +233,62 @@ describe('barge-in and hang-ups', () => {
   });
 });
 
+describe('the keypad (telephony spec section 7)', () => {
+  test('keys ended by # are one caller line [keypad] …, sent to the workflow holding the turns', async () => {
+    const path = await call({});
+    for (const digit of '1234#') path.audio.pressed(digit);
+    await until(() => path.signals.some((s) => s.name === 'callerSpeech'), 'the keypad line was not sent');
+    const [speech] = path.signals.filter((s) => s.name === 'callerSpeech').map((s) => s.args[0]);
+    assert.equal((speech as { text: string }).text, '[keypad] 1 2 3 4');
+  });
+
+  test('without #, 2 s after the last key end the turn; the gateway holding the turns answers it', async () => {
+    const path = await call({
+      runtime: new ScriptedRuntime((heard) =>
+        heard.startsWith('[keypad]')
+          ? { say: 'Thank you, I have your number.', next: { kind: 'continue' } }
+          : ANSWER,
+      ),
+    });
+    await path.takeTurns();
+    path.audio.pressed('4');
+    path.audio.pressed('2');
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    assert.equal(gatewayTurns(path).length, 0, 'not ended a second after the last key');
+    await until(() => gatewayTurns(path).length === 1, 'the keypad turn did not end');
+    const [turn] = gatewayTurns(path);
+    assert.equal(turn.heard.text, '[keypad] 4 2');
+    assert.deepEqual(path.runtime.requests[0].lines, ['caller: [keypad] 4 2']);
+  });
+
+  test('a key while the agent speaks stops it (clear), and the agent line keeps what had started', async () => {
+    const path = await call({
+      runtime: new ScriptedRuntime((heard) =>
+        heard.includes('open')
+          ? {
+              say: 'Our opening hours are nine to five on weekdays. We are closed on Sundays and on public holidays.',
+              next: { kind: 'continue' },
+            }
+          : ANSWER,
+      ),
+    });
+    await path.takeTurns();
+    path.says('When are you open', 800);
+    path.silence(700);
+    await until(() => path.out.frames > 0, 'the agent did not start speaking');
+    path.audio.pressed('0');
+    await until(() => path.out.clears === 1, 'the key did not stop the agent');
+    path.audio.pressed('#');
+    await until(() => gatewayTurns(path).length === 2, 'the keypad line was not answered');
+    const [, keys] = gatewayTurns(path);
+    assert.equal(keys.heard.text, '[keypad] 0');
+    assert.deepEqual(keys.interrupted, {
+      index: 1,
+      spokenText: 'Our opening hours are nine to five on weekdays.',
+    });
+  });
+});
+
 describe("the gateway's metrics of a call's audio", () => {
   test('transcriptions, syntheses and turn events are timed; live streams and frames behind are read when scraped', async () => {
     const counts = async () => ({
