@@ -6,7 +6,7 @@ import { keypadLineText } from '../lib/calls/keypad-line.js';
 import type { Logger } from '../lib/logger.js';
 import { mediaTtsDuration, timed } from '../lib/metrics/gateway-metrics.js';
 import type { RecordingWriter } from '../lib/recordings/recording-writer.js';
-import type { Pcm, TextToSpeech } from '../lib/speech/speech-ports.js';
+import type { TextToSpeech } from '../lib/speech/speech-ports.js';
 import { SentenceSplitter } from '../lib/voice-runtime/sentences.js';
 
 // The agent's voice on one call: its lines, sentence by sentence, synthesised in order and played
@@ -52,12 +52,18 @@ export interface AgentAudioOut {
   media(payload: Uint8Array): void;
   mark(name: string): void;
   clear(): void;
+  /**
+   * A key the agent pressed, as a typed event: only for a client that plays keys itself (the SIP
+   * side, as RFC 4733 events; it says so with `keypad: rfc4733` in its `start`). Absent: keys are
+   * in-band tones in the audio.
+   */
+  dtmf?(digit: string): void;
 }
 
 export class AgentVoice {
   private readonly lines = new Map<number, Line>();
   /** Audio waiting to be sent, frame by frame, each with its sentence. */
-  private readonly queue: { frame: Int16Array; sentence: Sentence; last: boolean }[] = [];
+  private readonly queue: { frame: Int16Array; sentence: Sentence; last: boolean; key?: string }[] = [];
   /** The synthesis of sentences, one after the other, in the order they were taken. */
   private synthesis: Promise<void> = Promise.resolve();
   /** Play time of the end of the audio sent so far, on the call's clock. */
@@ -129,10 +135,31 @@ export class AgentVoice {
   async pressKeys(index: number, digits: string): Promise<void> {
     const line = this.lineOf(index);
     if (!line.interrupted && line.sentences.length === 0) {
-      this.enqueue(line, keypadLineText(digits), async () => ({
-        samples: dtmfTones(digits, { sampleRate: PHONE_SAMPLE_RATE }),
-        sampleRate: PHONE_SAMPLE_RATE,
-      }));
+      const sentence: Sentence = {
+        index,
+        seq: 0,
+        text: keypadLineText(digits),
+        startedAtMs: null,
+        markEchoed: false,
+      };
+      line.sentences.push(sentence);
+      this.synthesis = this.synthesis.then(() => {
+        if (line.interrupted) return;
+        const asEvents = this.deps.out.dtmf !== undefined;
+        const frames: { frame: Int16Array; key?: string }[] = [];
+        for (const digit of digits) {
+          const tones = dtmfTones(digit, { sampleRate: PHONE_SAMPLE_RATE });
+          // A client that plays keys itself gets each as an event, with its time as silence after it.
+          const samples = asEvents ? new Int16Array(tones.length) : tones;
+          for (let at = 0; at < samples.length; at += FRAME_SAMPLES) {
+            const frame = new Int16Array(FRAME_SAMPLES);
+            frame.set(samples.subarray(at, at + FRAME_SAMPLES));
+            frames.push(asEvents && at === 0 && digit !== 'w' ? { frame, key: digit } : { frame });
+          }
+        }
+        frames.forEach((item, i) => this.queue.push({ ...item, sentence, last: i === frames.length - 1 }));
+        this.pump();
+      });
     }
     await this.synthesis;
   }
@@ -206,8 +233,7 @@ export class AgentVoice {
     return line;
   }
 
-  /** A sentence of `line`: `text` synthesised, or the audio `made` gives (keys pressed: no speech service). */
-  private enqueue(line: Line, text: string, made?: () => Promise<Pcm>): void {
+  private enqueue(line: Line, text: string): void {
     const sentence: Sentence = {
       index: line.index,
       seq: line.sentences.length,
@@ -219,9 +245,9 @@ export class AgentVoice {
     this.synthesis = this.synthesis.then(async () => {
       if (line.interrupted) return;
       const synthesisStartedAt = Date.now();
-      const speech = made
-        ? await made()
-        : await timed(mediaTtsDuration, () => this.deps.tts.synthesize(text, { voice: this.deps.voice }));
+      const speech = await timed(mediaTtsDuration, () =>
+        this.deps.tts.synthesize(text, { voice: this.deps.voice }),
+      );
       // The synthesis time of each sentence (the first one's is in every turn's latency).
       this.deps.logger.info('agent sentence', {
         index: line.index,
@@ -248,13 +274,14 @@ export class AgentVoice {
   private pump(): void {
     const now = this.deps.clock();
     while (this.queue.length > 0 && Math.max(now, this.playCursorMs) < now + LEAD_MS) {
-      const { frame, sentence, last } = this.queue.shift()!;
+      const { frame, sentence, last, key } = this.queue.shift()!;
       const playsAt = Math.max(now, this.playCursorMs);
       if (sentence.startedAtMs === null) {
         sentence.startedAtMs = playsAt;
         const line = this.lines.get(sentence.index);
         if (line && line.firstAudioAt === null) line.firstAudioAt = Date.now();
       }
+      if (key) this.deps.out.dtmf?.(key);
       this.deps.out.media(encodeMulaw(frame));
       this.deps.recording?.agent(frame, playsAt);
       this.playCursorMs = playsAt + FRAME_MS;

@@ -81,6 +81,7 @@ export function serveStream(socket: WebSocket, request: IncomingMessage, gateway
     }
   };
 
+  let keysAsEvents = false;
   const begin = async (start: StreamStart) => {
     const parameters = start.start.customParameters;
     const token = queryToken ?? parameters.token ?? '';
@@ -97,6 +98,8 @@ export function serveStream(socket: WebSocket, request: IncomingMessage, gateway
       return;
     }
     streamSid = start.streamSid;
+    // The SIP side plays the agent's keys itself, as RFC 4733 events; other clients hear tones.
+    keysAsEvents = parameters.keypad === 'rfc4733';
     if (parameters.callId !== undefined) {
       await attach(parameters.callId);
       return;
@@ -151,6 +154,7 @@ export function serveStream(socket: WebSocket, request: IncomingMessage, gateway
 
   const takeStream = async (row: Call) => {
     call = await openCallAudio(gateway, {
+      keysAsEvents,
       callId: row.id,
       callWorkflowId: callWorkflowId(row.id),
       language: row.agentSnapshot.language ?? 'en-US',
@@ -203,6 +207,8 @@ export function serveStream(socket: WebSocket, request: IncomingMessage, gateway
 async function openCallAudio(
   gateway: GatewayContext,
   call: {
+    /** The client plays the agent's keys itself: they go as `dtmf` events, not tones. */
+    keysAsEvents: boolean;
     callId: string;
     callWorkflowId: string;
     language: string;
@@ -222,6 +228,7 @@ async function openCallAudio(
     mark: (name: string) => call.send({ event: 'mark', mark: { name } }),
     clear: () => call.send({ event: 'clear' }),
     transfer: (to: string) => call.send({ event: 'transfer', transfer: { to } }),
+    ...(call.keysAsEvents ? { dtmf: (digit: string) => call.send({ event: 'dtmf', dtmf: { digit } }) } : {}),
   };
   const voice = new AgentVoice({ tts: gateway.tts, voice: call.voice, out, clock, recording, logger });
   return new CallAudio({

@@ -33,7 +33,9 @@ export type GatewayMessage =
   | { event: 'media'; media: { payload: string } }
   | { event: 'mark'; mark: { name: string }; callId?: string }
   | { event: 'clear' }
-  | { event: 'transfer'; transfer: { to: string } };
+  | { event: 'transfer'; transfer: { to: string } }
+  /** A key the agent pressed, for a client that plays keys itself (`keypad: rfc4733` in its `start`). */
+  | { event: 'dtmf'; dtmf: { digit: string } };
 
 /** The one audio format a stream carries: 8 kHz μ-law, mono. */
 export function isPhoneAudio(format: StreamStart['start']['mediaFormat']): boolean {

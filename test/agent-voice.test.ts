@@ -118,3 +118,41 @@ test('keys pressed are in-band DTMF after the line before them, once per line: a
   assert.deepEqual(heard, ['1', '2', '#']);
   voice.stop();
 });
+
+test('a client that plays keys itself (the SIP side) gets each key as an event in its place, with silence for its time', async () => {
+  const sent: (Uint8Array | string)[] = [];
+  const startedAt = performance.now();
+  const voice = new AgentVoice({
+    tts: {
+      synthesize: async () => ({ sampleRate: 8000, samples: tone(440, 8000, 800) }),
+      voices: async () => [],
+    },
+    voice: 'joe',
+    out: {
+      media: (payload) => sent.push(payload),
+      mark: () => {},
+      clear: () => {},
+      dtmf: (digit) => sent.push(digit),
+    },
+    clock: () => performance.now() - startedAt,
+    recording: null,
+    logger: createLogger('warn'),
+  });
+  await voice.say(0, 'Pressing now.');
+  await voice.pressKeys(1, '5w#');
+  await until(() => sent.includes('#') && !voice.speaking(), 'the keys sent');
+  const keys = sent.filter((item) => typeof item === 'string');
+  assert.deepEqual(keys, ['5', '#'], 'w is a pause, not a key');
+  const speechFrames = sent.indexOf('5');
+  assert.equal(speechFrames, 5, 'the key after the 100 ms line before it');
+  const afterKeys = sent.slice(speechFrames).filter((item): item is Uint8Array => typeof item !== 'string');
+  const detector = new DtmfDetector();
+  assert.deepEqual(
+    afterKeys.flatMap((payload) => detector.push(decodeMulaw(payload))),
+    [],
+    'no tones in the audio',
+  );
+  // 5: 160 ms, w: 500 ms, #: 160 ms of silence (8 + 25 + 8 frames).
+  assert.equal(afterKeys.length, 41);
+  voice.stop();
+});
