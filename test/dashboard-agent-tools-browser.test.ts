@@ -225,6 +225,48 @@ describe('agent tools in the dashboard', { skip }, () => {
     assert.deepEqual(JSON.parse(await section.getByLabel('Data schema').inputValue()), schema);
   });
 
+  test('answering machines and keypad: leave_message without a message is refused at its box; filled, both are saved; a call shows who answered', async () => {
+    const created = await api.client(owner.secret).post('/agents', { name: 'Caller' });
+    const agentId = created.body.id;
+    await page.goto(`${api.url}/agents/${agentId}`);
+    const section = page.locator('section[aria-labelledby="agent-telephone"]');
+    await section.getByLabel('When a machine answers').waitFor();
+    await section.getByLabel('When a machine answers').selectOption('leave_message');
+    await section.getByLabel('The agent may press keys').check();
+    await section.getByRole('button', { name: 'Save telephone settings' }).click();
+    await section
+      .locator('.field-error')
+      .getByText(/voicemail.message is required/)
+      .waitFor();
+    assert.equal(await section.getByLabel('Voicemail message').getAttribute('aria-invalid'), 'true');
+    assert.equal((await storedAgent(agentId)).voicemail, null, 'nothing saved');
+    await section.getByLabel('Voicemail message').fill('Hi {{name}}, please call Acme back.');
+    await section.getByRole('button', { name: 'Save telephone settings' }).click();
+    await section.locator('.notice').getByText('Telephone settings saved.').waitFor();
+    const stored = await storedAgent(agentId);
+    assert.deepEqual(stored.voicemail, {
+      detect: true,
+      action: 'leave_message',
+      message: 'Hi {{name}}, please call Acme back.',
+    });
+    assert.deepEqual(stored.keypad, { send: true });
+    await screenshot(page, 'agent-telephone-saved');
+
+    const fixture = await createAgentFixture(db.orm, { workspaceId: owner.workspaceId });
+    const call = await createQueuedCall(db.orm, fixture, { to: uniqueNumber('+4797') });
+    await db.orm.em
+      .fork()
+      .nativeUpdate(
+        Call,
+        { id: call.id },
+        { status: 'completed', endReason: 'voicemail', answeredBy: 'machine' },
+      );
+    await page.goto(`${api.url}/calls/${call.id}`);
+    const facts = page.locator('section[aria-labelledby="call-facts"]');
+    await facts.getByText('Answered by').waitFor();
+    assert.equal(await facts.locator('.badge-machine').textContent(), 'machine');
+  });
+
   test('a call’s analysis shows the verdict and the plan’s data as a table', async () => {
     const fixture = await createAgentFixture(db.orm, { workspaceId: owner.workspaceId });
     const call = await createQueuedCall(db.orm, fixture, { to: uniqueNumber('+4797') });

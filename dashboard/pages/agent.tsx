@@ -14,6 +14,7 @@ import { Link, navigate } from '../router.js';
 import { useSession } from '../session.js';
 import { useTalk } from '../use-talk.js';
 import { AgentAnalysisPlan } from './agent-analysis-plan.js';
+import { AgentTelephone } from './agent-telephone.js';
 import { AgentTestRuns } from './agent-test-runs.js';
 import { type AgentSectionProps, AgentTools } from './agent-tools.js';
 import { AgentTransfers } from './agent-transfers.js';
@@ -58,6 +59,7 @@ export function AgentPage({ id }: { id: string }) {
           <AgentEditor key={data.updated_at} {...section('settings', data)} />
           <AgentTools key={`tools-${data.updated_at}`} {...section('tools', data)} />
           <AgentTransfers key={`transfers-${data.updated_at}`} {...section('transfers', data)} />
+          <AgentTelephone key={`telephone-${data.updated_at}`} {...section('telephone', data)} />
           <AgentAnalysisPlan key={`plan-${data.updated_at}`} {...section('plan', data)} />
           <TestPanel agent={data} />
           <AgentTestRuns agent={data} />

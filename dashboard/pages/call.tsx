@@ -94,6 +94,14 @@ export function CallPage({ id }: { id: string }) {
               <dd>
                 {c.from ?? c.metadata.from_label ?? '–'} → {c.to ?? '–'}
               </dd>
+              {c.answered_by && (
+                <>
+                  <dt>Answered by</dt>
+                  <dd>
+                    <Badge value={c.answered_by} />
+                  </dd>
+                </>
+              )}
               {c.transfer && (
                 <>
                   <dt>Transfer</dt>
