@@ -14,6 +14,8 @@ import (
 // marks echoed once the audio before them has been sent, and `clear` drops what has not. A
 // `transfer` event names where the gateway hands the call over; only that typed target is ever
 // dialled, never anything read from the close reason (which other Media Streams clients still get).
+// Keys go both ways (dtmf.go): the far end's to the stream as `dtmf`, the agent's `dtmf` into the
+// play queue with its audio; `clear` drops queued keys too.
 
 const (
 	frameBytes    = 160 // 20 ms of 8 kHz G.711
@@ -49,17 +51,20 @@ func approvedTarget(log *slog.Logger, message gatewayMessage) (string, bool) {
 }
 
 // runBridge carries the call's audio until the far end hangs up (dialog ends), its RTP stops for
-// `silence`, or the gateway closes the stream. `early` is gateway audio that came before the answer.
+// SIP_RTP_TIMEOUT_MS, or the gateway closes the stream. `early` is gateway audio that came before
+// the answer. `dialogID` is the call's SIP dialog, whose INFO requests carry keys to the leg.
 // The leg's audio goes on after it returns (a transfer may bridge it); finish stops it.
-func runBridge(log *slog.Logger, dialog context.Context, med *diago.DialogMedia, stream *streamClient, early []gatewayMessage, silence time.Duration) (bridgeEnd, *leg) {
-	caller, err := startLeg(log, dialog, med, stream.sendAudio, stream.echoMark)
+func (s *sidecar) runBridge(log *slog.Logger, dialogID string, dialog context.Context, med *diago.DialogMedia, stream *streamClient, early []gatewayMessage) (bridgeEnd, *leg) {
+	silence := s.cfg.rtpSilence
+	caller, err := startLeg(log, dialog, med, stream.sendAudio, stream.sendKey, stream.echoMark)
 	if err != nil {
 		return bridgeEnd{by: "rtp_timeout", reason: err.Error()}, nil
 	}
+	s.keypadOn(dialogID, caller)
 	var transferTo string
 	for _, message := range early {
 		switch message.event {
-		case "media", "mark":
+		case "media", "mark", "dtmf":
 			caller.queue.push(message)
 		case "transfer":
 			if target, ok := approvedTarget(log, message); ok {
@@ -104,6 +109,7 @@ func runBridge(log *slog.Logger, dialog context.Context, med *diago.DialogMedia,
 				time.Sleep(20 * time.Millisecond)
 			}
 			caller.redirect(func([]byte) {})
+			caller.redirectKeys(func(string) {})
 			return bridgeEnd{by: "gateway", reason: gone.reason, transferTo: gone.transferTo}, caller
 		case <-watch.C:
 			if caller.silentFor() > silence {

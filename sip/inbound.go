@@ -63,7 +63,7 @@ func (s *sidecar) serveInbound(d *diago.DialogServerSession) {
 	}
 	log.Info("answered", "to", to, "from", from)
 	s.track(d, true)
-	end, caller := runBridge(log, d.Context(), med, stream, early, s.cfg.rtpSilence)
+	end, caller := s.runBridge(log, d.ID, d.Context(), med, stream, early)
 	// The gateway named the call it took (its `attached` mark): a bridged transfer's length goes there.
 	var callbacks *callbackQueue
 	if stream.callID != "" {

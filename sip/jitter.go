@@ -4,7 +4,8 @@ package main
 // duplicates and late ones are dropped, and one that is missing is waited for while at most
 // `depth` later packets are held (60 ms at 20 ms a packet), then taken as lost and replaced by
 // silence so the caller's audio keeps its length. In-order packets pass at once: no added delay
-// on a clean line. (diago's RTPJitterBuffer stalled after some seconds on loopback here.)
+// on a clean line. (diago's RTPJitterBuffer stalled after some seconds on loopback here.) A packet
+// that is not audio (an RFC 4733 event) is skipped: its number is taken, and nothing comes of it.
 
 const (
 	maxConcealed  = 5    // lost packets filled with silence at most, per gap
@@ -41,12 +42,20 @@ func (b *jitterBuffer) push(seq uint16, payload []byte) [][]byte {
 	return b.release()
 }
 
+// skip takes packet `seq` as one that carries no audio: nothing is waited for in its place, and
+// what may now go on is returned, as push does.
+func (b *jitterBuffer) skip(seq uint16) [][]byte {
+	return b.push(seq, nil)
+}
+
 func (b *jitterBuffer) release() [][]byte {
 	var out [][]byte
 	for {
 		if payload, ok := b.held[b.next]; ok {
 			delete(b.held, b.next)
-			out = append(out, payload)
+			if payload != nil {
+				out = append(out, payload)
+			}
 			b.next++
 			continue
 		}
@@ -78,7 +87,9 @@ func (b *jitterBuffer) flush() [][]byte {
 	var out [][]byte
 	for len(b.held) > 0 {
 		seq := b.oldestHeld()
-		out = append(out, b.held[seq])
+		if payload := b.held[seq]; payload != nil {
+			out = append(out, payload)
+		}
 		delete(b.held, seq)
 	}
 	return out

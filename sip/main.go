@@ -42,6 +42,9 @@ type sidecar struct {
 	// inbound holds the Call-IDs of INVITEs being served: a second INVITE of one (not a
 	// retransmission, which the transaction layer absorbs) is a merged request, not a second call.
 	inbound map[string]struct{}
+	// keypads holds the leg of every answered call by its SIP dialog ID, for the keys its INFO
+	// requests carry (info.go), until the leg is over.
+	keypads map[string]*leg
 
 	// Who may reach it (guard.go): the trusted sources, each source's INVITE rate, the refusals.
 	trusted trustedSources
@@ -158,6 +161,7 @@ func newSidecar(cfg config, log *slog.Logger) (*sidecar, error) {
 	s := &sidecar{
 		cfg: cfg, log: log,
 		calls: map[string]*placedCall{}, dialled: map[string]time.Time{}, live: map[liveDialog]struct{}{}, inbound: map[string]struct{}{},
+		keypads: map[string]*leg{},
 		trusted: cfg.trusted, invites: newInviteLimiter(cfg.invitesPerSecond),
 	}
 	if cfg.trunk != "" {
@@ -188,9 +192,14 @@ func newSidecar(cfg config, log *slog.Logger) (*sidecar, error) {
 			BindPort:     cfg.listenPort,
 			ExternalHost: cfg.publicHost,
 		}),
-		// G.711 only: what a phone trunk speaks and the gateway's μ-law needs no resampling.
-		diago.WithMediaConfig(diago.MediaConfig{Codecs: []media.Codec{media.CodecAudioUlaw, media.CodecAudioAlaw}}),
+		// G.711 only: what a phone trunk speaks and the gateway's μ-law needs no resampling. And
+		// RFC 4733 telephone-event/8000, for the keypad both ways; a far end that does not offer
+		// it gets an answer without it, and keys as tones (dtmf.go).
+		diago.WithMediaConfig(diago.MediaConfig{Codecs: []media.Codec{media.CodecAudioUlaw, media.CodecAudioAlaw, media.CodecTelephoneEvent8000}}),
 	)
+	// diago answers every INFO 406: keys sent as SIP INFO are served here instead (info.go),
+	// behind the guard as every request is.
+	server.OnInfo(s.guard(s.serveInfo))
 	return s, nil
 }
 

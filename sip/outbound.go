@@ -152,7 +152,7 @@ func (s *sidecar) place(callID string, call *placedCall, request dialRequest) {
 	callbacks.push("answered")
 	log.Info("answered")
 	s.track(dialog, true)
-	end, caller := runBridge(log, dialog.Context(), med, stream, early, s.cfg.rtpSilence)
+	end, caller := s.runBridge(log, dialog.ID, dialog.Context(), med, stream, early)
 	s.finish(log, dialog, caller, end, request.From, callbacks)
 }
 

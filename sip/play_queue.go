@@ -3,13 +3,13 @@ package main
 import "sync"
 
 // The audio a leg is to play at the RTP clock: the gateway's agent audio in 20 ms frames with its
-// marks between them, or, on a bridged transfer, the other leg's live audio (kept short, so a
-// sender whose clock runs a little fast never builds up delay).
+// marks and keys between them, or, on a bridged transfer, the other leg's live audio (kept short,
+// so a sender whose clock runs a little fast never builds up delay) and the keys its far end pressed.
 
 // liveBacklog is the most of the other leg's audio held (100 ms); older frames are dropped.
 const liveBacklog = 5
 
-// playQueue holds the agent audio not yet sent, and the marks between it.
+// playQueue holds the agent audio not yet sent, and the marks and keys between it.
 type playQueue struct {
 	mu    sync.Mutex
 	items []gatewayMessage
@@ -28,7 +28,12 @@ func (q *playQueue) push(message gatewayMessage) {
 	q.items = append(q.items, message)
 }
 
-// clear drops the audio not yet sent; its marks are echoed at once, as Twilio does.
+// pushKey queues a key to press where the audio now ends.
+func (q *playQueue) pushKey(key string) {
+	q.push(gatewayMessage{event: "dtmf", digit: key})
+}
+
+// clear drops the audio and keys not yet sent; its marks are echoed at once, as Twilio does.
 func (q *playQueue) clear() []string {
 	q.mu.Lock()
 	defer q.mu.Unlock()
@@ -42,21 +47,23 @@ func (q *playQueue) clear() []string {
 	return marks
 }
 
-// next gives the marks now due and the next frame (nil: nothing to play).
-func (q *playQueue) next() ([]string, []byte) {
+// next gives the marks now due and what is next to play: a frame, or a key (nil and "": nothing).
+func (q *playQueue) next() (marks []string, frame []byte, key string) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	var marks []string
 	for len(q.items) > 0 {
 		item := q.items[0]
 		q.items = q.items[1:]
-		if item.event == "mark" {
+		switch item.event {
+		case "mark":
 			marks = append(marks, item.mark)
-			continue
+		case "dtmf":
+			return marks, nil, item.digit
+		default:
+			return marks, item.payload, ""
 		}
-		return marks, item.payload
 	}
-	return marks, nil
+	return marks, nil, ""
 }
 
 func (q *playQueue) empty() bool {
@@ -65,12 +72,28 @@ func (q *playQueue) empty() bool {
 	return len(q.items) == 0
 }
 
-// pushLive queues one frame of the other leg's audio, dropping the oldest beyond liveBacklog.
+// pushLive queues one frame of the other leg's audio, dropping the oldest frames beyond
+// liveBacklog (never a key: a key pressed is played).
 func (q *playQueue) pushLive(frame []byte) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	q.items = append(q.items, gatewayMessage{event: "media", payload: frame})
-	if over := len(q.items) - liveBacklog; over > 0 {
-		q.items = q.items[over:]
+	over := -liveBacklog
+	for _, item := range q.items {
+		if item.event == "media" {
+			over++
+		}
 	}
+	if over <= 0 {
+		return
+	}
+	kept := q.items[:0]
+	for _, item := range q.items {
+		if item.event == "media" && over > 0 {
+			over--
+			continue
+		}
+		kept = append(kept, item)
+	}
+	q.items = kept
 }

@@ -20,13 +20,16 @@ import (
 // down, and `transfer` with the target when the agent hands the call over (sent just before the
 // close; the SIP side dials only that target, never one read from the close reason). The gateway
 // answers a `start` it takes with the mark `attached`, and closes the socket when it does not take
-// the call (a number without a published agent) or when the call is over.
+// the call (a number without a published agent) or when the call is over. Keys go both ways as
+// `dtmf`: the far end's up as Twilio sends them, the agent's down in order with its audio (the
+// `start` says `keypad: rfc4733`: the SIP side plays keys itself, as RFC 4733 events or tones).
 
-// gatewayMessage is one message from the gateway: agent audio, a mark, `clear`, or `transfer`.
+// gatewayMessage is one message from the gateway: agent audio, a mark, a key, `clear`, or `transfer`.
 type gatewayMessage struct {
 	event      string
 	payload    []byte // μ-law, for `media`
 	mark       string
+	digit      string // the key of a `dtmf` (one of 0-9 * # A-D)
 	callID     string // the `attached` mark's call
 	transferTo string // the `transfer` target as the gateway sent it (checked before it is dialled)
 }
@@ -66,8 +69,12 @@ func streamsURL(gateway string) string {
 }
 
 // openStream connects to `address` (ws://HOST:PORT/media/streams) and sends `connected` and
-// `start` with the given custom parameters.
+// `start` with the given custom parameters, and `keypad: rfc4733` (the agent's keys as `dtmf`).
 func openStream(address string, parameters map[string]string) (*streamClient, error) {
+	custom := map[string]string{"keypad": keypadRFC4733}
+	for key, value := range parameters {
+		custom[key] = value
+	}
 	dialer := websocket.Dialer{HandshakeTimeout: 5 * time.Second}
 	conn, _, err := dialer.Dial(address, nil)
 	if err != nil {
@@ -84,7 +91,7 @@ func openStream(address string, parameters map[string]string) (*streamClient, er
 			"streamSid":        s.streamSid,
 			"callSid":          "CA" + hex.EncodeToString(id),
 			"tracks":           []string{"inbound"},
-			"customParameters": parameters,
+			"customParameters": custom,
 			"mediaFormat":      map[string]any{"encoding": "audio/x-mulaw", "sampleRate": 8000, "channels": 1},
 		},
 	})
@@ -138,6 +145,9 @@ func (s *streamClient) readLoop() {
 			Transfer struct {
 				To string `json:"to"`
 			} `json:"transfer"`
+			DTMF struct {
+				Digit string `json:"digit"`
+			} `json:"dtmf"`
 		}
 		if json.Unmarshal(data, &message) != nil {
 			continue
@@ -154,6 +164,10 @@ func (s *streamClient) readLoop() {
 			s.incoming <- gatewayMessage{event: "clear"}
 		case "transfer":
 			s.incoming <- gatewayMessage{event: "transfer", transferTo: message.Transfer.To}
+		case "dtmf":
+			if key, ok := keypadKey(message.DTMF.Digit); ok {
+				s.incoming <- gatewayMessage{event: "dtmf", digit: key}
+			}
 		}
 	}
 }
@@ -170,6 +184,11 @@ func (s *streamClient) sendAudio(ulaw []byte) {
 			"payload":   base64.StdEncoding.EncodeToString(ulaw),
 		},
 	})
+}
+
+// sendKey tells the gateway the far end pressed `key` (Twilio's `dtmf` message).
+func (s *streamClient) sendKey(key string) {
+	s.send(map[string]any{"event": "dtmf", "dtmf": map[string]any{"track": "inbound_track", "digit": key}})
 }
 
 // echoMark tells the gateway that the audio before mark `name` has played.

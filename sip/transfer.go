@@ -11,10 +11,12 @@ import (
 // A transfer the far end would not take by REFER (refused, or no answer to it): the SIP side calls
 // the target through the trunk itself, as it places any call, and once the target answers
 // bridges the two legs' audio directly (each through its jitter buffer, played out at its own RTP
-// clock, transcoded when one speaks A-law); the agent is gone already. It lasts until either side
-// hangs up, its RTP stops, or TRANSFER_MAX_MINUTES have passed (a bridge through our trunk costs
-// per minute: it is bounded); the other then gets a BYE. A target that does not answer (busy,
-// refused, nothing within transferRingFor) leaves the caller to be hung up.
+// clock, transcoded when one speaks A-law), and the keys either far end presses are pressed on
+// the other (RFC 4733 events or tones, as the other leg takes them); the agent is gone already.
+// It lasts until either side hangs up, its RTP stops, or TRANSFER_MAX_MINUTES have passed (a
+// bridge through our trunk costs per minute: it is bounded); the other then gets a BYE. A target
+// that does not answer (busy, refused, nothing within transferRingFor) leaves the caller to be
+// hung up.
 
 const transferRingFor = 30 * time.Second
 
@@ -50,13 +52,16 @@ func (s *sidecar) bridgeToTarget(log *slog.Logger, caller liveDialog, callerLeg 
 		defer done()
 		_ = dialog.Hangup(ctx)
 	}()
-	targetLeg, err := startLeg(log, dialog.Context(), med, callerLeg.queue.pushLive, func(string) {})
+	// Each side's keys are pressed on the other (the agent is gone: none go to the gateway).
+	targetLeg, err := startLeg(log, dialog.Context(), med, callerLeg.queue.pushLive, callerLeg.queue.pushKey, func(string) {})
 	if err != nil {
 		log.Warn("transfer target's audio not opened", "error", err)
 		return 0
 	}
 	defer targetLeg.stop()
+	s.keypadOn(dialog.ID, targetLeg)
 	callerLeg.redirect(targetLeg.queue.pushLive)
+	callerLeg.redirectKeys(targetLeg.queue.pushKey)
 	bridgedAt := time.Now()
 	log.Info("transfer bridged", "maxSeconds", s.cfg.transferMax.Seconds())
 
