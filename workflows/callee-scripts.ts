@@ -1,3 +1,5 @@
+import { benchAnswer } from './bench-answers.js';
+
 // The simulated far end's behaviour per scenario (operations contract, section 4), chosen by the
 // last four digits of the number it plays: the person an outbound call rings (calleeScript), or
 // the person who calls in (callerScript, section 5). Deterministic data only: used inside a workflow.
@@ -33,6 +35,8 @@ export interface CalleeScript {
   machine?: AnsweringMachine;
   /** Answered by a phone menu; `firstWords` and `replies` are the person it puts the call through to. */
   menu?: PhoneMenu;
+  /** A person who says this at pick-up (then waits for the agent) instead of waiting silently. */
+  pickUpWords?: string;
   /** What the person says after hearing each agent line, in order; when it runs out they hang up. */
   replies: string[];
   /** Said when the agent stays silent after the call connects (the person speaks first). */
@@ -90,7 +94,28 @@ const SCRIPTS: Record<string, CalleeScript> = {
 };
 
 export function calleeScript(number: string): CalleeScript {
+  const bench = benchAnswer(number);
+  if (bench) return benchScript(bench);
   return SCRIPTS[number.slice(-4)] ?? { dial: { kind: 'answers' }, replies: FRIENDLY, firstWords: 'Hello?' };
+}
+
+/** An answer of the answering-machine bench (bench-answers.ts): it ends once who answered is known. */
+function benchScript(answer: NonNullable<ReturnType<typeof benchAnswer>>): CalleeScript {
+  if ('machine' in answer) {
+    const { greeting, beep } = answer.machine;
+    return {
+      dial: { kind: 'answers' },
+      machine: { greeting, beepSeconds: beep ? 0.5 : null, recordsSeconds: 60 },
+      replies: [],
+      firstWords: '',
+    };
+  }
+  return {
+    dial: { kind: 'answers' },
+    ...(answer.person ? { pickUpWords: answer.person } : {}),
+    replies: [],
+    firstWords: 'Hello?',
+  };
 }
 
 /** An inbound caller's wishes; the agent's opening line (or its introduction) comes first. */

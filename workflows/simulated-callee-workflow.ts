@@ -143,21 +143,27 @@ export async function simulatedCalleeWorkflow(
   const heardWithin = (seconds: number) =>
     condition(() => toHear.length > 0 || released, Math.max(1, Math.round(seconds * 1000 * input.timeScale)));
 
+  let spokeFirst = false;
   if (!input.connected) {
     // Rings 1 to 3 simulated seconds (the workflow's seeded random is deterministic on replay).
     const ringSeconds = 1 + Math.floor(Math.random() * 3);
-    // A machine or a menu speaks from pick-up; a person waits to hear who calls.
-    const speaking = script.machine !== undefined || script.menu !== undefined;
+    // A machine or a menu speaks from pick-up; a person mostly waits to hear who calls.
+    const speaking = script.machine !== undefined || script.menu !== undefined || script.pickUpWords !== undefined;
     if (!(await after(ringSeconds, () => callbackOf({ type: 'answered', speaking })))) return;
     clock = 0;
     if (script.machine) return answeringMachine(script.machine);
     if (script.menu && !(await phoneMenu(script.menu))) return;
+    if (script.pickUpWords !== undefined) {
+      if (!(await say(script.pickUpWords, 0))) return;
+      spokeFirst = true;
+    }
   }
 
   // A speaking person who called in connects their stream first (far ends with `audio` only).
   if (input.connected && input.audio) await deliver({ callWorkflowId: input.callWorkflowId, kind: 'attach' });
   await condition(() => joined !== undefined || released);
-  if (!released && !joined?.opening) {
+  // Without an opening line the person speaks first, unless they already did at pick-up.
+  if (!released && !joined?.opening && !spokeFirst) {
     if (!(await say(script.firstWords, SILENCE_BEFORE_SPEAKING_FIRST))) return;
   }
   let linesHeard = 0;

@@ -68,6 +68,8 @@ export class CallState {
   speechFailed = false;
   /** Whether the far end was speaking as it answered; null: the carrier cannot tell (`answered`). */
   answeredSpeaking: boolean | null = null;
+  /** Workflow time (epoch ms) the `answered` callback came: the answering-machine decision counts from it. */
+  answeredAtMs = 0;
   /** An answering machine's beep was heard (`beep`). */
   beeped = false;
   /** `markAnswered` is stored: from here on the call ends `completed`. */
@@ -134,7 +136,10 @@ export function openCall(input: CallWorkflowInput): CallState {
     else if (callback.type === 'speech_failed') call.speechFailed = true;
     else if (callback.type === 'beep') call.beeped = true;
     else {
-      if (callback.type === 'answered') call.answeredSpeaking = callback.speaking ?? null;
+      if (callback.type === 'answered') {
+        call.answeredSpeaking = callback.speaking ?? null;
+        call.answeredAtMs = Date.now();
+      }
       call.callbacks.push(callback);
     }
   });
