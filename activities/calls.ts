@@ -207,7 +207,9 @@ export function createCallActivities(deps: CallActivityDeps) {
           dialingCountries: await loadDialingCountries(db, call.workspace, deps.dialingCountries),
           ownNumbers: [call.fromNumber, call.toNumber],
         });
-        const startedAt = new Date().toISOString();
+        // A retried step keeps the transfer's start (the first attempt's), not its own.
+        const tried = call.transfer?.to === input.to ? call.transfer : null;
+        const startedAt = tried?.started_at ?? new Date().toISOString();
         // Transfers are made cold: a warm destination's briefing is not built yet (docs/calls.md).
         const transfer = { to: input.to, mode: 'cold' as const, started_at: startedAt };
         if (refusal) {
