@@ -1,4 +1,5 @@
 import { LockMode } from '@mikro-orm/core';
+import type { EntityManager } from '@mikro-orm/postgresql';
 import { TestRun } from '../../db/entities/index.js';
 import { callerEndpointFromSettings } from '../../lib/test-runs/caller-model.js';
 import { createTestRun } from '../../lib/test-runs/create-test-run.js';
@@ -28,8 +29,18 @@ import { agentParams } from './agent-route-parts.js';
 const testRunParams = uuidParams('test_run_id');
 const runMissing = { description: 'resource_missing: no such test run in the workspace.' };
 
-async function readRun(ctx: ApiContext, testRunId: string) {
-  const run = await ctx.state.em.findOne(TestRun, { id: testRunId, workspace: ctx.state.auth.workspaceId });
+/** The workspace's test run, or 404 at `test_run_id`; `em` and `lockMode` for a change under its row lock. */
+async function readRun(
+  ctx: ApiContext,
+  testRunId: string,
+  options: { em?: EntityManager; lockMode?: LockMode } = {},
+) {
+  const em = options.em ?? ctx.state.em;
+  const run = await em.findOne(
+    TestRun,
+    { id: testRunId, workspace: ctx.state.auth.workspaceId },
+    options.lockMode ? { lockMode: options.lockMode } : {},
+  );
   if (!run) throw resourceMissing('test run', 'test_run_id');
   return run;
 }
@@ -158,12 +169,7 @@ const cancel = defineRoute({
   },
   async handler(ctx, { params }) {
     const run = await ctx.state.em.transactional(async (em) => {
-      const run = await em.findOne(
-        TestRun,
-        { id: params.test_run_id, workspace: ctx.state.auth.workspaceId },
-        { lockMode: LockMode.PESSIMISTIC_WRITE },
-      );
-      if (!run) throw resourceMissing('test run', 'test_run_id');
+      const run = await readRun(ctx, params.test_run_id, { em, lockMode: LockMode.PESSIMISTIC_WRITE });
       if (run.status === 'completed' || run.status === 'canceled') {
         throw testRunStateInvalid(`The test run is already ${run.status}.`);
       }
