@@ -23,7 +23,11 @@ const EventType = proto.temporal.api.enums.v1.EventType;
 const payloadText = (payloads: { data?: Uint8Array | string | null }[] | null | undefined) =>
   (payloads ?? [])
     .map(({ data }) =>
-      typeof data === 'string' ? Buffer.from(data, 'base64').toString() : data ? Buffer.from(data).toString() : '',
+      typeof data === 'string'
+        ? Buffer.from(data, 'base64').toString()
+        : data
+          ? Buffer.from(data).toString()
+          : '',
     )
     .join(' ');
 const millis = (time: { seconds?: unknown; nanos?: number | null } | null | undefined) =>
@@ -38,10 +42,14 @@ function decisionMs(history: History): { decided: number; stored: number } {
   let answeredAt: number | null = null;
   let taskStartedAt = 0;
   for (const event of history.events ?? []) {
-    if (event.eventType === EventType.EVENT_TYPE_WORKFLOW_TASK_STARTED) taskStartedAt = millis(event.eventTime);
+    if (event.eventType === EventType.EVENT_TYPE_WORKFLOW_TASK_STARTED)
+      taskStartedAt = millis(event.eventTime);
     if (event.eventType === EventType.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED && answeredAt === null) {
       const signal = event.workflowExecutionSignaledEventAttributes;
-      if (signal?.signalName === 'carrierCallback' && /"answered"/.test(payloadText(signal.input?.payloads))) {
+      if (
+        signal?.signalName === 'carrierCallback' &&
+        /"answered"/.test(payloadText(signal.input?.payloads))
+      ) {
         answeredAt = millis(event.eventTime);
       }
     }

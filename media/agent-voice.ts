@@ -157,7 +157,9 @@ export class AgentVoice {
             frames.push(asEvents && at === 0 && digit !== 'w' ? { frame, key: digit } : { frame });
           }
         }
-        frames.forEach((item, i) => this.queue.push({ ...item, sentence, last: i === frames.length - 1 }));
+        for (const [i, item] of frames.entries()) {
+          this.queue.push({ ...item, sentence, last: i === frames.length - 1 });
+        }
         this.pump();
       });
     }

@@ -24,7 +24,8 @@ export const BENCH_MACHINES: BenchMachine[] = [
     beep: true,
   },
   {
-    greeting: "Hi, it's Anna, I'm not available right now. Leave your name and number and I'll call you back.",
+    greeting:
+      "Hi, it's Anna, I'm not available right now. Leave your name and number and I'll call you back.",
     beep: false,
   },
   {
@@ -69,10 +70,11 @@ export const BENCH_MACHINES: BenchMachine[] = [
   { greeting: 'Den du ringer til er ikke tilgængelig lige nu.', beep: false },
   { greeting: 'Tak fordi du ringer. Vi har lukket, læg venligst en besked.', beep: true },
   { greeting: 'Dette er telefonsvareren for familien Jensen.', beep: false },
-  { greeting: "Du har ringet til Annes telefonsvarer. Læg en besked.", beep: true },
+  { greeting: 'Du har ringet til Annes telefonsvarer. Læg en besked.', beep: true },
   // German
   {
-    greeting: 'Hallo, Sie haben Anna Schmidt erreicht. Bitte hinterlassen Sie eine Nachricht nach dem Signalton.',
+    greeting:
+      'Hallo, Sie haben Anna Schmidt erreicht. Bitte hinterlassen Sie eine Nachricht nach dem Signalton.',
     beep: true,
   },
   { greeting: 'Dies ist die Mailbox von 0171 1234567. Bitte sprechen Sie nach dem Piepton.', beep: true },
@@ -83,7 +85,10 @@ export const BENCH_MACHINES: BenchMachine[] = [
       'Guten Tag, Sie haben die Praxis Dr. Weber erreicht. Wir sind momentan nicht erreichbar. Hinterlassen Sie eine Nachricht.',
     beep: true,
   },
-  { greeting: 'Hallo, ich bin gerade nicht da. Hinterlassen Sie mir eine Nachricht nach dem Piepton.', beep: true },
+  {
+    greeting: 'Hallo, ich bin gerade nicht da. Hinterlassen Sie mir eine Nachricht nach dem Piepton.',
+    beep: true,
+  },
   { greeting: 'Sie haben die Mailbox von Thomas erreicht.', beep: false },
 ];
 

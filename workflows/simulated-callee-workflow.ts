@@ -148,7 +148,8 @@ export async function simulatedCalleeWorkflow(
     // Rings 1 to 3 simulated seconds (the workflow's seeded random is deterministic on replay).
     const ringSeconds = 1 + Math.floor(Math.random() * 3);
     // A machine or a menu speaks from pick-up; a person mostly waits to hear who calls.
-    const speaking = script.machine !== undefined || script.menu !== undefined || script.pickUpWords !== undefined;
+    const speaking =
+      script.machine !== undefined || script.menu !== undefined || script.pickUpWords !== undefined;
     if (!(await after(ringSeconds, () => callbackOf({ type: 'answered', speaking })))) return;
     clock = 0;
     if (script.machine) return answeringMachine(script.machine);
