@@ -238,9 +238,9 @@ describe('agent tools in the dashboard', { skip }, () => {
       .locator('.field-error')
       .getByText(/voicemail.message is required/)
       .waitFor();
-    assert.equal(await section.getByLabel('Voicemail message').getAttribute('aria-invalid'), 'true');
+    assert.equal(await section.getByLabel('Message for the machine').getAttribute('aria-invalid'), 'true');
     assert.equal((await storedAgent(agentId)).voicemail, null, 'nothing saved');
-    await section.getByLabel('Voicemail message').fill('Hi {{name}}, please call Acme back.');
+    await section.getByLabel('Message for the machine').fill('Hi {{name}}, please call Acme back.');
     await section.getByRole('button', { name: 'Save telephone settings' }).click();
     await section.locator('.notice').getByText('Telephone settings saved.').waitFor();
     const stored = await storedAgent(agentId);

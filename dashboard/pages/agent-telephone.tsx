@@ -64,7 +64,7 @@ export function AgentTelephone({ agent, notice, onChange }: AgentSectionProps) {
           </select>
         </Field>
         <Field
-          label="Voicemail message"
+          label="Message for the machine"
           hint="Said after the beep; {{variables}} are filled from the call's metadata."
         >
           <textarea
