@@ -6,7 +6,6 @@ import { type CallEnding, knownOutcome, substantiveCallerLines } from './known-o
 // else rules over what was said. It sees only the transcript and the ending, so a real
 // conversation and a simulated one are judged the same way.
 
-const TRANSFERRED = /\btransferring you\b|\bput you through\b/i;
 const ESCALATED = /\bescalat(e|ed|ing)\b|\b(manager|supervisor)\b/i;
 const AGREED = /\b(thank|thanks|perfect|great|works for me|sounds good|that's fine|yes, please)\b/i;
 const POSITIVE =
@@ -35,8 +34,12 @@ export class TranscriptAnalyzer implements CallAnalyzer {
   }
 }
 
+/**
+ * The outcome by the words, when the record settles none. `transferred` is never read from words
+ * ("I'm transferring you"): the record says it once the transfer connected (known-outcome.ts), and
+ * a transfer that failed was none.
+ */
 function outcomeOf(agent: string[], caller: string[], substantive: string[]): CallOutcome | null {
-  if (agent.some((text) => TRANSFERRED.test(text))) return 'transferred';
   if ([...agent, ...caller].some((text) => ESCALATED.test(text))) return 'escalated';
   if (substantive.length === 0) return 'abandoned';
   if (substantive.some((text) => AGREED.test(text))) return 'resolved';
