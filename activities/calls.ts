@@ -34,6 +34,7 @@ import type { TurnsHandOver } from '../lib/media/media-control.js';
 import { dropRecordingIfNotKept } from '../lib/recordings/retention.js';
 import { transferFailedLine } from '../lib/voice-runtime/transfer-failed.js';
 import { type VoiceRuntime, VoiceRuntimeError } from '../lib/voice-runtime/voice-runtime.js';
+import { holdLine } from '../lib/voice-runtime/warm-transfer-lines.js';
 import { heartbeating } from './heartbeat.js';
 
 // The call workflow's steps that touch the world: the database, the carrier, the voice runtime
@@ -60,7 +61,12 @@ export interface CallActivityDeps {
 /** What a transfer came to; `not_allowed`: its target failed the check when used, nothing was dialled. */
 export type TransferOutcome =
   | { transferred: true }
-  | { transferred: false; failure: 'not_allowed' /** the agent's line to the caller */; say: string };
+  | { transferred: false; failure: 'not_allowed' /** the agent's line to the caller */; say: string }
+  /**
+   * A warm destination: nothing handed over yet. The caller hears the destination's `message`
+   * while the person is rung, else `say` (the agent's line that they are being connected).
+   */
+  | { transferred: false; warm: { message: string | null; say: string } };
 
 /** Failure types of the voice runtime (activities/calls.ts), as the workflow history shows them. */
 export const VOICE_RUNTIME_UNAVAILABLE = 'VoiceRuntimeUnavailable';
@@ -210,8 +216,16 @@ export function createCallActivities(deps: CallActivityDeps) {
         // A retried step keeps the transfer's start (the first attempt's), not its own.
         const tried = call.transfer?.to === input.to ? call.transfer : null;
         const startedAt = tried?.started_at ?? new Date().toISOString();
-        // Transfers are made cold: a warm destination's briefing is not built yet (docs/calls.md).
-        const transfer = { to: input.to, mode: 'cold' as const, started_at: startedAt };
+        // A warm destination on a call carried as text: the workflow rings the person and briefs
+        // them before the caller is handed over (workflows/call/warm-transfer.ts). A call whose
+        // audio a media gateway holds is handed over cold (docs/calls.md, "Warm transfers").
+        const destination = call.agentSnapshot.transferDestinations?.find((d) => d.number === input.to);
+        const warm = destination?.mode === 'warm' && !call.mediaGateway;
+        const transfer = {
+          to: input.to,
+          mode: warm ? ('warm' as const) : ('cold' as const),
+          started_at: startedAt,
+        };
         if (refusal) {
           deps.logger?.warn('transfer target refused when used; nothing dialled', {
             callId: input.callId,
@@ -236,6 +250,12 @@ export function createCallActivities(deps: CallActivityDeps) {
           failure: null,
           connected_at: null,
         });
+        if (warm) {
+          return {
+            transferred: false,
+            warm: { message: destination?.message ?? null, say: holdLine(call.agentSnapshot.language) },
+          };
+        }
         await deps.carrier.transfer({ callId: input.callId, to: input.to });
         await recordTransfer(db, input.callId, {
           ...transfer,

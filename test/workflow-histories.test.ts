@@ -20,6 +20,10 @@ const PATHS = [
   // An answering machine taking a message, and a phone menu the agent presses a key in
   // (test/answering-machine-workflow.test.ts).
   ...['3001-leave-message', '3002-keypad'].flatMap((to) => [`outbound-${to}-call`, `outbound-${to}-far-end`]),
+  // A warm transfer: the call, its far end and the consultation leg (test/warm-transfer-workflow.test.ts).
+  'warm-transfer-call',
+  'warm-transfer-far-end',
+  'warm-transfer-consultation-leg',
   // Calls that come in (test/inbound-call-workflow.test.ts).
   'inbound-phone-call',
   'inbound-phone-far-end',

@@ -5,6 +5,7 @@ import { createCallActivities } from '../activities/calls.js';
 import { createCampaignActivities } from '../activities/campaigns.js';
 import { createRecordingRetentionActivities } from '../activities/recording-retention.js';
 import { createTestRunActivities } from '../activities/test-runs.js';
+import { createWarmTransferActivities } from '../activities/warm-transfer.js';
 import { Call } from '../db/entities/index.js';
 import { analyzerFromSettings } from '../lib/analysis/index.js';
 import { planAnswererFromSettings } from '../lib/analysis/plan-answerer.js';
@@ -118,6 +119,14 @@ export function createCallsWorker(deps: CallsWorkerDeps): Promise<Worker> {
       ...createCallRuntimeActivities({ voiceRuntime, analyzer, planAnswerer }),
       // Who answered an outbound call, and the message left on a machine (workflows/call/screen.ts).
       ...createAnsweringMachineActivities({ orm: deps.orm, carrier }),
+      // A warm transfer's briefing and hand-over (workflows/call/warm-transfer.ts).
+      ...createWarmTransferActivities({
+        orm: deps.orm,
+        carrier,
+        voiceRuntime,
+        recordingsDir: deps.settings.recordingsDir,
+        logger,
+      }),
       // Campaigns run on the calls queue: their steps start calls exactly as POST /calls does.
       ...createCampaignActivities({ orm: deps.orm, settings: deps.settings }),
       // Test runs too: their calls are children of the run's workflow.

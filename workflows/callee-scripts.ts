@@ -37,6 +37,11 @@ export interface CalleeScript {
   menu?: PhoneMenu;
   /** A person who says this at pick-up (then waits for the agent) instead of waiting silently. */
   pickUpWords?: string;
+  /**
+   * After their last reply they hold on (a person being put through) instead of hanging up: until
+   * they are handed over, or a minute passes without a word from the agent.
+   */
+  holdsOn?: boolean;
   /** What the person says after hearing each agent line, in order; when it runs out they hang up. */
   replies: string[];
   /** Said when the agent stays silent after the call connects (the person speaks first). */
@@ -59,6 +64,7 @@ const SCRIPTS: Record<string, CalleeScript> = {
     dial: { kind: 'answers' },
     replies: ['Hi. Yes?', "Honestly, I'd rather talk to a real person. Can you put me through to someone?"],
     firstWords: 'Hello?',
+    holdsOn: true,
   },
   '2003': {
     dial: { kind: 'answers' },

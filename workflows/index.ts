@@ -2,6 +2,7 @@ import type {
   BrowserCallerWorkflow,
   CallWorkflow,
   CampaignWorkflow,
+  ConsultationLegWorkflow,
   EventFanOutWorkflow,
   RecordingRetentionWorkflow,
   SimulatedCalleeWorkflow,
@@ -13,6 +14,7 @@ import type {
 import { browserCallerWorkflow } from './browser-caller-workflow.js';
 import { callWorkflow } from './call-workflow.js';
 import { campaignWorkflow } from './campaign-workflow.js';
+import { consultationLegWorkflow } from './consultation-leg-workflow.js';
 import { eventFanOutWorkflow } from './event-fan-out.js';
 import { recordingRetentionWorkflow } from './recording-retention-workflow.js';
 import { simulatedCalleeWorkflow } from './simulated-callee-workflow.js';
@@ -26,6 +28,7 @@ export {
   browserCallerWorkflow,
   callWorkflow,
   campaignWorkflow,
+  consultationLegWorkflow,
   eventFanOutWorkflow,
   recordingRetentionWorkflow,
   simulatedCalleeWorkflow,
@@ -41,6 +44,7 @@ export type WorkflowContractsHold = [
   Implements<BrowserCallerWorkflow, typeof browserCallerWorkflow>,
   Implements<CallWorkflow, typeof callWorkflow>,
   Implements<CampaignWorkflow, typeof campaignWorkflow>,
+  Implements<ConsultationLegWorkflow, typeof consultationLegWorkflow>,
   Implements<EventFanOutWorkflow, typeof eventFanOutWorkflow>,
   Implements<RecordingRetentionWorkflow, typeof recordingRetentionWorkflow>,
   Implements<SimulatedCalleeWorkflow, typeof simulatedCalleeWorkflow>,

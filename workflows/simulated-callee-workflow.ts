@@ -24,6 +24,8 @@ import { speakingSeconds } from './speech-timing.js';
 const THINKING_SECONDS = 1;
 /** Seconds of silence after pick-up before the person speaks first. */
 const SILENCE_BEFORE_SPEAKING_FIRST = 1.5;
+/** Seconds a person being put through holds on without a word before they hang up. */
+const HOLD_SECONDS = 60;
 /** Simulated seconds between a dial and the first ring. */
 const CONNECT_SECONDS = 0.5;
 
@@ -222,6 +224,20 @@ export async function simulatedCalleeWorkflow(
     if (released) return;
     const line = toHear.shift()!;
     const reply = script.replies[linesHeard++];
+    if (reply === undefined && script.holdsOn) {
+      // On hold (one wait a line, as the hang-up's): until handed over, or a minute without a word.
+      let heard = line;
+      for (;;) {
+        const holdingSince = Date.now();
+        const more = await heardWithin(speakingSeconds(heard.text) + HOLD_SECONDS);
+        clock += (Date.now() - holdingSince) / (1000 * input.timeScale);
+        if (released) return;
+        if (!more) break;
+        heard = toHear.shift()!;
+      }
+      await deliver(callbackOf({ type: 'hung_up', atSeconds: Math.round(clock) }));
+      return;
+    }
     if (reply === undefined) {
       // Heard the agent out, then hangs up.
       await after(speakingSeconds(line.text), () =>

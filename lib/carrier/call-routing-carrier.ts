@@ -52,6 +52,8 @@ export interface CallRoutingOptions {
 }
 
 interface Route {
+  /** The id is a Call's; a warm transfer's consultation leg has none. */
+  ownCall: boolean;
   gateway: string | null;
   /** A call we placed with audio: its far end is the simulator, which hears the agent's lines as text too. */
   teeToFarEnd: boolean;
@@ -73,12 +75,15 @@ export class CallRoutingCarrier implements Carrier {
 
   async dial(request: DialRequest): Promise<CallMedia | undefined> {
     const known = await this.routeOf(request.callId);
+    // A leg without a Call of its own (a warm transfer's consultation leg of a text call) is text.
+    if (!known.ownCall) return this.text.dial(request);
     const { dialGateway } = this.options;
     // A retried dial keeps the gateway the first one pinned.
     const gateway = known.gateway ?? dialGateway?.controlUrl;
     if (!gateway || !dialGateway) return this.text.dial(request);
     if (!known.gateway) await this.options.pinToGateway(request.callId, gateway);
     this.remember(request.callId, {
+      ownCall: true,
       gateway,
       teeToFarEnd: true,
       farEndFollowsLines: !this.options.dialsThroughTrunk,
@@ -100,7 +105,7 @@ export class CallRoutingCarrier implements Carrier {
     const gateway = route.gateway ?? (simulatedPhoneCall ? dialGateway?.controlUrl : undefined);
     if (!gateway || !dialGateway) return this.text.answer(request);
     if (!route.gateway) await this.options.pinToGateway(request.callId, gateway);
-    this.remember(request.callId, { gateway, teeToFarEnd: true, farEndFollowsLines: true });
+    this.remember(request.callId, { ownCall: true, gateway, teeToFarEnd: true, farEndFollowsLines: true });
     // The caller is there already: their stream attaches at once (no ring to wait out).
     await this.text.answer({
       ...request,
@@ -166,6 +171,7 @@ export class CallRoutingCarrier implements Carrier {
     const gateway = call?.mediaGateway ?? null;
     const teeToFarEnd = gateway !== null && call?.direction === 'outbound';
     const route = {
+      ownCall: call !== null,
       gateway,
       teeToFarEnd,
       farEndFollowsLines: teeToFarEnd && !this.options.dialsThroughTrunk,

@@ -117,6 +117,25 @@ export function campaignWorkflowId(campaignId: string): string {
 
 export const SIMULATED_CALLEE_WORKFLOW = 'simulatedCalleeWorkflow';
 
+export const CONSULTATION_LEG_WORKFLOW = 'consultationLegWorkflow';
+
+/** A warm transfer's consultation leg (workflows/consultation-leg-workflow.ts), a child of the call's workflow. */
+export interface ConsultationLegInput {
+  callId: string;
+  /** The leg's own id, as the carrier knows it (a far end of its own). */
+  legId: string;
+  to: string;
+  /** The number the person sees: the call's own number. */
+  from: string | null;
+}
+
+/** Whether the person was reached and briefed, or why not. */
+export type ConsultationOutcome =
+  | { reached: true; briefing: string }
+  | { reached: false; failure: 'busy' | 'no_answer' | 'refused' };
+
+export type ConsultationLegWorkflow = (input: ConsultationLegInput) => Promise<ConsultationOutcome>;
+
 export interface SimulatedCalleeInput {
   /** The call workflow that gets the callbacks. */
   callWorkflowId: string;

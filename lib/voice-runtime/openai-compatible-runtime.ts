@@ -148,6 +148,21 @@ export class OpenAiCompatibleRuntime implements VoiceRuntime {
     };
   }
 
+  /** The warm transfer's briefing: the conversation so far, and the instruction to brief the person the call goes to. */
+  async briefing(
+    context: ConversationContext,
+    transcript: TranscriptLine[],
+    options: RespondOptions = {},
+  ): Promise<string> {
+    const messages: ChatCompletionMessageParam[] = [
+      ...chatMessages(context, transcript, []),
+      { role: 'system', content: BRIEFING_INSTRUCTION },
+    ];
+    const completion = await this.complete(messages, [], options);
+    if (!completion.text) throw new VoiceRuntimeError('the language model gave no briefing', true);
+    return completion.text;
+  }
+
   /** One request: the answer's text (sentences handed over as they complete) and its tool calls. */
   private async complete(
     messages: ChatCompletionMessageParam[],
@@ -173,7 +188,13 @@ export class OpenAiCompatibleRuntime implements VoiceRuntime {
     try {
       const response = await this.client.chat.completions
         .create(
-          { model: this.options.model, messages, tools: offered, stream: true },
+          // No tools at all (a briefing): the key is left out, as servers refuse an empty list.
+          {
+            model: this.options.model,
+            messages,
+            ...(offered.length ? { tools: offered } : {}),
+            stream: true,
+          },
           { signal, timeout: timeoutMs, maxRetries: 0 },
         )
         .asResponse();
@@ -227,6 +248,10 @@ export class OpenAiCompatibleRuntime implements VoiceRuntime {
     return { text: text.trim(), toolCalls, firstTokenMs, answerMs: elapsed() };
   }
 }
+
+/** What the model is asked for a warm transfer's briefing (telephony spec section 8). */
+const BRIEFING_INSTRUCTION =
+  'You are now speaking to the colleague this call is being transferred to, not to the caller. In one or two short sentences, tell them who is calling and why, from the conversation above. Say only that.';
 
 interface ToolCall {
   id: string;

@@ -3,6 +3,7 @@ import type { TranscriptLine } from '../calls/transcript.js';
 import { configuredOpeningLine, introduction } from './opening-line.js';
 import { transferTargets } from './transfer-target.js';
 import type { AgentTurn, ConversationContext, VoiceRuntime } from './voice-runtime.js';
+import { briefingFromTranscript } from './warm-transfer-lines.js';
 
 // The default voice runtime: a rule-based agent that reacts to what the other person said. It
 // stands in for the speech and language-model stack until a real one is configured, and only
@@ -31,6 +32,11 @@ export class ScriptedAgent implements VoiceRuntime {
   async openingLine(context: ConversationContext): Promise<string | null> {
     const configured = configuredOpeningLine(context);
     return configured === undefined ? introduction(context) : configured;
+  }
+
+  /** Who is calling and why, from the caller's last words of substance. */
+  async briefing(context: ConversationContext, transcript: TranscriptLine[]): Promise<string> {
+    return briefingFromTranscript(context.agent.name, null, transcript);
   }
 
   async respond(context: ConversationContext, transcript: TranscriptLine[]): Promise<AgentTurn> {

@@ -105,6 +105,16 @@ export interface VoiceRuntime {
   readonly timeoutMs?: number;
   /** The agent's first words once the call is connected, or null when the other person speaks first. */
   openingLine(context: ConversationContext, options?: RespondOptions): Promise<string | null>;
+  /**
+   * A warm transfer's briefing (telephony spec section 8): one or two sentences telling the person
+   * the call goes to who is calling and why, made from the conversation so far. Optional: without
+   * it the service makes one from the transcript (lib/voice-runtime/warm-transfer-lines.ts).
+   */
+  briefing?(
+    context: ConversationContext,
+    transcript: TranscriptLine[],
+    options?: RespondOptions,
+  ): Promise<string>;
   /** The agent's next line after the other person spoke (the transcript ends with their line). */
   respond(
     context: ConversationContext,

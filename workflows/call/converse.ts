@@ -16,6 +16,7 @@ import { watchMedia } from './media-session.js';
 import { onAnsweringMachine, screen } from './screen.js';
 import { agentTurn, connectAgent, eventWith, failedForGood, now, release } from './steps.js';
 import { offersTools, runToolCalls, TurnTools } from './tool-calls.js';
+import { warmTransfer } from './warm-transfer.js';
 
 /** Longest the agent waits for the other person to say something before it ends the call. */
 const SILENCE_TIMEOUT_MS = 10 * 60_000;
@@ -249,6 +250,11 @@ async function actOnTurn(call: CallState, answer: AgentTurnResult): Promise<Endi
       return agentFailed(call, heard.splice(0));
     }
     // Histories from before the check answered nothing: those transfers were made.
+    if (outcome && 'warm' in outcome) {
+      // The turn's own words already said the caller is being put through; else the line for it.
+      const holdLine = outcome.warm.message ?? (turn.line ? null : outcome.warm.say);
+      return warmTransfer(call, turn.next.to, holdLine, (text) => sayTransferFailed(call, text));
+    }
     if (outcome?.transferred === false) {
       await sayTransferFailed(call, outcome.say);
       return null;
@@ -259,9 +265,10 @@ async function actOnTurn(call: CallState, answer: AgentTurnResult): Promise<Endi
 }
 
 /**
- * The transfer was not made (its target failed the check when used): the agent tells the caller
- * and the call goes on with it. Best effort, like a tool's filler: a line that cannot be said does
- * not end the call.
+ * A line the agent says to the caller on its own, outside the model's answers: the transfer was
+ * not made (its target failed the check when used, or a warm transfer's person was not reached),
+ * or the caller is told they are being connected. Best effort, like a tool's filler: a line that
+ * cannot be said does not end the call.
  */
 async function sayTransferFailed(call: CallState, text: string): Promise<void> {
   const line = { index: call.nextIndex, role: 'agent' as const, text, offsetSeconds: call.spokenSoFar() };

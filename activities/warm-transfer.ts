@@ -1,0 +1,109 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { Context } from '@temporalio/activity';
+import type { Orm } from '../db/orm.js';
+import { type CallEventToWrite, emitCallEvent } from '../lib/calls/call-event-hand-off.js';
+import { loadCall, recordTransfer } from '../lib/calls/call-status-changes.js';
+import { conversationContextOf } from '../lib/calls/conversation-context.js';
+import { loadTranscript } from '../lib/calls/transcript-rows.js';
+import type { Carrier } from '../lib/carrier/carrier.js';
+import type { Logger } from '../lib/logger.js';
+import type { VoiceRuntime } from '../lib/voice-runtime/voice-runtime.js';
+import { briefingFromTranscript, notReachedLine } from '../lib/voice-runtime/warm-transfer-lines.js';
+import { heartbeating } from './heartbeat.js';
+
+// The steps of a warm transfer (telephony spec section 8; workflows/call/warm-transfer.ts): the
+// briefing the person rung hears, and the transfer's end, handed over or not.
+
+export type WarmTransferFailure = 'busy' | 'no_answer' | 'refused';
+
+export function createWarmTransferActivities(deps: {
+  orm: Orm;
+  carrier: Carrier;
+  voiceRuntime: VoiceRuntime;
+  recordingsDir: string;
+  logger?: Logger;
+}) {
+  const em = () => deps.orm.em.fork() as EntityManager;
+  return heartbeating({
+    /**
+     * The briefing, made by the voice runtime from the conversation so far (the transcript rules'
+     * one when the runtime has none, or fails), said on the consultation leg `legId` as its agent's
+     * first line. Returns what was said.
+     */
+    async briefTransferTarget(input: { callId: string; legId: string }): Promise<string> {
+      const db = em();
+      const [call, transcript] = await Promise.all([
+        loadCall(db, input.callId),
+        loadTranscript(db, input.callId),
+      ]);
+      const context = conversationContextOf(call);
+      const caller = call.direction === 'inbound' ? call.fromNumber : call.toNumber;
+      let text: string;
+      try {
+        text = deps.voiceRuntime.briefing
+          ? await deps.voiceRuntime.briefing(context, transcript, {
+              signal: Context.current().cancellationSignal,
+            })
+          : briefingFromTranscript(call.agentSnapshot.name, caller ?? null, transcript);
+      } catch (error) {
+        deps.logger?.warn('briefing not made by the voice runtime; the transcript rules make it', {
+          callId: input.callId,
+          error: `${error}`,
+        });
+        text = briefingFromTranscript(call.agentSnapshot.name, caller ?? null, transcript);
+      }
+      await deps.carrier.connectAgent({ callId: input.legId, opening: { index: 0, text } });
+      return text;
+    },
+
+    /**
+     * The person was briefed: the caller is handed over to them (the consultation leg leaves the
+     * agent's hands too), the transfer is `connected` and `event` (call.transferred) written.
+     */
+    async connectWarmTransfer(input: {
+      callId: string;
+      legId: string;
+      to: string;
+      event?: CallEventToWrite;
+    }) {
+      const db = em();
+      const call = await loadCall(db, input.callId);
+      await deps.carrier.transfer({ callId: input.callId, to: input.to });
+      await deps.carrier.release({ callId: input.legId, reason: 'hang_up' });
+      if (call.transfer?.status !== 'connected') {
+        await recordTransfer(db, input.callId, {
+          to: input.to,
+          mode: 'warm',
+          started_at: call.transfer?.started_at ?? new Date().toISOString(),
+          status: 'connected',
+          failure: null,
+          connected_at: new Date().toISOString(),
+        });
+      }
+      if (input.event) {
+        await emitCallEvent(em(), Context.current().client, input.callId, input.event, deps.recordingsDir);
+      }
+    },
+
+    /** The person was not reached: the transfer is `failed` with why; returns the agent's line to the caller. */
+    async failWarmTransfer(input: {
+      callId: string;
+      to: string;
+      failure: WarmTransferFailure;
+    }): Promise<string> {
+      const db = em();
+      const call = await loadCall(db, input.callId);
+      await recordTransfer(db, input.callId, {
+        to: input.to,
+        mode: 'warm',
+        started_at: call.transfer?.started_at ?? new Date().toISOString(),
+        status: 'failed',
+        failure: input.failure,
+        connected_at: null,
+      });
+      return notReachedLine(call.agentSnapshot.language);
+    },
+  });
+}
+
+export type WarmTransferActivities = ReturnType<typeof createWarmTransferActivities>;
