@@ -19,6 +19,7 @@ import {
   type ChatStandIn,
   endCall,
   type StandInReply,
+  sendDigits,
   startChatStandIn,
   streamed,
   transferCall,
@@ -543,5 +544,51 @@ describe('pieces', () => {
     assert.match(apologyLine('nb-NO'), /^Beklager/);
     assert.match(apologyLine(null), /^I'm sorry/);
     assert.match(apologyLine('xx'), /^I'm sorry/);
+  });
+});
+
+describe('the keypad and warm transfers (telephony spec sections 7 and 8)', () => {
+  const menu = [line(0, 'caller', 'For sales press 1, for support press 2.')];
+
+  test('keypad.send offers send_digits with its pattern; the keys the model presses go with the turn, words or none', async () => {
+    const keypad = context({ agent: agent({ keypad: { send: true } }) });
+    replyWith(streamed('', [sendDigits('2')]));
+    const turn = await runtime().respond(keypad, menu);
+    assert.deepEqual([turn.say, turn.next, turn.digits], ['', { kind: 'continue' }, '2']);
+    const offered = standIn.requests[0].body.tools.map(
+      (tool: { function: { name: string } }) => tool.function,
+    );
+    const sendDigitsTool = offered.find((tool: { name: string }) => tool.name === 'send_digits');
+    assert.equal(sendDigitsTool.parameters.properties.digits.pattern, '^[0-9*#w]{1,32}$');
+    replyWith(streamed('One moment.', [sendDigits('12w#')]));
+    const withWords = await runtime().respond(keypad, menu);
+    assert.deepEqual(
+      [withWords.say, withWords.next, withWords.digits],
+      ['One moment.', { kind: 'continue' }, '12w#'],
+    );
+  });
+
+  test('keys outside the pattern are not pressed; without keypad.send the tool is not offered and a call of it presses nothing', async () => {
+    const keypad = context({ agent: agent({ keypad: { send: true } }) });
+    replyWith(streamed('Pressing.', [sendDigits('1; rm -rf')]));
+    assert.equal((await runtime().respond(keypad, menu)).digits, undefined);
+    standIn.requests.length = 0;
+    replyWith(streamed('Pressing.', [sendDigits('1')]));
+    const turn = await runtime().respond(context(), menu);
+    assert.equal(turn.digits, undefined);
+    const names = standIn.requests[0].body.tools.map(
+      (tool: { function: { name: string } }) => tool.function.name,
+    );
+    assert.ok(!names.includes('send_digits'));
+  });
+
+  test('a briefing is the model asked to tell the colleague who calls and why, from the transcript, with no tools offered', async () => {
+    replyWith(streamed('Kari Nordmann wants to move her Tuesday appointment to Wednesday.'));
+    const briefing = await runtime().briefing(context(), conversation);
+    assert.equal(briefing, 'Kari Nordmann wants to move her Tuesday appointment to Wednesday.');
+    const request = standIn.requests[0].body;
+    assert.equal(request.tools, undefined, 'no tools key: servers refuse an empty list');
+    assert.match(request.messages.at(-1).content, /colleague this call is being transferred to/);
+    assert.equal(request.messages.at(-2).content, 'Can I move it to Wednesday?');
   });
 });

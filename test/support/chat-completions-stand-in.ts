@@ -54,6 +54,10 @@ export const streamed = (text: string, toolCalls?: ToolCallReply[]): StandInRepl
   toolCalls,
 });
 export const endCall = (): ToolCallReply => ({ name: 'end_call', arguments: '{}' });
+export const sendDigits = (digits: string): ToolCallReply => ({
+  name: 'send_digits',
+  arguments: JSON.stringify({ digits }),
+});
 export const transferCall = (number: string): ToolCallReply => ({
   name: 'transfer_call',
   arguments: JSON.stringify({ number }),
