@@ -1,6 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
+import type { AnsweredBy } from '../db/entities/index.js';
 import type { Orm } from '../db/orm.js';
 import { loadDialingCountries } from '../lib/accounts.js';
 import { type ToolCallRow, writeToolCall } from '../lib/agent-tools/tool-call-rows.js';
@@ -152,8 +153,13 @@ export function createCallActivities(deps: CallActivityDeps) {
         await markRinging(em(), input.callId);
       },
 
-      async markAnswered(input: { callId: string; answeredAt: string; event?: CallEventToWrite }) {
-        await markAnswered(em(), input.callId, new Date(input.answeredAt));
+      async markAnswered(input: {
+        callId: string;
+        answeredAt: string;
+        answeredBy?: AnsweredBy;
+        event?: CallEventToWrite;
+      }) {
+        await markAnswered(em(), input.callId, new Date(input.answeredAt), input.answeredBy);
         await emit(input.callId, input.event);
       },
 

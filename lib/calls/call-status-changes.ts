@@ -1,5 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { Call, type CallStatus, type CallTransfer } from '../../db/entities/index.js';
+import { type AnsweredBy, Call, type CallStatus, type CallTransfer } from '../../db/entities/index.js';
 import type { CallAnalysisResult } from '../analysis/analyzer.js';
 
 // The call's row as its workflow moves it on (activities/calls.ts runs each as a step). Every
@@ -31,10 +31,17 @@ export function markRinging(em: EntityManager, callId: string): Promise<void> {
   });
 }
 
-export function markAnswered(em: EntityManager, callId: string, answeredAt: Date): Promise<void> {
+/** `answeredBy`: who answered, when it is known at pick-up (answering-machine detection). */
+export function markAnswered(
+  em: EntityManager,
+  callId: string,
+  answeredAt: Date,
+  answeredBy?: AnsweredBy,
+): Promise<void> {
   return updateCall(em, callId, (call) => {
     call.status = 'in_progress';
     call.answeredAt ??= answeredAt;
+    if (answeredBy) call.answeredBy ??= answeredBy;
   });
 }
 

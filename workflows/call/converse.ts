@@ -13,7 +13,7 @@ import {
 } from './call-state.js';
 import { Deadline, settleExpiry } from './deadline.js';
 import { watchMedia } from './media-session.js';
-import { onAnsweringMachine, screen } from './screen.js';
+import { answeredByAtPickUp, onAnsweringMachine, screen } from './screen.js';
 import { agentTurn, connectAgent, eventWith, failedForGood, now, release } from './steps.js';
 import { offersTools, runToolCalls, TurnTools } from './tool-calls.js';
 import { warmTransfer } from './warm-transfer.js';
@@ -40,9 +40,12 @@ export async function converse(call: CallState): Promise<Ending> {
     // A long conversation's next run: answered and joined in an earlier run; its audio is still held.
     watchMedia(call);
   } else {
+    // Who answered, when pick-up already tells (answering-machine detection): stored with the answer.
+    const answeredAtPickUp = call.input.voicemail ? answeredByAtPickUp(call) : null;
     await records.markAnswered({
       callId: call.callId,
       answeredAt: now(),
+      ...(answeredAtPickUp ? { answeredBy: answeredAtPickUp } : {}),
       ...eventWith(call, 'call.started'),
     });
     call.answered = true;
@@ -50,8 +53,8 @@ export async function converse(call: CallState): Promise<Ending> {
     call.setStatus('in_progress');
     call.step('connecting_agent');
     let listenFirst = false;
-    if (call.input.voicemail) {
-      // Who answered is decided before the agent speaks (workflows/call/screen.ts).
+    if (call.input.voicemail && !answeredAtPickUp) {
+      // A far end speaking at pick-up: who answered is decided before the agent speaks (workflows/call/screen.ts).
       if ((await screen(call)) === 'machine') {
         return onAnsweringMachine(call, call.input.voicemail.action, (lines) =>
           recordUnanswered(call, lines),

@@ -3,7 +3,7 @@ import type { AnsweredBy } from '../../db/entities/index.js';
 import type { CallerSpeech } from '../../lib/temporal/call-messages.js';
 import { screening, voicemail } from './activity-proxies.js';
 import { agentFinishedAt, type CallState, type Ending } from './call-state.js';
-import { release } from './steps.js';
+import { failedForGood, release } from './steps.js';
 
 // Answering machines (telephony spec section 6): the first seconds after an outbound phone call
 // is answered decide who answered, before the agent says anything.
@@ -33,11 +33,18 @@ export const VOICEMAIL = 'voicemail';
 
 const farEndGone = (call: CallState) => call.hungUp !== null || call.mediaLost || call.mediaEnded;
 
-/** Who answered, stored on the call; what the far end said meanwhile stays in `call.heard`. */
+/**
+ * Who answered, when pick-up tells: a far end silent at it is a person; a carrier that cannot say
+ * leaves it `unknown`. Null: the far end speaks, and its first seconds decide (`screen`). Known at
+ * pick-up, it is stored with the answer (no step of its own).
+ */
+export function answeredByAtPickUp(call: CallState): AnsweredBy | null {
+  if (call.answeredSpeaking === null) return 'unknown';
+  return call.answeredSpeaking ? null : 'human';
+}
+
+/** A far end speaking at pick-up: who answered, stored on the call; what it said meanwhile stays in `call.heard`. */
 export async function screen(call: CallState): Promise<AnsweredBy> {
-  if (call.answeredSpeaking === null)
-    return screening.judgeAnswer({ callId: call.callId, answeredBy: 'unknown' });
-  if (!call.answeredSpeaking) return screening.judgeAnswer({ callId: call.callId, answeredBy: 'human' });
   // The limit counts from the answer, not from here: storing the answer and `call.started` came first.
   const left = Math.max(1, DECISION_MS - (Date.now() - call.answeredAtMs));
   await condition(() => call.heard.length > 0 || farEndGone(call), left);
@@ -68,11 +75,20 @@ export async function onAnsweringMachine(
   }
   await untilTheMachineRecords(call, recordGreeting);
   if (farEndGone(call)) return { endReason: VOICEMAIL, durationSeconds: call.spokenSoFar() };
-  const line = await voicemail.leaveVoicemail({
-    callId: call.callId,
-    index: call.nextIndex,
-    offsetSeconds: call.spokenSoFar(),
-  });
+  let line: Awaited<ReturnType<typeof voicemail.leaveVoicemail>>;
+  try {
+    line = await voicemail.leaveVoicemail({
+      callId: call.callId,
+      index: call.nextIndex,
+      offsetSeconds: call.spokenSoFar(),
+    });
+  } catch (error) {
+    // A message that cannot be left (the voice side failed past its retries): the machine is
+    // hung up on all the same; it was a machine.
+    if (!failedForGood(error)) throw error;
+    await release(call, 'hang_up');
+    return { endReason: VOICEMAIL, durationSeconds: call.spokenSoFar() };
+  }
   call.lastAgentLine = line;
   call.nextIndex = line.index + 1;
   call.progress.transcriptLines = call.nextIndex;
