@@ -256,10 +256,10 @@ async function actOnTurn(call: CallState, answer: AgentTurnResult): Promise<Endi
     if (outcome && 'warm' in outcome) {
       // The turn's own words already said the caller is being put through; else the line for it.
       const holdLine = outcome.warm.message ?? (turn.line ? null : outcome.warm.say);
-      return warmTransfer(call, turn.next.to, holdLine, (text) => sayTransferFailed(call, text));
+      return warmTransfer(call, turn.next.to, holdLine, (text) => sayOnItsOwn(call, text));
     }
     if (outcome?.transferred === false) {
-      await sayTransferFailed(call, outcome.say);
+      await sayOnItsOwn(call, outcome.say);
       return null;
     }
     return { endReason: 'transferred', durationSeconds: spokenUntil };
@@ -273,7 +273,7 @@ async function actOnTurn(call: CallState, answer: AgentTurnResult): Promise<Endi
  * or the caller is told they are being connected. Best effort, like a tool's filler: a line that
  * cannot be said does not end the call.
  */
-async function sayTransferFailed(call: CallState, text: string): Promise<void> {
+async function sayOnItsOwn(call: CallState, text: string): Promise<void> {
   const line = { index: call.nextIndex, role: 'agent' as const, text, offsetSeconds: call.spokenSoFar() };
   call.nextIndex += 1;
   call.lastAgentLine = line;
