@@ -33,9 +33,10 @@ import type { CallMedia, Carrier } from '../lib/carrier/carrier.js';
 import type { Logger } from '../lib/logger.js';
 import type { TurnsHandOver } from '../lib/media/media-control.js';
 import { dropRecordingIfNotKept } from '../lib/recordings/retention.js';
+import type { TransferReport } from '../lib/temporal/call-messages.js';
 import { transferFailedLine } from '../lib/voice-runtime/transfer-failed.js';
 import { type VoiceRuntime, VoiceRuntimeError } from '../lib/voice-runtime/voice-runtime.js';
-import { holdLine } from '../lib/voice-runtime/warm-transfer-lines.js';
+import { holdLine, notReachedLine } from '../lib/voice-runtime/warm-transfer-lines.js';
 import { heartbeating } from './heartbeat.js';
 
 // The call workflow's steps that touch the world: the database, the carrier, the voice runtime
@@ -67,7 +68,12 @@ export type TransferOutcome =
    * A warm destination: nothing handed over yet. The caller hears the destination's `message`
    * while the person is rung, else `say` (the agent's line that they are being connected).
    */
-  | { transferred: false; warm: { message: string | null; say: string } };
+  | { transferred: false; warm: { message: string | null; say: string } }
+  /**
+   * Handed to a far end's side that tries the target and reports whether it answered (the SIP
+   * side): the transfer stays `connecting` until the workflow has its report (`settleReportedTransfer`).
+   */
+  | { transferred: false; reported: true };
 
 /** Failure types of the voice runtime (activities/calls.ts), as the workflow history shows them. */
 export const VOICE_RUNTIME_UNAVAILABLE = 'VoiceRuntimeUnavailable';
@@ -262,7 +268,8 @@ export function createCallActivities(deps: CallActivityDeps) {
             warm: { message: destination?.message ?? null, say: holdLine(call.agentSnapshot.language) },
           };
         }
-        await deps.carrier.transfer({ callId: input.callId, to: input.to });
+        const handOver = await deps.carrier.transfer({ callId: input.callId, to: input.to });
+        if (handOver === 'reported') return { transferred: false, reported: true };
         await recordTransfer(db, input.callId, {
           ...transfer,
           status: 'connected',
@@ -271,6 +278,45 @@ export function createCallActivities(deps: CallActivityDeps) {
         });
         await emit(input.callId, input.event);
         return { transferred: true };
+      },
+
+      /**
+       * A reported transfer's outcome (telephony spec section 1): the target answered, so the
+       * transfer is `connected` and `event` (call.transferred) written; or it was not reached, so it
+       * is `failed` with why, and the answer is the agent's line to the caller, who is still on the call.
+       */
+      async settleReportedTransfer(input: {
+        callId: string;
+        to: string;
+        report: TransferReport;
+        event?: CallEventToWrite;
+      }): Promise<{ say: string } | null> {
+        const db = em();
+        const call = await loadCall(db, input.callId);
+        const transfer = {
+          to: input.to,
+          mode: call.transfer?.mode ?? ('cold' as const),
+          started_at: call.transfer?.started_at ?? new Date().toISOString(),
+        };
+        if (!input.report.connected) {
+          await recordTransfer(db, input.callId, {
+            ...transfer,
+            status: 'failed',
+            failure: input.report.failure,
+            connected_at: null,
+          });
+          return { say: notReachedLine(call.agentSnapshot.language) };
+        }
+        // A retried step keeps the first attempt's answer time.
+        const connectedAt = call.transfer?.connected_at ?? new Date().toISOString();
+        await recordTransfer(db, input.callId, {
+          ...transfer,
+          status: 'connected',
+          failure: null,
+          connected_at: connectedAt,
+        });
+        await emit(input.callId, input.event);
+        return null;
       },
 
       async releaseCall(input: { callId: string; reason: 'hang_up' | 'cancel' }) {

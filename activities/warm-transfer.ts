@@ -7,6 +7,7 @@ import { conversationContextOf } from '../lib/calls/conversation-context.js';
 import { loadTranscript } from '../lib/calls/transcript-rows.js';
 import type { Carrier } from '../lib/carrier/carrier.js';
 import type { Logger } from '../lib/logger.js';
+import type { TransferFailure } from '../lib/temporal/call-messages.js';
 import type { VoiceRuntime } from '../lib/voice-runtime/voice-runtime.js';
 import { briefingFromTranscript, notReachedLine } from '../lib/voice-runtime/warm-transfer-lines.js';
 import { heartbeating } from './heartbeat.js';
@@ -14,7 +15,7 @@ import { heartbeating } from './heartbeat.js';
 // The steps of a warm transfer (telephony spec section 8; workflows/call/warm-transfer.ts): the
 // briefing the person rung hears, and the transfer's end, handed over or not.
 
-export type WarmTransferFailure = 'busy' | 'no_answer' | 'refused';
+export type WarmTransferFailure = TransferFailure;
 
 export function createWarmTransferActivities(deps: {
   orm: Orm;

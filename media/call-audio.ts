@@ -20,10 +20,12 @@ import {
   callerSpeechSignal,
   carrierCallbackSignal,
   gatewayTurnSignal,
+  type TransferReport,
 } from '../lib/temporal/call-messages.js';
 import type { VoiceRuntime } from '../lib/voice-runtime/voice-runtime.js';
 import type { AgentAudioOut, AgentVoice } from './agent-voice.js';
 import { KeypadTurn, type KeypadTurnEnded } from './keypad-turn.js';
+import { PickUpScreen } from './pick-up-screen.js';
 import { TurnLoop } from './turn-loop.js';
 import { WorkflowOutbox } from './workflow-outbox.js';
 
@@ -76,6 +78,17 @@ export interface CallAudioDeps {
   em: () => EntityManager;
   /** VOICE_PREEMPTIVE_GENERATION: the answer is asked for during the person's pause (turns in the gateway only). */
   preemptiveGeneration: boolean;
+  /**
+   * The client tries a transfer's target itself and reports whether it answered (`transfer: report`
+   * in its `start`: the SIP side), so the stream stays open until then; other clients are closed
+   * with the target in the close reason.
+   */
+  reportsTransfers?: boolean;
+  /**
+   * An outbound phone call that detects answering machines, on a carrier that cannot tell who
+   * answered (the SIP side): the gateway hears whether the far end spoke at pick-up, and the beep.
+   */
+  screensPickUp?: boolean;
 }
 
 /** What the call's audio sends the client: the agent's voice, and a transfer's target. */
@@ -124,6 +137,10 @@ export class CallAudio {
   });
   private readonly stopTurns = new AbortController();
   private ending: CallAudioEnd | null = null;
+  /** What the first moments say of who answered (screensPickUp), else null. */
+  readonly pickUp: PickUpScreen | null;
+  /** A reported transfer under way: its target. The person's audio is recorded, not turned into turns. */
+  private transferringTo: string | null = null;
   private resolveEnded!: () => void;
   /** Resolves when the call's audio is over (the media session, lib/media/media-session.ts). */
   readonly ended = new Promise<void>((resolve) => {
@@ -137,6 +154,8 @@ export class CallAudio {
       callId: deps.callId,
       logger: deps.logger,
     });
+    // An answering machine's beep goes to the workflow as a carrier's would (workflows/call/screen.ts).
+    this.pickUp = deps.screensPickUp ? new PickUpScreen(() => void this.callBack({ type: 'beep' })) : null;
     this.loop = deps.voiceRuntime
       ? new TurnLoop({
           callId: deps.callId,
@@ -176,6 +195,9 @@ export class CallAudio {
     const atMs = this.framesIn++ * FRAME_MS;
     const samples = decodeMulaw(payload);
     this.deps.recording?.caller(samples, atMs);
+    this.pickUp?.heard(samples, atMs);
+    // The far end is being handed over: what it hears (ringing, the target) is not the agent's to answer.
+    if (this.transferringTo) return;
     if (this.framesBehind >= MAX_FRAMES_BEHIND) return; // detection fell behind: bounded, not queued forever
     this.framesBehind++;
     const arrived = performance.now();
@@ -188,6 +210,7 @@ export class CallAudio {
           }
           this.onTurnEvent(event);
         }
+        this.pickUp?.detected(atMs + FRAME_MS, events);
       })
       .catch((error: unknown) =>
         this.deps.logger.error('voice activity detection failed', { error: `${error}` }),
@@ -203,7 +226,7 @@ export class CallAudio {
    * keys become a line `[keypad] …` once `#` is pressed or 2 s pass without another.
    */
   pressed(digit: string): void {
-    if (this.ending) return;
+    if (this.ending || this.transferringTo) return;
     if (!this.keypad.press(digit)) return;
     this.loop?.dropPrepared();
     const interruption = this.deps.voice.bargeIn();
@@ -259,12 +282,16 @@ export class CallAudio {
         await voice.pressKeys(command.index, command.digits);
         return {};
       case 'transfer':
+        if (this.deps.reportsTransfers) {
+          void this.handOverReported(command.to);
+          return { transfer: 'reported' };
+        }
         // The target goes typed, right before the close: the SIP side dials only that. The close
         // reason still names it for other Media Streams clients.
         void this.endFromOurSide('transferred', 1000, `transferred to ${command.to}`, () =>
           this.deps.out.transfer(command.to),
         );
-        return {};
+        return { transfer: 'handed_over' };
       case 'release':
         void this.endFromOurSide(
           'released',
@@ -275,6 +302,36 @@ export class CallAudio {
       case 'take_turns':
         return { turns: this.loop ? this.loop.take(command, this.lastSent) : 'never' };
     }
+  }
+
+  /**
+   * A transfer the client reports: once the agent's last audio has played, the typed `transfer`
+   * goes and the stream stays open while the client tries the target (telephony spec section 1).
+   */
+  private async handOverReported(to: string): Promise<void> {
+    if (this.transferringTo) return;
+    this.transferringTo = to;
+    await this.deps.voice.played(PLAYOUT_LIMIT_MS);
+    if (!this.ending) this.deps.out.transfer(to);
+  }
+
+  /**
+   * The client's report of that transfer (its `transfer_connected` or `transfer_failed` callback,
+   * media/carrier-callbacks.ts), told to the workflow in order with the call's other news; resolves
+   * once told. Connected: the call is the target's, its audio here is over. Failed: the person is
+   * still here, and their turns are heard again.
+   */
+  async transferReported(report: TransferReport): Promise<void> {
+    if (this.ending) return;
+    this.transferringTo = null;
+    if (!report.connected) {
+      await this.callBack({ type: 'transfer_failed', failure: report.failure });
+      return;
+    }
+    this.ending = 'transferred';
+    await this.callBack({ type: 'transfer_connected' });
+    this.deps.close(1000, 'transferred');
+    await this.finish();
   }
 
   /** The person hung up (`stop`, or the socket closed): their last words, then the hang-up, go to the workflow. */

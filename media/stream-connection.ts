@@ -4,6 +4,7 @@ import type { WebSocket } from 'ws';
 import { Call } from '../db/entities/index.js';
 import { TurnDetector } from '../lib/audio/turn-detector.js';
 import { answerIncomingPhoneCall } from '../lib/calls/incoming-calls.js';
+import { detectsAnsweringMachines } from '../lib/calls/start-call-workflow.js';
 import { isE164 } from '../lib/e164.js';
 import type { Logger } from '../lib/logger.js';
 import { looksLikeStreamToken, streamTokenOpens } from '../lib/media/stream-token.js';
@@ -82,6 +83,7 @@ export function serveStream(socket: WebSocket, request: IncomingMessage, gateway
   };
 
   let keysAsEvents = false;
+  let reportsTransfers = false;
   const begin = async (start: StreamStart) => {
     const parameters = start.start.customParameters;
     const token = queryToken ?? parameters.token ?? '';
@@ -100,6 +102,8 @@ export function serveStream(socket: WebSocket, request: IncomingMessage, gateway
     streamSid = start.streamSid;
     // The SIP side plays the agent's keys itself, as RFC 4733 events; other clients hear tones.
     keysAsEvents = parameters.keypad === 'rfc4733';
+    // The SIP side tries a transfer's target itself and reports the outcome; others are handed over.
+    reportsTransfers = parameters.transfer === 'report';
     if (parameters.callId !== undefined) {
       await attach(parameters.callId);
       return;
@@ -155,6 +159,8 @@ export function serveStream(socket: WebSocket, request: IncomingMessage, gateway
   const takeStream = async (row: Call) => {
     call = await openCallAudio(gateway, {
       keysAsEvents,
+      reportsTransfers,
+      screensPickUp: detectsAnsweringMachines(row),
       callId: row.id,
       callWorkflowId: callWorkflowId(row.id),
       language: row.agentSnapshot.language ?? 'en-US',
@@ -209,6 +215,10 @@ async function openCallAudio(
   call: {
     /** The client plays the agent's keys itself: they go as `dtmf` events, not tones. */
     keysAsEvents: boolean;
+    /** The client reports a transfer's outcome: the stream stays open until it has. */
+    reportsTransfers: boolean;
+    /** The call detects answering machines: the gateway hears its first moments (media/pick-up-screen.ts). */
+    screensPickUp: boolean;
     callId: string;
     callWorkflowId: string;
     language: string;
@@ -251,5 +261,7 @@ async function openCallAudio(
     voiceRuntime: gateway.voiceRuntime,
     em: () => gateway.orm.em.fork() as EntityManager,
     preemptiveGeneration: gateway.settings.media.preemptiveGeneration,
+    reportsTransfers: call.reportsTransfers,
+    screensPickUp: call.screensPickUp,
   });
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"log/slog"
 	"time"
 
@@ -27,21 +26,16 @@ const (
 // bridgeEnd says who ended the call's audio.
 type bridgeEnd struct {
 	// by: "far_end" (BYE or CANCEL from the network), "rtp_timeout" (the far end's audio stopped),
-	// "gateway" (the gateway closed the stream: the agent hung up or transferred).
+	// "gateway" (the gateway closed the stream: the agent hung up), "transfer" (a transfer connected).
 	by     string
 	reason string // the gateway's close reason, for the log only
-	// transferTo is the E.164 target of the gateway's `transfer` event; "": hang up.
-	transferTo string
-}
-
-// gatewayEnd is how the gateway's side of the stream ended.
-type gatewayEnd struct {
-	reason     string
-	transferTo string
+	// target of a transfer that connected; bridge, when the SIP side dialled it itself.
+	target string
+	bridge *answeredTarget
 }
 
 // approvedTarget is the target of a `transfer` event, when it is one the SIP side may dial (E.164);
-// anything else is logged and ignored, so the call is simply hung up.
+// anything else is logged and ignored, so the call goes on (and ends as the gateway ends it).
 func approvedTarget(log *slog.Logger, message gatewayMessage) (string, bool) {
 	if !e164.MatchString(message.transferTo) {
 		log.Warn("transfer target not E.164: ignored", "target", message.transferTo)
@@ -51,30 +45,43 @@ func approvedTarget(log *slog.Logger, message gatewayMessage) (string, bool) {
 }
 
 // runBridge carries the call's audio until the far end hangs up (dialog ends), its RTP stops for
-// SIP_RTP_TIMEOUT_MS, or the gateway closes the stream. `early` is gateway audio that came before
-// the answer. `dialogID` is the call's SIP dialog, whose INFO requests carry keys to the leg.
-// The leg's audio goes on after it returns (a transfer may bridge it); finish stops it.
-func (s *sidecar) runBridge(log *slog.Logger, dialogID string, dialog context.Context, med *diago.DialogMedia, stream *streamClient, early []gatewayMessage) (bridgeEnd, *leg) {
+// SIP_RTP_TIMEOUT_MS, the gateway closes the stream, or a transfer connects. `early` is gateway
+// audio that came before the answer. `dialogID` is the call's SIP dialog, whose INFO requests
+// carry keys to the leg. A `transfer` is tried while the stream stays open (transfer.go; a
+// bridged target's new leg comes from `from`), and its outcome reported through `callbacks`
+// before anything else happens: connected, the stream is closed and the call handed over; failed,
+// the agent goes on. The leg's audio goes on after it returns (a transfer may bridge it); finish stops it.
+func (s *sidecar) runBridge(log *slog.Logger, dialogID string, dialog liveDialog, med *diago.DialogMedia, stream *streamClient, early []gatewayMessage, from string, callbacks *callbackQueue) (bridgeEnd, *leg) {
 	silence := s.cfg.rtpSilence
-	caller, err := startLeg(log, dialog, med, stream.sendAudio, stream.sendKey, stream.echoMark)
+	caller, err := startLeg(log, dialog.Context(), med, stream.sendAudio, stream.sendKey, stream.echoMark)
 	if err != nil {
 		return bridgeEnd{by: "rtp_timeout", reason: err.Error()}, nil
 	}
 	s.keypadOn(dialogID, caller)
-	var transferTo string
+	asked := make(chan string, 1)
+	ask := func(message gatewayMessage) {
+		target, ok := approvedTarget(log, message)
+		if !ok {
+			// Nothing is dialled; the agent goes on with the caller.
+			callbacks.report(map[string]any{"type": "transfer_failed", "failure": "refused"})
+			return
+		}
+		select {
+		case asked <- target:
+		default: // one transfer at a time
+		}
+	}
 	for _, message := range early {
 		switch message.event {
 		case "media", "mark", "dtmf":
 			caller.queue.push(message)
 		case "transfer":
-			if target, ok := approvedTarget(log, message); ok {
-				transferTo = target
-			}
+			ask(message)
 		}
 	}
 
-	// The gateway's messages, into the play queue; a transfer's target is kept for the end.
-	gatewayGone := make(chan gatewayEnd, 1)
+	// The gateway's messages, into the play queue; a transfer is asked for.
+	gatewayGone := make(chan string, 1)
 	go func() {
 		for message := range stream.incoming {
 			switch message.event {
@@ -83,40 +90,92 @@ func (s *sidecar) runBridge(log *slog.Logger, dialogID string, dialog context.Co
 					stream.echoMark(mark)
 				}
 			case "transfer":
-				if target, ok := approvedTarget(log, message); ok {
-					transferTo = target
-				}
+				ask(message)
 			default:
 				caller.queue.push(message)
 			}
 		}
-		gatewayGone <- gatewayEnd{reason: stream.closeReason, transferTo: transferTo}
+		gatewayGone <- stream.closeReason
 	}()
 
+	// A transfer under way: its target, and where its outcome comes.
+	var attempting string
+	outcomes := make(chan transferOutcome, 1)
+	// dropAttempt lets a transfer still under way end on its own, and hangs up a target it reached.
+	dropAttempt := func() {
+		if attempting != "" {
+			go func() {
+				if outcome := <-outcomes; outcome.bridge != nil {
+					outcome.bridge.hangUp()
+				}
+			}()
+		}
+	}
+	gatewayClosed := false
+	var closeReason string
 	watch := time.NewTicker(250 * time.Millisecond)
 	defer watch.Stop()
 	for {
 		select {
-		case <-dialog.Done():
+		case <-dialog.Context().Done():
 			stream.stop()
+			dropAttempt()
 			return bridgeEnd{by: "far_end"}, caller
 		case <-caller.gone:
 			stream.stop()
+			dropAttempt()
 			return bridgeEnd{by: "far_end"}, caller
-		case gone := <-gatewayGone:
-			// The gateway closes once its last audio has played; let what is queued go out.
-			for deadline := time.Now().Add(2 * time.Second); !caller.queue.empty() && time.Now().Before(deadline); {
-				time.Sleep(20 * time.Millisecond)
+		case target := <-asked:
+			if attempting != "" {
+				continue
 			}
-			caller.redirect(func([]byte) {})
-			caller.redirectKeys(func(string) {})
-			return bridgeEnd{by: "gateway", reason: gone.reason, transferTo: gone.transferTo}, caller
+			attempting = target
+			// The gateway sends it once the agent's last words have been sent; let them play out.
+			waitPlayed(caller)
+			go func() { outcomes <- s.tryTransfer(log, dialog, target, from) }()
+		case outcome := <-outcomes:
+			target := attempting
+			attempting = ""
+			if outcome.connected {
+				callbacks.report(map[string]any{"type": "transfer_connected"})
+				stream.stop()
+				caller.redirect(func([]byte) {})
+				caller.redirectKeys(func(string) {})
+				return bridgeEnd{by: "transfer", target: target, bridge: outcome.bridge}, caller
+			}
+			callbacks.report(map[string]any{"type": "transfer_failed", "failure": outcome.failure})
+			log.Info("transfer failed: the call goes on", "target", target, "failure", outcome.failure)
+			if gatewayClosed {
+				return s.gatewayEnded(caller, closeReason)
+			}
+		case reason := <-gatewayGone:
+			// A transfer under way decides how the call ends; else the agent hung up.
+			gatewayClosed, closeReason = true, reason
+			if attempting == "" {
+				return s.gatewayEnded(caller, reason)
+			}
 		case <-watch.C:
-			if caller.silentFor() > silence {
+			if attempting == "" && caller.silentFor() > silence {
 				stream.stop()
 				log.Debug("rtp timeout", "packets", caller.packets.Load())
 				return bridgeEnd{by: "rtp_timeout"}, caller
 			}
 		}
 	}
+}
+
+// waitPlayed lets what is queued for the caller go out (at most 2 s).
+func waitPlayed(caller *leg) {
+	for deadline := time.Now().Add(2 * time.Second); !caller.queue.empty() && time.Now().Before(deadline); {
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// gatewayEnded: the gateway closed the stream once its last audio had played; that plays out,
+// then the caller's audio goes nowhere until the BYE.
+func (s *sidecar) gatewayEnded(caller *leg, reason string) (bridgeEnd, *leg) {
+	waitPlayed(caller)
+	caller.redirect(func([]byte) {})
+	caller.redirectKeys(func(string) {})
+	return bridgeEnd{by: "gateway", reason: reason}, caller
 }

@@ -61,16 +61,22 @@ func (c *callbacks) post(target string, body []byte) error {
 // callbackQueue sends one call's callbacks in the order they happened (a `ringing` never after
 // the `busy` that followed it), one at a time, off the SIP side's own path.
 type callbackQueue struct {
-	pending chan map[string]any
+	pending chan queuedCallback
 	done    chan struct{}
 }
 
+type queuedCallback struct {
+	body map[string]any
+	sent chan struct{} // closed once delivered or given up
+}
+
 func (c *callbacks) queue(gateway, callID string) *callbackQueue {
-	q := &callbackQueue{pending: make(chan map[string]any, 16), done: make(chan struct{})}
+	q := &callbackQueue{pending: make(chan queuedCallback, 16), done: make(chan struct{})}
 	go func() {
 		defer close(q.done)
 		for callback := range q.pending {
-			c.send(gateway, callID, callback)
+			c.send(gateway, callID, callback.body)
+			close(callback.sent)
 		}
 	}()
 	return q
@@ -82,12 +88,27 @@ func (q *callbackQueue) push(callbackType string) {
 
 // pushWith sends a callback with fields beyond its type (`transfer_ended`'s `seconds`).
 func (q *callbackQueue) pushWith(callback map[string]any) {
-	if q == nil {
-		return
+	q.enqueue(callback)
+}
+
+// report sends a callback after the ones before it and returns once it was delivered (or given
+// up): a transfer's outcome reaches the call before the stream closes.
+func (q *callbackQueue) report(callback map[string]any) {
+	if sent := q.enqueue(callback); sent != nil {
+		<-sent
 	}
+}
+
+func (q *callbackQueue) enqueue(callback map[string]any) chan struct{} {
+	if q == nil {
+		return nil
+	}
+	queued := queuedCallback{body: callback, sent: make(chan struct{})}
 	select {
-	case q.pending <- callback:
+	case q.pending <- queued:
+		return queued.sent
 	default: // a call has a handful of callbacks; more would be a loop, not news
+		return nil
 	}
 }
 

@@ -10,12 +10,10 @@ import (
 
 // How a call's SIP side ends once its audio has: a far end that hung up needs nothing more; when
 // the far end's RTP stopped, or the agent hung up (the gateway closed the stream), it gets a BYE.
-// A transfer (the gateway's typed `transfer` event, its target checked to be E.164 as it was read;
-// a close reason alone never transfers) is a blind REFER to the target through the trunk first;
-// when the far end refuses it (or does not answer it), the SIP side calls the target and bridges
-// the two legs (transfer.go), then hangs up, and tells the gateway how long the bridged leg lasted
-// (`transfer_ended`, counted in GET /usage as `transfer_seconds`). The call workflow has recorded
-// the transfer either way.
+// A transfer that connected (transfer.go) ends it too: a REFER's far end is handed over, so it
+// gets the BYE; a target the SIP side dialled is bridged to the caller first, then both are hung
+// up, and the gateway is told how long the bridge lasted (`transfer_ended`, counted in GET /usage
+// as `transfer_seconds`).
 
 type liveDialog interface {
 	Refer(ctx context.Context, referTo sip.Uri, headers ...sip.Header) error
@@ -23,32 +21,26 @@ type liveDialog interface {
 	Context() context.Context
 }
 
-// finish ends the call's SIP side; `caller` is its leg's audio (nil when it never started), `from`
-// the service's number on the call (a bridged transfer's new leg comes from it), `callbacks` where
-// the call's callbacks go (nil: none can be sent).
-func (s *sidecar) finish(log *slog.Logger, dialog liveDialog, caller *leg, end bridgeEnd, from string, callbacks *callbackQueue) {
+// finish ends the call's SIP side; `caller` is its leg's audio (nil when it never started),
+// `callbacks` where the call's callbacks go (nil: none can be sent).
+func (s *sidecar) finish(log *slog.Logger, dialog liveDialog, caller *leg, end bridgeEnd, callbacks *callbackQueue) {
 	defer s.track(dialog, false)
 	if caller != nil {
 		defer caller.stop()
 	}
 	log.Info("call over", "by", end.by, "reason", end.reason)
 	if end.by == "far_end" {
+		if end.bridge != nil {
+			end.bridge.hangUp()
+		}
 		return
 	}
-	if target := end.transferTo; target != "" && end.by == "gateway" {
-		referTo := sip.Uri{User: target, Host: s.referHost()}
-		if s.trunk.Port != 0 {
-			referTo.Port = s.trunk.Port
+	if end.bridge != nil && caller != nil {
+		if bridged := s.bridgeToTarget(log.With("target", end.target), caller, end.bridge); bridged > 0 {
+			callbacks.pushWith(map[string]any{"type": "transfer_ended", "seconds": bridged.Seconds()})
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		err := dialog.Refer(ctx, referTo)
-		cancel()
-		if !referTaken(err) && caller != nil {
-			log.Info("REFER refused: bridging a call to the target", "target", target, "error", err)
-			if bridged := s.bridgeToTarget(log, dialog, caller, target, from); bridged > 0 {
-				callbacks.pushWith(map[string]any{"type": "transfer_ended", "seconds": bridged.Seconds()})
-			}
-		}
+	} else if end.bridge != nil {
+		end.bridge.hangUp()
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()

@@ -63,13 +63,14 @@ func (s *sidecar) serveInbound(d *diago.DialogServerSession) {
 	}
 	log.Info("answered", "to", to, "from", from)
 	s.track(d, true)
-	end, caller := s.runBridge(log, d.ID, d.Context(), med, stream, early)
-	// The gateway named the call it took (its `attached` mark): a bridged transfer's length goes there.
+	// The gateway named the call it took (its `attached` mark): a transfer's outcome and a bridged
+	// transfer's length go there.
 	var callbacks *callbackQueue
 	if stream.callID != "" {
 		callbacks = s.callbacks.queue(s.cfg.controlURL, stream.callID)
 		defer callbacks.close()
 	}
 	// A bridged transfer's new leg comes from the number the person called.
-	s.finish(log, d, caller, end, to, callbacks)
+	end, caller := s.runBridge(log, d.ID, d, med, stream, early, to, callbacks)
+	s.finish(log, d, caller, end, callbacks)
 }

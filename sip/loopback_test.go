@@ -213,11 +213,24 @@ func (s *gatewayStream) mark(name string) {
 
 func (s *gatewayStream) clear() { s.write(map[string]any{"event": "clear"}) }
 
-// transferTo hands the call over as the gateway does: the typed `transfer` event, then the close
-// whose reason still names the target for other Media Streams clients (the SIP side ignores it).
+// transferTo asks for a transfer as the gateway does with a client that reports its outcome
+// (`transfer: report` in its `start`): the typed `transfer` event, and the stream stays open.
 func (s *gatewayStream) transferTo(target string) {
 	s.write(map[string]any{"event": "transfer", "streamSid": "MZtest", "transfer": map[string]any{"to": target}})
-	s.closeWith("transferred to " + target)
+}
+
+// expectTransferReport checks the next callback is call `callID`'s transfer outcome: `failure`
+// "" for transfer_connected, else transfer_failed with it.
+func (g *fakeGateway) expectTransferReport(t *testing.T, callID, failure string) {
+	t.Helper()
+	callback := g.nextCallback(t)
+	want := map[string]any{"type": "transfer_connected"}
+	if failure != "" {
+		want = map[string]any{"type": "transfer_failed", "failure": failure}
+	}
+	if callback.callID != callID || fmt.Sprint(callback.body) != fmt.Sprint(want) {
+		t.Fatalf("callback %s %v, want %s %v", callback.callID, callback.body, callID, want)
+	}
 }
 
 // closeWith closes the socket with a reason, as the gateway does when it refuses a call, the
@@ -417,6 +430,9 @@ type farEnd struct {
 	seen chan seenRequest
 	// referStatus answers a REFER in place of diago (0: diago's own, a refusal).
 	referStatus atomic.Int32
+	// takesRefer: the calls it places take a REFER as a phone does: they call the target and
+	// report its answer in NOTIFYs (diago's own REFER handling). Otherwise they refuse it.
+	takesRefer bool
 }
 
 type seenRequest struct {
@@ -546,6 +562,15 @@ func answering(calls chan<- farCall) func(d *diago.DialogServerSession) {
 	}
 }
 
+// callReferred calls a REFER's target; diago NOTIFYs the referrer of the outcome (200 once
+// answered, the target's final status when not).
+func callReferred(referred *diago.DialogClientSession) error {
+	if _, err := referred.Invite(referred.Context(), diago.InviteClientOptions{}); err != nil {
+		return err
+	}
+	return referred.Ack(referred.Context())
+}
+
 // call places a call from the far end to `to` at the SIP side, caller `from`, with `headers`.
 func (f *farEnd) call(ctx context.Context, s *testSidecar, to, from string, headers ...sip.Header) (farCall, error) {
 	dialog, err := f.dg.NewDialog(s.uri(to), diago.NewDialogOptions{})
@@ -554,6 +579,9 @@ func (f *farEnd) call(ctx context.Context, s *testSidecar, to, from string, head
 	}
 	options := diago.InviteClientOptions{Headers: headers}
 	options.WithCaller("", from, "127.0.0.1")
+	if f.takesRefer {
+		options.OnRefer = callReferred
+	}
 	med, err := dialog.Invite(ctx, options)
 	if err != nil {
 		_ = dialog.Close()

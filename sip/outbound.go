@@ -152,8 +152,8 @@ func (s *sidecar) place(callID string, call *placedCall, request dialRequest) {
 	callbacks.push("answered")
 	log.Info("answered")
 	s.track(dialog, true)
-	end, caller := s.runBridge(log, dialog.ID, dialog.Context(), med, stream, early)
-	s.finish(log, dialog, caller, end, request.From, callbacks)
+	end, caller := s.runBridge(log, dialog.ID, dialog, med, stream, early, request.From, callbacks)
+	s.finish(log, dialog, caller, end, callbacks)
 }
 
 func (c *placedCall) isReleased() bool {

@@ -69,9 +69,10 @@ func streamsURL(gateway string) string {
 }
 
 // openStream connects to `address` (ws://HOST:PORT/media/streams) and sends `connected` and
-// `start` with the given custom parameters, and `keypad: rfc4733` (the agent's keys as `dtmf`).
+// `start` with the given custom parameters, `keypad: rfc4733` (the agent's keys as `dtmf`) and
+// `transfer: report` (a transfer is tried here while the stream stays open, and its outcome reported).
 func openStream(address string, parameters map[string]string) (*streamClient, error) {
-	custom := map[string]string{"keypad": keypadRFC4733}
+	custom := map[string]string{"keypad": keypadRFC4733, "transfer": "report"}
 	for key, value := range parameters {
 		custom[key] = value
 	}

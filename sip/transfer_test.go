@@ -10,11 +10,12 @@ import (
 	"github.com/emiago/sipgo/sip"
 )
 
-// Transfers over loopback (finish.go, transfer.go): the gateway sends the typed `transfer` event
-// with an E.164 target, then closes the stream; the far end is sent a blind REFER to the target
-// through the trunk, and when it refuses, the SIP side calls the target itself and bridges the two
-// legs. Only that event transfers: a close reason naming a target, or a target that is not E.164,
-// is a plain hang-up.
+// Transfers over loopback (transfer.go, bridge.go, finish.go): the gateway sends the typed
+// `transfer` event with an E.164 target and keeps the stream open; the far end is sent a blind
+// REFER to the target through the trunk, and when it refuses, the SIP side calls the target itself
+// and bridges the two legs. Either way the outcome is reported to the gateway before anything else
+// (`transfer_connected`, or `transfer_failed` with why, and then the call goes on). Only that event
+// transfers: a close reason naming a target, or a target that is not E.164, is not a transfer.
 
 const transferTarget = "+4755500000"
 
@@ -23,25 +24,61 @@ func referTo(trunk *farEnd) string {
 	return fmt.Sprintf("sip:%s@127.0.0.1:%d", transferTarget, trunk.port)
 }
 
+// A far end that takes the REFER calls the target; its NOTIFY says the target answered: the
+// gateway is told transfer_connected, then the stream is closed and the caller gets the BYE.
 func TestTransferByReferTaken(t *testing.T) {
 	t.Parallel()
 	gateway := newFakeGateway(t)
-	target := startFarEnd(t, nil, answering(make(chan farCall, 1)))
+	targets := make(chan farCall, 1)
+	target := startFarEnd(t, nil, answering(targets))
 	s := startSidecar(t, gateway, target, nil)
 	caller := startFarEnd(t, nil, nil)
-	caller.referStatus.Store(sip.StatusAccepted)
+	caller.takesRefer = true
 	call, stream := caller.callAnswered(t, s, gateway, gatewayCallID)
+	if stream.params["transfer"] != "report" {
+		t.Errorf("start's customParameters %v, want transfer: report", stream.params)
+	}
 
 	stream.transferTo(transferTarget)
 	if refer := caller.nextRequest(t, sip.REFER); !strings.Contains(refer.referTo, referTo(target)) {
 		t.Errorf("Refer-To %q, want %s", refer.referTo, referTo(target))
 	}
-	caller.nextRequest(t, sip.BYE) // a REFER taken: the far end calls the target, we hang up
-	call.ended(t, "BYE after the REFER")
-	s.idle(t)
-	if n := target.count(sip.INVITE); n != 0 {
-		t.Errorf("the target was called %d times by the SIP side too", n)
+	nextCall(t, targets) // the caller's phone called the target, which answered
+	gateway.expectTransferReport(t, gatewayCallID, "")
+	if _, open := stream.nextEvent(t, "stop"); !open {
+		t.Error("the stream closed without a stop")
 	}
+	caller.nextRequest(t, sip.BYE)
+	call.ended(t, "BYE once the target answered")
+	s.idle(t)
+	if n := target.count(sip.INVITE); n != 1 {
+		t.Errorf("the target got %d INVITEs, want the caller's one (none from the SIP side)", n)
+	}
+	gateway.noCallback(t)
+}
+
+// The REFER is taken, but the target is busy (the final NOTIFY says 486): transfer_failed busy,
+// and the call goes on: the caller still hears the agent, and is hung up only when the agent ends.
+func TestTransferByReferTargetBusyGoesOn(t *testing.T) {
+	t.Parallel()
+	gateway := newFakeGateway(t)
+	target := startFarEnd(t, nil, func(d *diago.DialogServerSession) { _ = d.Respond(486, "Busy Here", nil) })
+	s := startSidecar(t, gateway, target, nil)
+	caller := startFarEnd(t, nil, nil)
+	caller.takesRefer = true
+	call, stream := caller.callAnswered(t, s, gateway, gatewayCallID)
+
+	stream.transferTo(transferTarget)
+	caller.nextRequest(t, sip.REFER)
+	gateway.expectTransferReport(t, gatewayCallID, "busy")
+	stream.media(frame(0x55))
+	call.hears(t, "the agent after the failed transfer", isFrameOf(0x55))
+	if n := caller.count(sip.BYE); n != 0 {
+		t.Fatalf("the caller was hung up (%d BYEs)", n)
+	}
+	stream.closeWith("")
+	call.ended(t, "BYE once the agent hung up")
+	s.idle(t)
 	gateway.noCallback(t)
 }
 
@@ -49,8 +86,16 @@ func TestTransferByReferTaken(t *testing.T) {
 func TestPlacedCallTransferByRefer(t *testing.T) {
 	t.Parallel()
 	gateway := newFakeGateway(t)
-	trunk := startFarEnd(t, nil, answering(make(chan farCall, 1)))
-	trunk.referStatus.Store(sip.StatusAccepted)
+	calls := make(chan farCall, 2)
+	trunk := startFarEnd(t, nil, func(d *diago.DialogServerSession) {
+		ring(d)
+		med, err := d.Answer(diago.AnswerOptions{OnRefer: callReferred})
+		if err != nil {
+			return
+		}
+		calls <- farCall{dialog: d, media: med}
+		<-d.Context().Done()
+	})
 	s := startSidecar(t, gateway, trunk, nil)
 	s.dial(t, gateway, placedCallID, "+4755501234")
 	stream := gateway.nextStream(t)
@@ -62,16 +107,14 @@ func TestPlacedCallTransferByRefer(t *testing.T) {
 	if refer := trunk.nextRequest(t, sip.REFER); !strings.Contains(refer.referTo, referTo(trunk)) {
 		t.Errorf("Refer-To %q, want %s", refer.referTo, referTo(trunk))
 	}
+	gateway.expectTransferReport(t, placedCallID, "")
 	trunk.nextRequest(t, sip.BYE)
 	s.idle(t)
-	if n := trunk.count(sip.INVITE); n != 0 {
-		t.Errorf("%d more INVITEs reached the trunk", n)
-	}
 }
 
 // The far end refuses the REFER: the SIP side calls the target (from the number the person
-// called) and bridges the two legs' audio until the target hangs up, then hangs up the caller and
-// tells the gateway how long the bridge lasted.
+// called), reports it connected once it answers, and bridges the two legs' audio until the target
+// hangs up, then hangs up the caller and tells the gateway how long the bridge lasted.
 func TestTransferReferRefusedIsBridged(t *testing.T) {
 	t.Parallel()
 	gateway := newFakeGateway(t)
@@ -89,6 +132,7 @@ func TestTransferReferRefusedIsBridged(t *testing.T) {
 	}
 	bridged := nextCall(t, targets)
 	answeredAt := time.Now()
+	gateway.expectTransferReport(t, gatewayCallID, "")
 
 	// Each hears the other.
 	call.speaks(t, repeated(frame(0x61), 50)...)
@@ -124,6 +168,7 @@ func TestBridgedTransferIsBounded(t *testing.T) {
 
 	stream.transferTo(transferTarget)
 	bridged := nextCall(t, targets)
+	gateway.expectTransferReport(t, gatewayCallID, "")
 	bridged.ended(t, "the target's BYE at the limit")
 	call.ended(t, "the caller's BYE at the limit")
 	callback := gateway.nextCallback(t)
@@ -133,8 +178,9 @@ func TestBridgedTransferIsBounded(t *testing.T) {
 	s.idle(t)
 }
 
-// A target that does not take the call (busy): the caller is hung up, and no bridge was counted.
-func TestTransferTargetBusyHangsUpTheCaller(t *testing.T) {
+// A target the SIP side dials that does not take the call (busy): transfer_failed busy, nothing
+// bridged, and the call goes on with the agent.
+func TestBridgedTransferTargetBusyGoesOn(t *testing.T) {
 	t.Parallel()
 	gateway := newFakeGateway(t)
 	target := startFarEnd(t, nil, func(d *diago.DialogServerSession) { _ = d.Respond(486, "Busy Here", nil) })
@@ -145,9 +191,12 @@ func TestTransferTargetBusyHangsUpTheCaller(t *testing.T) {
 	stream.transferTo(transferTarget)
 	caller.nextRequest(t, sip.REFER)
 	target.nextRequest(t, sip.INVITE)
-	call.ended(t, "BYE once the target was busy")
+	gateway.expectTransferReport(t, gatewayCallID, "busy")
+	stream.media(frame(0x56))
+	call.hears(t, "the agent after the failed transfer", isFrameOf(0x56))
+	stream.closeWith("")
+	call.ended(t, "BYE once the agent hung up")
 	s.idle(t)
-	time.Sleep(100 * time.Millisecond) // a callback would come at once
 	gateway.noCallback(t)
 }
 
@@ -174,7 +223,7 @@ func TestCloseReasonAloneDoesNotTransfer(t *testing.T) {
 }
 
 // A `transfer` event whose target is not E.164 (a SIP URI, a number without its +, an extension)
-// is ignored: the caller is hung up, nothing is dialled.
+// is refused (transfer_failed refused): nothing is dialled, and the call goes on until the agent ends it.
 func TestTransferToANonE164TargetIsRefused(t *testing.T) {
 	t.Parallel()
 	for _, bad := range []string{"sip:someone@evil.example", "4755500000", "+47 555 00000", "1001", ""} {
@@ -188,7 +237,9 @@ func TestTransferToANonE164TargetIsRefused(t *testing.T) {
 			call, stream := caller.callAnswered(t, s, gateway, gatewayCallID)
 
 			stream.transferTo(bad)
-			call.ended(t, "BYE after a refused transfer")
+			gateway.expectTransferReport(t, gatewayCallID, "refused")
+			stream.closeWith("")
+			call.ended(t, "BYE once the agent hung up")
 			s.idle(t)
 			if n := caller.count(sip.REFER); n != 0 {
 				t.Errorf("the caller was sent %d REFERs", n)

@@ -10,7 +10,13 @@ import { Worker } from '@temporalio/worker';
 import { answerIncomingPhoneCall } from '../lib/calls/incoming-calls.js';
 import type { TranscriptLine } from '../lib/calls/transcript.js';
 import { recordLines } from '../lib/calls/transcript-rows.js';
-import type { AnswerRequest, CallMedia, Carrier, SpeechPlayed } from '../lib/carrier/carrier.js';
+import type {
+  AnswerRequest,
+  CallMedia,
+  Carrier,
+  SpeechPlayed,
+  TransferHandOver,
+} from '../lib/carrier/carrier.js';
 import type { TurnsHandOver } from '../lib/media/media-control.js';
 import type { MediaSessionActivities } from '../lib/media/media-session.js';
 import {
@@ -23,6 +29,7 @@ import {
 } from '../lib/temporal/call-messages.js';
 import { type CallWorkflowResult, callWorkflowId } from '../lib/temporal/workflow-contracts.js';
 import type { AgentAction } from '../lib/voice-runtime/voice-runtime.js';
+import { notReachedLine } from '../lib/voice-runtime/warm-transfer-lines.js';
 import { type AgentFixture, createAgentFixture, storedCall } from './support/call-fixtures.js';
 import { keepHistory } from './support/kept-histories.js';
 import {
@@ -70,7 +77,9 @@ class GatewayStandIn implements Carrier {
     this.said.push({ index: request.index, text: request.text, ...(request.hangUp ? { hangUp: true } : {}) });
     return { firstAudioAt: Date.now() };
   }
-  async transfer(): Promise<void> {}
+  async transfer(_request: { to: string }): Promise<TransferHandOver | undefined> {
+    return undefined;
+  }
   async release(request: { reason: string }): Promise<void> {
     this.releases.push(request.reason);
   }
@@ -395,6 +404,95 @@ describe('turns the gateway takes', { timeout: 120_000 }, () => {
         transcript.map((entry) => entry.role),
         ['agent', 'caller', 'agent'],
       );
+    });
+  });
+});
+
+/** A gateway whose client (the SIP side) tries a transfer's target and reports the outcome. */
+class ReportingGateway extends TurnTakingGateway {
+  readonly transfers: string[] = [];
+  override async transfer(request: { to: string }): Promise<TransferHandOver> {
+    this.transfers.push(request.to);
+    return 'reported';
+  }
+}
+
+describe('a transfer whose outcome the SIP side reports', { timeout: 120_000 }, () => {
+  const DESK = '+4722334455';
+
+  /** A call whose gateway takes the turns and whose first turn asks for a transfer to DESK. */
+  function withTransferAsked(
+    fn: (
+      env: TestWorkflowEnvironment,
+      handle: WorkflowHandle,
+      callId: string,
+      gateway: ReportingGateway,
+    ) => Promise<void>,
+  ) {
+    return withCall<void, ReportingGateway>(
+      'holds',
+      async (env, callId, gateway) => {
+        await until(() => gateway.handOvers.length === 1, 'the turns were offered to the gateway');
+        const handle = env.client.workflow.getHandle(callWorkflowId(callId));
+        const asked = gatewayTurn(
+          0,
+          line(1, 'caller', 'Can I talk to the front desk?', 4),
+          line(2, 'agent', 'Of course, putting you through now.', 6),
+          { kind: 'transfer', to: DESK },
+        );
+        await recordLines(em(), callId, [asked.heard, asked.result!.line!]);
+        await handle.signal(gatewayTurnSignal, asked);
+        await until(() => gateway.transfers.length === 1, 'the transfer was handed to the gateway');
+        await fn(env, handle, callId, gateway);
+      },
+      (taskQueue) => new ReportingGateway(taskQueue, ['taken']),
+    );
+  }
+
+  const transferOf = async (callId: string) => (await storedCall(stack.db.orm, callId)).call.transfer;
+
+  test('busy: the transfer is failed, the agent tells the caller and takes turns again; then connected: transferred, call.transferred once', async () => {
+    await withTransferAsked(async (_env, handle, callId, gateway) => {
+      assert.equal((await transferOf(callId))?.status, 'connecting', 'not connected before the report');
+      await handle.signal(carrierCallbackSignal, { type: 'transfer_failed', failure: 'busy' });
+      await until(() => gateway.said.length === 2, 'the agent told the caller');
+      const { call: ringing } = await storedCall(stack.db.orm, callId);
+      assert.equal(gateway.said[1].text, notReachedLine(ringing.agentSnapshot.language ?? null));
+      const failed = await transferOf(callId);
+      assert.equal(failed?.status, 'failed');
+      assert.equal(failed?.failure, 'busy');
+      await until(() => gateway.handOvers.length === 2, 'the turns went back to the gateway');
+      const again = gatewayTurn(
+        1,
+        line(4, 'caller', 'Please try once more.', 14),
+        line(5, 'agent', 'Trying again.', 16),
+        { kind: 'transfer', to: DESK },
+      );
+      await recordLines(em(), callId, [again.heard, again.result!.line!]);
+      await handle.signal(gatewayTurnSignal, again);
+      await until(() => gateway.transfers.length === 2, 'the second transfer was handed over');
+      await handle.signal(carrierCallbackSignal, { type: 'transfer_connected' });
+      const result = (await handle.result()) as CallWorkflowResult;
+      assert.equal(result.endReason, 'transferred');
+      keepHistory('inbound-media-reported-transfer-call', await handle.fetchHistory());
+      const { call, events } = await storedCall(stack.db.orm, callId);
+      assert.equal(call.transfer?.status, 'connected');
+      assert.equal(call.transfer?.failure, null);
+      assert.ok(call.transfer?.connected_at);
+      assert.equal(events.filter((event) => event.type === 'call.transferred').length, 1);
+    });
+  });
+
+  test('a hang-up while the transfer is pending: no transfer (failed, refused), the call ends as the hang-up, nothing said', async () => {
+    await withTransferAsked(async (_env, handle, callId, gateway) => {
+      await handle.signal(carrierCallbackSignal, { type: 'hung_up', atSeconds: 9 });
+      const result = (await handle.result()) as CallWorkflowResult;
+      assert.equal(result.endReason, 'caller_hangup');
+      const { call, events } = await storedCall(stack.db.orm, callId);
+      assert.equal(call.transfer?.status, 'failed');
+      assert.equal(call.transfer?.failure, 'refused');
+      assert.equal(events.filter((event) => event.type === 'call.transferred').length, 0);
+      assert.equal(gateway.said.length, 1, 'nothing said to a caller who is gone');
     });
   });
 });

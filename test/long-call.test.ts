@@ -102,7 +102,9 @@ class Gateway implements Carrier {
     this.said.push(request.index);
     return { firstAudioAt: Date.now() };
   }
-  async transfer(): Promise<void> {}
+  async transfer(): Promise<undefined> {
+    return undefined;
+  }
   async release(): Promise<void> {}
 }
 

@@ -449,6 +449,9 @@ describe('the media gateway', () => {
           '{"type":"transfer_ended","seconds":-1}',
           '{"type":"transfer_ended","seconds":"9"}',
           '{"type":"transfer_ended","seconds":86401}',
+          // A transfer's outcome names why it failed, one of the Call's `transfer.failure`s.
+          '{"type":"transfer_failed"}',
+          '{"type":"transfer_failed","failure":"not_allowed"}',
         ]) {
           assert.equal((await post(callback, controlToken, bad)).status, 400, bad);
         }

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { TranscriptEntry } from '../db/entities/index.js';
+import { toMulawFrames } from '../lib/audio/frame-pacer.js';
 import { watchGatewayCalls } from '../lib/metrics/gateway-metrics.js';
 import { metricsRegistry } from '../lib/metrics/service-metrics.js';
 import type { GatewayTurn } from '../lib/temporal/call-messages.js';
@@ -286,6 +287,104 @@ describe('the keypad (telephony spec section 7)', () => {
       index: 1,
       spokenText: 'Our opening hours are nine to five on weekdays.',
     });
+  });
+});
+
+describe('a transfer the client tries and reports (telephony spec section 1)', () => {
+  const DESK = '+4722334455';
+  const carrierCallbacks = (path: MediaPathCall) =>
+    path.signals.filter((s) => s.name === 'carrierCallback').map((s) => s.args[0]);
+
+  test('the stream stays open while the target is tried, and what the caller says meanwhile is no line; failed: the workflow is told, and the caller is heard again', async () => {
+    const path = await call({ reportsTransfers: true });
+    assert.deepEqual(await path.audio.command({ type: 'transfer', to: DESK }), { transfer: 'reported' });
+    await until(() => path.out.transfers.length === 1, 'the typed transfer was not sent');
+    assert.deepEqual(path.out.transfers, [DESK]);
+    path.says(ASK, 1500);
+    path.silence(1000);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    assert.equal(path.closed, null, 'the stream is not closed before the report');
+    assert.equal(
+      path.stt.requests.length,
+      0,
+      'nothing the far end heard while it was handed over is transcribed',
+    );
+    assert.equal(path.signals.filter((s) => s.name === 'callerSpeech').length, 0);
+
+    await path.audio.transferReported({ connected: false, failure: 'busy' });
+    assert.deepEqual(
+      carrierCallbacks(path),
+      [{ type: 'transfer_failed', failure: 'busy' }],
+      'told before it resolves',
+    );
+    path.says(ASK, 1500);
+    path.silence(1000);
+    await until(() => path.signals.some((s) => s.name === 'callerSpeech'), 'the caller was not heard again');
+    assert.equal(path.closed, null);
+  });
+
+  test('connected: the workflow is told, then the stream is closed; a client that does not report is closed with the target at once', async () => {
+    const reporting = await call({ reportsTransfers: true });
+    await reporting.audio.command({ type: 'transfer', to: DESK });
+    await until(() => reporting.out.transfers.length === 1, 'the typed transfer was not sent');
+    await reporting.audio.transferReported({ connected: true });
+    assert.deepEqual(carrierCallbacks(reporting), [{ type: 'transfer_connected' }]);
+    assert.deepEqual(reporting.closed, { code: 1000, reason: 'transferred' });
+
+    const other = await call({});
+    assert.deepEqual(await other.audio.command({ type: 'transfer', to: DESK }), { transfer: 'handed_over' });
+    await until(() => other.closed !== null, 'the stream was not closed');
+    assert.deepEqual(other.closed, { code: 1000, reason: `transferred to ${DESK}` });
+    assert.deepEqual(other.out.transfers, [DESK]);
+    assert.deepEqual(carrierCallbacks(other), [], 'nothing to report');
+  });
+});
+
+describe('who answered, heard at pick-up (telephony spec section 6, a carrier that cannot tell)', () => {
+  /** `ms` of a tone at `hz` (8 kHz PCM, about -10 dBFS). */
+  const tone = (hz: number, ms: number) =>
+    Int16Array.from({ length: (ms * 8000) / 1000 }, (_, i) =>
+      Math.round(10_000 * Math.sin((2 * Math.PI * hz * i) / 8000)),
+    );
+  const beeps = (path: MediaPathCall) =>
+    path.signals.filter(
+      (s) => s.name === 'carrierCallback' && (s.args[0] as { type: string }).type === 'beep',
+    );
+
+  test('a far end speaking from the first moment was speaking at pick-up; one silent for 600 ms was not', async () => {
+    const machine = await call({ screensPickUp: true });
+    const asked = machine.audio.pickUp!.speakingAtPickUp();
+    machine.says('You have reached Kari, please leave a message', 2000);
+    assert.equal(await asked, true);
+
+    const person = await call({ screensPickUp: true });
+    const waiting = person.audio.pickUp!.speakingAtPickUp();
+    person.silence(800);
+    person.says('Hello', 600);
+    assert.equal(await waiting, false, 'decided by the first 600 ms, not by what came after');
+  });
+
+  test('no audio at all within 1.5 s: not known (the answer goes on without it); calls that do not screen have no screen', async () => {
+    const mute = await call({ screensPickUp: true });
+    const started = Date.now();
+    assert.equal(await mute.audio.pickUp!.speakingAtPickUp(), null);
+    assert.ok(Date.now() - started >= 1400, 'it waited for the audio');
+    assert.equal((await call({})).audio.pickUp, null);
+  });
+
+  // (The harness's phrases are square waves, which a beep detector rightly takes for tones: real
+  // speech holding no beep is test/tone-detector.test.ts's.)
+  test('the beep goes to the workflow once, as a carrier callback', async () => {
+    const path = await call({ screensPickUp: true });
+    path.silence(2500);
+    assert.equal(beeps(path).length, 0);
+    for (const frame of toMulawFrames(tone(1000, 500))) path.audio.hear(frame);
+    path.silence(500);
+    for (const frame of toMulawFrames(tone(1000, 500))) path.audio.hear(frame);
+    path.silence(300);
+    await until(() => beeps(path).length === 1, 'the beep was not reported');
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    assert.equal(beeps(path).length, 1, 'reported once');
   });
 });
 

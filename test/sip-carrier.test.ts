@@ -198,6 +198,8 @@ describe('CARRIER=sip', { skip, timeout: 600_000 }, () => {
     const ended = await waitForCallEnd(api, callId, 60_000);
     assert.equal(ended.status, 'completed', JSON.stringify(ended));
     assert.equal(ended.end_reason, 'caller_hangup');
+    // Silent as it picked up (the person waits to hear who calls): a person, heard by the gateway.
+    assert.equal(ended.answered_by, 'human');
     const heard = await heardBy(far);
     assert.ok(loudness(heard) > 200, `far end heard silence (rms ${loudness(heard)})`);
     const words = await speech.transcribe(heard);
@@ -282,15 +284,78 @@ describe('CARRIER=sip', { skip, timeout: 600_000 }, () => {
     });
   });
 
-  test('a transfer is a REFER to the far end, then BYE; the call ends transferred', async () => {
+  test('an answering machine takes the call: its greeting and its beep are heard, the agent leaves its message after the beep and the call ends voicemail', async () => {
+    const api = stack.api.client(owner.secret);
+    const caller = await createAgentFixture(stack.db.orm, {
+      workspaceId: owner.workspaceId,
+      outboundFirstMessage: OUTBOUND_OPENING,
+    });
+    const message = 'Hi Kari, this is Ada from Acme. Please call us back about your booking on Friday.';
+    const patched = await api.patch(`/agents/${caller.agentId}`, {
+      voicemail: { detect: true, action: 'leave_message', message },
+    });
+    assert.equal(patched.status, 200, patched.text);
+    // The machine greets at once, then beeps (1 kHz, 0.5 s) and records.
+    const greeting = await speech.callerSays(
+      'Hi, you have reached Kari. I cannot take your call right now. Please leave a message after the tone.',
+    );
+    const beepAt = 2400 + greeting.length;
+    const samples = new Int16Array(beepAt + 8000 * 25);
+    samples.set(greeting, 2400);
+    for (let i = 0; i < 4000; i++)
+      samples[beepAt + i] = Math.round(12_000 * Math.sin((2 * Math.PI * 1000 * i) / 8000));
+    const wav = new wavefile.WaveFile();
+    wav.fromScratch(1, 8000, '16', samples);
+    const play = path.join(work, 'machine.wav');
+    await writeFile(play, wav.toBuffer());
+    const far = await farEnd('machine', { play, answer: 'auto', user: '+4791230009' });
+    await sipSideWithTrunk(far.port);
+    const created = await api.post('/calls', { agent_id: caller.agentId, to: '+4791230009' });
+    assert.equal(created.status, 202, created.text);
+    const ended = await waitForCallEnd(api, created.body.id, 60_000);
+    const transcript = (await api.get(`/calls/${created.body.id}/transcript`)).body.data as {
+      role: string;
+      text: string;
+    }[];
+    assert.equal(ended.end_reason, 'voicemail', `${JSON.stringify(transcript)}\n${sipSide?.output()}`);
+    assert.equal(ended.answered_by, 'machine');
+    assert.equal(ended.analysis.outcome, 'unknown');
+    assert.match(
+      transcript
+        .filter((line) => line.role === 'caller')
+        .map((line) => line.text)
+        .join(' '),
+      /reached|message|tone/i,
+      'the greeting is in the transcript',
+    );
+    assert.equal(transcript.at(-1)?.role, 'agent');
+    assert.equal(transcript.at(-1)?.text, message);
+    // The machine recorded the message after its beep: nothing of the opening line before it.
+    await far.waitForEvent('CALL_CLOSED', 15_000);
+    const heard = await speech.transcribe(await heardBy(far));
+    assert.match(heard, /call us back|booking/, heard);
+    assert.doesNotMatch(
+      heard,
+      /calling about your booking for friday/,
+      'the opening was not said to the machine',
+    );
+  });
+
+  test('a transfer is a REFER to the far end, whose phone calls the target: once its NOTIFY says it answered, BYE, and the call ends transferred', async () => {
     const ask = await personWav('ask', 'Can I talk to a real person, please?', 12, 30);
     // A number of its own: callTo finds the first call to a number.
     const other = await createAgentFixture(stack.db.orm, {
       workspaceId: owner.workspaceId,
       firstMessage: INBOUND_OPENING,
     });
+    // The trunk is the target (a baresip that answers); the caller's phone, taking the REFER, calls it.
+    const desk = await farEnd('transfer-desk', {
+      play: await personWav('silence', null, 0, 60),
+      answer: 'auto',
+      user: stack.settings.transferNumber!,
+    });
+    await sipSideWithTrunk(desk.port);
     const far = await farEnd('transfer', { play: ask, answer: 'auto' });
-    await sipSideWithTrunk(far.port);
     await far.command('dial', `sip:${other.number}@127.0.0.1:${sipPort}`);
     await far.waitForEvent('CALL_ESTABLISHED', 30_000);
     const call = await callTo(stack.db.orm, other.number);
@@ -299,6 +364,10 @@ describe('CARRIER=sip', { skip, timeout: 600_000 }, () => {
     const ended = await waitForCallEnd(stack.api.client(owner.secret), call.id, 60_000);
     const transcript = await stack.api.client(owner.secret).get(`/calls/${call.id}/transcript`);
     assert.equal(ended.end_reason, 'transferred', `${JSON.stringify(transcript.body)}\n${sipSide?.output()}`);
+    // Transferred only once baresip's NOTIFY said its call to the target was answered.
+    await desk.waitForEvent('CALL_ESTABLISHED', 10_000);
+    assert.equal(ended.transfer.status, 'connected');
+    assert.match(sipSide?.output() ?? '', /"msg":"REFER taken"[^\n]*"connected":true/);
   });
 
   describe('a far end that refuses REFER', () => {
@@ -382,12 +451,41 @@ describe('CARRIER=sip', { skip, timeout: 600_000 }, () => {
       });
     }
 
-    test('a target that answers busy: the caller is hung up', async () => {
+    test('a target that answers busy: the transfer failed (busy), the agent tells the caller and the call goes on', async () => {
       const target = await startSippFarEnd(work, 486);
       try {
         await sipSideWithTrunk(target.port);
-        const { caller } = await refusedTransfer('transfer-busy');
-        await caller.waitForEvent('CALL_CLOSED', 30_000);
+        const api = stack.api.client(owner.secret);
+        const ask = await personWav('ask', 'Can I talk to a real person, please?', 12, 60);
+        const other = await createAgentFixture(stack.db.orm, {
+          workspaceId: owner.workspaceId,
+          firstMessage: INBOUND_OPENING,
+        });
+        const caller = await farEnd('transfer-busy', { play: ask, answer: 'auto', callTransfer: false });
+        await caller.command('dial', `sip:${other.number}@127.0.0.1:${sipPort}`);
+        await caller.waitForEvent('CALL_ESTABLISHED', 30_000);
+        const call = await callTo(stack.db.orm, other.number);
+        await until(
+          async () => (await api.get(`/calls/${call.id}`)).body.transfer?.status === 'failed',
+          () => `the transfer did not fail\n${sipSide?.output()}`,
+          { limitMs: 90_000, everyMs: 250 },
+        );
+        const live = (await api.get(`/calls/${call.id}`)).body;
+        assert.equal(live.status, 'in_progress', 'the caller is still with the agent');
+        assert.equal(live.transfer.failure, 'busy');
+        // The agent tells the caller, who is still on the line.
+        await until(
+          async () =>
+            (await api.get(`/calls/${call.id}/transcript`)).body.data.some((line: { text: string }) =>
+              /isn't available|ikke tilgjengelig/.test(line.text),
+            ),
+          'the agent did not tell the caller',
+          { limitMs: 30_000, everyMs: 250 },
+        );
+        assert.equal(caller.events.filter((event) => event.type === 'CALL_CLOSED').length, 0);
+        await caller.command('hangup');
+        const ended = await waitForCallEnd(api, call.id, 30_000);
+        assert.equal(ended.end_reason, 'caller_hangup');
         // sipp's scenario ran as written: it got the INVITE, answered 180 and 486, and the ACK came.
         assert.equal(await target.exited, 0, target.output());
         assert.match(sipSide?.output() ?? '', /transfer target refused/);

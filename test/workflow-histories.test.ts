@@ -44,6 +44,7 @@ const PATHS = [
   // and the turns taken by the media gateway (`turns-in-gateway`).
   'inbound-media-barge-in-call',
   'inbound-media-gateway-turns-call',
+  'inbound-media-reported-transfer-call',
   // A campaign and one of its calls; a campaign across continue-as-new (test/campaign-workflow.test.ts).
   'campaign',
   'campaign-call',

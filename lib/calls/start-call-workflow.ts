@@ -64,9 +64,16 @@ export function callWorkflowInputOf(
 }
 
 /** An outbound phone call detects answering machines unless its agent turned it off (workflows/call/screen.ts). */
+export function detectsAnsweringMachines(call: Call): boolean {
+  return (
+    call.direction === 'outbound' &&
+    call.channel === 'phone' &&
+    !call.testCaller &&
+    Boolean(call.agentSnapshot.voicemail?.detect)
+  );
+}
+
 function voicemailDetectionOf(call: Call): Pick<CallWorkflowInput, 'voicemail'> {
   const settings = call.agentSnapshot.voicemail;
-  if (call.direction !== 'outbound' || call.channel !== 'phone' || call.testCaller || !settings?.detect)
-    return {};
-  return { voicemail: { action: settings.action } };
+  return settings && detectsAnsweringMachines(call) ? { voicemail: { action: settings.action } } : {};
 }

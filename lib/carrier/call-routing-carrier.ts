@@ -146,10 +146,12 @@ export class CallRoutingCarrier implements Carrier {
     if (!route.gateway || route.teeToFarEnd) await this.text.sendDigits?.(request);
   }
 
+  /** The gateway's answer says whether the outcome will be reported; the text far end (a tee) only follows. */
   async transfer(request: { callId: string; to: string }) {
     const route = await this.routeOf(request.callId);
-    if (route.gateway) await this.media.transfer(route.gateway, request);
+    const handOver = route.gateway ? await this.media.transfer(route.gateway, request) : undefined;
     if (!route.gateway || route.teeToFarEnd) await this.text.transfer(request);
+    return handOver;
   }
 
   async release(request: { callId: string; reason: 'hang_up' | 'cancel' }) {

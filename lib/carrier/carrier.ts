@@ -61,6 +61,9 @@ export interface SpeechPlayed {
   firstAudioAt: number | null;
 }
 
+/** How a transfer was handed over (`Carrier.transfer`). */
+export type TransferHandOver = 'handed_over' | 'reported';
+
 export interface Carrier {
   /**
    * Places the call. Idempotent per call id: a retried dial never rings twice. For a call with
@@ -97,8 +100,13 @@ export interface Carrier {
    * Optional: a carrier that cannot (a test's stand-in) has none, and a turn that presses keys fails.
    */
   sendDigits?(request: { callId: string; index: number; digits: string }): Promise<void>;
-  /** Hands the far end over to `to`; the agent leaves the call. */
-  transfer(request: { callId: string; to: string }): Promise<void>;
+  /**
+   * Hands the far end over to `to`; the agent leaves the call. `reported`: the far end's side
+   * (the SIP side) tries the target and reports whether it answered, as a `transfer_connected` or
+   * `transfer_failed` callback; until then the caller is still on the call. Otherwise (nothing,
+   * or `handed_over`) the call is the target's from here.
+   */
+  transfer(request: { callId: string; to: string }): Promise<TransferHandOver | undefined>;
   /** Ends the call from our side: hang up a connected call, or cancel a dial still ringing. */
   release(request: { callId: string; reason: 'hang_up' | 'cancel' }): Promise<void>;
   /**

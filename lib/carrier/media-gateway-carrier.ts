@@ -5,7 +5,7 @@ import {
   type TurnsHandOver,
 } from '../media/media-control.js';
 import { mediaTaskQueue } from '../media/media-session.js';
-import type { AnswerRequest, CallMedia, SpeechPlayed } from './carrier.js';
+import type { AnswerRequest, CallMedia, SpeechPlayed, TransferHandOver } from './carrier.js';
 import { postControl } from './control-request.js';
 
 // The carrier port's side of a call whose audio a media gateway holds (a Media Streams call): each
@@ -67,8 +67,10 @@ export class MediaGatewayCarrier {
     await this.command(gateway, callId, { type: 'digits', index, digits });
   }
 
-  async transfer(gateway: string, request: { callId: string; to: string }): Promise<void> {
-    await this.command(gateway, request.callId, { type: 'transfer', to: request.to });
+  /** `reported`: the gateway's client (the SIP side) reports the outcome as a callback; else handed over. */
+  async transfer(gateway: string, request: { callId: string; to: string }): Promise<TransferHandOver> {
+    const answer = await this.command(gateway, request.callId, { type: 'transfer', to: request.to });
+    return answer?.transfer === 'reported' ? 'reported' : 'handed_over';
   }
 
   async release(gateway: string, request: { callId: string; reason: 'hang_up' | 'cancel' }): Promise<void> {

@@ -15,7 +15,7 @@ import {
   type TestCallerWorkflow,
 } from '../temporal/workflow-contracts.js';
 import { browserCallerMetadata, farEndMetadata, testCallerMetadata } from '../temporal/workflow-metadata.js';
-import type { AnswerRequest, Carrier, DialRequest } from './carrier.js';
+import type { AnswerRequest, Carrier, DialRequest, TransferHandOver } from './carrier.js';
 
 // The default carrier: every dial starts a simulated far end, itself a workflow on the
 // carrier-simulator task queue (workflows/simulated-callee-workflow.ts), which calls back into
@@ -91,10 +91,12 @@ export class SimulatedCarrier implements Carrier {
     );
   }
 
-  async transfer(request: { callId: string; to: string }) {
+  /** The simulated far end is handed over at once (its callee script knows no refused transfer). */
+  async transfer(request: { callId: string; to: string }): Promise<TransferHandOver> {
     await this.signalFarEnd(request.callId, (handle) =>
       handle.signal(farEndReleasedSignal, { reason: 'transfer', to: request.to }),
     );
+    return 'handed_over';
   }
 
   async release(request: { callId: string; reason: 'hang_up' | 'cancel' }) {

@@ -14,7 +14,12 @@ export type CarrierCallback =
    * activity at pick-up; an answering machine starts its greeting at once, a person waits to hear
    * who calls). Absent: the carrier cannot tell.
    */
-  | { type: 'answered'; speaking?: boolean }
+  | {
+      type: 'answered';
+      speaking?: boolean;
+      /** The carrier listened this long after the answer before it said `speaking`: the answer came that much earlier. */
+      listenedMs?: number;
+    }
   /** An answering machine's beep ended: it records from here (telephony spec section 6). */
   | { type: 'beep' }
   | { type: 'busy' }
@@ -26,7 +31,20 @@ export type CarrierCallback =
    * A call with audio: the person's speech could not be recognised (the speech-to-text service
    * failed past its retries); the agent cannot go on, so it apologises and the call ends `agent_error`.
    */
-  | { type: 'speech_failed' };
+  | { type: 'speech_failed' }
+  /**
+   * A cold transfer the far end's side reports (the SIP side: the REFER's final NOTIFY was 2xx, or
+   * the target it dialled itself answered): the target answered, the caller is theirs now.
+   */
+  | { type: 'transfer_connected' }
+  /** The same transfer failed: the target was busy, did not answer, or the attempt was refused; the caller is still ours. */
+  | { type: 'transfer_failed'; failure: TransferFailure };
+
+/** Why a transfer's target was not reached (telephony spec section 1, the Call's `transfer.failure`). */
+export type TransferFailure = 'busy' | 'no_answer' | 'refused';
+
+/** A reported transfer's outcome: the target answered, or why it was not reached. */
+export type TransferReport = { connected: true } | { connected: false; failure: TransferFailure };
 
 /** What the person on the far end said (speech recognised by the carrier's media stream). */
 export interface CallerSpeech {

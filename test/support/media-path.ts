@@ -169,8 +169,8 @@ export interface MediaPathCall {
   runtime: ScriptedRuntime;
   /** The signals the call workflow was sent, in order. */
   signals: { name: string; args: unknown[] }[];
-  /** What went to the caller: audio frames, marks, clears. */
-  out: { frames: number; marks: string[]; clears: number };
+  /** What went to the caller: audio frames, marks, clears, transfer targets. */
+  out: { frames: number; marks: string[]; clears: number; transfers: string[] };
   /** The turn detector's events so far, by type (`speech_paused`, `turn_ended`, ...). */
   turnEvents: string[];
   /** The socket was closed with this. */
@@ -193,6 +193,10 @@ export async function startMediaPathCall(
     runtime?: ScriptedRuntime;
     /** Temporal is down until this resolves: every signal waits for it. */
     temporalBack?: Promise<void>;
+    /** The client reports a transfer's outcome (the SIP side's `transfer: report`). */
+    reportsTransfers?: boolean;
+    /** The call detects answering machines on a carrier that cannot tell (media/pick-up-screen.ts). */
+    screensPickUp?: boolean;
   } = {},
 ): Promise<MediaPathCall> {
   const fixture = await createAgentFixture(db.orm, {});
@@ -213,12 +217,12 @@ export async function startMediaPathCall(
       }),
     },
   } as unknown as Client;
-  const out: MediaPathCall['out'] = { frames: 0, marks: [], clears: 0 };
+  const out: MediaPathCall['out'] = { frames: 0, marks: [], clears: 0, transfers: [] };
   const sink = {
     media: () => void out.frames++,
     mark: (name: string) => void out.marks.push(name),
     clear: () => void out.clears++,
-    transfer: () => {},
+    transfer: (to: string) => void out.transfers.push(to),
   };
   const logger = createLogger('error');
   const turnEvents: string[] = [];
@@ -262,6 +266,8 @@ export async function startMediaPathCall(
       voiceRuntime: runtime,
       em: () => db.orm.em.fork() as EntityManager,
       preemptiveGeneration: options.preemptiveGeneration ?? true,
+      reportsTransfers: options.reportsTransfers ?? false,
+      screensPickUp: options.screensPickUp ?? false,
     }),
     says(text, ms) {
       for (const frame of toMulawFrames(phrases.audio(text, ms))) call.audio.hear(frame);

@@ -53,7 +53,7 @@ export const carrier =
 /** The live-call steps that also read or write the database. */
 type LiveSteps = Pick<
   CallActivities,
-  'answerIncoming' | 'connectAgent' | 'agentTurn' | 'transferCall' | 'sayLine'
+  'answerIncoming' | 'connectAgent' | 'agentTurn' | 'transferCall' | 'settleReportedTransfer' | 'sayLine'
 >;
 
 /** The live steps as local activities: answerIncoming, transferCall, sayLine, and the agent's steps when its runtime answers in the worker. */

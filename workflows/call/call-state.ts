@@ -12,6 +12,7 @@ import {
   carrierCallbackSignal,
   type GatewayTurn,
   gatewayTurnSignal,
+  type TransferReport,
 } from '../../lib/temporal/call-messages.js';
 import type { CallRuntime } from '../../lib/temporal/call-runtime.js';
 import { CallStatusKey } from '../../lib/temporal/search-attributes.js';
@@ -72,6 +73,8 @@ export class CallState {
   answeredAtMs = 0;
   /** An answering machine's beep was heard (`beep`). */
   beeped = false;
+  /** A cold transfer's outcome as the far end's side reported it (`transfer_connected`, `transfer_failed`); null: none yet. */
+  transferReport: TransferReport | null = null;
   /** `markAnswered` is stored: from here on the call ends `completed`. */
   answered = false;
   failedWith: FailReason | null = null;
@@ -135,10 +138,13 @@ export function openCall(input: CallWorkflowInput): CallState {
     if (callback.type === 'hung_up') call.hungUp ??= { atSeconds: callback.atSeconds };
     else if (callback.type === 'speech_failed') call.speechFailed = true;
     else if (callback.type === 'beep') call.beeped = true;
+    else if (callback.type === 'transfer_connected') call.transferReport = { connected: true };
+    else if (callback.type === 'transfer_failed')
+      call.transferReport = { connected: false, failure: callback.failure };
     else {
       if (callback.type === 'answered') {
         call.answeredSpeaking = callback.speaking ?? null;
-        call.answeredAtMs = Date.now();
+        call.answeredAtMs = Date.now() - (callback.listenedMs ?? 0);
       }
       call.callbacks.push(callback);
     }

@@ -13,6 +13,7 @@ import {
 } from './call-state.js';
 import { Deadline, settleExpiry } from './deadline.js';
 import { watchMedia } from './media-session.js';
+import { reportedTransfer } from './reported-transfer.js';
 import { answeredByAtPickUp, onAnsweringMachine, screen } from './screen.js';
 import { agentTurn, connectAgent, eventWith, failedForGood, now, release } from './steps.js';
 import { offersTools, runToolCalls, TurnTools } from './tool-calls.js';
@@ -257,6 +258,9 @@ async function actOnTurn(call: CallState, answer: AgentTurnResult): Promise<Endi
       // The turn's own words already said the caller is being put through; else the line for it.
       const holdLine = outcome.warm.message ?? (turn.line ? null : outcome.warm.say);
       return warmTransfer(call, turn.next.to, holdLine, (text) => sayOnItsOwn(call, text));
+    }
+    if (outcome && 'reported' in outcome) {
+      return reportedTransfer(call, turn.next.to, spokenUntil, (text) => sayOnItsOwn(call, text));
     }
     if (outcome?.transferred === false) {
       await sayOnItsOwn(call, outcome.say);
