@@ -33,6 +33,8 @@ export function createCarrierSimulatorActivities(deps: { speaking?: SpeakingFarE
     if (input.kind === 'attach') return deps.speaking.answer(audio);
     if (input.kind === 'speech') return deps.speaking.say(audio, input.speech.text);
     if (input.callback.type === 'hung_up') return deps.speaking.hangUp(audio);
+    // The machine's beep is a tone after its greeting's audio: the gateway hears it (media/pick-up-screen.ts).
+    if (input.callback.type === 'beep') return deps.speaking.beep(audio);
     // Answered once the stream is attached: the agent's first words find it there.
     if (input.callback.type === 'answered' && !(await deps.speaking.answer(audio))) return false;
     return undefined;

@@ -27,6 +27,11 @@ const ATTACH_WITHIN_MS = 8000;
 const UNANSWERED_AFTER_MS = 15_000;
 const UNHEARD_REPEATS = 2;
 
+/** An answering machine's beep: 0.5 s of 1 kHz at about -9 dBFS, 8 kHz. */
+const MACHINE_BEEP = Int16Array.from({ length: 4000 }, (_, i) =>
+  Math.round(12_000 * Math.sin((2 * Math.PI * 1000 * i) / 8000)),
+);
+
 interface FarEndStream {
   client: MediaStreamsClient;
   /** What the person says, one line after the other, and their hang-up after it. */
@@ -106,6 +111,16 @@ export class SpeakingFarEnds {
       if (stream.lines !== said.line) return; // a new line of theirs came first
       const saidAt = await stream.client.say(said.samples);
       void this.sayAgainIfUnanswered(audio, stream, { ...said, saidAt, repeats: said.repeats + 1 });
+    });
+  }
+
+  /**
+   * An answering machine's beep (scenario 3001): 0.5 s of 1 kHz after what it is still saying (its
+   * greeting), heard by the gateway as a real machine's would be. False when the stream is gone.
+   */
+  beep(audio: FarEndAudio): boolean {
+    return this.queue(audio, async ({ client }) => {
+      await client.say(MACHINE_BEEP);
     });
   }
 

@@ -154,8 +154,12 @@ export class CallAudio {
       callId: deps.callId,
       logger: deps.logger,
     });
-    // An answering machine's beep goes to the workflow as a carrier's would (workflows/call/screen.ts).
-    this.pickUp = deps.screensPickUp ? new PickUpScreen(() => void this.callBack({ type: 'beep' })) : null;
+    this.pickUp = deps.screensPickUp
+      ? new PickUpScreen({
+          beep: () => this.afterGreeting({ type: 'beep' }),
+          quiet: () => this.afterGreeting({ type: 'quiet' }),
+        })
+      : null;
     this.loop = deps.voiceRuntime
       ? new TurnLoop({
           callId: deps.callId,
@@ -332,6 +336,21 @@ export class CallAudio {
     await this.callBack({ type: 'transfer_connected' });
     this.deps.close(1000, 'transferred');
     await this.finish();
+  }
+
+  /**
+   * An answering machine's beep or the end of its greeting (media/pick-up-screen.ts) goes to the
+   * workflow as a carrier's callback (workflows/call/screen.ts), after the greeting: its turn ends
+   * here, and its words go first, so the transcript keeps the greeting before the message.
+   */
+  private afterGreeting(callback: CarrierCallback): void {
+    this.detection = this.detection.then(() => {
+      const greeting = this.deps.detector.flush();
+      if (greeting) this.onTurnEvent(greeting);
+    });
+    void this.detection
+      .then(() => withLimit(this.turns, LAST_WORDS_LIMIT_MS))
+      .then(() => this.callBack(callback));
   }
 
   /** The person hung up (`stop`, or the socket closed): their last words, then the hang-up, go to the workflow. */

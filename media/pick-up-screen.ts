@@ -4,7 +4,8 @@ import type { TurnEvent } from '../lib/audio/turn-detector.js';
 // What the gateway hears of an outbound phone call's first moments for answering-machine
 // detection (telephony spec section 6; workflows/call/screen.ts), for a carrier that cannot tell
 // itself (the SIP side): whether the far end was already speaking as it answered (a machine starts
-// its greeting at once, a person waits to hear who calls), and an answering machine's beep.
+// its greeting at once, a person waits to hear who calls), an answering machine's beep, and the
+// end of its greeting for one without a beep (1 s of silence after speech, once the decision is due).
 
 /** Audio heard from the answer that says whether the far end was speaking at pick-up. */
 export const PICK_UP_LISTEN_MS = 600;
@@ -12,6 +13,10 @@ export const PICK_UP_LISTEN_MS = 600;
 const PICK_UP_WAIT_LIMIT_MS = 1_500;
 /** A beep comes after a greeting: listened for this long from the answer, then not any more. */
 const BEEP_LISTEN_MS = 60_000;
+/** The greeting is over after this much silence following speech (the spec's "1 s of silence")... */
+const QUIET_AFTER_SPEECH_MS = 1_000;
+/** ...once the decision is due (workflows/call/screen.ts decides 3.7 s after the answer). */
+const QUIET_NOT_BEFORE_MS = 3_700;
 
 export class PickUpScreen {
   /** Audio the turn detector has processed, in ms from the answer. */
@@ -21,15 +26,25 @@ export class PickUpScreen {
   private readonly beeps = new BeepDetector();
   private beeped = false;
   private wake: (() => void) | null = null;
+  /** The far end is speaking now; when its last speech ended (ms from the answer; null: none yet). */
+  private speaking = false;
+  private speechEndedAtMs: number | null = null;
+  private quietReported = false;
 
-  constructor(private readonly onBeep: () => void) {}
+  constructor(
+    private readonly on: {
+      beep: () => void;
+      /** The greeting is over: 1 s of silence after speech, at or after the decision (once). */
+      quiet: () => void;
+    },
+  ) {}
 
   /** The far end's next 20 ms, at `atMs` from the answer, in order: a beep ending in it is reported once. */
   heard(samples: Int16Array, atMs: number): void {
     if (this.beeped || atMs >= BEEP_LISTEN_MS) return;
     if (this.beeps.push(samples)) {
       this.beeped = true;
-      this.onBeep();
+      this.on.beep();
     }
   }
 
@@ -37,9 +52,25 @@ export class PickUpScreen {
   detected(untilMs: number, events: readonly TurnEvent[]): void {
     for (const event of events) {
       if (event.type === 'speech_started') this.speechStartedAtMs ??= event.atMs;
+      if (event.type === 'speech_started' || event.type === 'speech_resumed') this.speaking = true;
+      if (event.type === 'speech_paused' || event.type === 'turn_ended') {
+        this.speaking = false;
+        this.speechEndedAtMs = event.endedAtMs;
+      }
     }
     this.processedMs = Math.max(this.processedMs, untilMs);
     this.wake?.();
+    const quiet =
+      !this.quietReported &&
+      !this.speaking &&
+      this.speechEndedAtMs !== null &&
+      untilMs >= QUIET_NOT_BEFORE_MS &&
+      untilMs - this.speechEndedAtMs >= QUIET_AFTER_SPEECH_MS &&
+      untilMs < BEEP_LISTEN_MS;
+    if (quiet) {
+      this.quietReported = true;
+      this.on.quiet();
+    }
   }
 
   /**

@@ -8,6 +8,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import { answerIncomingPhoneCall } from '../lib/calls/incoming-calls.js';
+import { startCallWorkflow } from '../lib/calls/start-call-workflow.js';
 import type { TranscriptLine } from '../lib/calls/transcript.js';
 import { recordLines } from '../lib/calls/transcript-rows.js';
 import type {
@@ -30,7 +31,12 @@ import {
 import { type CallWorkflowResult, callWorkflowId } from '../lib/temporal/workflow-contracts.js';
 import type { AgentAction } from '../lib/voice-runtime/voice-runtime.js';
 import { notReachedLine } from '../lib/voice-runtime/warm-transfer-lines.js';
-import { type AgentFixture, createAgentFixture, storedCall } from './support/call-fixtures.js';
+import {
+  type AgentFixture,
+  createAgentFixture,
+  createQueuedCall,
+  storedCall,
+} from './support/call-fixtures.js';
 import { keepHistory } from './support/kept-histories.js';
 import {
   runWorkers,
@@ -64,7 +70,7 @@ class GatewayStandIn implements Carrier {
   readonly said: { index: number; text: string; hangUp?: boolean }[] = [];
   readonly releases: string[] = [];
   constructor(readonly taskQueue: string) {}
-  async dial(): Promise<undefined> {
+  async dial(_request: { callId: string }): Promise<CallMedia | undefined> {
     throw new Error('not dialed here');
   }
   async answer(_request: AnswerRequest): Promise<CallMedia> {
@@ -494,5 +500,69 @@ describe('a transfer whose outcome the SIP side reports', { timeout: 120_000 }, 
       assert.equal(events.filter((event) => event.type === 'call.transferred').length, 0);
       assert.equal(gateway.said.length, 1, 'nothing said to a caller who is gone');
     });
+  });
+});
+
+/** A gateway whose calls are placed (an outbound SIP call): the dial says where the audio is held. */
+class DialingGateway extends GatewayStandIn {
+  readonly dialed: string[] = [];
+  override async dial(request: { callId: string }): Promise<CallMedia> {
+    this.dialed.push(request.callId);
+    return { taskQueue: this.taskQueue };
+  }
+}
+
+describe('an answering machine on a call with audio (the gateway hears its greeting end)', {
+  timeout: 120_000,
+}, () => {
+  const MESSAGE = 'Hi Kari, this is Ada from Acme. Please call us back.';
+
+  /** An outbound call with audio to a machine (answered speaking), with leave_message; `fn` plays the far end. */
+  async function toMachine(fn: (handle: WorkflowHandle, gateway: DialingGateway) => Promise<void>) {
+    return stack.withEnvironment(async (env) => {
+      const gateway = new DialingGateway(`${stack.settings.taskQueuePrefix}media@gateway-${Math.random()}`);
+      const media = await Worker.create({
+        connection: env.nativeConnection,
+        taskQueue: gateway.taskQueue,
+        activities: mediaSession('holds'),
+      });
+      const workers = [...(await stack.workers(env, { ports: { carrier: gateway } })), media];
+      const call = await createQueuedCall(stack.db.orm, ada, {
+        to: '+4791239901',
+        snapshot: { voicemail: { detect: true, action: 'leave_message', message: MESSAGE } },
+      });
+      return runWorkers(workers, async () => {
+        await startCallWorkflow(env.client, stack.settings, call);
+        const handle = env.client.workflow.getHandle(callWorkflowId(call.id));
+        await until(() => gateway.dialed.length === 1, 'the call was dialled');
+        await handle.signal(carrierCallbackSignal, { type: 'answered', speaking: true, listenedMs: 600 });
+        await fn(handle, gateway);
+        const result = (await handle.result()) as CallWorkflowResult;
+        assert.equal(result.endReason, 'voicemail');
+        return call.id;
+      });
+    });
+  }
+
+  test('lines of the greeting are not its end: the message waits for quiet, after the greeting’s words', async () => {
+    const callId = await toMachine(async (handle, gateway) => {
+      // Judged a machine by its length (no words within 3.7 s); then its first sentence's line.
+      await handle.signal(callerSpeechSignal, speech(0, 'Hi, you have reached Kari.'));
+      await sleep(2_500);
+      assert.equal(gateway.said.length, 0, 'no message while the greeting may go on');
+      await handle.signal(callerSpeechSignal, speech(1, 'Please leave a message after the tone.'));
+      await handle.signal(carrierCallbackSignal, { type: 'quiet' });
+      await until(() => gateway.said.length === 1, 'the message was not left');
+    });
+    const { call, transcript } = await storedCall(stack.db.orm, callId);
+    assert.equal(call.answeredBy, 'machine');
+    assert.deepEqual(
+      transcript.map((line) => [line.role, line.text]),
+      [
+        ['caller', 'Hi, you have reached Kari.'],
+        ['caller', 'Please leave a message after the tone.'],
+        ['agent', MESSAGE],
+      ],
+    );
   });
 });

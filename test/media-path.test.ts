@@ -372,17 +372,38 @@ describe('who answered, heard at pick-up (telephony spec section 6, a carrier th
     assert.equal((await call({})).audio.pickUp, null);
   });
 
-  // (The harness's phrases are square waves, which a beep detector rightly takes for tones: real
-  // speech holding no beep is test/tone-detector.test.ts's.)
-  test('the beep goes to the workflow once, as a carrier callback', async () => {
+  test('a greeting without a beep is over after 1 s of silence once the decision is due: its words first, then quiet, once', async () => {
     const path = await call({ screensPickUp: true });
-    path.silence(2500);
-    assert.equal(beeps(path).length, 0);
+    const quiets = () =>
+      path.signals.filter(
+        (s) => s.name === 'carrierCallback' && (s.args[0] as { type: string }).type === 'quiet',
+      );
+    path.says('Hi this is Kari', 1000);
+    path.silence(1200); // a pause before the decision (3.7 s) is not the greeting's end
+    path.says('leave a message', 1000);
+    path.silence(1500);
+    await until(() => quiets().length === 1, 'the greeting’s end was not reported');
+    const order = path.signals.map((s) =>
+      s.name === 'carrierCallback' ? (s.args[0] as { type: string }).type : s.name,
+    );
+    assert.deepEqual(order, ['callerSpeech', 'callerSpeech', 'quiet']);
+    path.silence(2000);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    assert.equal(quiets().length, 1, 'reported once');
+  });
+
+  test('the beep ends the greeting’s turn: its words go to the workflow first, then the beep, once; the greeting holds no beep', async () => {
+    const path = await call({ screensPickUp: true });
+    path.says('You have reached Kari please leave a message after the tone', 2500);
+    assert.equal(beeps(path).length, 0, 'speech is no beep');
     for (const frame of toMulawFrames(tone(1000, 500))) path.audio.hear(frame);
-    path.silence(500);
+    path.silence(200);
     for (const frame of toMulawFrames(tone(1000, 500))) path.audio.hear(frame);
-    path.silence(300);
+    path.silence(200);
     await until(() => beeps(path).length === 1, 'the beep was not reported');
+    const order = path.signals.map((s) => (s.name === 'carrierCallback' ? 'beep' : s.name));
+    assert.deepEqual(order.slice(0, 2), ['callerSpeech', 'beep'], 'the greeting before its beep');
+    assert.match((path.signals[0].args[0] as { text: string }).text, /You have reached Kari/);
     await new Promise((resolve) => setTimeout(resolve, 100));
     assert.equal(beeps(path).length, 1, 'reported once');
   });

@@ -341,6 +341,47 @@ describe('CARRIER=sip', { skip, timeout: 600_000 }, () => {
     );
   });
 
+  test('the keypad both ways (RFC 4733): the agent presses a phone menu’s choice, the far end’s keys are a caller line', async () => {
+    const api = stack.api.client(owner.secret);
+    const menuAgent = await createAgentFixture(stack.db.orm, {
+      workspaceId: owner.workspaceId,
+      outboundFirstMessage: OUTBOUND_OPENING,
+    });
+    // No answering-machine screen here (its own test is above): the menu talks over the opening.
+    const patched = await api.patch(`/agents/${menuAgent.agentId}`, {
+      keypad: { send: true },
+      voicemail: { detect: false, action: 'hang_up', message: null },
+    });
+    assert.equal(patched.status, 200, patched.text);
+    const menu = await personWav('menu', 'For sales, press 1. For support, press 2.', 2, 60);
+    const far = await farEnd('menu', { play: menu, answer: 'auto', user: '+4791230011' });
+    await sipSideWithTrunk(far.port);
+    const created = await api.post('/calls', { agent_id: menuAgent.agentId, to: '+4791230011' });
+    assert.equal(created.status, 202, created.text);
+    // The agent presses the menu's first choice.
+    const pressed = await far.waitForEvent('CALL_DTMF_START', 45_000);
+    assert.equal(pressed.param, '1', JSON.stringify(pressed));
+    // The far end presses keys: RFC 4733 events to the SIP side, `dtmf` to the gateway, one caller line.
+    assert.ok((await far.command('sndcode', '42#')).ok);
+    const keypadLine = async () =>
+      (
+        (await api.get(`/calls/${created.body.id}/transcript`)).body.data as { role: string; text: string }[]
+      ).some((line) => line.role === 'caller' && line.text === '[keypad] 4 2');
+    await until(keypadLine, () => `no [keypad] 4 2 line\n${sipSide?.output()}`, {
+      limitMs: 20_000,
+      everyMs: 250,
+    });
+    await far.command('hangup');
+    await waitForCallEnd(api, created.body.id, 30_000);
+    const transcript = (await api.get(`/calls/${created.body.id}/transcript`)).body.data as {
+      text: string;
+    }[];
+    assert.ok(
+      transcript.some((line) => line.text === '[keypad] 1'),
+      JSON.stringify(transcript),
+    );
+  });
+
   test('a transfer is a REFER to the far end, whose phone calls the target: once its NOTIFY says it answered, BYE, and the call ends transferred', async () => {
     const ask = await personWav('ask', 'Can I talk to a real person, please?', 12, 30);
     // A number of its own: callTo finds the first call to a number.

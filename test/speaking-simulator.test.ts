@@ -5,6 +5,7 @@ import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import wavefile from 'wavefile';
 import { Call } from '../db/entities/index.js';
+import { BeepDetector } from '../lib/audio/tone-detector.js';
 import { answerIncomingPhoneCall } from '../lib/calls/incoming-calls.js';
 import { MediaStreamsClient } from '../lib/media/media-streams-client.js';
 import { streamTokenFor } from '../lib/media/stream-token.js';
@@ -18,6 +19,7 @@ import { type CallStack, startCallStack, waitForCallEnd } from './support/call-s
 import { keepHistory } from './support/kept-histories.js';
 import { startTestMediaGateway, type TestMediaGateway, testMediaSettings } from './support/media-gateway.js';
 import { startTestSpeech, type TestSpeech } from './support/speech-kit.js';
+import { until } from './support/wait-for.js';
 
 // The speaking simulator end to end (docs/voice.md, "The simulator speaks"): with MEDIA_GATEWAY_URL
 // the calls worker pins a placed call to the gateway, the simulator's far end answers with a Media
@@ -133,6 +135,53 @@ describe('the simulator speaks', { timeout: 600_000 }, () => {
       assert.ok(loud(agentChannel) > 1, `agent channel: ${loud(agentChannel)} s of sound`);
 
       await keepHistories(placed.body.id, 'outbound-speaking');
+    },
+  );
+
+  test(
+    'an answering machine (3001) greets aloud and beeps a real 1 kHz tone: heard as a machine, the message after the beep, voicemail',
+    SPOKEN_CALL,
+    async () => {
+      const caller = await createAgentFixture(stack.db.orm, { workspaceId: owner.workspaceId });
+      const message = 'Hi Kari, this is Ada from Acme. Please call us back about your booking.';
+      const patched = await api().patch(`/agents/${caller.agentId}`, {
+        voicemail: { detect: true, action: 'leave_message', message },
+      });
+      assert.equal(patched.status, 200, patched.text);
+      const placed = await api().post('/calls', { agent_id: caller.agentId, to: '+4790003001' });
+      assert.equal(placed.status, 202, placed.text);
+      const ended = await spokenCallEnd(placed.body.id);
+      const lines = (await api().get(`/calls/${placed.body.id}/transcript`)).body.data as {
+        role: string;
+        text: string;
+      }[];
+      assert.equal(ended.end_reason, 'voicemail', JSON.stringify(lines));
+      assert.equal(ended.answered_by, 'machine');
+      // The greeting, recognised from its audio, before the message, the last line.
+      assert.match(
+        lines
+          .filter((line) => line.role === 'caller')
+          .map((line) => line.text)
+          .join(' '),
+        /reached|message|tone/i,
+        JSON.stringify(lines),
+      );
+      assert.equal(lines.at(-1)?.role, 'agent');
+      assert.equal(lines.at(-1)?.text, message);
+      // The beep is on the call's recording (whole once the gateway let the call go), and the
+      // message was said after it.
+      await until(() => !gateway.context.sessions.get(placed.body.id), 'the gateway still holds the call');
+      const wav = new wavefile.WaveFile(await readFile(recordingPath(recordingsDir, placed.body.id)));
+      const [callerChannel, agentChannel] = wav.getSamples(false, Int16Array) as unknown as Int16Array[];
+      const beep = new BeepDetector().push(Int16Array.from(callerChannel));
+      assert.equal(beep?.frequency, 1000, 'a 1 kHz beep on the caller channel');
+      const firstAgentSound = agentChannel.findIndex((sample) => Math.abs(sample) > 2000) / 8;
+      assert.ok(
+        firstAgentSound >= beep!.endedAtMs,
+        `the agent spoke at ${firstAgentSound} ms, the beep ended at ${beep!.endedAtMs} ms`,
+      );
+      const farEnd = await stack.client.workflow.getHandle(farEndWorkflowId(placed.body.id)).result();
+      assert.deepEqual((farEnd as { recorded: string[] }).recorded, [message]);
     },
   );
 

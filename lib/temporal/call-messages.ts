@@ -22,6 +22,11 @@ export type CarrierCallback =
     }
   /** An answering machine's beep ended: it records from here (telephony spec section 6). */
   | { type: 'beep' }
+  /**
+   * A call with audio: the far end, having spoken, has been silent 1 s, at or after the
+   * answering-machine decision; a greeting without a beep is over (media/pick-up-screen.ts).
+   */
+  | { type: 'quiet' }
   | { type: 'busy' }
   | { type: 'declined' }
   | { type: 'not_connected' }

@@ -55,8 +55,9 @@ export class Phrases {
     }
     const level = (code + 2) * PHRASE_LEVEL_STEP;
     const samples = new Int16Array((ms * 8000) / 1000);
-    // A square wave of period 16 samples (500 Hz): never silent, always at the phrase's level.
-    for (let i = 0; i < samples.length; i++) samples[i] = i % 16 < 8 ? level : -level;
+    // A square wave of period 32 samples (250 Hz, below every beep the answering-machine screen
+    // listens for): never silent, always at the phrase's level.
+    for (let i = 0; i < samples.length; i++) samples[i] = i % 32 < 16 ? level : -level;
     return samples;
   }
 

@@ -73,6 +73,8 @@ export class CallState {
   answeredAtMs = 0;
   /** An answering machine's beep was heard (`beep`). */
   beeped = false;
+  /** A call with audio: the far end's greeting is over, heard as 1 s of silence after speech (`quiet`). */
+  greetingOver = false;
   /** A cold transfer's outcome as the far end's side reported it (`transfer_connected`, `transfer_failed`); null: none yet. */
   transferReport: TransferReport | null = null;
   /** `markAnswered` is stored: from here on the call ends `completed`. */
@@ -138,6 +140,7 @@ export function openCall(input: CallWorkflowInput): CallState {
     if (callback.type === 'hung_up') call.hungUp ??= { atSeconds: callback.atSeconds };
     else if (callback.type === 'speech_failed') call.speechFailed = true;
     else if (callback.type === 'beep') call.beeped = true;
+    else if (callback.type === 'quiet') call.greetingOver = true;
     else if (callback.type === 'transfer_connected') call.transferReport = { connected: true };
     else if (callback.type === 'transfer_failed')
       call.transferReport = { connected: false, failure: callback.failure };

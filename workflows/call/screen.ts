@@ -1,4 +1,4 @@
-import { condition } from '@temporalio/workflow';
+import { condition, patched } from '@temporalio/workflow';
 import type { AnsweredBy } from '../../db/entities/index.js';
 import type { CallerSpeech } from '../../lib/temporal/call-messages.js';
 import { screening, voicemail } from './activity-proxies.js';
@@ -27,6 +27,12 @@ const DECISION_MS = 3_700;
 const SILENCE_AFTER_GREETING_MS = 1_000;
 /** A greeting that never ends: the message is left this long after the decision all the same. */
 const LONGEST_GREETING_MS = 30_000;
+/**
+ * Patch: a call with audio hears its greeting's end from the gateway (`quiet`): a line's arrival
+ * says a turn ended, not that the far end fell silent, so the text rule (a line, then 1 s without
+ * another) left messages over a greeting's next sentence.
+ */
+export const GREETING_END_FROM_AUDIO = 'greeting-end-from-audio';
 
 /** `end_reason` of a call an answering machine took. */
 export const VOICEMAIL = 'voicemail';
@@ -100,6 +106,8 @@ async function untilTheMachineRecords(
   call: CallState,
   recordGreeting: (lines: CallerSpeech[]) => Promise<void>,
 ): Promise<void> {
+  if (call.media && patched(GREETING_END_FROM_AUDIO))
+    return untilTheAudioMachineRecords(call, recordGreeting);
   // A greeting heard whole has ended; one cut off by the decision is still going.
   let greetingOver = call.nextIndex > 0;
   const giveUpAt = Date.now() + LONGEST_GREETING_MS;
@@ -116,4 +124,24 @@ async function untilTheMachineRecords(
       greetingOver = true;
     }
   }
+}
+
+/**
+ * The same for a call with audio: until the beep, or the greeting's end as the gateway hears it
+ * (`quiet`: 1 s of silence after speech), or the far end is gone, or the longest greeting; each
+ * line of the greeting is kept as it comes (the gateway sends its words before either callback).
+ */
+async function untilTheAudioMachineRecords(
+  call: CallState,
+  recordGreeting: (lines: CallerSpeech[]) => Promise<void>,
+): Promise<void> {
+  const giveUpAt = Date.now() + LONGEST_GREETING_MS;
+  const recording = () => call.beeped || call.greetingOver || farEndGone(call);
+  while (!recording()) {
+    const left = giveUpAt - Date.now();
+    if (left <= 0) break;
+    await condition(() => recording() || call.heard.length > 0, left);
+    if (call.heard.length > 0) await recordGreeting(call.heard.splice(0));
+  }
+  if (call.heard.length > 0) await recordGreeting(call.heard.splice(0));
 }
