@@ -1,6 +1,6 @@
 import { dtmfTones } from '../lib/audio/dtmf.js';
-import { FRAME_MS, FRAME_SAMPLES, PHONE_SAMPLE_RATE } from '../lib/audio/frame-pacer.js';
 import { encodeMulaw } from '../lib/audio/mulaw.js';
+import { FRAME_MS, FRAME_SAMPLES, PHONE_SAMPLE_RATE } from '../lib/audio/phone-frames.js';
 import { resample } from '../lib/audio/resample.js';
 import { keypadLineText } from '../lib/calls/keypad-line.js';
 import type { Logger } from '../lib/logger.js';

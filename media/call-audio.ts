@@ -1,6 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Client } from '@temporalio/client';
-import { FRAME_MS } from '../lib/audio/frame-pacer.js';
 import { decodeMulaw } from '../lib/audio/mulaw.js';
 import type { TurnDetector, TurnEvent } from '../lib/audio/turn-detector.js';
 import { keypadLineText } from '../lib/calls/keypad-line.js';
@@ -52,6 +51,8 @@ const MAX_FRAMES_BEHIND = 500;
 const PLAYOUT_LIMIT_MS = 60_000;
 /** The person hung up mid-sentence: how long their last words may take to be transcribed. */
 const LAST_WORDS_LIMIT_MS = 10_000;
+/** μ-law at 8 kHz: 8 samples (bytes) a millisecond. */
+const SAMPLES_PER_MS = 8;
 
 export interface CallAudioDeps {
   callId: string;
@@ -102,6 +103,8 @@ interface HeardAhead {
   startedAtMs: number;
   endedAtMs: number;
   text: Promise<string>;
+  /** Stops its transcription once nothing will use it (more speech came, or the turn's audio differs). */
+  stop: AbortController;
   /** Epoch ms of its request, and of its answer once in. */
   requestedAt: number;
   answeredAt: number | null;
@@ -110,7 +113,8 @@ interface HeardAhead {
 export type CallAudioEnd = 'caller_hung_up' | 'released' | 'transferred';
 
 export class CallAudio {
-  private framesIn = 0;
+  /** The person's audio heard so far, in ms: each message counts as long as it is (10 to 100 ms), not as one 20 ms frame. */
+  private heardMs = 0;
   private framesBehind = 0;
   private detection: Promise<void> = Promise.resolve();
   /** The person's turns, transcribed and sent one after the other. */
@@ -193,10 +197,12 @@ export class CallAudio {
     return this.loop?.answersAhead ?? { taken: 0, dropped: 0 };
   }
 
-  /** 20 ms of the person's audio (μ-law), in order. */
+  /** The person's next audio (μ-law at 8 kHz, a sample a byte: 10 to 100 ms a message), in order. */
   hear(payload: Uint8Array): void {
     if (this.ending) return;
-    const atMs = this.framesIn++ * FRAME_MS;
+    const atMs = this.heardMs;
+    const untilMs = atMs + payload.length / SAMPLES_PER_MS;
+    this.heardMs = untilMs;
     const samples = decodeMulaw(payload);
     this.deps.recording?.caller(samples, atMs);
     this.pickUp?.heard(samples, atMs);
@@ -214,7 +220,7 @@ export class CallAudio {
           }
           this.onTurnEvent(event);
         }
-        this.pickUp?.detected(atMs + FRAME_MS, events);
+        this.pickUp?.detected(untilMs, events);
       })
       .catch((error: unknown) =>
         this.deps.logger.error('voice activity detection failed', { error: `${error}` }),
@@ -426,7 +432,10 @@ export class CallAudio {
     // The pause's transcription is the turn's when no speech came after it (the same audio).
     const heard =
       ahead && ahead.startedAtMs === event.startedAtMs && ahead.endedAtMs === event.endedAtMs ? ahead : null;
-    if (!heard) this.loop?.dropPrepared();
+    if (!heard) {
+      ahead?.stop.abort();
+      this.loop?.dropPrepared();
+    }
     this.turns = this.turns.then(() => {
       const sttStartedAt = heard?.requestedAt ?? Date.now();
       const text = heard ? heard.text.catch(() => this.transcribe(event)) : this.transcribe(event);
@@ -456,10 +465,12 @@ export class CallAudio {
     this.dropHeardAhead();
     // A short sound over the agent will be no turn (onTurnEvent): nothing to hear ahead.
     if (this.ending || (this.speech?.overAgent && !this.speech.confirmed)) return;
+    const stop = new AbortController();
     const ahead: HeardAhead = {
       startedAtMs: event.startedAtMs,
       endedAtMs: event.endedAtMs,
-      text: this.transcribe(event),
+      text: this.transcribe(event, stop.signal),
+      stop,
       requestedAt: Date.now(),
       answeredAt: null,
     };
@@ -492,15 +503,21 @@ export class CallAudio {
 
   private dropHeardAhead(): void {
     if (!this.heardAhead) return;
+    // Its transcription is of audio the person went on from: it would only take the server's time.
+    this.heardAhead.stop.abort();
     this.heardAhead = null;
     this.loop?.dropPrepared();
   }
 
   private transcribe(
     event: Extract<TurnEvent, { type: 'turn_ended' } | { type: 'speech_paused' }>,
+    signal?: AbortSignal,
   ): Promise<string> {
     return timed(mediaSttDuration, () =>
-      this.deps.stt.transcribe({ sampleRate: 8000, samples: event.audio }, { language: this.deps.language }),
+      this.deps.stt.transcribe(
+        { sampleRate: 8000, samples: event.audio },
+        { language: this.deps.language, ...(signal ? { signal } : {}) },
+      ),
     );
   }
 

@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { MediaCommand } from '../lib/media/media-control.js';
+import { readMediaCommand } from '../lib/media/media-command-schema.js';
 import type { GatewayContext } from './gateway-context.js';
 import { hangUpMissingWebCaller } from './missing-caller.js';
 import { tokenMatches } from './stream-connection.js';
@@ -11,16 +11,6 @@ import { tokenMatches } from './stream-connection.js';
 
 const CONTROL_PATH = /^\/media\/control\/calls\/([0-9a-f-]{36})$/;
 const MAX_BODY_BYTES = 64 * 1024;
-const COMMANDS = new Set([
-  'answer',
-  'connect_agent',
-  'sentence',
-  'say',
-  'digits',
-  'transfer',
-  'release',
-  'take_turns',
-]);
 
 export function isControlRequest(request: IncomingMessage): boolean {
   return isPostTo(request, CONTROL_PATH);
@@ -69,10 +59,9 @@ export async function serveControl(
   const read = await readCallRequest(request, response, gateway, CONTROL_PATH);
   if (!read) return;
   const { callId, answer } = read;
-  const command = read.body as MediaCommand;
-  if (typeof command !== 'object' || command === null || !COMMANDS.has(command.type)) {
-    return answer(400, { error: 'unknown command' });
-  }
+  const checked = readMediaCommand(read.body);
+  if ('error' in checked) return answer(400, { error: checked.error });
+  const { command } = checked;
   // A release has nothing to wait for: a call whose stream is not here now (declined, cancelled
   // while ringing) has nothing to end at this gateway, and waiting held the workflow task 5 s.
   const session = await gateway.sessions.arriving(callId, command.type === 'release' ? 0 : undefined);

@@ -7,8 +7,10 @@ import { retryWithBackoff } from '../lib/retry-with-backoff.js';
 // What one call's audio tells its call workflow (the person's lines, the turns the gateway took,
 // the hang-up), as signals sent one after the other in the order they were given. A signal that
 // fails because Temporal cannot be reached (a restart, a network blip) is sent again until it gets
-// through, and the ones after it wait: the workflow sees the call's story in order and whole. Only
-// a workflow that is over (nothing more to tell) ends the retries, and so does the budget.
+// through, and the ones after it wait: the workflow sees the call's story in order. A workflow
+// that is over (nothing more to tell) ends the retries; so does the budget (5 minutes): that
+// signal is then dropped with an error in the log ("call workflow not told"), and the ones after
+// it go on, so the story has a gap that the log names.
 
 /** Retries back off from this to MAX_BACKOFF_MS. */
 const FIRST_BACKOFF_MS = 200;

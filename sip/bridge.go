@@ -55,6 +55,8 @@ func (s *sidecar) runBridge(log *slog.Logger, dialogID string, dialog liveDialog
 	silence := s.cfg.rtpSilence
 	caller, err := startLeg(log, dialog.Context(), med, stream.sendAudio, stream.sendKey, stream.echoMark)
 	if err != nil {
+		// No audio either way: the gateway is told the call is over, as after a far end's BYE.
+		stream.stop()
 		return bridgeEnd{by: "rtp_timeout", reason: err.Error()}, nil
 	}
 	s.keypadOn(dialogID, caller)

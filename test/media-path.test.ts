@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { TranscriptEntry } from '../db/entities/index.js';
-import { toMulawFrames } from '../lib/audio/frame-pacer.js';
+import { encodeMulaw } from '../lib/audio/mulaw.js';
+import { toMulawFrames } from '../lib/audio/phone-frames.js';
 import { watchGatewayCalls } from '../lib/metrics/gateway-metrics.js';
 import { metricsRegistry } from '../lib/metrics/service-metrics.js';
 import type { GatewayTurn } from '../lib/temporal/call-messages.js';
@@ -100,6 +101,22 @@ describe('hearing the turn end ahead (preemptive generation)', () => {
     assert.deepEqual(path.audio.answersAhead, { taken: 1, dropped: 1 });
   });
 
+  test('a pause’s transcription the caller went on from is aborted: it would only take the speech server’s time', async () => {
+    const path = await call({ endpointingMs: 600 });
+    const release = path.stt.hold();
+    path.says(ASK, 1200);
+    path.silence(300);
+    await until(() => path.stt.requests.length === 1, 'the pause was not transcribed ahead');
+    path.says('on Tuesday', 600);
+    path.silence(700);
+    release();
+    await until(() => path.signals.some((s) => s.name === 'callerSpeech'), 'the turn was not sent');
+    assert.equal(path.stt.requests[0].aborted, true, 'the first pause’s transcription was aborted');
+    assert.equal(path.stt.requests.at(-1)?.aborted, false, 'the turn’s own was not');
+    const speech = path.signals.find((s) => s.name === 'callerSpeech')!.args[0] as { text: string };
+    assert.equal(speech.text, `${ASK} on Tuesday`);
+  });
+
   test('VOICE_PREEMPTIVE_GENERATION=false: the pause is transcribed ahead, the model asked only after the turn', async () => {
     const path = await call({
       endpointingMs: 600,
@@ -126,6 +143,31 @@ describe('hearing the turn end ahead (preemptive generation)', () => {
     assert.equal(path.runtime.requests.length, 0);
     const [speech] = path.signals.filter((s) => s.name === 'callerSpeech').map((s) => s.args[0]);
     assert.equal((speech as { text: string }).text, ASK);
+  });
+});
+
+describe('the caller’s audio in messages of any length', () => {
+  test('messages of 10 to 100 ms count as long as they are: a turn’s times are the audio’s', async () => {
+    const path = await call({});
+    const feed = (samples: Int16Array, ms: number) => {
+      for (let at = 0; at < samples.length; at += ms * 8)
+        path.audio.hear(encodeMulaw(samples.subarray(at, at + ms * 8)));
+    };
+    feed(new Int16Array(8000), 100); // 1 s of silence, in 100 ms messages
+    feed(path.phrases.audio(ASK, 2000), 40); // 2 s of speech, in 40 ms messages
+    feed(new Int16Array(8000), 10); // 1 s of silence, in 10 ms messages
+    await until(() => path.signals.some((s) => s.name === 'callerSpeech'), 'the turn did not end');
+    const speech = path.signals.find((s) => s.name === 'callerSpeech')!.args[0] as {
+      text: string;
+      startedAtSeconds: number;
+      endedAtSeconds: number;
+    };
+    assert.equal(speech.text, ASK);
+    assert.ok(
+      Math.abs(speech.startedAtSeconds - 1) <= 0.15,
+      `started at ${speech.startedAtSeconds} s, not 1 s`,
+    );
+    assert.ok(Math.abs(speech.endedAtSeconds - 3) <= 0.15, `ended at ${speech.endedAtSeconds} s, not 3 s`);
   });
 });
 

@@ -1,7 +1,8 @@
 // The media gateway's control API: what the call workflow's carrier asks of the gateway holding a
 // call's audio (lib/carrier/media-gateway-carrier.ts → media/control-api.ts). One POST per command,
-// JSON, with `Authorization: Bearer MEDIA_STREAMS_TOKEN`; on the gateway's own port, beside the
-// Media Streams socket. 404: the gateway does not hold the call (any more).
+// JSON, with `Authorization: Bearer MEDIA_CONTROL_TOKEN`, on the gateway's control port; each is
+// checked against its JSON Schema (media-command-schema.ts). 404: the gateway does not hold the
+// call (any more).
 
 export type MediaCommand =
   /** The call workflow took the call: from here on the person's turns go to it. */

@@ -1,7 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Client } from '@temporalio/client';
 import type { SignalDefinition } from '@temporalio/common';
-import { toMulawFrames } from '../../lib/audio/frame-pacer.js';
+import { toMulawFrames } from '../../lib/audio/phone-frames.js';
 import { TurnDetector } from '../../lib/audio/turn-detector.js';
 import type { VoiceActivity } from '../../lib/audio/voice-activity.js';
 import type { TranscriptLine } from '../../lib/calls/transcript.js';
@@ -76,8 +76,8 @@ export class Phrases {
 /** Speech-to-text over the phrases: answers after `latencyMs`, or when a hold is released. */
 export class FakeSpeechToText implements SpeechToText {
   latencyMs = 0;
-  /** Every request, with what it will answer and whether it is answered yet. */
-  readonly requests: { text: string; answered: boolean }[] = [];
+  /** Every request, with what it will answer, whether it is answered yet, and whether its caller aborted it. */
+  readonly requests: { text: string; answered: boolean; aborted: boolean }[] = [];
   private held: Promise<void> | null = null;
   private release: (() => void) | null = null;
 
@@ -94,12 +94,26 @@ export class FakeSpeechToText implements SpeechToText {
     };
   }
 
-  async transcribe(audio: Pcm): Promise<string> {
-    const request = { text: this.phrases.heard(audio.samples), answered: false };
+  /** Like an HTTP request: an abort rejects it with the signal's reason, at once. */
+  async transcribe(audio: Pcm, options: { signal?: AbortSignal } = {}): Promise<string> {
+    const request = { text: this.phrases.heard(audio.samples), answered: false, aborted: false };
     this.requests.push(request);
     const held = this.held;
-    if (this.latencyMs > 0) await new Promise((resolve) => setTimeout(resolve, this.latencyMs));
-    if (held) await held;
+    const { signal } = options;
+    const aborted = new Promise<never>((_, reject) => {
+      const abort = () => {
+        request.aborted = true;
+        reject(signal?.reason);
+      };
+      if (signal?.aborted) abort();
+      signal?.addEventListener('abort', abort, { once: true });
+    });
+    aborted.catch(() => {});
+    const answer = (async () => {
+      if (this.latencyMs > 0) await new Promise((resolve) => setTimeout(resolve, this.latencyMs));
+      if (held) await held;
+    })();
+    await Promise.race([answer, aborted]);
     request.answered = true;
     return request.text;
   }

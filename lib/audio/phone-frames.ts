@@ -1,5 +1,4 @@
-// The agent's audio as the phone hears it: 20 ms μ-law frames at 8 kHz, and the playback clock that
-// says how far a playback had got at a moment (what a barge-in interrupted).
+// Phone audio as Media Streams carries it: 20 ms μ-law frames at 8 kHz.
 import { encodeMulaw } from './mulaw.js';
 
 /** Samples per second of phone audio. */
@@ -25,27 +24,4 @@ export function toMulawFrames(samples: Int16Array): Uint8Array[] {
     }
   }
   return frames;
-}
-
-/**
- * The sample playing at `atMs` of a playback of 8 kHz audio that started at `startedAtMs` (same
- * clock): negative before it started; at or past the audio's length once it has all played.
- */
-export function samplePlayingAt(startedAtMs: number, atMs: number): number {
-  return Math.floor(((atMs - startedAtMs) * PHONE_SAMPLE_RATE) / 1000);
-}
-
-/**
- * How many of the pieces played one after another (their lengths in samples, e.g. one per
- * sentence) had started when the playback reached `sample`: the pieces a listener began to hear.
- */
-export function piecesStartedBy(pieceSamples: readonly number[], sample: number): number {
-  let start = 0;
-  let started = 0;
-  for (const length of pieceSamples) {
-    if (start > sample) break;
-    started++;
-    start += length;
-  }
-  return started;
 }
