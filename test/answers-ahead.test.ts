@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { getEventListeners } from 'node:events';
 import { test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { TranscriptLine } from '../lib/calls/transcript.js';
@@ -136,4 +137,16 @@ test('a runtime that gives its sentences before it returns (the scripted agent) 
   assert.deepEqual(heard, ['Right away.']);
   assert.equal(turn.say, 'Right away.');
   assert.equal(turn.timing, undefined);
+});
+
+test('a signal that outlives the turns (the call’s own) keeps no listener of the answers it was given', async () => {
+  const model = streamingModel(1, 1);
+  const ahead = new AnswersAhead(model as VoiceRuntime);
+  const call = new AbortController();
+  for (let i = 0; i < 20; i++) {
+    ahead.begin(context, lines('Hello.', `Question ${i}`));
+    await ahead.runtime.respond(context, lines('Hello.', `Question ${i}`), { signal: call.signal });
+  }
+  assert.deepEqual(ahead.counts, { taken: 20, dropped: 0 });
+  assert.equal(getEventListeners(call.signal, 'abort').length, 0);
 });

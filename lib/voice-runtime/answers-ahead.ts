@@ -87,8 +87,12 @@ export class AnswersAhead {
     this.counts.taken++;
     const takenAt = performance.now();
     const { signal } = options;
-    if (signal?.aborted) ahead.controller.abort();
-    else signal?.addEventListener('abort', () => ahead.controller.abort(), { once: true });
+    // The turn's signal may outlive the turn (the call's own): its listener goes with the answer.
+    const abort = () => ahead.controller.abort();
+    if (signal?.aborted) abort();
+    else signal?.addEventListener('abort', abort, { once: true });
+    const forget = () => signal?.removeEventListener('abort', abort);
+    ahead.answer.then(forget, forget);
     if (options.onSentence) {
       for (const sentence of ahead.relay.sentences) options.onSentence(sentence);
       ahead.relay.onSentence = options.onSentence;
