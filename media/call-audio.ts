@@ -23,6 +23,7 @@ import {
 } from '../lib/temporal/call-messages.js';
 import type { VoiceRuntime } from '../lib/voice-runtime/voice-runtime.js';
 import type { AgentAudioOut, AgentVoice } from './agent-voice.js';
+import { HeardAhead } from './heard-ahead.js';
 import { KeypadTurn, type KeypadTurnEnded } from './keypad-turn.js';
 import { PickUpScreen } from './pick-up-screen.js';
 import { TurnLoop } from './turn-loop.js';
@@ -98,18 +99,6 @@ export interface CallAudioOut extends AgentAudioOut {
   transfer(to: string): void;
 }
 
-/** A pause's transcription, begun before the turn ended (`speech_paused`). */
-interface HeardAhead {
-  startedAtMs: number;
-  endedAtMs: number;
-  text: Promise<string>;
-  /** Stops its transcription once nothing will use it (more speech came, or the turn's audio differs). */
-  stop: AbortController;
-  /** Epoch ms of its request, and of its answer once in. */
-  requestedAt: number;
-  answeredAt: number | null;
-}
-
 export type CallAudioEnd = 'caller_hung_up' | 'released' | 'transferred';
 
 export class CallAudio {
@@ -131,7 +120,7 @@ export class CallAudio {
   /** Lines handed on whose turn is not over yet (answered here or sent). */
   private linesInFlight = 0;
   /** The transcription of the person's current pause, if they paused. */
-  private heardAhead: HeardAhead | null = null;
+  private readonly heardAhead = new HeardAhead((pause, signal) => this.transcribe(pause, signal));
   private readonly outbox: WorkflowOutbox;
   private readonly loop: TurnLoop | null;
   /** The caller's keys, as turns of their own (media/keypad-turn.ts). */
@@ -415,14 +404,13 @@ export class CallAudio {
       }
       return;
     }
-    const ahead = this.heardAhead;
-    this.heardAhead = null;
     const speech = this.speech;
     this.speech = null;
     // A short sound while the agent spoke (an "mm-hm", a cough) neither stopped it nor is a line;
     // the same short word in the agent's silence ("Hello?") is one.
     if (speech?.overAgent && !speech.confirmed) {
       this.deps.logger.info('short sound over the agent: no turn', { callId: this.callId });
+      this.heardAhead.drop();
       this.loop?.dropPrepared();
       return;
     }
@@ -430,12 +418,8 @@ export class CallAudio {
     // When the turn ended: the endpointing wait is over, so what follows is the service's and STT's.
     const turnEndedAt = Date.now();
     // The pause's transcription is the turn's when no speech came after it (the same audio).
-    const heard =
-      ahead && ahead.startedAtMs === event.startedAtMs && ahead.endedAtMs === event.endedAtMs ? ahead : null;
-    if (!heard) {
-      ahead?.stop.abort();
-      this.loop?.dropPrepared();
-    }
+    const heard = this.heardAhead.takeFor(event);
+    if (!heard) this.loop?.dropPrepared();
     this.turns = this.turns.then(() => {
       const sttStartedAt = heard?.requestedAt ?? Date.now();
       const text = heard ? heard.text.catch(() => this.transcribe(event)) : this.transcribe(event);
@@ -465,21 +449,11 @@ export class CallAudio {
     this.dropHeardAhead();
     // A short sound over the agent will be no turn (onTurnEvent): nothing to hear ahead.
     if (this.ending || (this.speech?.overAgent && !this.speech.confirmed)) return;
-    const stop = new AbortController();
-    const ahead: HeardAhead = {
-      startedAtMs: event.startedAtMs,
-      endedAtMs: event.endedAtMs,
-      text: this.transcribe(event, stop.signal),
-      stop,
-      requestedAt: Date.now(),
-      answeredAt: null,
-    };
-    this.heardAhead = ahead;
+    const ahead = this.heardAhead.begin(event);
     ahead.text.then(
       (text) => {
-        ahead.answeredAt = Date.now();
         const words = text.trim();
-        if (this.heardAhead !== ahead || !words || !this.deps.preemptiveGeneration) return;
+        if (!this.heardAhead.isCurrent(ahead) || !words || !this.deps.preemptiveGeneration) return;
         if (!this.loop?.holding || this.linesInFlight > 0 || this.ending) {
           this.deps.logger.debug('no answer ahead: the turns are the workflow’s, or the agent is answering', {
             callId: this.callId,
@@ -496,17 +470,13 @@ export class CallAudio {
             this.deps.logger.warn('answer ahead not begun', { callId: this.callId, error: `${error}` }),
           );
       },
-      // The turn transcribes again if it ends with this audio (onTurnEvent).
-      () => {},
+      () => {}, // the turn transcribes again if it ends with this audio (onTurnEvent)
     );
   }
 
+  /** The person went on from their pause: its transcription and the answer asked for it are dropped. */
   private dropHeardAhead(): void {
-    if (!this.heardAhead) return;
-    // Its transcription is of audio the person went on from: it would only take the server's time.
-    this.heardAhead.stop.abort();
-    this.heardAhead = null;
-    this.loop?.dropPrepared();
+    if (this.heardAhead.drop()) this.loop?.dropPrepared();
   }
 
   private transcribe(
