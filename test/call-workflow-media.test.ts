@@ -539,6 +539,7 @@ describe('an answering machine on a call with audio (the gateway hears its greet
         await fn(handle, gateway);
         const result = (await handle.result()) as CallWorkflowResult;
         assert.equal(result.endReason, 'voicemail');
+        keepHistory('outbound-media-machine-call', await handle.fetchHistory());
         return call.id;
       });
     });

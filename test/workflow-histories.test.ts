@@ -45,6 +45,7 @@ const PATHS = [
   'inbound-media-barge-in-call',
   'inbound-media-gateway-turns-call',
   'inbound-media-reported-transfer-call',
+  'outbound-media-machine-call',
   // A campaign and one of its calls; a campaign across continue-as-new (test/campaign-workflow.test.ts).
   'campaign',
   'campaign-call',

@@ -11,10 +11,11 @@ import { eventWith } from './steps.js';
 // which tells the caller and goes on.
 
 /**
- * Longest the report is waited for: the SIP side's own wait for a REFER's outcome (45 s) or for a
- * dialled target's answer (30 s), and room for the callback. No report by then: not answered.
+ * Longest the report is waited for: the SIP side's own longest attempt (the REFER's answer, 10 s,
+ * then its outcome's NOTIFY, 45 s; or a refused REFER, then 30 s of the target ringing), the
+ * callback's retries, and room to spare. No report by then: not answered.
  */
-export const TRANSFER_REPORT_WAIT_MS = 60_000;
+export const TRANSFER_REPORT_WAIT_MS = 75_000;
 
 /** The transfer's ending (`transferred`), or null when the conversation goes on. */
 export async function reportedTransfer(
