@@ -464,6 +464,14 @@ describe('the media gateway', () => {
         await new Promise((resolve) => setTimeout(resolve, 1500));
         const live = await stack.api.client(owner.secret).get(`/calls/${call.id}`);
         assert.equal(live.body.status, 'in_progress', 'nothing the forged requests asked happened');
+        // Killed mid-conversation, once the agent has joined (its opening made whole): a kill during
+        // that step is a step's retries (75 s), not the media session's heartbeat timeout tested here.
+        const progress = () =>
+          stack.client.workflow.getHandle(callWorkflowId(call.id)).query(callProgressQuery);
+        await until(async () => (await progress()).step === 'in_conversation', 'the agent did not join', {
+          limitMs: 30_000,
+          everyMs: 100,
+        });
         child.kill('SIGKILL');
         const closed = await client.closed;
         assert.notEqual(closed.code, 1000);

@@ -2,9 +2,11 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { readMediaCommand } from '../lib/media/media-command-schema.js';
 import type { MediaCommand } from '../lib/media/media-control.js';
+import { readSipCallback, type SipCallback } from '../lib/media/sip-callback-schema.js';
 
-// The media gateway's control commands checked whole against their JSON Schema (media/control-api.ts
-// answers 400 with the error), never cast.
+// What the media gateway's control port takes, checked whole against JSON Schema and never cast:
+// the carrier's commands (media/control-api.ts) and the SIP side's callbacks
+// (media/carrier-callbacks.ts); each answers 400 with the error otherwise.
 
 test('every command the carrier sends is read as it is', () => {
   const commands: MediaCommand[] = [
@@ -40,6 +42,36 @@ test('anything else is refused with what was wrong: the type, a field missing, m
   for (const [body, field] of refusals) {
     const read = readMediaCommand(body);
     assert.ok('error' in read, `${JSON.stringify(body)} was read as a command`);
+    assert.match(read.error, field, `${JSON.stringify(body)}: ${read.error}`);
+  }
+});
+
+test('the SIP side’s callbacks are read as they are; anything else is refused with what was wrong', () => {
+  const callbacks: SipCallback[] = [
+    { type: 'ringing' },
+    { type: 'answered' },
+    { type: 'answered', speaking: false },
+    { type: 'busy' },
+    { type: 'declined' },
+    { type: 'not_connected' },
+    { type: 'transfer_ended', seconds: 12.4 },
+    { type: 'transfer_connected' },
+    { type: 'transfer_failed', failure: 'no_answer' },
+  ];
+  for (const callback of callbacks) assert.deepEqual(readSipCallback(callback), { callback });
+  const refusals: [unknown, RegExp][] = [
+    [{ type: 'hung_up', atSeconds: 3 }, /type/],
+    [{ type: 'transfer_ended' }, /seconds/],
+    [{ type: 'transfer_ended', seconds: -1 }, /seconds/],
+    [{ type: 'transfer_ended', seconds: '9' }, /seconds/],
+    [{ type: 'transfer_ended', seconds: 86_401 }, /seconds/],
+    [{ type: 'transfer_failed', failure: 'not_allowed' }, /failure/],
+    [{ type: 'answered', speaking: 'yes' }, /speaking/],
+    [{ type: 'busy', reason: 486 }, /reason/],
+  ];
+  for (const [body, field] of refusals) {
+    const read = readSipCallback(body);
+    assert.ok('error' in read, `${JSON.stringify(body)} was read as a callback`);
     assert.match(read.error, field, `${JSON.stringify(body)}: ${read.error}`);
   }
 });
