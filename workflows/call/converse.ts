@@ -242,6 +242,8 @@ async function actOnTurn(call: CallState, answer: AgentTurnResult): Promise<Endi
   }
   if (turn.next.kind === 'transfer') {
     const transferred = { transferred_to: turn.next.to };
+    // A report of an earlier attempt that came too late is not this one's (reported-transfer.ts).
+    call.transferReport = null;
     let outcome: Awaited<ReturnType<typeof live.transferCall>>;
     try {
       outcome = await live.transferCall({
