@@ -166,7 +166,7 @@ describe('the simulator speaks', { timeout: 600_000 }, () => {
         /reached|message|tone/i,
         JSON.stringify(lines),
       );
-      assert.equal(lines.at(-1)?.role, 'agent');
+      assert.equal(lines.at(-1)?.role, 'agent', JSON.stringify(lines));
       assert.equal(lines.at(-1)?.text, message);
       // The beep is on the call's recording (whole once the gateway let the call go), and the
       // message was said after it.

@@ -141,9 +141,15 @@ export async function simulatedCalleeWorkflow(
     });
     return spoke && !released;
   };
-  /** Waits until the agent says something or the call is released, at most `seconds` of simulated time; false when the time ran out. */
-  const heardWithin = (seconds: number) =>
-    condition(() => toHear.length > 0 || released, Math.max(1, Math.round(seconds * 1000 * input.timeScale)));
+  /**
+   * Waits until the agent says something or the call is released, at most `seconds` of simulated
+   * time (of real time with `realTime`); false when the time ran out.
+   */
+  const heardWithin = (seconds: number, realTime = false) =>
+    condition(
+      () => toHear.length > 0 || released,
+      Math.max(1, Math.round(seconds * 1000 * (realTime ? 1 : input.timeScale))),
+    );
 
   let spokeFirst = false;
   if (!input.connected) {
@@ -174,7 +180,9 @@ export async function simulatedCalleeWorkflow(
   /**
    * Scenario 3001: the greeting from pick-up, the beep, then it records what it hears until the
    * agent hangs up or its time is up (it hangs up then). What was said over the greeting is not
-   * on the recording.
+   * on the recording. A machine with audio records for real seconds: its greeting and beep are
+   * real audio, played once synthesised, so a scaled window (counted from when they were queued)
+   * could close before the beep was even heard on a loaded machine.
    */
   async function answeringMachine(machine: AnsweringMachine): Promise<SimulatedCalleeResult> {
     const recorded: string[] = [];
@@ -186,7 +194,7 @@ export async function simulatedCalleeWorkflow(
     const recordingEnds = clock + machine.recordsSeconds;
     while (!released && clock < recordingEnds) {
       const before = clock;
-      const heard = await heardWithin(recordingEnds - clock);
+      const heard = await heardWithin(recordingEnds - clock, input.audio !== undefined);
       clock = heard
         ? before + toHear.reduce((sum, line) => sum + speakingSeconds(line.text), 0)
         : recordingEnds;
