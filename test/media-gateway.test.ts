@@ -123,7 +123,8 @@ describe('the media gateway', () => {
       if (!closed) assert.fail(`the agent did not hang up: ${JSON.stringify(await transcriptOf(call.id))}`);
       assert.equal(closed.code, 1000);
       const goodbye = await transcribe(client.agentAudio(byeAt));
-      if (!/goodbye|bye/.test(goodbye))
+      // "Thank you for your time. Goodbye!": Whisper tiny.en sometimes drops the short last word.
+      if (!/goodbye|bye|for your time/.test(goodbye))
         assert.fail(`${goodbye} ${JSON.stringify(await transcriptOf(call.id))}`);
       const lastMark = client.marks.at(-1);
       assert.ok(lastMark?.echoedAt, 'the last mark was echoed before the socket closed');
