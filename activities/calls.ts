@@ -32,6 +32,8 @@ import { keepSpokenPart, loadTranscript, recordLines } from '../lib/calls/transc
 import type { CallMedia, Carrier } from '../lib/carrier/carrier.js';
 import type { Logger } from '../lib/logger.js';
 import type { TurnsHandOver } from '../lib/media/media-control.js';
+import { untilRecordingKept } from '../lib/recordings/kept-recording.js';
+import type { RecordingStore } from '../lib/recordings/recording-store.js';
 import { dropRecordingIfNotKept } from '../lib/recordings/retention.js';
 import type { TransferReport } from '../lib/temporal/call-messages.js';
 import { transferFailedLine } from '../lib/voice-runtime/transfer-failed.js';
@@ -52,8 +54,8 @@ export interface CallActivityDeps {
   analyzer: CallAnalyzer;
   /** Answers an agent's analysis plan; null without a language model (the plan's fields stay null). */
   planAnswerer: PlanAnswerer | null;
-  /** RECORDINGS_DIR: a call event's `has_recording` is whether the call's file is there. */
-  recordingsDir: string;
+  /** The recordings' store: a call event's `has_recording` is whether the call's recording is there. */
+  recordings: RecordingStore;
   /** The service's log, for each agent turn's latency (`agent turn`); none: not logged. */
   logger?: Logger;
   /** DIALING_COUNTRIES: for workspaces without their own, when a transfer target is checked again. */
@@ -125,7 +127,7 @@ export function createCallActivities(deps: CallActivityDeps) {
   const turnDeps = (): AgentTurnDeps => ({ ...deps, em: em() });
   /** Writes `event` (when the step has one) once and starts its fan-out once. */
   const emit = async (callId: string, event: CallEventToWrite | undefined) => {
-    if (event) await emitCallEvent(em(), client(), callId, event, deps.recordingsDir);
+    if (event) await emitCallEvent(em(), client(), callId, event, deps.recordings);
   };
 
   // Every step heartbeats while it runs (activities/heartbeat.ts); the workflow sets the timeouts.
@@ -341,7 +343,7 @@ export function createCallActivities(deps: CallActivityDeps) {
 
       async markFailed(input: { callId: string; reason: string; endedAt: string; event?: CallEventToWrite }) {
         await markFailed(em(), { ...input, endedAt: new Date(input.endedAt) });
-        await dropRecordingIfNotKept(em(), deps.recordingsDir, input.callId);
+        await dropRecordingIfNotKept(em(), deps.recordings, input.callId);
         await emit(input.callId, input.event);
       },
 
@@ -372,9 +374,11 @@ export function createCallActivities(deps: CallActivityDeps) {
         analyzedAt: string;
         event?: CallEventToWrite;
       }) {
+        // RECORDINGS_STORE=s3: the recording the gateway is uploading lands first (lib/recordings/kept-recording.ts).
+        await untilRecordingKept(em(), deps.recordings, input.callId);
         await markCompleted(em(), input);
         // A workspace that keeps no recordings (retention 0): gone before call.completed says so.
-        await dropRecordingIfNotKept(em(), deps.recordingsDir, input.callId);
+        await dropRecordingIfNotKept(em(), deps.recordings, input.callId);
         await emit(input.callId, input.event);
       },
     }),

@@ -7,6 +7,7 @@ import { conversationContextOf } from '../lib/calls/conversation-context.js';
 import { loadTranscript } from '../lib/calls/transcript-rows.js';
 import type { Carrier } from '../lib/carrier/carrier.js';
 import type { Logger } from '../lib/logger.js';
+import type { RecordingStore } from '../lib/recordings/recording-store.js';
 import type { TransferFailure } from '../lib/temporal/call-messages.js';
 import type { VoiceRuntime } from '../lib/voice-runtime/voice-runtime.js';
 import { briefingFromTranscript, notReachedLine } from '../lib/voice-runtime/warm-transfer-lines.js';
@@ -21,7 +22,7 @@ export function createWarmTransferActivities(deps: {
   orm: Orm;
   carrier: Carrier;
   voiceRuntime: VoiceRuntime;
-  recordingsDir: string;
+  recordings: RecordingStore;
   logger?: Logger;
 }) {
   const em = () => deps.orm.em.fork() as EntityManager;
@@ -82,7 +83,7 @@ export function createWarmTransferActivities(deps: {
         });
       }
       if (input.event) {
-        await emitCallEvent(em(), Context.current().client, input.callId, input.event, deps.recordingsDir);
+        await emitCallEvent(em(), Context.current().client, input.callId, input.event, deps.recordings);
       }
     },
 

@@ -11,6 +11,7 @@ import {
   parseDialingCountries,
 } from './calls/destination-policy.js';
 import { isE164 } from './e164.js';
+import type { S3StoreSettings } from './recordings/recording-store.js';
 import { SIMULATED_FRONT_DESK } from './voice-runtime/transfer-target.js';
 
 /** The clone's folder (lib/..), which relative data paths are taken from whatever the working directory. */
@@ -90,6 +91,11 @@ export interface Settings {
    * the API reads it; relative paths are taken from the project folder, like the other .data paths.
    */
   recordingsDir: string;
+  /**
+   * RECORDINGS_STORE: `file` (RECORDINGS_DIR is the store) or `s3` (RECORDINGS_S3_*: the gateway
+   * uploads each finished recording, the API reads it there; lib/recordings/s3-recording-store.ts).
+   */
+  recordingsStore: { kind: 'file' } | ({ kind: 's3' } & S3StoreSettings);
   /**
    * METRICS_PORT: a port of the process's own for `/metrics`, `/healthz` and `/readyz`
    * (lib/metrics/metrics-server.ts). The workers and the media gateway serve them only there; the
@@ -262,6 +268,36 @@ function temporalTls(env: NodeJS.ProcessEnv): Settings['temporalTls'] {
   };
 }
 
+function recordingsStore(env: NodeJS.ProcessEnv): Settings['recordingsStore'] {
+  const kind = env.RECORDINGS_STORE || 'file';
+  if (kind === 'file') return { kind };
+  if (kind !== 's3') throw new Error(`RECORDINGS_STORE must be file or s3; got "${kind}"`);
+  const bucket = env.RECORDINGS_S3_BUCKET;
+  if (!bucket) throw new Error('RECORDINGS_STORE=s3 needs RECORDINGS_S3_BUCKET');
+  const [accessKeyId, secretAccessKey] = [
+    env.RECORDINGS_S3_ACCESS_KEY_ID,
+    env.RECORDINGS_S3_SECRET_ACCESS_KEY,
+  ];
+  if (Boolean(accessKeyId) !== Boolean(secretAccessKey)) {
+    // Named, never shown: the keys are secrets.
+    throw new Error(
+      'RECORDINGS_S3_ACCESS_KEY_ID and RECORDINGS_S3_SECRET_ACCESS_KEY go together: set both or neither',
+    );
+  }
+  const endpoint = env.RECORDINGS_S3_ENDPOINT || undefined;
+  if (endpoint && !/^https?:\/\/[^/]+/.test(endpoint)) {
+    throw new Error(`RECORDINGS_S3_ENDPOINT must be an http(s) URL; got "${endpoint}"`);
+  }
+  return {
+    kind,
+    endpoint,
+    bucket,
+    region: env.RECORDINGS_S3_REGION || 'us-east-1',
+    accessKeyId: accessKeyId || undefined,
+    secretAccessKey: secretAccessKey || undefined,
+  };
+}
+
 function carrier(value: string | undefined): MediaSettings['carrier'] {
   if (value === undefined || value === '' || value === 'simulator') return 'simulator';
   if (value === 'sip') return 'sip';
@@ -427,6 +463,7 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
       sip: sipSettings(env),
     },
     recordingsDir: path.resolve(PROJECT_FOLDER, env.RECORDINGS_DIR || '.data/recordings'),
+    recordingsStore: recordingsStore(env),
     metricsPort: portRange('METRICS_PORT', env.METRICS_PORT),
   };
 }

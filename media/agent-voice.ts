@@ -5,9 +5,9 @@ import { resample } from '../lib/audio/resample.js';
 import { keypadLineText } from '../lib/calls/keypad-line.js';
 import type { Logger } from '../lib/logger.js';
 import { mediaTtsDuration, timed } from '../lib/metrics/gateway-metrics.js';
-import type { RecordingWriter } from '../lib/recordings/recording-writer.js';
 import type { TextToSpeech } from '../lib/speech/speech-ports.js';
 import { SentenceSplitter } from '../lib/voice-runtime/sentences.js';
+import type { CallRecording } from './call-recording.js';
 
 // The agent's voice on one call: its lines, sentence by sentence, synthesised in order and played
 // to the Media Streams client in real time (20 ms μ-law frames, sent at most LEAD_MS ahead of the
@@ -82,7 +82,7 @@ export class AgentVoice {
       out: AgentAudioOut;
       /** Milliseconds on the call's clock (since its stream started). */
       clock: () => number;
-      recording: RecordingWriter | null;
+      recording: CallRecording | null;
       logger: Logger;
     },
   ) {

@@ -11,7 +11,6 @@ import {
   mediaTurnDetectionLag,
   timed,
 } from '../lib/metrics/gateway-metrics.js';
-import type { RecordingWriter } from '../lib/recordings/recording-writer.js';
 import type { SpeechToText } from '../lib/speech/speech-ports.js';
 import {
   type CallerSpeech,
@@ -23,6 +22,7 @@ import {
 } from '../lib/temporal/call-messages.js';
 import type { VoiceRuntime } from '../lib/voice-runtime/voice-runtime.js';
 import type { AgentAudioOut, AgentVoice } from './agent-voice.js';
+import type { CallRecording } from './call-recording.js';
 import { HeardAhead } from './heard-ahead.js';
 import { KeypadTurn, type KeypadTurnEnded } from './keypad-turn.js';
 import { PickUpScreen } from './pick-up-screen.js';
@@ -65,7 +65,7 @@ export interface CallAudioDeps {
   language: string;
   detector: TurnDetector;
   voice: AgentVoice;
-  recording: RecordingWriter | null;
+  recording: CallRecording | null;
   /** Closes the client's socket. */
   close(code: number, reason: string): void;
   out: CallAudioOut;

@@ -7,6 +7,7 @@ import type { SpeechToText, TextToSpeech } from '../lib/speech/speech-ports.js';
 import type { VoiceRuntime } from '../lib/voice-runtime/voice-runtime.js';
 import type { CallSessions } from './call-sessions.js';
 import type { GatewayDrain } from './gateway-drain.js';
+import type { RecordingUploads } from './recording-uploads.js';
 
 /** What every part of one media gateway process shares. */
 export interface GatewayContext {
@@ -31,5 +32,7 @@ export interface GatewayContext {
   drain: GatewayDrain;
   /** The agent's runtime (VOICE_LLM_URL, else the scripted agent) for the turns the gateway takes (turn-loop.ts). */
   voiceRuntime: VoiceRuntime | null;
+  /** RECORDINGS_STORE=s3: each finished recording goes to the store (recording-uploads.ts); none: RECORDINGS_DIR is the store. */
+  recordingUploads?: RecordingUploads;
   logger: Logger;
 }

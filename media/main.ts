@@ -1,4 +1,5 @@
 import { hostname } from 'node:os';
+import type { EntityManager } from '@mikro-orm/postgresql';
 import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import { openOrm } from '../db/orm.js';
@@ -8,6 +9,7 @@ import { ormPool, watchPool } from '../lib/metrics/database-metrics.js';
 import { watchGatewayCalls } from '../lib/metrics/gateway-metrics.js';
 import { serveOperatorPort } from '../lib/metrics/metrics-server.js';
 import { sdkMetricsTelemetry } from '../lib/metrics/temporal-sdk-metrics.js';
+import { recordingStoreFor } from '../lib/recordings/recording-store-from-settings.js';
 import { loadSettings } from '../lib/settings.js';
 import { speechFromSettings } from '../lib/speech/from-settings.js';
 import { temporalConnectionOptions } from '../lib/temporal-connection.js';
@@ -19,6 +21,7 @@ import type { GatewayContext } from './gateway-context.js';
 import { GatewayDrain } from './gateway-drain.js';
 import { createMediaGateway, gatewayReadiness, MEDIA_STREAMS_PATH } from './media-gateway.js';
 import { createMediaSessionWorker } from './media-session-worker.js';
+import { RecordingUploads } from './recording-uploads.js';
 
 // The media gateway process (../spec/voice-media-v1.md section 1): it holds the audio of live
 // calls and runs their turn loop. `npm start` and `npm run start:cluster` start it when speech is
@@ -58,6 +61,7 @@ const temporal = new Client({
   connection: await Connection.connect(temporalConnectionOptions(settings)),
   namespace: settings.temporalNamespace,
 });
+const sessions = new CallSessions();
 const gateway: GatewayContext = {
   settings,
   streamsToken: streamsToken!,
@@ -69,8 +73,16 @@ const gateway: GatewayContext = {
   stt: speech.stt!,
   tts: speech.tts!,
   voiceActivity: () => SileroVoiceActivity.load(),
-  sessions: new CallSessions(),
+  sessions,
   drain: new GatewayDrain(),
+  // RECORDINGS_STORE=s3: finished recordings go to the store, and what an earlier run left too.
+  recordingUploads: new RecordingUploads({
+    store: recordingStoreFor(settings),
+    dir: settings.recordingsDir,
+    em: () => orm.em.fork() as EntityManager,
+    live: (callId) => sessions.get(callId) !== undefined,
+    logger,
+  }),
   // The same runtime as the calls workers' (the same settings): the turns handed here are its.
   voiceRuntime: voiceRuntimeFromSettings(settings),
   logger,
@@ -83,6 +95,7 @@ const control = createControlServer(gateway);
 const { controlListen } = settings.media;
 await new Promise<void>((resolve) => control.listen(controlListen.port, controlListen.host, resolve));
 const worker = await createMediaSessionWorker(connection, gateway);
+gateway.recordingUploads?.start();
 watchPool('orm', ormPool(orm));
 // Its calls' gauges, read when scraped (lib/metrics/gateway-metrics.ts).
 watchGatewayCalls({
@@ -105,6 +118,7 @@ function stop(signal: string) {
   logger.info('media gateway stopping', { signal, calls: gateway.sessions.size });
   server.close();
   control.close();
+  gateway.recordingUploads?.stop();
   worker.shutdown();
 }
 /**

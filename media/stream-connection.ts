@@ -231,7 +231,9 @@ async function openCallAudio(
   const startedAt = Date.now();
   const clock = () => performance.now() - t0;
   const logger = gateway.logger.child({ callId: call.callId });
-  const recording = await openRecording(gateway.settings.recordingsDir, call.callId, logger);
+  const recording = await openRecording(gateway.settings.recordingsDir, call.callId, logger, {
+    uploads: gateway.recordingUploads,
+  });
   const out: CallAudioOut = {
     media: (payload: Uint8Array) =>
       call.send({ event: 'media', media: { payload: Buffer.from(payload).toString('base64') } }),

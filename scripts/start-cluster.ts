@@ -18,6 +18,7 @@ import {
 } from './cluster/temporal-server.js';
 import { runMigrations } from './migrate.js';
 import { acceptsTcp, redactUrl, waitForTcp } from './processes.js';
+import { startS3Server } from './s3-server.js';
 import { resolveSipSide, SIP_NEEDS_SPEECH, sipAddress } from './sip-side.js';
 import { resolveTemporalCli } from './temporal-binaries.js';
 import { registerSearchAttributes } from './temporal-dev-server.js';
@@ -37,6 +38,9 @@ import { setUpVoice } from './voice-setup.js';
 //   workers        WORKER_PROCESSES (default calls=2,webhooks=2,carrier-simulator=1) processes of
 //                  `workers/main.ts <queue>`, the carrier simulator first
 //   API            API_PROCESSES (default 2) processes of `api/main.ts` sharing PORT (SO_REUSEPORT)
+//   S3 store       with RECORDINGS_STORE=s3 and no RECORDINGS_S3_ENDPOINT: versitygw over
+//                  .data/cluster/s3 (scripts/s3-server.ts), bucket RECORDINGS_S3_BUCKET (default
+//                  `recordings`); the gateways upload recordings there and the API reads them there
 // Every part runs under a supervisor that starts it again with backoff when it dies
 // (scripts/cluster/supervisor.ts). Ctrl-C (SIGINT, SIGTERM, SIGHUP) stops them in order: the API,
 // the workers, the carrier simulator, the Web UI, Temporal, PostgreSQL. Data lives in
@@ -47,6 +51,9 @@ const DATA_DIR = path.resolve(ROOT, process.env.VOICE_AGENT_DATA_DIR || '.data',
 const TEMPORAL_DIR = path.join(DATA_DIR, 'temporal');
 const PG_DIR = path.join(DATA_DIR, 'postgres');
 
+/** RECORDINGS_STORE=s3 without RECORDINGS_S3_ENDPOINT: the cluster runs its own store (scripts/s3-server.ts). */
+const ownS3 = process.env.RECORDINGS_STORE === 's3' && !process.env.RECORDINGS_S3_ENDPOINT;
+if (ownS3) process.env.RECORDINGS_S3_BUCKET ||= 'recordings';
 const settings = loadSettings();
 const cluster = loadClusterSettings();
 
@@ -61,6 +68,7 @@ const RANK = {
   postgres: 0,
   temporal: 1,
   ui: 2,
+  s3: 2.2,
   speech: 2.5,
   simulator: 3,
   workers: 4,
@@ -371,12 +379,14 @@ async function main(): Promise<void> {
   const speechServer = voice.localServer;
   if (speechServer)
     await started({ name: 'local speech server', rank: RANK.speech, stop: () => speechServer.stop() });
+  const s3 = ownS3 ? await startOwnS3() : undefined;
   const env: NodeJS.ProcessEnv = {
     ...process.env,
     DATABASE_URL: db.url,
     TEMPORAL_ADDRESS: temporal.address,
     TEMPORAL_NAMESPACE: settings.temporalNamespace,
     ...voice.env,
+    ...s3?.env,
   };
   for (const group of cluster.workerGroups) await startWorkers(group, env);
   if (voice.env.MEDIA_STREAMS_TOKEN) {
@@ -415,12 +425,30 @@ async function main(): Promise<void> {
   if (voice.env.MEDIA_STREAMS_TOKEN)
     say(`Media streams: ws://${shownHost}:${settings.media.port}/media/streams`);
   if (settings.media.carrier === 'sip') say(`SIP: ${sipAddress(settings)}`);
+  if (s3)
+    say(
+      `Recordings       S3 store ${s3.endpoint}, bucket ${s3.bucket} (versitygw, data in ${path.join(DATA_DIR, 's3')})`,
+    );
   // The embedded PostgreSQL's password is the fixed local one; a DATABASE_URL's is not shown.
   const cliUrl = settings.databaseUrl ? redactUrl(db.url) : db.url;
   say(
     `Operator CLI     DATABASE_URL=${cliUrl} TEMPORAL_ADDRESS=${temporal.address} npm run --silent admin -- ...`,
   );
   say('Press Ctrl-C to stop.');
+}
+
+/** The cluster's own S3-compatible store, with keys of this start (given to the cluster's processes only). */
+async function startOwnS3() {
+  const bucket = settings.recordingsStore.kind === 's3' ? settings.recordingsStore.bucket : 'recordings';
+  const server = await startS3Server({
+    dataDir: path.join(DATA_DIR, 's3'),
+    logFile: path.join(DATA_DIR, 's3.log'),
+    bucket,
+    log: say,
+  });
+  await started({ name: 'S3 store', rank: RANK.s3, stop: () => server.stop() });
+  say(`S3 store: pid ${server.pid} (versitygw, ${server.endpoint})`);
+  return server;
 }
 
 // The children run in their own process groups: if this process ends without its orderly

@@ -5,6 +5,7 @@ import { migrate, openOrm } from '../db/orm.js';
 import { bundleCallTestWorkflows } from '../test/support/workflow-bundles.js';
 import { startLocalSpeechServer } from './local-speech-server.js';
 import { freePort, redactUrl } from './processes.js';
+import { startS3Server } from './s3-server.js';
 import { resolveSipSide } from './sip-side.js';
 import { resolveTemporalCli, resolveTemporalTestServer } from './temporal-binaries.js';
 import { startPrivateTemporalDevServer } from './temporal-dev-server.js';
@@ -21,6 +22,9 @@ import { resolveServerBinary, SERVER_BINARY_KINDS } from './temporal-server-bina
 //   SIP_SIDE_PATH              the SIP side built from sip/ (scripts/sip-side.ts), when Go is here
 //   TEST_SPEECH_URL            the real local speech server (test/support/speech-kit.ts), started
 //                              only when a file of the run uses it
+//   TEST_S3_ENDPOINT, TEST_S3_ACCESS_KEY_ID, TEST_S3_SECRET_ACCESS_KEY   an S3-compatible store
+//                              (versitygw, scripts/s3-server.ts; test/support/s3.ts), started only
+//                              when a file of the run uses it
 // The start:cluster binaries (Temporal's server, its SQL tool and UI server, built with Go once
 // per machine, about 7 minutes on 2 cores) are provisioned here too when a file of the run starts a
 // cluster, so that a first run on a machine builds them before the files start, not inside a test's
@@ -37,6 +41,8 @@ export interface SharedParts {
 const TEMPLATE_DATABASE = 'test_template';
 /** A test file that calls this uses the real speech server. */
 const USES_SPEECH = 'startTestSpeech(';
+/** A test file that calls this uses the S3-compatible store. */
+const USES_S3 = 'startTestS3(';
 /** A test file that names these starts a cluster (scripts/start-cluster.ts) or checks its binaries. */
 const USES_CLUSTER = /start-cluster\.ts|serverBinaryFolder\(/;
 
@@ -59,6 +65,7 @@ export async function startSharedParts(options: {
   const sources = options.files.map((file) => readFileSync(file, 'utf8'));
   const needsSpeech = sources.some((source) => source.includes(USES_SPEECH));
   const needsCluster = sources.some((source) => USES_CLUSTER.test(source));
+  const needsS3 = sources.some((source) => source.includes(USES_S3));
   // The speech server's lines once it is up (one per request) go to a file of the run, not among the tests'.
   let speechStarted = false;
   const speechLogFile = path.join(runDir, 'local-speech.log');
@@ -131,6 +138,17 @@ export async function startSharedParts(options: {
           parts.env.TEST_SPEECH_URL = server.url;
           parts.described.push(`local speech server ${server.url}`);
         })
+      : Promise.resolve(),
+    needsS3
+      ? startS3Server({ dataDir: path.join(runDir, 's3'), logFile: path.join(runDir, 's3.log'), log }).then(
+          (server) => {
+            parts.cleanups.push(() => server.stop());
+            parts.env.TEST_S3_ENDPOINT = server.endpoint;
+            parts.env.TEST_S3_ACCESS_KEY_ID = server.env.RECORDINGS_S3_ACCESS_KEY_ID;
+            parts.env.TEST_S3_SECRET_ACCESS_KEY = server.env.RECORDINGS_S3_SECRET_ACCESS_KEY;
+            parts.described.push(`S3-compatible store ${server.endpoint} (versitygw)`);
+          },
+        )
       : Promise.resolve(),
   ]);
   try {

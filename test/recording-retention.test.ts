@@ -6,6 +6,7 @@ import { after, before, test } from 'node:test';
 import { Client, Connection, ScheduleOverlapPolicy } from '@temporalio/client';
 import { Call, Workspace } from '../db/entities/index.js';
 import { startCallWorkflow } from '../lib/calls/start-call-workflow.js';
+import { FileRecordingStore } from '../lib/recordings/recording-files.js';
 import { expireRecordings } from '../lib/recordings/retention.js';
 import { ensureRecordingRetentionSchedule } from '../lib/recordings/retention-schedule.js';
 import {
@@ -81,16 +82,22 @@ test('a pass deletes the recordings of final calls older than their workspace’
   await record(stranger);
   await writeFile(path.join(dir, 'notes.txt'), 'not a recording');
 
-  const sweep = await expireRecordings(em(), dir, new Date());
+  const sweep = await expireRecordings(em(), new FileRecordingStore(dir), new Date());
   assert.deepEqual(sweep, { checked: 7, deleted: 3 });
   assert.deepEqual(await recorded(), [young, live, forever, stranger].map((id) => `${id}.wav`).sort());
   for (const gone of [old, oldFailed, zero]) assert.ok(!(await recorded()).includes(`${gone}.wav`));
   // A second pass finds nothing more; a directory not made yet is no error.
-  assert.deepEqual(await expireRecordings(em(), dir, new Date()), { checked: 4, deleted: 0 });
-  assert.deepEqual(await expireRecordings(em(), path.join(dir, 'missing'), new Date()), {
-    checked: 0,
+  assert.deepEqual(await expireRecordings(em(), new FileRecordingStore(dir), new Date()), {
+    checked: 4,
     deleted: 0,
   });
+  assert.deepEqual(
+    await expireRecordings(em(), new FileRecordingStore(path.join(dir, 'missing')), new Date()),
+    {
+      checked: 0,
+      deleted: 0,
+    },
+  );
 });
 
 test('the pass is a workflow on the calls queue (the schedule’s action)', async () => {

@@ -223,7 +223,7 @@ describe('recording files', () => {
     const reader = (await openRecordingForRead(dir, callId))!;
     assert.equal(reader.size, 44 + 800 * 4);
     const chunks: Buffer[] = [];
-    for await (const chunk of reader.stream({ start: 0, end: 3 })) chunks.push(chunk as Buffer);
+    for await (const chunk of (await reader.stream({ start: 0, end: 3 }))!) chunks.push(chunk as Buffer);
     assert.equal(Buffer.concat(chunks).toString('latin1'), 'RIFF');
 
     assert.equal(await deleteRecording(dir, callId), true);
@@ -263,7 +263,7 @@ describe('the media gateway’s recording of a call', () => {
       }) as typeof fs.writeSync,
     };
     const before = await failures('write');
-    const recording = (await openRecording(dir, randomUUID(), logger, files))!;
+    const recording = (await openRecording(dir, randomUUID(), logger, { files }))!;
     broken = true;
     for (let ms = 0; ms < 10_000; ms += 20) recording.caller(tone(20, 100), ms);
     await recording.close();

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -94,6 +94,9 @@ before(async () => {
       RTP_PORTS: '46000-46099',
       MEDIA_PORT: String(mediaPort),
       MEDIA_CONTROL_LISTEN: `127.0.0.1:${await freePort()}`,
+      // The cluster's own S3-compatible store (versitygw): the gateway uploads, the API reads there.
+      RECORDINGS_STORE: 's3',
+      RECORDINGS_DIR: path.join(dir, 'recordings'),
     },
     log: () => {},
   });
@@ -140,6 +143,20 @@ describe('npm run start:cluster with CARRIER=sip', { skip, timeout: 900_000 }, (
     const ended = await waitForCallEnd(api, call.id, 60_000);
     assert.equal(ended.status, 'completed');
     assert.equal(ended.end_reason, 'caller_hangup');
+    // RECORDINGS_STORE=s3: the recording is in the cluster's store once the call is completed; the
+    // gateway's local copy is gone, so the API served it from the store.
+    await waitForLog(/Recordings\s+S3 store http:\/\/127\.0\.0\.1:\d+, bucket recordings/, 5_000);
+    assert.equal(ended.has_recording, true);
+    assert.deepEqual(
+      readdirSync(path.join(dir, 'recordings')).filter((name) => name.endsWith('.wav')),
+      [],
+    );
+    const recording = await fetch(`${cluster.apiUrl}/calls/${call.id}/recording`, {
+      headers: { authorization: `Bearer ${owner.secret}` },
+    });
+    assert.equal(recording.status, 200);
+    const wav = new wavefile.WaveFile(Buffer.from(await recording.arrayBuffer()));
+    assert.equal((wav.fmt as { numChannels: number }).numChannels, 2);
   });
 
   test('a SIP side that dies is started again by the cluster', async () => {

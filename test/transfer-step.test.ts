@@ -4,6 +4,7 @@ import { MockActivityEnvironment } from '@temporalio/testing';
 import { createCallActivities } from '../activities/calls.js';
 import { TranscriptAnalyzer } from '../lib/analysis/transcript-analyzer.js';
 import type { Carrier } from '../lib/carrier/carrier.js';
+import { FileRecordingStore } from '../lib/recordings/recording-files.js';
 import { ScriptedAgent } from '../lib/voice-runtime/scripted-agent.js';
 import { createAgentFixture, createQueuedCall, storedCall } from './support/call-fixtures.js';
 import { freshDatabase, type TestDatabase } from './support/database.js';
@@ -36,7 +37,7 @@ test('a retried transfer step keeps the transfer’s start; the carrier is asked
     voiceRuntime: new ScriptedAgent(),
     analyzer: new TranscriptAnalyzer(),
     planAnswerer: null,
-    recordingsDir: '/nonexistent',
+    recordings: new FileRecordingStore('/nonexistent'),
     dialingCountries: ['NO'],
   });
   const env = new MockActivityEnvironment();

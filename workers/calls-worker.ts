@@ -17,6 +17,7 @@ import { SipCarrier } from '../lib/carrier/sip-carrier.js';
 import { createLogger } from '../lib/logger.js';
 import { mediaStreamsUrl } from '../lib/media/media-control.js';
 import { streamTokenFor } from '../lib/media/stream-token.js';
+import { recordingStoreFor } from '../lib/recordings/recording-store-from-settings.js';
 import { taskQueues } from '../lib/temporal/task-queues.js';
 import { workerTracingOptions } from '../lib/tracing/tracing.js';
 import { voiceRuntimeFromSettings } from '../lib/voice-runtime/from-settings.js';
@@ -36,6 +37,7 @@ export type CallsWorkerDeps = WorkerNeeds<
   | 'logLevel'
   | 'media'
   | 'recordingsDir'
+  | 'recordingsStore'
 >;
 
 /**
@@ -112,7 +114,7 @@ export function createCallsWorker(deps: CallsWorkerDeps): Promise<Worker> {
         voiceRuntime,
         analyzer,
         planAnswerer,
-        recordingsDir: deps.settings.recordingsDir,
+        recordings: recordingStoreFor(deps.settings),
         dialingCountries: deps.settings.dialingCountries,
         logger,
       }),
@@ -124,15 +126,15 @@ export function createCallsWorker(deps: CallsWorkerDeps): Promise<Worker> {
         orm: deps.orm,
         carrier,
         voiceRuntime,
-        recordingsDir: deps.settings.recordingsDir,
+        recordings: recordingStoreFor(deps.settings),
         logger,
       }),
       // Campaigns run on the calls queue: their steps start calls exactly as POST /calls does.
       ...createCampaignActivities({ orm: deps.orm, settings: deps.settings }),
       // Test runs too: their calls are children of the run's workflow.
       ...createTestRunActivities({ orm: deps.orm, settings: deps.settings }),
-      // Recording retention: this queue's workers see RECORDINGS_DIR.
-      ...createRecordingRetentionActivities({ orm: deps.orm, recordingsDir: deps.settings.recordingsDir }),
+      // Recording retention: this queue's workers see the recordings' store.
+      ...createRecordingRetentionActivities({ orm: deps.orm, recordings: recordingStoreFor(deps.settings) }),
     },
     // Calls spend most of their life waiting on callbacks, so many fit in one worker.
     maxConcurrentWorkflowTaskExecutions: 100,

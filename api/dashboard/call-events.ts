@@ -1,6 +1,6 @@
 import { PassThrough } from 'node:stream';
 import type { Context, Middleware } from 'koa';
-import { Call, TranscriptEntry } from '../../db/entities/index.js';
+import { Call, FINAL_CALL_STATUSES, TranscriptEntry } from '../../db/entities/index.js';
 import { isUuid } from '../../lib/uuid.js';
 import { parameterInvalid, resourceMissing, tooManyLiveViews } from '../http/errors.js';
 import type { ApiContext, ApiState, RouteDefinition } from '../http/route.js';
@@ -21,7 +21,7 @@ const PATH = /^\/dashboard\/api\/calls\/([^/]+)\/live$/;
 const POLL_MS = 300;
 export const SESSION_RECHECK_MS = 2_000;
 export const MAX_STREAMS_PER_SESSION = 4;
-const FINAL = new Set(['completed', 'failed', 'no_answer', 'busy', 'canceled']);
+const FINAL = new Set<string>(FINAL_CALL_STATUSES);
 /** What the route pipeline checks for this read, as if it were a route. */
 const READ_CALLS = { scope: 'calls:read' } as RouteDefinition;
 

@@ -3,7 +3,8 @@ import { admitOutboundCall } from '../../lib/calls/admit-outbound-call.js';
 import { presentCall } from '../../lib/calls/call-resource.js';
 import { startCallWorkflow } from '../../lib/calls/start-call-workflow.js';
 import { isE164 } from '../../lib/e164.js';
-import { hasRecording } from '../../lib/recordings/recording-files.js';
+import { hasRecordingIfKnown } from '../../lib/recordings/recording-store.js';
+import { recordingStoreFor } from '../../lib/recordings/recording-store-from-settings.js';
 import { admissionRefusalError } from '../http/admission-errors.js';
 import { callOutcomeUnknown, parameterInvalid } from '../http/errors.js';
 import { linksTakingId } from '../http/links.js';
@@ -147,7 +148,7 @@ const get = defineRoute({
   responses: { 200: { description: 'Call', schema: callSchema }, 404: missing },
   async handler(ctx, { params }) {
     const call = await findCallOr404(ctx.state.em, ctx.state.auth.workspaceId, params.call_id);
-    const recorded = await hasRecording(ctx.state.deps.settings.recordingsDir, call.id);
+    const recorded = await hasRecordingIfKnown(recordingStoreFor(ctx.state.deps.settings), call.id);
     return { status: 200, body: presentCall(call, { hasRecording: recorded }) };
   },
 });

@@ -21,6 +21,14 @@ export const CALL_STATUSES = [
   'canceled',
 ] as const;
 export type CallStatus = (typeof CALL_STATUSES)[number];
+/** Statuses a call never leaves. */
+export const FINAL_CALL_STATUSES: readonly CallStatus[] = [
+  'completed',
+  'failed',
+  'no_answer',
+  'busy',
+  'canceled',
+];
 export type CallDirection = 'inbound' | 'outbound';
 export type CallChannel = 'phone' | 'web';
 

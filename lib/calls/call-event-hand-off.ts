@@ -2,6 +2,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Client } from '@temporalio/client';
 import { WorkflowIdReusePolicy } from '@temporalio/common';
 import type { CallEventType } from '../../db/entities/index.js';
+import type { RecordingStore } from '../recordings/recording-store.js';
 import { startOnce } from '../temporal/start-once.js';
 import {
   EVENT_FAN_OUT_WORKFLOW,
@@ -21,7 +22,7 @@ export interface CallEventToWrite {
 }
 
 /**
- * Writes the call's event once (with the call as it is now, `has_recording` from RECORDINGS_DIR) and hands it to delivery: its fan-out
+ * Writes the call's event once (with the call as it is now, `has_recording` from the recordings' store) and hands it to delivery: its fan-out
  * workflow, started once (delivery never holds up the call). Returns the event's id.
  */
 export async function emitCallEvent(
@@ -29,13 +30,13 @@ export async function emitCallEvent(
   client: Client,
   callId: string,
   event: CallEventToWrite,
-  recordingsDir: string,
+  recordings: Pick<RecordingStore, 'has'>,
 ): Promise<string> {
   const { fanOutTaskQueue, ...row } = event;
   const eventId = await writeCallEventOnce(
     em,
     { callId, ...row, occurredAt: new Date(row.occurredAt) },
-    recordingsDir,
+    recordings,
   );
   await startOnce(
     client.workflow.start<EventFanOutWorkflow>(EVENT_FAN_OUT_WORKFLOW, {

@@ -2,7 +2,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { Call, type CallEventType } from '../../db/entities/index.js';
 import { buildEventEnvelope } from '../events/event-envelope.js';
 import { callDuration, callsEnded, callsStarted } from '../metrics/service-metrics.js';
-import { hasRecording } from '../recordings/recording-files.js';
+import { hasRecordingIfKnown, type RecordingStore } from '../recordings/recording-store.js';
 import { presentCall } from './call-resource.js';
 
 /** Fields of a call event's `data` beside `object` (`reason` of call.failed, `transferred_to` of call.transferred). */
@@ -16,10 +16,10 @@ export type CallEventExtra = { reason?: string; transferred_to?: string };
 export async function writeCallEventOnce(
   em: EntityManager,
   input: { callId: string; type: CallEventType; occurredAt: Date; extra?: CallEventExtra },
-  recordingsDir: string,
+  recordings: Pick<RecordingStore, 'has'>,
 ): Promise<string> {
   const call = await em.findOneOrFail(Call, { id: input.callId });
-  const recorded = await hasRecording(recordingsDir, call.id);
+  const recorded = await hasRecordingIfKnown(recordings, call.id);
   const { id, body } = buildEventEnvelope({
     type: input.type,
     occurredAt: input.occurredAt,

@@ -35,9 +35,13 @@ export interface CallResource {
 
 /**
  * Lists leave out what costs a lookup per call: `analysis` and `has_recording` are null there.
- * Elsewhere `hasRecording` is whether the call's recording file exists now (lib/recordings/).
+ * Elsewhere `hasRecording` is whether the call's recording is in the recordings' store now
+ * (lib/recordings/); null when the store could not be asked (RECORDINGS_STORE=s3 and it is down).
  */
-export function presentCall(call: Call, options: { inList: true } | { hasRecording: boolean }): CallResource {
+export function presentCall(
+  call: Call,
+  options: { inList: true } | { hasRecording: boolean | null },
+): CallResource {
   const inList = 'inList' in options;
   return {
     object: 'call',

@@ -1,6 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Client } from '@temporalio/client';
-import { Call, type Campaign, type RecipientStatus } from '../../db/entities/index.js';
+import { Call, type Campaign, FINAL_CALL_STATUSES, type RecipientStatus } from '../../db/entities/index.js';
 import { startCallWorkflow } from '../calls/start-call-workflow.js';
 import type { Settings } from '../settings.js';
 import { startOnce } from '../temporal/start-once.js';
@@ -8,8 +8,6 @@ import { lockCampaign } from './campaign-moves.js';
 
 // Step 1 of a campaign's step (lib/campaigns/advance-campaign.ts): recipients whose call has
 // ended get their outcome, and calls admitted whose workflow start was lost are started.
-
-const FINAL_CALL_STATUSES = ['completed', 'failed', 'no_answer', 'busy', 'canceled'];
 
 /** A recipient's call as it ended. */
 export interface EndedCall {

@@ -150,7 +150,7 @@ export function scrapedGauge<L extends string>(options: {
 
 export const recordingFailures = new Counter({
   name: 'recording_failures_total',
-  help: 'Recordings a media gateway stopped because the disk failed (ENOSPC, EIO, …), by where: open (the call went on without one) or write (it stopped there); the calls went on.',
+  help: 'Recordings a media gateway stopped because the disk failed (ENOSPC, EIO, …), by where: open (the call went on without one) or write (it stopped there); and recordings the store (RECORDINGS_STORE=s3) did not take yet: upload (the local file stays and is tried again). The calls went on.',
   labelNames: ['stage'] as const,
   registers: [metricsRegistry],
 });

@@ -1,18 +1,16 @@
-import { readdir } from 'node:fs/promises';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { isUuid } from '../uuid.js';
-import { deleteRecording } from './recording-files.js';
+import { FINAL_CALL_STATUSES } from '../../db/entities/index.js';
+import type { RecordingStore } from './recording-store.js';
 
 // Recording retention (telephony spec section 4): per workspace, `recording_retention_days`
 // (`admin limits set --recording-retention-days N`). 0 keeps no recording once the call is final
 // (the call's last step deletes it, dropRecordingIfNotKept); N ≥ 1 deletes a recording N days after its
 // call ended, by the hourly schedule (retention-schedule.ts) that runs expireRecordings. Null keeps
-// them until deleted. The recordings on disk are the list to go through: what is there is exactly
+// them until deleted. The recordings in the store (RECORDINGS_DIR, or the S3 bucket) are the list to go through: what is there is exactly
 // what may need to go, whatever runs were missed.
 
 /** Calls looked up per query while the recordings are gone through. */
 const BATCH = 500;
-const FINAL_STATUSES = ['completed', 'failed', 'no_answer', 'busy', 'canceled'];
 const DAY_MS = 24 * 60 * 60 * 1000;
 
 /**
@@ -21,7 +19,7 @@ const DAY_MS = 24 * 60 * 60 * 1000;
  */
 export async function dropRecordingIfNotKept(
   em: EntityManager,
-  dir: string,
+  recordings: Pick<RecordingStore, 'delete'>,
   callId: string,
 ): Promise<boolean> {
   const [row]: { days: number | null }[] = await em.getConnection().execute(
@@ -30,7 +28,7 @@ export async function dropRecordingIfNotKept(
         where c.id = ?`,
     [callId],
   );
-  return row?.days === 0 ? deleteRecording(dir, callId) : false;
+  return row?.days === 0 ? recordings.delete(callId) : false;
 }
 
 export interface RetentionSweep {
@@ -41,12 +39,16 @@ export interface RetentionSweep {
 }
 
 /**
- * Deletes every recording in `dir` whose call is final and ended at least its workspace's
+ * Deletes every recording in the store whose call is final and ended at least its workspace's
  * retention before `now`. A recording of a call still going, of a workspace without retention, or
  * of no known call is left alone.
  */
-export async function expireRecordings(em: EntityManager, dir: string, now: Date): Promise<RetentionSweep> {
-  const callIds = await recordedCallIds(dir);
+export async function expireRecordings(
+  em: EntityManager,
+  recordings: Pick<RecordingStore, 'callIds' | 'delete'>,
+  now: Date,
+): Promise<RetentionSweep> {
+  const callIds = await recordings.callIds();
   let deleted = 0;
   for (let start = 0; start < callIds.length; start += BATCH) {
     const batch = callIds.slice(start, start + BATCH);
@@ -59,26 +61,11 @@ export async function expireRecordings(em: EntityManager, dir: string, now: Date
         [batch],
       );
     for (const row of rows) {
-      if (!FINAL_STATUSES.includes(row.status) || row.days === null) continue;
+      if (!FINAL_CALL_STATUSES.includes(row.status as never) || row.days === null) continue;
       const ended = row.ended_at ? new Date(row.ended_at).getTime() : 0;
       if (ended + row.days * DAY_MS > now.getTime()) continue;
-      if (await deleteRecording(dir, row.id)) deleted++;
+      if (await recordings.delete(row.id)) deleted++;
     }
   }
   return { checked: callIds.length, deleted };
-}
-
-/** The calls with a recording in `dir` (`<call id>.wav`). */
-async function recordedCallIds(dir: string): Promise<string[]> {
-  let names: string[];
-  try {
-    names = await readdir(dir);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
-    throw error;
-  }
-  return names
-    .filter((name) => name.endsWith('.wav'))
-    .map((name) => name.slice(0, -'.wav'.length))
-    .filter(isUuid);
 }
