@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import * as fs from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
@@ -270,4 +270,57 @@ describe('the media gateway’s recording of a call', () => {
     assert.equal(await failures('write'), before + 1);
     assert.match(lines.join('\n'), /recording stopped: the disk failed; the call goes on without it/);
   });
+
+  test('a real disk that fills mid-call (a 48 KB tmpfs, full in the middle of a write): the recording stops where the disk did, a valid WAV of what fit; one failure', {
+    skip: canMountTmpfs() ? false : 'mounting a size-limited tmpfs needs root (CAP_SYS_ADMIN)',
+  }, async () => {
+    const small = await mkdtemp(path.join(tmpdir(), 'small-disk-'));
+    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=48k', 'tmpfs', small]);
+    try {
+      const lines: string[] = [];
+      const logger = createLogger('info', { write: (line) => lines.push(line) });
+      const callId = randomUUID();
+      const before = await failures('write');
+      const recording = (await openRecording(small, callId, logger))!;
+      // Ten seconds of a call (32 KB a second on disk): the disk fills in the middle of the second second's write.
+      for (let ms = 0; ms < 10_000; ms += 20) {
+        recording.caller(tone(20, 1000), ms);
+        if (ms % 1000 === 0) recording.agent(tone(500, -1000), ms);
+      }
+      assert.equal(recording.stopped, true, 'the recording stopped');
+      await recording.close();
+      assert.equal(await failures('write'), before + 1);
+      assert.equal(lines.filter((line) => line.includes('recording stopped')).length, 1);
+      // The header describes only bytes that are on disk: wavefile reads it whole.
+      const file = await readFile(recordingPath(small, callId));
+      const wav = new wavefile.WaveFile(file);
+      const [caller] = wav.getSamples(false, Int16Array) as unknown as Int16Array[];
+      assert.ok(caller.length >= 8000, `${caller.length / 8000} s kept`);
+      const described = file.readUInt32LE(40);
+      assert.ok(
+        44 + described <= file.length,
+        `the header says ${described} bytes of ${file.length - 44} on disk`,
+      );
+      assert.equal(file.readUInt32LE(4), 36 + described);
+      assert.deepEqual(new Set(caller), new Set([1000]));
+    } finally {
+      execFileSync('umount', [small]);
+      await rm(small, { recursive: true, force: true });
+    }
+  });
 });
+
+/** Whether this process may mount a tmpfs (a root user with CAP_SYS_ADMIN, as on the CI machine). */
+function canMountTmpfs(): boolean {
+  if (process.getuid?.() !== 0) return false;
+  const probe = fs.mkdtempSync(path.join(tmpdir(), 'mount-probe-'));
+  try {
+    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=4k', 'tmpfs', probe], { stdio: 'ignore' });
+    execFileSync('umount', [probe]);
+    return true;
+  } catch {
+    return false;
+  } finally {
+    fs.rmSync(probe, { recursive: true, force: true });
+  }
+}

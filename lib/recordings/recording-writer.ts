@@ -172,19 +172,26 @@ export class RecordingWriter {
       // Both channels are appended together, so the gaps of either are its silence.
       const frames = encode(this.callerWindow.subarray(0, count), this.agentWindow.subarray(0, count));
       const bytes = frames.subarray(this.headerBytes);
-      this.files.writeSync(
-        this.fd,
-        bytes,
-        0,
-        bytes.length,
-        this.headerBytes + this.flushed * BYTES_PER_FRAME,
-      );
+      this.writeAll(bytes, this.headerBytes + this.flushed * BYTES_PER_FRAME);
       this.flushed += count;
       this.writeSizes();
       for (const window of [this.callerWindow, this.agentWindow]) {
         if (live > count) window.copyWithin(0, count, live);
         window.fill(0, Math.max(0, live - count));
       }
+    }
+  }
+
+  /**
+   * Writes all of `bytes` at `position`. A disk that is almost full takes part of a write and says
+   * so only by the count (write(2) fails with ENOSPC only when nothing fit): the rest is written
+   * again, and the write that then fails throws, before the header claims any of these bytes.
+   */
+  private writeAll(bytes: Uint8Array, position: number): void {
+    for (let done = 0; done < bytes.length; ) {
+      const written = this.files.writeSync(this.fd, bytes, done, bytes.length - done, position + done);
+      if (written <= 0) throw new Error(`the disk took ${done} of ${bytes.length} bytes`);
+      done += written;
     }
   }
 
