@@ -98,7 +98,10 @@ class GatewayStandIn implements Carrier {
  * test/media-gateway.test.ts's: the time-skipping server does not time out a running activity's
  * heartbeats.)
  */
-type SessionMode = 'holds' | 'stops' | 'ends';
+type SessionMode = 'holds' | 'stops' | 'ends' | 'dies';
+
+/** Mode `dies`: the session holds until this is set, then fails as a gateway that died does. */
+let gatewayDied = false;
 
 function mediaSession(mode: SessionMode): MediaSessionActivities {
   return {
@@ -112,6 +115,13 @@ function mediaSession(mode: SessionMode): MediaSessionActivities {
       if (mode === 'stops') {
         await sleep(500);
         throw ApplicationFailure.nonRetryable('the media gateway stopped', 'MediaGatewayStopped');
+      }
+      if (mode === 'dies') {
+        while (!gatewayDied) {
+          context.heartbeat();
+          await sleep(100);
+        }
+        throw ApplicationFailure.nonRetryable('the media gateway is gone', 'MediaGatewayStopped');
       }
       while (!context.cancellationSignal.aborted) {
         context.heartbeat();
@@ -225,6 +235,39 @@ describe('a call with audio', { timeout: 120_000 }, () => {
       assert.ok(call.analysis);
       assert.ok(events.some((e) => e.type === 'call.completed'));
     });
+  });
+
+  test('a gateway that dies during the agent’s turn: the turn is cut short and the call ends agent_error in seconds, not the turn’s 75 s budget', async () => {
+    gatewayDied = false;
+    let diedAt = 0;
+    /** The opening is said; then the gateway is gone: every later request to it is refused. */
+    class DyingGateway extends GatewayStandIn {
+      override async say(request: { index: number; text: string; hangUp?: boolean }): Promise<SpeechPlayed> {
+        if (!gatewayDied) {
+          gatewayDied = true;
+          diedAt = performance.now();
+        }
+        throw Object.assign(new Error(`connect ECONNREFUSED (line ${request.index})`), {
+          code: 'ECONNREFUSED',
+        });
+      }
+    }
+    await withCall(
+      'dies',
+      async (env, callId, gateway) => {
+        const handle = env.client.workflow.getHandle(callWorkflowId(callId));
+        await until(() => gateway.said.length === 1, 'the opening line was played');
+        await handle.signal(callerSpeechSignal, speech(0, 'Can you send me an email?'));
+        const result = (await handle.result()) as CallWorkflowResult;
+        const tookMs = performance.now() - diedAt;
+        assert.equal(result.endReason, 'agent_error');
+        assert.ok(diedAt > 0, 'the agent’s answer reached the dead gateway');
+        assert.ok(tookMs < 15_000, `the call ended ${Math.round(tookMs)} ms after its gateway died`);
+        assert.deepEqual(gateway.releases, ['hang_up']);
+        keepHistory('inbound-media-lost-mid-turn-call', await handle.fetchHistory());
+      },
+      (taskQueue) => new DyingGateway(taskQueue),
+    );
   });
 
   test('a session whose stream ended without a hang-up: the call ends caller_hangup at once, not by the silence timeout', async () => {

@@ -46,6 +46,8 @@ const PATHS = [
   'inbound-media-gateway-turns-call',
   'inbound-media-reported-transfer-call',
   'outbound-media-machine-call',
+  // The gateway dying mid-turn: the turn cut short (`live-steps-end-with-media`).
+  'inbound-media-lost-mid-turn-call',
   // A campaign and one of its calls; a campaign across continue-as-new (test/campaign-workflow.test.ts).
   'campaign',
   'campaign-call',

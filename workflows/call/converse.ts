@@ -12,6 +12,7 @@ import {
   type Ending,
 } from './call-state.js';
 import { Deadline, settleExpiry } from './deadline.js';
+import { unlessMediaLost } from './media-loss.js';
 import { watchMedia } from './media-session.js';
 import { reportedTransfer } from './reported-transfer.js';
 import { answeredByAtPickUp, onAnsweringMachine, screen } from './screen.js';
@@ -143,12 +144,14 @@ async function nextTurn(call: CallState, silence: Deadline): Promise<Ending | nu
   const heardLine = callerLineOf(speech, call.nextIndex);
   let turn: AgentTurnResult;
   try {
-    turn = await agentTurn(call, {
-      heard: heardLine,
-      answerAtSeconds: speech.endedAtSeconds,
-      ...(speech.speechTiming ? { speechTiming: speech.speechTiming } : {}),
-      ...(call.toolCallCount > 0 ? { withStoredToolCalls: true } : {}),
-    });
+    turn = await unlessMediaLost(call, () =>
+      agentTurn(call, {
+        heard: heardLine,
+        answerAtSeconds: speech.endedAtSeconds,
+        ...(speech.speechTiming ? { speechTiming: speech.speechTiming } : {}),
+        ...(call.toolCallCount > 0 ? { withStoredToolCalls: true } : {}),
+      }),
+    );
   } catch (error) {
     if (!failedForGood(error)) throw error;
     return agentFailed(call, [speech, ...heard.splice(0)]);
@@ -246,11 +249,14 @@ async function actOnTurn(call: CallState, answer: AgentTurnResult): Promise<Endi
     call.transferReport = null;
     let outcome: Awaited<ReturnType<typeof live.transferCall>>;
     try {
-      outcome = await live.transferCall({
-        callId,
-        to: turn.next.to,
-        ...eventWith(call, 'call.transferred', transferred),
-      });
+      const to = turn.next.to;
+      outcome = await unlessMediaLost(call, () =>
+        live.transferCall({
+          callId,
+          to,
+          ...eventWith(call, 'call.transferred', transferred),
+        }),
+      );
     } catch (error) {
       if (!failedForGood(error)) throw error;
       return agentFailed(call, heard.splice(0));
@@ -285,7 +291,7 @@ async function sayOnItsOwn(call: CallState, text: string): Promise<void> {
   call.lastAgentLine = line;
   call.progress.transcriptLines = call.nextIndex;
   try {
-    await live.sayLine({ callId: call.callId, line });
+    await unlessMediaLost(call, () => live.sayLine({ callId: call.callId, line }));
   } catch (error) {
     if (!failedForGood(error)) throw error;
   }
