@@ -1,4 +1,4 @@
-import { dtmfTones } from '../lib/audio/dtmf.js';
+import { keyFrames } from '../lib/audio/dtmf.js';
 import { encodeMulaw } from '../lib/audio/mulaw.js';
 import { FRAME_MS, FRAME_SAMPLES, PHONE_SAMPLE_RATE } from '../lib/audio/phone-frames.js';
 import { resample } from '../lib/audio/resample.js';
@@ -145,18 +145,7 @@ export class AgentVoice {
       line.sentences.push(sentence);
       this.synthesis = this.synthesis.then(() => {
         if (line.interrupted) return;
-        const asEvents = this.deps.out.dtmf !== undefined;
-        const frames: { frame: Int16Array; key?: string }[] = [];
-        for (const digit of digits) {
-          const tones = dtmfTones(digit, { sampleRate: PHONE_SAMPLE_RATE });
-          // A client that plays keys itself gets each as an event, with its time as silence after it.
-          const samples = asEvents ? new Int16Array(tones.length) : tones;
-          for (let at = 0; at < samples.length; at += FRAME_SAMPLES) {
-            const frame = new Int16Array(FRAME_SAMPLES);
-            frame.set(samples.subarray(at, at + FRAME_SAMPLES));
-            frames.push(asEvents && at === 0 && digit !== 'w' ? { frame, key: digit } : { frame });
-          }
-        }
+        const frames = keyFrames(digits, { asEvents: this.deps.out.dtmf !== undefined });
         for (const [i, item] of frames.entries()) {
           this.queue.push({ ...item, sentence, last: i === frames.length - 1 });
         }

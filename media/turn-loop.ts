@@ -10,7 +10,7 @@ import { loadCall } from '../lib/calls/call-status-changes.js';
 import { conversationContextOf } from '../lib/calls/conversation-context.js';
 import type { TranscriptLine } from '../lib/calls/transcript.js';
 import { keepSpokenPart, loadTranscript, recordLines } from '../lib/calls/transcript-rows.js';
-import type { TakeTurns } from '../lib/media/media-control.js';
+import type { MediaCommand, TakeTurns } from '../lib/media/media-control.js';
 import { retryWithBackoff } from '../lib/retry-with-backoff.js';
 import { type CallerSpeech, callerLineOf, type GatewayTurn } from '../lib/temporal/call-messages.js';
 import { AnswersAhead } from '../lib/voice-runtime/answers-ahead.js';
@@ -193,4 +193,25 @@ export class TurnLoop {
     }
     return this.known;
   }
+}
+
+/**
+ * The carrier of a call's turn loop in the gateway: the turn's words go straight to that call's own
+ * commands (media/call-audio.ts `command`), as the workflow's carrier would send them.
+ */
+export function commandsCarrier(
+  command: (command: MediaCommand) => Promise<Record<string, unknown>>,
+): TurnLoopDeps['carrier'] {
+  return {
+    saySentence: async ({ index, seq, text }) => {
+      await command({ type: 'sentence', index, seq, text });
+    },
+    say: async ({ index, text, hangUp }) =>
+      (await command({ type: 'say', index, text, ...(hangUp ? { hangUp } : {}) })) as {
+        firstAudioAt: number | null;
+      },
+    sendDigits: async ({ index, digits }) => {
+      await command({ type: 'digits', index, digits });
+    },
+  };
 }

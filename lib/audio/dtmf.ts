@@ -6,6 +6,8 @@
 //    770 Hz   4     5     6     B
 //    852 Hz   7     8     9     C
 //    941 Hz   *     0     #     D
+
+import { FRAME_SAMPLES, PHONE_SAMPLE_RATE } from './phone-frames.js';
 import { goertzelPower, powerShare } from './tone-detector.js';
 
 /** Every DTMF key. */
@@ -180,4 +182,26 @@ function strongest(powers: number[]): number {
   let best = 0;
   for (let i = 1; i < powers.length; i++) if (powers[i] > powers[best]) best = i;
   return best;
+}
+
+/**
+ * The 20 ms phone frames (8 kHz) of keys pressed, in order. `asEvents`: for a client that plays keys
+ * itself (RFC 4733), each key is silence of its length whose first frame names the key (a pause `w`
+ * names none); else the frames carry the tones.
+ */
+export function keyFrames(
+  digits: string,
+  options: { asEvents: boolean },
+): { frame: Int16Array; key?: string }[] {
+  const frames: { frame: Int16Array; key?: string }[] = [];
+  for (const digit of digits) {
+    const tones = dtmfTones(digit, { sampleRate: PHONE_SAMPLE_RATE });
+    const samples = options.asEvents ? new Int16Array(tones.length) : tones;
+    for (let at = 0; at < samples.length; at += FRAME_SAMPLES) {
+      const frame = new Int16Array(FRAME_SAMPLES);
+      frame.set(samples.subarray(at, at + FRAME_SAMPLES));
+      frames.push(options.asEvents && at === 0 && digit !== 'w' ? { frame, key: digit } : { frame });
+    }
+  }
+  return frames;
 }

@@ -1,0 +1,299 @@
+import type { TurnEvent } from '../lib/audio/turn-detector.js';
+import { keypadLineText } from '../lib/calls/keypad-line.js';
+import type { Logger } from '../lib/logger.js';
+import { mediaBargeIns, mediaSttDuration, timed } from '../lib/metrics/gateway-metrics.js';
+import type { SpeechToText } from '../lib/speech/speech-ports.js';
+import {
+  type CallerSpeech,
+  type CarrierCallback,
+  callerSpeechSignal,
+  gatewayTurnSignal,
+} from '../lib/temporal/call-messages.js';
+import type { AgentVoice } from './agent-voice.js';
+import { HeardAhead } from './heard-ahead.js';
+import type { KeypadTurnEnded } from './keypad-turn.js';
+import type { TurnLoop } from './turn-loop.js';
+import type { WorkflowOutbox } from './workflow-outbox.js';
+
+// The person's turns of one call (the user-turn stage of the media path, media/call-audio.ts):
+// the turn detector's events in, the person's lines out. Speech over the agent that lasts stops it
+// (barge-in); a short sound over it is no turn. A pause is transcribed ahead (heard-ahead.ts) and,
+// while the turns are the gateway's, its answer asked for (turn-loop.ts); a turn that ends is
+// transcribed (or takes the pause's words), and its line goes, in order, to the gateway's turn loop
+// or to the call workflow (`callerSpeech`). A key pressed is a turn of its own (`[keypad] …`).
+//
+// The turn's end is heard ahead: at a pause (200 ms) the utterance so far is transcribed, and (turns
+// in the gateway, VOICE_PREEMPTIVE_GENERATION) its answer asked for; a turn that ends with that
+// same utterance takes both, one that goes on drops them (docs/voice.md).
+
+export interface UserTurnsDeps {
+  callId: string;
+  stt: SpeechToText;
+  /** The agent's language, for the transcription (BCP 47). */
+  language: string;
+  voice: Pick<AgentVoice, 'speaking' | 'bargeIn'>;
+  /** The gateway's turn loop; null: the workflow answers every line. */
+  loop: TurnLoop | null;
+  outbox: WorkflowOutbox;
+  /** Epoch ms of the call clock's 0. */
+  startedAt: number;
+  /** VOICE_PREEMPTIVE_GENERATION: the answer is asked for during the person's pause. */
+  preemptiveGeneration: boolean;
+  /** Whether the call's audio is ending (nothing more is asked ahead or answered here). */
+  ending: () => boolean;
+  callBack: (callback: CarrierCallback) => Promise<void>;
+  logger: Logger;
+}
+
+export class UserTurns {
+  /** The person's turns, transcribed and sent one after the other. */
+  private turns: Promise<void> = Promise.resolve();
+  /** The person's lines after transcription, answered here or sent to the workflow, one after the other. */
+  private agentTurns: Promise<void> = Promise.resolve();
+  private utterances = 0;
+  /** The speech being heard: whether the agent was speaking when it began, and whether it lasted long enough to barge in. */
+  private speech: { overAgent: boolean; confirmed: boolean } | null = null;
+  /** A barge-in waiting to go to the workflow with the person's next line. */
+  private interrupted: CallerSpeech['interrupted'] | undefined;
+  /** The last utterance handed on (answered here or sent): the workflow takes its turns back only once it has it. */
+  private sent = -1;
+  /** Lines handed on whose turn is not over yet (answered here or sent). */
+  private linesInFlight = 0;
+  /** The transcription of the person's current pause, if they paused. */
+  private readonly heardAhead = new HeardAhead((pause, signal) => this.transcribe(pause, signal));
+
+  constructor(private readonly deps: UserTurnsDeps) {}
+
+  /** The last utterance handed on (the turn hand-over's `heardThrough` check, turn-loop.ts). */
+  get lastSent(): number {
+    return this.sent;
+  }
+
+  /** The person's turns whose words are still being transcribed, then told. */
+  get transcribing(): Promise<void> {
+    return this.turns;
+  }
+
+  /** The person's lines still being answered here or told to the workflow. */
+  get answering(): Promise<void> {
+    return this.agentTurns;
+  }
+
+  /** The turn detector's next event. */
+  onTurnEvent(event: TurnEvent): void {
+    if (event.type === 'speech_started') {
+      this.dropHeardAhead();
+      this.speech = { overAgent: this.deps.voice.speaking(), confirmed: false };
+      return;
+    }
+    if (event.type === 'speech_resumed') {
+      this.dropHeardAhead();
+      return;
+    }
+    if (event.type === 'speech_paused') {
+      this.hearAhead(event);
+      return;
+    }
+    if (event.type === 'speech_confirmed') {
+      if (this.speech) this.speech.confirmed = true;
+      // Barge-in: the person has spoken long enough over the agent to stop it.
+      this.bargeIn('barge-in', { atMs: event.atMs });
+      return;
+    }
+    this.turnEnded(event);
+  }
+
+  /** The first key of a keypad turn stops the agent, as speech over it does. */
+  keyPressed(): void {
+    this.deps.loop?.dropPrepared();
+    this.bargeIn('barge-in by a key', {});
+  }
+
+  /** The keypad turn is over: its line goes after the person's spoken turns before it. */
+  keypadLine(turn: KeypadTurnEnded): void {
+    if (this.deps.ending()) return;
+    this.turns = this.turns.then(() => {
+      const speech: CallerSpeech = {
+        utterance: this.utterances++,
+        text: keypadLineText(turn.digits),
+        startedAtSeconds: turn.startedAtMs / 1000,
+        endedAtSeconds: turn.endedAtMs / 1000,
+        ...this.takeInterruption(),
+      };
+      this.deliver(speech);
+      this.deps.logger.info('caller keypad turn', { callId: this.deps.callId, utterance: speech.utterance });
+    });
+  }
+
+  private bargeIn(message: string, fields: Record<string, unknown>): void {
+    const interruption = this.deps.voice.bargeIn();
+    if (!interruption) return;
+    mediaBargeIns.inc();
+    this.interrupted = interruption;
+    this.deps.logger.info(message, { callId: this.deps.callId, ...interruption, ...fields });
+  }
+
+  /** The barge-in waiting for the person's next line, handed to that line once. */
+  private takeInterruption(): Pick<CallerSpeech, 'interrupted'> {
+    const interrupted = this.interrupted;
+    this.interrupted = undefined;
+    return interrupted ? { interrupted } : {};
+  }
+
+  private turnEnded(event: Extract<TurnEvent, { type: 'turn_ended' }>): void {
+    const speech = this.speech;
+    this.speech = null;
+    // A short sound while the agent spoke (an "mm-hm", a cough) neither stopped it nor is a line;
+    // the same short word in the agent's silence ("Hello?") is one.
+    if (speech?.overAgent && !speech.confirmed) {
+      this.deps.logger.info('short sound over the agent: no turn', { callId: this.deps.callId });
+      this.heardAhead.drop();
+      this.deps.loop?.dropPrepared();
+      return;
+    }
+    const speechEndedAt = this.deps.startedAt + event.endedAtMs;
+    // When the turn ended: the endpointing wait is over, so what follows is the service's and STT's.
+    const turnEndedAt = Date.now();
+    // The pause's transcription is the turn's when no speech came after it (the same audio).
+    const heard = this.heardAhead.takeFor(event);
+    if (!heard) this.deps.loop?.dropPrepared();
+    this.turns = this.turns.then(() => {
+      const sttStartedAt = heard?.requestedAt ?? Date.now();
+      const text = heard ? heard.text.catch(() => this.transcribe(event)) : this.transcribe(event);
+      return text.then(
+        (words) =>
+          this.sendLine(event, words, {
+            speechEndedAt,
+            endpointedMs: turnEndedAt - speechEndedAt,
+            sttMs: (heard?.answeredAt ?? Date.now()) - sttStartedAt,
+            sttAfterTurnMs: Math.max(0, Date.now() - turnEndedAt),
+            heardAhead: heard !== null,
+          }),
+        (error: unknown) => {
+          this.deps.logger.error('speech not recognised', { callId: this.deps.callId, error: `${error}` });
+          // After the turn in flight is told: the workflow's apology goes after its lines.
+          this.agentTurns = this.agentTurns.then(() => this.deps.callBack({ type: 'speech_failed' }));
+        },
+      );
+    });
+  }
+
+  /**
+   * The person paused: what they said so far is transcribed now, and while the turns are the
+   * gateway's (and no turn of the agent's is under way) the answer to it is asked for.
+   */
+  private hearAhead(event: Extract<TurnEvent, { type: 'speech_paused' }>): void {
+    this.dropHeardAhead();
+    // A short sound over the agent will be no turn (turnEnded): nothing to hear ahead.
+    if (this.deps.ending() || (this.speech?.overAgent && !this.speech.confirmed)) return;
+    const ahead = this.heardAhead.begin(event);
+    const { loop } = this.deps;
+    ahead.text.then(
+      (text) => {
+        const words = text.trim();
+        if (!this.heardAhead.isCurrent(ahead) || !words || !this.deps.preemptiveGeneration) return;
+        if (!loop?.holding || this.linesInFlight > 0 || this.deps.ending()) {
+          this.deps.logger.debug('no answer ahead: the turns are the workflow’s, or the agent is answering', {
+            callId: this.deps.callId,
+          });
+          return;
+        }
+        loop
+          .prepare({
+            text: words,
+            startedAtSeconds: event.startedAtMs / 1000,
+            ...(this.interrupted ? { interrupted: this.interrupted } : {}),
+          })
+          .catch((error: unknown) =>
+            this.deps.logger.warn('answer ahead not begun', { callId: this.deps.callId, error: `${error}` }),
+          );
+      },
+      () => {}, // the turn transcribes again if it ends with this audio (turnEnded)
+    );
+  }
+
+  /** The person went on from their pause: its transcription and the answer asked for it are dropped. */
+  private dropHeardAhead(): void {
+    if (this.heardAhead.drop()) this.deps.loop?.dropPrepared();
+  }
+
+  private transcribe(
+    event: Extract<TurnEvent, { type: 'turn_ended' } | { type: 'speech_paused' }>,
+    signal?: AbortSignal,
+  ): Promise<string> {
+    return timed(mediaSttDuration, () =>
+      this.deps.stt.transcribe(
+        { sampleRate: 8000, samples: event.audio },
+        { language: this.deps.language, ...(signal ? { signal } : {}) },
+      ),
+    );
+  }
+
+  private sendLine(
+    event: Extract<TurnEvent, { type: 'turn_ended' }>,
+    text: string,
+    timing: {
+      speechEndedAt: number;
+      endpointedMs: number;
+      sttMs: number;
+      sttAfterTurnMs: number;
+      heardAhead: boolean;
+    },
+  ): void {
+    const { speechEndedAt } = timing;
+    const words = text.trim();
+    if (!words) {
+      // Nothing was said (noise, a cough): no line; a barge-in waits for the next one.
+      this.deps.logger.info('caller turn without words', { callId: this.deps.callId, sttMs: timing.sttMs });
+      this.deps.loop?.dropPrepared();
+      return;
+    }
+    const transcribedAt = Date.now();
+    const speech: CallerSpeech = {
+      utterance: this.utterances++,
+      text: words,
+      startedAtSeconds: event.startedAtMs / 1000,
+      endedAtSeconds: event.endedAtMs / 1000,
+      speechTiming: { speechEndedAt, transcribedAt },
+      ...this.takeInterruption(),
+    };
+    this.deliver(speech);
+    this.deps.logger.info('caller turn', {
+      callId: this.deps.callId,
+      utterance: speech.utterance,
+      transcriptMs: transcribedAt - speechEndedAt,
+      // Its parts: the silence that ended the turn (VOICE_ENDPOINTING_MS and detection), the
+      // transcription itself (queueing at the speech server included), begun at the pause
+      // (`heardAhead`) or when the turn ended, and the part of it the turn waited for.
+      endpointedMs: timing.endpointedMs,
+      sttMs: timing.sttMs,
+      sttAfterTurnMs: timing.sttAfterTurnMs,
+      heardAhead: timing.heardAhead,
+    });
+  }
+
+  /**
+   * The person's line, in order: answered here while the turns are the gateway's (the person did
+   * not hang up), else sent to the workflow, which answers it.
+   */
+  private deliver(speech: CallerSpeech): void {
+    this.sent = speech.utterance;
+    this.linesInFlight++;
+    const { loop, outbox } = this.deps;
+    this.agentTurns = this.agentTurns
+      .then(async () => {
+        if (loop?.holding && !this.deps.ending()) {
+          void outbox.send(gatewayTurnSignal, await loop.turn(speech));
+        } else {
+          loop?.dropPrepared();
+          void outbox.send(callerSpeechSignal, speech);
+        }
+      })
+      .catch((error: unknown) =>
+        this.deps.logger.error('caller line not handled', { callId: this.deps.callId, error: `${error}` }),
+      )
+      .finally(() => {
+        this.linesInFlight--;
+      });
+  }
+}
