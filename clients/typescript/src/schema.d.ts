@@ -3322,7 +3322,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description auth_unavailable: the key could not be checked now; upstream_unavailable: the database or Temporal did not answer. Retry after Retry-After seconds. */
+            /** @description upstream_unavailable: the recordings store (RECORDINGS_STORE=s3) did not answer; retry after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
@@ -3434,7 +3434,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description auth_unavailable: the key could not be checked now; upstream_unavailable: the database or Temporal did not answer. Retry after Retry-After seconds. */
+            /** @description upstream_unavailable: the recordings store (RECORDINGS_STORE=s3) did not answer; retry after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
