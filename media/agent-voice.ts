@@ -5,6 +5,7 @@ import { resample } from '../lib/audio/resample.js';
 import { keypadLineText } from '../lib/calls/keypad-line.js';
 import type { Logger } from '../lib/logger.js';
 import { mediaTtsDuration, timed } from '../lib/metrics/gateway-metrics.js';
+import { SerialQueue } from '../lib/serial-queue.js';
 import type { TextToSpeech } from '../lib/speech/speech-ports.js';
 import { SentenceSplitter } from '../lib/voice-runtime/sentences.js';
 import type { CallRecording } from './call-recording.js';
@@ -64,14 +65,12 @@ export class AgentVoice {
   private readonly lines = new Map<number, Line>();
   /** Audio waiting to be sent, frame by frame, each with its sentence. */
   private readonly queue: { frame: Int16Array; sentence: Sentence; last: boolean; key?: string }[] = [];
-  /** The synthesis of sentences, one after the other, in the order they were taken. */
-  private synthesis: Promise<void> = Promise.resolve();
+  private readonly synthesis = new SerialQueue(); // sentences, one after the other, as taken
   /** Play time of the end of the audio sent so far, on the call's clock. */
   private playCursorMs = 0;
   /** The last sentence whose mark was sent and not cleared. */
   private lastMark: Sentence | null = null;
-  /** The client has echoed a mark: it tells when the audio played. */
-  private echoesMarks = false;
+  private echoesMarks = false; // the client has echoed a mark: it tells when the audio played
   private stopped = false;
   private readonly ticker: NodeJS.Timeout;
 
@@ -114,7 +113,7 @@ export class AgentVoice {
     }
     if (!line.interrupted)
       for (const sentence of sentences.slice(line.sentences.length)) this.enqueue(line, sentence);
-    await this.synthesis;
+    await this.synthesis.idle();
     if (line.failed) throw new Error(`agent line ${index} could not be synthesised`);
     // Its first audio may still wait behind the line before it: the latency counts until it leaves.
     while (
@@ -143,7 +142,7 @@ export class AgentVoice {
         markEchoed: false,
       };
       line.sentences.push(sentence);
-      this.synthesis = this.synthesis.then(() => {
+      void this.synthesis.push(() => {
         if (line.interrupted) return;
         const frames = keyFrames(digits, { asEvents: this.deps.out.dtmf !== undefined });
         for (const [i, item] of frames.entries()) {
@@ -152,7 +151,7 @@ export class AgentVoice {
         this.pump();
       });
     }
-    await this.synthesis;
+    await this.synthesis.idle();
   }
 
   /** Agent audio is queued or still playing. */
@@ -194,7 +193,7 @@ export class AgentVoice {
    */
   async played(limitMs: number): Promise<void> {
     const until = Date.now() + limitMs;
-    await this.synthesis.catch(() => {});
+    await this.synthesis.idle();
     while (Date.now() < until) {
       const grace = this.echoesMarks ? PLAYED_GRACE_MS.withMarks : PLAYED_GRACE_MS.withoutMarks;
       const done =
@@ -233,12 +232,20 @@ export class AgentVoice {
       markEchoed: false,
     };
     line.sentences.push(sentence);
-    this.synthesis = this.synthesis.then(async () => {
+    void this.synthesis.push(async () => {
       if (line.interrupted) return;
       const synthesisStartedAt = Date.now();
-      const speech = await timed(mediaTtsDuration, () =>
-        this.deps.tts.synthesize(text, { voice: this.deps.voice }),
-      );
+      let speech: Awaited<ReturnType<TextToSpeech['synthesize']>>;
+      try {
+        speech = await timed(mediaTtsDuration, () =>
+          this.deps.tts.synthesize(text, { voice: this.deps.voice }),
+        );
+      } catch (error) {
+        // A failure is the line's (`say` reports it); the next sentences still get their turn.
+        line.failed = true;
+        this.deps.logger.warn('agent speech not synthesised', { index: line.index, error: `${error}` });
+        return;
+      }
       // The synthesis time of each sentence (the first one's is in every turn's latency).
       this.deps.logger.info('agent sentence', {
         index: line.index,
@@ -253,11 +260,6 @@ export class AgentVoice {
         this.queue.push({ frame, sentence, last: at + FRAME_SAMPLES >= samples.length });
       }
       this.pump();
-    });
-    // A failure is the line's (`say` reports it); the next sentences still get their turn.
-    this.synthesis = this.synthesis.catch((error: unknown) => {
-      line.failed = true;
-      this.deps.logger.warn('agent speech not synthesised', { index: line.index, error: `${error}` });
     });
   }
 

@@ -2,6 +2,7 @@ import { decodeMulaw } from '../lib/audio/mulaw.js';
 import type { TurnDetector, TurnEvent } from '../lib/audio/turn-detector.js';
 import type { Logger } from '../lib/logger.js';
 import { mediaTurnDetectionLag } from '../lib/metrics/gateway-metrics.js';
+import { SerialQueue } from '../lib/serial-queue.js';
 import type { CallRecording } from './call-recording.js';
 import type { PickUpScreen } from './pick-up-screen.js';
 
@@ -28,14 +29,14 @@ export interface CallerAudioInDeps {
 export class CallerAudioIn {
   /** The person's audio heard so far, in ms: each message counts as long as it is (10 to 100 ms), not as one 20 ms frame. */
   private heardMs = 0;
-  private framesBehind = 0;
-  private detection: Promise<void> = Promise.resolve();
+  /** Frames through detection, one after the other (its size: the frames behind). */
+  private readonly detection = new SerialQueue();
 
   constructor(private readonly deps: CallerAudioInDeps) {}
 
   /** Caller frames waiting for voice activity detection (the gateway's `media_frames_behind`). */
   get framesWaiting(): number {
-    return this.framesBehind;
+    return this.detection.size;
   }
 
   /**
@@ -51,12 +52,11 @@ export class CallerAudioIn {
     this.deps.recording?.caller(samples, atMs);
     this.deps.pickUp?.heard(samples, atMs);
     if (!detect) return;
-    if (this.framesBehind >= MAX_FRAMES_BEHIND) return; // detection fell behind: bounded, not queued forever
-    this.framesBehind++;
+    if (this.detection.size >= MAX_FRAMES_BEHIND) return; // detection fell behind: bounded, not queued forever
     const arrived = performance.now();
-    this.detection = this.detection
-      .then(() => this.deps.detector.push(samples, atMs))
-      .then((events) => {
+    this.detection
+      .push(async () => {
+        const events = await this.deps.detector.push(samples, atMs);
         for (const event of events) {
           if (event.type === 'speech_started' || event.type === 'turn_ended') {
             mediaTurnDetectionLag.observe({ event: event.type }, (performance.now() - arrived) / 1000);
@@ -67,10 +67,7 @@ export class CallerAudioIn {
       })
       .catch((error: unknown) =>
         this.deps.logger.error('voice activity detection failed', { error: `${error}` }),
-      )
-      .finally(() => {
-        this.framesBehind--;
-      });
+      );
   }
 
   /**
@@ -78,10 +75,9 @@ export class CallerAudioIn {
    * person hung up, or an answering machine's greeting is over) and its event goes on.
    */
   flush(): Promise<void> {
-    this.detection = this.detection.then(() => {
+    return this.detection.push(() => {
       const last = this.deps.detector.flush();
       if (last) this.deps.onTurnEvent(last);
     });
-    return this.detection;
   }
 }

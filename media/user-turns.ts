@@ -2,6 +2,7 @@ import type { TurnEvent } from '../lib/audio/turn-detector.js';
 import { keypadLineText } from '../lib/calls/keypad-line.js';
 import type { Logger } from '../lib/logger.js';
 import { mediaBargeIns, mediaSttDuration, timed } from '../lib/metrics/gateway-metrics.js';
+import { SerialQueue } from '../lib/serial-queue.js';
 import type { SpeechToText } from '../lib/speech/speech-ports.js';
 import {
   type CallerSpeech,
@@ -47,9 +48,9 @@ export interface UserTurnsDeps {
 
 export class UserTurns {
   /** The person's turns, transcribed and sent one after the other. */
-  private turns: Promise<void> = Promise.resolve();
+  private readonly turns = new SerialQueue();
   /** The person's lines after transcription, answered here or sent to the workflow, one after the other. */
-  private agentTurns: Promise<void> = Promise.resolve();
+  private readonly answers = new SerialQueue();
   private utterances = 0;
   /** The speech being heard: whether the agent was speaking when it began, and whether it lasted long enough to barge in. */
   private speech: { overAgent: boolean; confirmed: boolean } | null = null;
@@ -71,12 +72,12 @@ export class UserTurns {
 
   /** The person's turns whose words are still being transcribed, then told. */
   get transcribing(): Promise<void> {
-    return this.turns;
+    return this.turns.idle();
   }
 
   /** The person's lines still being answered here or told to the workflow. */
   get answering(): Promise<void> {
-    return this.agentTurns;
+    return this.answers.idle();
   }
 
   /** The turn detector's next event. */
@@ -112,7 +113,7 @@ export class UserTurns {
   /** The keypad turn is over: its line goes after the person's spoken turns before it. */
   keypadLine(turn: KeypadTurnEnded): void {
     if (this.deps.ending()) return;
-    this.turns = this.turns.then(() => {
+    void this.turns.push(() => {
       const speech: CallerSpeech = {
         utterance: this.utterances++,
         text: keypadLineText(turn.digits),
@@ -157,7 +158,7 @@ export class UserTurns {
     // The pause's transcription is the turn's when no speech came after it (the same audio).
     const heard = this.heardAhead.takeFor(event);
     if (!heard) this.deps.loop?.dropPrepared();
-    this.turns = this.turns.then(() => {
+    void this.turns.push(() => {
       const sttStartedAt = heard?.requestedAt ?? Date.now();
       const text = heard ? heard.text.catch(() => this.transcribe(event)) : this.transcribe(event);
       return text.then(
@@ -172,7 +173,7 @@ export class UserTurns {
         (error: unknown) => {
           this.deps.logger.error('speech not recognised', { callId: this.deps.callId, error: `${error}` });
           // After the turn in flight is told: the workflow's apology goes after its lines.
-          this.agentTurns = this.agentTurns.then(() => this.deps.callBack({ type: 'speech_failed' }));
+          void this.answers.push(() => this.deps.callBack({ type: 'speech_failed' }));
         },
       );
     });
@@ -280,8 +281,8 @@ export class UserTurns {
     this.sent = speech.utterance;
     this.linesInFlight++;
     const { loop, outbox } = this.deps;
-    this.agentTurns = this.agentTurns
-      .then(async () => {
+    void this.answers
+      .push(async () => {
         if (loop?.holding && !this.deps.ending()) {
           void outbox.send(gatewayTurnSignal, await loop.turn(speech));
         } else {

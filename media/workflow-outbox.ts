@@ -3,6 +3,7 @@ import type { SignalDefinition } from '@temporalio/common';
 import type { Logger } from '../lib/logger.js';
 import { mediaOutboxBacklog, mediaOutboxRetries } from '../lib/metrics/gateway-metrics.js';
 import { retryWithBackoff } from '../lib/retry-with-backoff.js';
+import { SerialQueue } from '../lib/serial-queue.js';
 
 // What one call's audio tells its call workflow (the person's lines, the turns the gateway took,
 // the hang-up), as signals sent one after the other in the order they were given. A signal that
@@ -19,7 +20,8 @@ const MAX_BACKOFF_MS = 5_000;
 const RETRY_BUDGET_MS = 5 * 60_000;
 
 export class WorkflowOutbox {
-  private chain: Promise<void> = Promise.resolve();
+  /** The signals, one after the other, in the order they were sent. */
+  private readonly signals = new SerialQueue();
   private workflowOver = false;
 
   constructor(
@@ -37,13 +39,12 @@ export class WorkflowOutbox {
   /** Queues a signal after the ones before it; resolves once it went through (or was given up). */
   send<Args extends unknown[]>(signal: SignalDefinition<Args>, ...args: Args): Promise<void> {
     mediaOutboxBacklog.inc();
-    this.chain = this.chain.then(() => this.deliver(signal, args)).finally(() => mediaOutboxBacklog.dec());
-    return this.chain;
+    return this.signals.push(() => this.deliver(signal, args)).finally(() => mediaOutboxBacklog.dec());
   }
 
   /** Every signal queued so far went through or was given up. */
   drained(): Promise<void> {
-    return this.chain;
+    return this.signals.idle();
   }
 
   private async deliver<Args extends unknown[]>(signal: SignalDefinition<Args>, args: Args): Promise<void> {

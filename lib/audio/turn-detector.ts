@@ -1,5 +1,6 @@
 // The caller's turns, from their 8 kHz audio frame by frame: when speech begins, when it has lasted
 // long enough to count (a barge-in may stop the agent), and when the turn ends with the utterance.
+import { SerialQueue } from '../serial-queue.js';
 import { VAD_SAMPLE_RATE, VAD_WINDOW_SAMPLES, type VoiceActivity } from './voice-activity.js';
 
 export type TurnEvent =
@@ -83,7 +84,8 @@ export class TurnDetector {
   /** The last PRE_ROLL_MS of frames, whatever they held. */
   private recent: TimedFrame[] = [];
   private utterance: Utterance | null = null;
-  private queue: Promise<unknown> = Promise.resolve();
+  /** Frames are processed one after the other, in order. */
+  private readonly frames = new SerialQueue();
 
   constructor(options: TurnDetectorOptions) {
     this.vad = options.vad;
@@ -96,9 +98,7 @@ export class TurnDetector {
   /** 20 ms of the caller's audio (160 samples at 8 kHz), in order; atMs = the frame's start on the call's clock. */
   push(frame: Int16Array, atMs: number): Promise<TurnEvent[]> {
     const own = frame.slice();
-    const processed = this.queue.then(() => this.process(own, atMs));
-    this.queue = processed.catch(() => undefined);
-    return processed;
+    return this.frames.push(() => this.process(own, atMs));
   }
 
   /** The caller hung up: a turn in progress ends now (or null when none). */
