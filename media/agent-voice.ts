@@ -6,15 +6,16 @@ import { keypadLineText } from '../lib/calls/keypad-line.js';
 import type { Logger } from '../lib/logger.js';
 import { mediaTtsDuration, timed } from '../lib/metrics/gateway-metrics.js';
 import { SerialQueue } from '../lib/serial-queue.js';
-import type { TextToSpeech } from '../lib/speech/speech-ports.js';
+import type { Pcm, TextToSpeech } from '../lib/speech/speech-ports.js';
 import { SentenceSplitter } from '../lib/voice-runtime/sentences.js';
 import type { CallRecording } from './call-recording.js';
+import { PreparedSpeech } from './prepared-speech.js';
 
 // The agent's voice on one call: its lines, sentence by sentence, synthesised in order and played
-// to the Media Streams client in real time (20 ms μ-law frames, sent at most LEAD_MS ahead of the
-// moment they play, as a telephony media server paces them). Because it knows when each sentence
-// started playing, a barge-in can tell what the person heard; because it sends only a little
-// ahead, `clear` drops little, and a client that does not read holds a bounded buffer.
+// to the client in real time (20 ms μ-law frames, at most LEAD_MS ahead of their play time, as a
+// telephony media server paces them). Knowing when each sentence started playing, a barge-in tells
+// what the person heard; sending only a little ahead, `clear` drops little and a client that does
+// not read holds a bounded buffer.
 
 /** How far ahead of its play time audio is sent. */
 const LEAD_MS = 100;
@@ -66,10 +67,8 @@ export class AgentVoice {
   /** Audio waiting to be sent, frame by frame, each with its sentence. */
   private readonly queue: { frame: Int16Array; sentence: Sentence; last: boolean; key?: string }[] = [];
   private readonly synthesis = new SerialQueue(); // sentences, one after the other, as taken
-  /** Play time of the end of the audio sent so far, on the call's clock. */
-  private playCursorMs = 0;
-  /** The last sentence whose mark was sent and not cleared. */
-  private lastMark: Sentence | null = null;
+  private playCursorMs = 0; // play time of the end of the audio sent so far, on the call's clock
+  private lastMark: Sentence | null = null; // the last sentence whose mark was sent and not cleared
   private echoesMarks = false; // the client has echoed a mark: it tells when the audio played
   private stopped = false;
   private readonly ticker: NodeJS.Timeout;
@@ -78,6 +77,8 @@ export class AgentVoice {
     private readonly deps: {
       tts: TextToSpeech;
       voice: string;
+      /** The call's speech with its opening made ahead (prepared-speech.ts); else each sentence is made when said. */
+      speech?: PreparedSpeech;
       out: AgentAudioOut;
       /** Milliseconds on the call's clock (since its stream started). */
       clock: () => number;
@@ -235,11 +236,10 @@ export class AgentVoice {
     void this.synthesis.push(async () => {
       if (line.interrupted) return;
       const synthesisStartedAt = Date.now();
-      let speech: Awaited<ReturnType<TextToSpeech['synthesize']>>;
+      let speech: Pcm;
       try {
-        speech = await timed(mediaTtsDuration, () =>
-          this.deps.tts.synthesize(text, { voice: this.deps.voice }),
-        );
+        const made = this.deps.speech ?? new PreparedSpeech(this.deps.tts, this.deps.voice);
+        speech = await timed(mediaTtsDuration, () => made.synthesize(text));
       } catch (error) {
         // A failure is the line's (`say` reports it); the next sentences still get their turn.
         line.failed = true;

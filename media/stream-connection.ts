@@ -14,6 +14,7 @@ import { sendBounded } from './bounded-send.js';
 import { CallAudio, type CallAudioOut } from './call-audio.js';
 import { openRecording } from './call-recording.js';
 import type { GatewayContext } from './gateway-context.js';
+import { openingToPrepare, PreparedSpeech } from './prepared-speech.js';
 import { watchLiveness } from './stream-liveness.js';
 import { type GatewayMessage, isPhoneAudio, readClientMessage, type StreamStart } from './stream-messages.js';
 
@@ -162,6 +163,7 @@ export function serveStream(socket: WebSocket, request: IncomingMessage, gateway
       callWorkflowId: callWorkflowId(row.id),
       language: row.agentSnapshot.language ?? 'en-US',
       voice: row.agentSnapshot.voiceId ?? DEFAULT_VOICE,
+      opening: openingToPrepare(row, gateway.voiceRuntime),
       send,
       close: (code, reason) => socket.close(code, reason),
     });
@@ -220,10 +222,14 @@ async function openCallAudio(
     callWorkflowId: string;
     language: string;
     voice: string;
+    /** The opening line, when known ahead: synthesised now, so its first audio leaves at once (prepared-speech.ts). */
+    opening: string | null;
     send: (message: GatewayMessage) => void;
     close: (code: number, reason: string) => void;
   },
 ): Promise<CallAudio> {
+  const speech = new PreparedSpeech(gateway.tts, call.voice);
+  if (call.opening) speech.prepare(call.opening);
   const t0 = performance.now();
   const startedAt = Date.now();
   const clock = () => performance.now() - t0;
@@ -239,7 +245,15 @@ async function openCallAudio(
     transfer: (to: string) => call.send({ event: 'transfer', transfer: { to } }),
     ...(call.keysAsEvents ? { dtmf: (digit: string) => call.send({ event: 'dtmf', dtmf: { digit } }) } : {}),
   };
-  const voice = new AgentVoice({ tts: gateway.tts, voice: call.voice, out, clock, recording, logger });
+  const voice = new AgentVoice({
+    tts: gateway.tts,
+    voice: call.voice,
+    speech,
+    out,
+    clock,
+    recording,
+    logger,
+  });
   return new CallAudio({
     callId: call.callId,
     callWorkflowId: call.callWorkflowId,

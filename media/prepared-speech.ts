@@ -1,0 +1,65 @@
+import type { Call } from '../db/entities/index.js';
+import { conversationContextOf } from '../lib/calls/conversation-context.js';
+import type { Pcm, TextToSpeech } from '../lib/speech/speech-ports.js';
+import { configuredOpeningLine, introduction } from '../lib/voice-runtime/opening-line.js';
+import { ScriptedAgent } from '../lib/voice-runtime/scripted-agent.js';
+import { SentenceSplitter } from '../lib/voice-runtime/sentences.js';
+import type { VoiceRuntime } from '../lib/voice-runtime/voice-runtime.js';
+
+// The agent's speech for one call, some of it made ahead (issue "turn-taking and languages": the
+// first line without delay). The opening line is known before the agent says it (the call's
+// configured first message, or the scripted agent's introduction), so its sentences are synthesised
+// as soon as the call's stream starts, while the call is answered and the workflow connects the
+// agent; when the agent then says that line, its audio is ready. A sentence that was not prepared,
+// or whose preparation failed, is synthesised when it is said, as before.
+
+/** Sentences made ahead per call, at most: a long opening is not all synthesised for nothing. */
+const MOST_PREPARED = 3;
+
+export class PreparedSpeech {
+  private readonly ready = new Map<string, Promise<Pcm>>();
+
+  constructor(
+    private readonly tts: TextToSpeech,
+    private readonly voice: string,
+  ) {}
+
+  /** Starts synthesising the first sentences of `line` now. */
+  prepare(line: string): void {
+    const sentences: string[] = [];
+    const splitter = new SentenceSplitter((sentence) => sentences.push(sentence));
+    splitter.push(line);
+    splitter.end();
+    for (const sentence of sentences.slice(0, MOST_PREPARED)) {
+      if (this.ready.has(sentence)) continue;
+      const made = this.tts.synthesize(sentence, { voice: this.voice });
+      made.catch(() => {}); // a failed preparation is made again when said (synthesize)
+      this.ready.set(sentence, made);
+    }
+  }
+
+  /** How many sentences wait, made ahead, to be said. */
+  get prepared(): number {
+    return this.ready.size;
+  }
+
+  /** The sentence's audio: the one made ahead (once), else made now. */
+  synthesize(sentence: string): Promise<Pcm> {
+    const made = this.ready.get(sentence);
+    if (!made) return this.tts.synthesize(sentence, { voice: this.voice });
+    this.ready.delete(sentence);
+    return made.catch(() => this.tts.synthesize(sentence, { voice: this.voice }));
+  }
+}
+
+/**
+ * The opening line the agent will say on `call`, when it is known before it is asked for: the
+ * configured one (filled in), or the scripted agent's introduction. Null: the agent listens first,
+ * or a language model writes the line (nothing to make ahead).
+ */
+export function openingToPrepare(call: Call, runtime: VoiceRuntime | null): string | null {
+  const context = conversationContextOf(call);
+  const configured = configuredOpeningLine(context);
+  if (configured !== undefined) return configured;
+  return runtime instanceof ScriptedAgent ? introduction(context) : null;
+}

@@ -1,0 +1,120 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import type { Call } from '../db/entities/index.js';
+import { createLogger } from '../lib/logger.js';
+import type { Pcm, SpeechVoice, TextToSpeech } from '../lib/speech/speech-ports.js';
+import { ScriptedAgent } from '../lib/voice-runtime/scripted-agent.js';
+import type { VoiceRuntime } from '../lib/voice-runtime/voice-runtime.js';
+import { AgentVoice } from '../media/agent-voice.js';
+import { openingToPrepare, PreparedSpeech } from '../media/prepared-speech.js';
+
+// The first line without delay (media/prepared-speech.ts): the opening line's sentences are
+// synthesised when the call's stream starts, so when the agent says it its audio leaves at once.
+// Asserted against a text-to-speech whose latency the test sets (0.8 s a sentence), never a model's.
+
+const TTS_MS = 800;
+
+/** Text-to-speech that takes TTS_MS a sentence; `failing` fails the next requests. */
+class SlowTextToSpeech implements TextToSpeech {
+  readonly requests: string[] = [];
+  failing = 0;
+  async synthesize(text: string): Promise<Pcm> {
+    this.requests.push(text);
+    await new Promise((resolve) => setTimeout(resolve, TTS_MS));
+    if (this.failing > 0) {
+      this.failing--;
+      throw new Error('the speech service failed');
+    }
+    return { sampleRate: 8000, samples: new Int16Array(1600).fill(2000) };
+  }
+  async voices(): Promise<SpeechVoice[]> {
+    return [];
+  }
+}
+
+function voiceOn(tts: TextToSpeech, speech?: PreparedSpeech) {
+  const t0 = performance.now();
+  return new AgentVoice({
+    tts,
+    voice: 'joe',
+    ...(speech ? { speech } : {}),
+    out: { media: () => {}, mark: () => {}, clear: () => {} },
+    clock: () => performance.now() - t0,
+    recording: null,
+    logger: createLogger('error', { write: () => {} }),
+  });
+}
+
+const OPENING = 'Hi, this is Ada from Acme. How can I help you today?';
+
+test('an opening made ahead leaves as soon as it is said; made when said, it waits for the synthesis', async () => {
+  const tts = new SlowTextToSpeech();
+  const speech = new PreparedSpeech(tts, 'joe');
+  speech.prepare(OPENING);
+  assert.equal(speech.prepared, 2, 'both sentences are being made');
+  const prepared = voiceOn(tts, speech);
+  // The call is answered and the workflow connects the agent meanwhile.
+  await new Promise((resolve) => setTimeout(resolve, TTS_MS + 200));
+  const saidAt = Date.now();
+  const { firstAudioAt } = await prepared.say(0, OPENING);
+  assert.ok(
+    firstAudioAt !== null && firstAudioAt - saidAt < TTS_MS / 2,
+    `first audio ${firstAudioAt! - saidAt} ms after`,
+  );
+  assert.deepEqual(
+    tts.requests,
+    ['Hi, this is Ada from Acme.', 'How can I help you today?'],
+    'made once each',
+  );
+  prepared.stop();
+
+  const fresh = voiceOn(new SlowTextToSpeech());
+  const freshSaidAt = Date.now();
+  const later = await fresh.say(0, OPENING);
+  assert.ok(
+    later.firstAudioAt! - freshSaidAt >= TTS_MS - 50,
+    'without it, the first audio waits for the synthesis',
+  );
+  fresh.stop();
+});
+
+test('a preparation that failed is made again when said; a line not prepared is made when said', async () => {
+  const tts = new SlowTextToSpeech();
+  tts.failing = 1;
+  const speech = new PreparedSpeech(tts, 'joe');
+  speech.prepare('Hello there.');
+  const voice = voiceOn(tts, speech);
+  const { firstAudioAt } = await voice.say(0, 'Hello there.');
+  assert.ok(firstAudioAt !== null, 'said all the same');
+  await voice.say(1, 'Something else.');
+  assert.deepEqual(tts.requests, ['Hello there.', 'Hello there.', 'Something else.']);
+  voice.stop();
+});
+
+test('the opening known ahead: the configured one filled in, the scripted introduction; none when the agent listens or a model writes it', () => {
+  const call = (fields: Partial<Record<string, unknown>>) =>
+    ({
+      agentSnapshot: { name: 'Ada', firstMessage: null, outboundFirstMessage: null },
+      direction: 'outbound',
+      channel: 'phone',
+      firstMessage: null,
+      metadata: { name: 'Kari' },
+      fromNumber: '+4722000000',
+      toNumber: '+4790000000',
+      ...fields,
+    }) as unknown as Call;
+  const scripted = new ScriptedAgent();
+  const model = {} as VoiceRuntime;
+  assert.equal(
+    openingToPrepare(call({ firstMessage: 'Hi {{name}}, it is Ada.' }), model),
+    'Hi Kari, it is Ada.',
+  );
+  assert.equal(openingToPrepare(call({ firstMessage: '' }), scripted), null, 'the other person speaks first');
+  assert.match(openingToPrepare(call({}), scripted)!, /this is Ada/);
+  assert.equal(openingToPrepare(call({}), model), null, 'a language model writes it: nothing to make ahead');
+  assert.equal(
+    openingToPrepare(call({ direction: 'inbound' }), scripted),
+    null,
+    'inbound without one: it listens',
+  );
+});
