@@ -281,6 +281,7 @@ export class CallAudio {
     this.finished = true;
     this.stopTurns.abort();
     this.keypad.stop();
+    this.userTurns.stop();
     // For the voice bench and operators: how often the answer asked for at a pause was the turn's.
     if (this.loop)
       this.deps.logger.info('call audio over', { callId: this.callId, answersAhead: this.answersAhead });

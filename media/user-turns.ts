@@ -1,7 +1,7 @@
 import type { TurnEvent } from '../lib/audio/turn-detector.js';
 import { keypadLineText } from '../lib/calls/keypad-line.js';
 import type { Logger } from '../lib/logger.js';
-import { mediaBargeIns, mediaSttDuration, timed } from '../lib/metrics/gateway-metrics.js';
+import { mediaSttDuration, timed } from '../lib/metrics/gateway-metrics.js';
 import { SerialQueue } from '../lib/serial-queue.js';
 import type { SpeechToText } from '../lib/speech/speech-ports.js';
 import {
@@ -12,20 +12,17 @@ import {
 } from '../lib/temporal/call-messages.js';
 import type { AgentVoice } from './agent-voice.js';
 import { HeardAhead } from './heard-ahead.js';
+import { Interruptions } from './interruptions.js';
 import type { KeypadTurnEnded } from './keypad-turn.js';
 import type { TurnLoop } from './turn-loop.js';
 import type { WorkflowOutbox } from './workflow-outbox.js';
 
 // The person's turns of one call (the user-turn stage of the media path, media/call-audio.ts):
-// the turn detector's events in, the person's lines out. Speech over the agent that lasts stops it
-// (barge-in); a short sound over it is no turn. A pause is transcribed ahead (heard-ahead.ts) and,
-// while the turns are the gateway's, its answer asked for (turn-loop.ts); a turn that ends is
-// transcribed (or takes the pause's words), and its line goes, in order, to the gateway's turn loop
-// or to the call workflow (`callerSpeech`). A key pressed is a turn of its own (`[keypad] …`).
-//
-// The turn's end is heard ahead: at a pause (200 ms) the utterance so far is transcribed, and (turns
-// in the gateway, VOICE_PREEMPTIVE_GENERATION) its answer asked for; a turn that ends with that
-// same utterance takes both, one that goes on drops them (docs/voice.md).
+// the turn detector's events in, the person's lines out. Speech over the agent may stop it
+// (interruptions.ts); a short sound over it is no turn. At a pause (200 ms) the utterance so far is
+// transcribed ahead (heard-ahead.ts) and, turns in the gateway, its answer asked for (turn-loop.ts);
+// a turn that ends with that same utterance takes both. Each turn's line goes, in order, to the
+// gateway's turn loop or to the call workflow (`callerSpeech`); a key pressed is a turn of its own.
 
 export interface UserTurnsDeps {
   callId: string;
@@ -46,6 +43,11 @@ export interface UserTurnsDeps {
   logger: Logger;
 }
 
+/** A turn's timing, for its `caller turn` log line (the voice bench reads it). */
+type TurnTiming = Record<'speechEndedAt' | 'endpointedMs' | 'sttMs' | 'sttAfterTurnMs', number> & {
+  heardAhead: boolean;
+};
+
 export class UserTurns {
   /** The person's turns, transcribed and sent one after the other. */
   private readonly turns = new SerialQueue();
@@ -54,16 +56,28 @@ export class UserTurns {
   private utterances = 0;
   /** The speech being heard: whether the agent was speaking when it began, and whether it lasted long enough to barge in. */
   private speech: { overAgent: boolean; confirmed: boolean } | null = null;
-  /** A barge-in waiting to go to the workflow with the person's next line. */
-  private interrupted: CallerSpeech['interrupted'] | undefined;
   /** The last utterance handed on (answered here or sent): the workflow takes its turns back only once it has it. */
   private sent = -1;
   /** Lines handed on whose turn is not over yet (answered here or sent). */
   private linesInFlight = 0;
   /** The transcription of the person's current pause, if they paused. */
-  private readonly heardAhead = new HeardAhead((pause, signal) => this.transcribe(pause, signal));
+  private readonly heardAhead = new HeardAhead((pause, signal) => this.transcribe(pause.audio, signal));
+  private readonly interruptions: Interruptions; // by a key, or by speech that is no backchannel
 
-  constructor(private readonly deps: UserTurnsDeps) {}
+  constructor(private readonly deps: UserTurnsDeps) {
+    this.interruptions = new Interruptions({
+      callId: deps.callId,
+      voice: deps.voice,
+      loop: deps.loop,
+      transcribe: (audio) => this.transcribe(audio),
+      logger: deps.logger,
+    });
+  }
+
+  /** The call's audio is over: nothing is judged any more. */
+  stop(): void {
+    this.interruptions.stop();
+  }
 
   /** The last utterance handed on (the turn hand-over's `heardThrough` check, turn-loop.ts). */
   get lastSent(): number {
@@ -89,16 +103,19 @@ export class UserTurns {
     }
     if (event.type === 'speech_resumed') {
       this.dropHeardAhead();
+      this.interruptions.resumed(event.atMs);
       return;
     }
     if (event.type === 'speech_paused') {
+      this.interruptions.paused();
       this.hearAhead(event);
       return;
     }
     if (event.type === 'speech_confirmed') {
       if (this.speech) this.speech.confirmed = true;
-      // Barge-in: the person has spoken long enough over the agent to stop it.
-      this.bargeIn('barge-in', { atMs: event.atMs });
+      // The person has spoken long enough over the agent to stop it, unless it is a backchannel.
+      if (this.deps.voice.speaking())
+        this.interruptions.speechOverAgent(event.audio, event.atMs - event.startedAtMs, event.atMs);
       return;
     }
     this.turnEnded(event);
@@ -106,8 +123,7 @@ export class UserTurns {
 
   /** The first key of a keypad turn stops the agent, as speech over it does. */
   keyPressed(): void {
-    this.deps.loop?.dropPrepared();
-    this.bargeIn('barge-in by a key', {});
+    this.interruptions.byKey();
   }
 
   /** The keypad turn is over: its line goes after the person's spoken turns before it. */
@@ -119,26 +135,11 @@ export class UserTurns {
         text: keypadLineText(turn.digits),
         startedAtSeconds: turn.startedAtMs / 1000,
         endedAtSeconds: turn.endedAtMs / 1000,
-        ...this.takeInterruption(),
+        ...this.interruptions.take(),
       };
       this.deliver(speech);
       this.deps.logger.info('caller keypad turn', { callId: this.deps.callId, utterance: speech.utterance });
     });
-  }
-
-  private bargeIn(message: string, fields: Record<string, unknown>): void {
-    const interruption = this.deps.voice.bargeIn();
-    if (!interruption) return;
-    mediaBargeIns.inc();
-    this.interrupted = interruption;
-    this.deps.logger.info(message, { callId: this.deps.callId, ...interruption, ...fields });
-  }
-
-  /** The barge-in waiting for the person's next line, handed to that line once. */
-  private takeInterruption(): Pick<CallerSpeech, 'interrupted'> {
-    const interrupted = this.interrupted;
-    this.interrupted = undefined;
-    return interrupted ? { interrupted } : {};
   }
 
   private turnEnded(event: Extract<TurnEvent, { type: 'turn_ended' }>): void {
@@ -152,6 +153,14 @@ export class UserTurns {
       this.deps.loop?.dropPrepared();
       return;
     }
+    // Speech over the agent whose first words were only a backchannel, the agent still talking.
+    const judged = this.interruptions.speechEnded();
+    if (judged === 'backchannel') {
+      this.deps.logger.info('backchannel over the agent: no turn', { callId: this.deps.callId });
+      this.heardAhead.drop();
+      this.deps.loop?.dropPrepared();
+      return;
+    }
     const speechEndedAt = this.deps.startedAt + event.endedAtMs;
     // When the turn ended: the endpointing wait is over, so what follows is the service's and STT's.
     const turnEndedAt = Date.now();
@@ -160,16 +169,21 @@ export class UserTurns {
     if (!heard) this.deps.loop?.dropPrepared();
     void this.turns.push(() => {
       const sttStartedAt = heard?.requestedAt ?? Date.now();
-      const text = heard ? heard.text.catch(() => this.transcribe(event)) : this.transcribe(event);
+      const text = heard
+        ? heard.text.catch(() => this.transcribe(event.audio))
+        : this.transcribe(event.audio);
       return text.then(
-        (words) =>
+        (words) => {
+          // Its first words never came in time: the whole turn's judge whether it interrupts.
+          if (judged === 'unjudged' && !this.interruptions.judgeTurn(words)) return;
           this.sendLine(event, words, {
             speechEndedAt,
             endpointedMs: turnEndedAt - speechEndedAt,
             sttMs: (heard?.answeredAt ?? Date.now()) - sttStartedAt,
             sttAfterTurnMs: Math.max(0, Date.now() - turnEndedAt),
             heardAhead: heard !== null,
-          }),
+          });
+        },
         (error: unknown) => {
           this.deps.logger.error('speech not recognised', { callId: this.deps.callId, error: `${error}` });
           // After the turn in flight is told: the workflow's apology goes after its lines.
@@ -193,18 +207,10 @@ export class UserTurns {
       (text) => {
         const words = text.trim();
         if (!this.heardAhead.isCurrent(ahead) || !words || !this.deps.preemptiveGeneration) return;
-        if (!loop?.holding || this.linesInFlight > 0 || this.deps.ending()) {
-          this.deps.logger.debug('no answer ahead: the turns are the workflow’s, or the agent is answering', {
-            callId: this.deps.callId,
-          });
-          return;
-        }
+        // Not while the turns are the workflow's, or while the agent is answering.
+        if (!loop?.holding || this.linesInFlight > 0 || this.deps.ending()) return;
         loop
-          .prepare({
-            text: words,
-            startedAtSeconds: event.startedAtMs / 1000,
-            ...(this.interrupted ? { interrupted: this.interrupted } : {}),
-          })
+          .prepare({ text: words, startedAtSeconds: event.startedAtMs / 1000, ...this.interruptions.pending })
           .catch((error: unknown) =>
             this.deps.logger.warn('answer ahead not begun', { callId: this.deps.callId, error: `${error}` }),
           );
@@ -218,13 +224,10 @@ export class UserTurns {
     if (this.heardAhead.drop()) this.deps.loop?.dropPrepared();
   }
 
-  private transcribe(
-    event: Extract<TurnEvent, { type: 'turn_ended' } | { type: 'speech_paused' }>,
-    signal?: AbortSignal,
-  ): Promise<string> {
+  private transcribe(audio: Int16Array, signal?: AbortSignal): Promise<string> {
     return timed(mediaSttDuration, () =>
       this.deps.stt.transcribe(
-        { sampleRate: 8000, samples: event.audio },
+        { sampleRate: 8000, samples: audio },
         { language: this.deps.language, ...(signal ? { signal } : {}) },
       ),
     );
@@ -233,13 +236,7 @@ export class UserTurns {
   private sendLine(
     event: Extract<TurnEvent, { type: 'turn_ended' }>,
     text: string,
-    timing: {
-      speechEndedAt: number;
-      endpointedMs: number;
-      sttMs: number;
-      sttAfterTurnMs: number;
-      heardAhead: boolean;
-    },
+    timing: TurnTiming,
   ): void {
     const { speechEndedAt } = timing;
     const words = text.trim();
@@ -256,7 +253,7 @@ export class UserTurns {
       startedAtSeconds: event.startedAtMs / 1000,
       endedAtSeconds: event.endedAtMs / 1000,
       speechTiming: { speechEndedAt, transcribedAt },
-      ...this.takeInterruption(),
+      ...this.interruptions.take(),
     };
     this.deliver(speech);
     this.deps.logger.info('caller turn', {

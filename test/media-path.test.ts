@@ -233,6 +233,49 @@ describe('barge-in and hang-ups', () => {
     assert.equal(gatewayTurns(path).length, 1, 'the short sound was no line');
   });
 
+  test('a backchannel over the agent ("mm-hm", "yeah, okay", 500 ms) neither stops it nor is a line', async () => {
+    const path = await agentSpeaking();
+    path.says('Mm-hmm.', 500);
+    path.silence(700);
+    path.says('Yeah, okay.', 500);
+    path.silence(700);
+    await until(() => path.turnEvents.filter((type) => type === 'turn_ended').length === 3, 'no turn ends');
+    const frames = path.out.frames;
+    await until(() => path.out.frames > frames + 10, 'the agent did not go on speaking');
+    assert.equal(path.out.clears, 0, 'the agent was not stopped');
+    assert.equal(gatewayTurns(path).length, 1, 'the backchannels were no lines');
+  });
+
+  test('speech over the agent that begins with a backchannel and goes on past 1 s stops it, and is a line', async () => {
+    const path = await agentSpeaking();
+    const startedAt = performance.now();
+    // Its first 300 ms are heard as "Yeah" only; the speech goes on.
+    path.says('Yeah', 300);
+    path.says('Yeah but what about Sundays', 1200);
+    await until(() => path.out.clears === 1, 'the agent was not stopped by long speech over it');
+    assert.ok(
+      performance.now() - startedAt < 1_500 + 500,
+      'within the spec’s 1.5 s (and the harness’s own time)',
+    );
+    path.silence(700);
+    await until(() => gatewayTurns(path).length === 2, 'the line after the barge-in was not answered');
+    const [, second] = gatewayTurns(path);
+    assert.equal(second.interrupted?.index, 1);
+  });
+
+  test('words over the agent that the speech server cannot hear in time: the turn’s own words judge it', async () => {
+    const path = await agentSpeaking();
+    const release = path.stt.hold();
+    path.says('Mm-hmm.', 500);
+    path.silence(700);
+    await until(() => path.turnEvents.filter((type) => type === 'turn_ended').length === 2, 'no turn end');
+    release();
+    const frames = path.out.frames;
+    await until(() => path.out.frames > frames + 10, 'the agent did not go on speaking');
+    assert.equal(path.out.clears, 0);
+    assert.equal(gatewayTurns(path).length, 1, 'a backchannel judged by the turn’s words is no line either');
+  });
+
   test('the caller hangs up mid-sentence: the last words are heard, then the hang-up, in that order', async () => {
     const path = await call({});
     path.says('Please call me back tomorrow', 900);

@@ -6,8 +6,11 @@ import { VAD_SAMPLE_RATE, VAD_WINDOW_SAMPLES, type VoiceActivity } from './voice
 export type TurnEvent =
   /** The detector heard speech begin (the first frame above the start threshold). */
   | { type: 'speech_started'; atMs: number }
-  /** Speech has lasted at least minSpeechMs (at `atMs`, the end of that frame): a barge-in may stop the agent now. */
-  | { type: 'speech_confirmed'; atMs: number }
+  /**
+   * Speech has lasted at least minSpeechMs (at `atMs`, the end of that frame): a barge-in may stop
+   * the agent now. `audio`: the utterance so far (its first words), `startedAtMs` its start.
+   */
+  | { type: 'speech_confirmed'; atMs: number; startedAtMs: number; audio: Int16Array }
   /**
    * endpointingMs of silence after speech of at least minTurnSpeechMs (or maxUtteranceMs of it);
    * audio = the utterance at 8 kHz with its pre-roll.
@@ -141,7 +144,8 @@ export class TurnDetector {
     }
     if (!utterance.confirmed && utterance.voicedMs >= this.minSpeechMs) {
       utterance.confirmed = true;
-      events.push({ type: 'speech_confirmed', atMs: endMs });
+      const { audio } = this.endTurn(utterance, endMs);
+      events.push({ type: 'speech_confirmed', atMs: endMs, startedAtMs: utterance.startedAtMs, audio });
     }
     const silentMs = endMs - utterance.lastVoicedEndMs;
     const lastedMs = endMs - utterance.startedAtMs;

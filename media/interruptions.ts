@@ -1,0 +1,158 @@
+import type { Logger } from '../lib/logger.js';
+import { mediaBargeIns } from '../lib/metrics/gateway-metrics.js';
+import type { CallerSpeech } from '../lib/temporal/call-messages.js';
+import { isBackchannel } from '../lib/voice-runtime/backchannel.js';
+import type { AgentVoice } from './agent-voice.js';
+import type { TurnLoop } from './turn-loop.js';
+
+// Interruptions of the agent on one call (the media path's one place for them, media/user-turns.ts):
+// a key pressed stops the agent at once. Speech over the agent that lasts 300 ms (speech_confirmed)
+// stops it once its first words are heard, unless they are only a backchannel ("mhm", "yeah", "ja":
+// lib/voice-runtime/backchannel.ts), which means "go on". Speech over the agent that goes on past
+// LONGEST_BACKCHANNEL_MS from its start stops it whatever its words, so a real interruption clears
+// within the spec's 1.5 s even when the transcription is slow. A backchannel the agent talked on
+// through is no line of the caller's. The next line of the person's carries what the agent had
+// said of the line it stopped.
+
+/** Speech over the agent longer than this (from its start) interrupts whatever its words. */
+export const LONGEST_BACKCHANNEL_MS = 1_000;
+
+export interface InterruptionsDeps {
+  callId: string;
+  voice: Pick<AgentVoice, 'bargeIn' | 'speaking'>;
+  loop: TurnLoop | null;
+  /** Transcribes the speech so far (the first words of speech over the agent). */
+  transcribe: (audio: Int16Array) => Promise<string>;
+  logger: Logger;
+}
+
+/** Speech over the agent being judged: a backchannel, or an interruption. */
+interface Judging {
+  timer: NodeJS.Timeout;
+  /** Its first words were only a backchannel. */
+  backchannel: boolean;
+  /** It stopped the agent. */
+  interrupted: boolean;
+  /** The person paused (200 ms of silence): a pause is no "going on". */
+  paused: boolean;
+  /** LONGEST_BACKCHANNEL_MS from its start have passed. */
+  long: boolean;
+}
+
+export class Interruptions {
+  /** A barge-in waiting to go to the workflow with the person's next line. */
+  private interrupted: CallerSpeech['interrupted'] | undefined;
+  private judging: Judging | null = null;
+
+  constructor(private readonly deps: InterruptionsDeps) {}
+
+  /** A key pressed: the agent stops at once. */
+  byKey(): void {
+    this.deps.loop?.dropPrepared();
+    this.interrupt('barge-in by a key', {});
+  }
+
+  /**
+   * The person's speech over the agent lasted long enough to count (`speechMs` of it so far, its
+   * audio `audio`): it interrupts once its first words are not a backchannel, or at the latest
+   * LONGEST_BACKCHANNEL_MS after it began.
+   */
+  speechOverAgent(audio: Int16Array, speechMs: number, atMs: number): void {
+    this.endJudging();
+    const judging: Judging = {
+      timer: setTimeout(
+        () => {
+          judging.long = true;
+          if (!judging.paused) this.decide(judging, 'barge-in', { atMs, reason: 'long speech' });
+        },
+        Math.max(0, LONGEST_BACKCHANNEL_MS - speechMs),
+      ),
+      backchannel: false,
+      interrupted: false,
+      paused: false,
+      long: false,
+    };
+    this.judging = judging;
+    this.deps.transcribe(audio).then(
+      (words) => {
+        if (this.judging !== judging || judging.interrupted) return;
+        if (!isBackchannel(words)) return this.decide(judging, 'barge-in', { atMs });
+        judging.backchannel = true;
+        this.deps.logger.info('backchannel over the agent: it goes on', { callId: this.deps.callId, words });
+      },
+      // Words that cannot be heard: an interruption, as before there were words to judge by.
+      () => this.decide(judging, 'barge-in', { atMs }),
+    );
+  }
+
+  /** The person paused in the speech being judged. */
+  paused(): void {
+    if (this.judging) this.judging.paused = true;
+  }
+
+  /** The person spoke again after a pause: past LONGEST_BACKCHANNEL_MS, that is no backchannel. */
+  resumed(atMs: number): void {
+    const judging = this.judging;
+    if (!judging) return;
+    judging.paused = false;
+    if (judging.long) this.decide(judging, 'barge-in', { atMs, reason: 'long speech' });
+  }
+
+  /**
+   * The person's speech is over (its turn ended). `backchannel`: its first words were only a
+   * backchannel and the agent is still talking, so it is no line. `unjudged`: its words never came
+   * in time, and the turn's own transcription judges it (judgeTurn). Else it is a turn.
+   */
+  speechEnded(): 'turn' | 'backchannel' | 'unjudged' {
+    const judging = this.endJudging();
+    if (!judging || judging.interrupted) return 'turn';
+    if (!judging.backchannel) return 'unjudged';
+    return this.deps.voice.speaking() ? 'backchannel' : 'turn';
+  }
+
+  /** An unjudged turn's words: a backchannel while the agent talks is no line (false); else it interrupts and is one. */
+  judgeTurn(words: string): boolean {
+    if (isBackchannel(words) && this.deps.voice.speaking()) return false;
+    this.interrupt('barge-in', { late: true });
+    return true;
+  }
+
+  /** The barge-in waiting for the person's next line, handed to that line once. */
+  take(): Pick<CallerSpeech, 'interrupted'> {
+    const interrupted = this.interrupted;
+    this.interrupted = undefined;
+    return interrupted ? { interrupted } : {};
+  }
+
+  /** The barge-in waiting for the next line, without taking it (the answer asked ahead carries it). */
+  get pending(): Pick<CallerSpeech, 'interrupted'> {
+    return this.interrupted ? { interrupted: this.interrupted } : {};
+  }
+
+  /** Ends the judging under way (no timer left behind); the call is over too. */
+  stop(): void {
+    this.endJudging();
+  }
+
+  private decide(judging: Judging, message: string, fields: Record<string, unknown>): void {
+    if (this.judging !== judging || judging.interrupted) return;
+    judging.interrupted = true;
+    clearTimeout(judging.timer);
+    this.interrupt(message, fields);
+  }
+
+  private interrupt(message: string, fields: Record<string, unknown>): void {
+    const interruption = this.deps.voice.bargeIn();
+    if (!interruption) return;
+    mediaBargeIns.inc();
+    this.interrupted = interruption;
+    this.deps.logger.info(message, { callId: this.deps.callId, ...interruption, ...fields });
+  }
+
+  private endJudging(): Judging | null {
+    const judging = this.judging;
+    if (judging) clearTimeout(judging.timer);
+    this.judging = null;
+    return judging;
+  }
+}

@@ -1,0 +1,37 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { isBackchannel } from '../lib/voice-runtime/backchannel.js';
+
+// Which words over the agent mean "go on" (lib/voice-runtime/backchannel.ts), as Whisper writes them.
+
+test('short listener words in the service’s languages are backchannels; nothing heard is one too', () => {
+  for (const words of [
+    'Mm-hmm.',
+    'Uh-huh',
+    'Yeah.',
+    'Yeah, okay.',
+    'OK',
+    'I see.',
+    'Right, right.',
+    'Ja.',
+    'Jo, jo',
+    'Akkurat.',
+    'Genau.',
+    '',
+    ' . ',
+  ])
+    assert.equal(isBackchannel(words), true, words);
+});
+
+test('words that ask or say something are not, nor four listener words in a row', () => {
+  for (const words of [
+    'Stop.',
+    'Wait, what?',
+    'Sorry to interrupt',
+    'No.',
+    'Yeah but what about Sundays',
+    'Hello?',
+    'Yeah yeah okay sure',
+  ])
+    assert.equal(isBackchannel(words), false, words);
+});
