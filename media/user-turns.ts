@@ -1,7 +1,6 @@
 import type { TurnEvent } from '../lib/audio/turn-detector.js';
 import { keypadLineText } from '../lib/calls/keypad-line.js';
 import type { Logger } from '../lib/logger.js';
-import { mediaSttDuration, timed } from '../lib/metrics/gateway-metrics.js';
 import { SerialQueue } from '../lib/serial-queue.js';
 import type { SpeechToText } from '../lib/speech/speech-ports.js';
 import {
@@ -15,6 +14,7 @@ import { HeardAhead } from './heard-ahead.js';
 import { Interruptions } from './interruptions.js';
 import type { KeypadTurnEnded } from './keypad-turn.js';
 import type { TurnLoop } from './turn-loop.js';
+import { transcribeTurn } from './turn-transcription.js';
 import type { WorkflowOutbox } from './workflow-outbox.js';
 
 // The person's turns of one call (the user-turn stage of the media path, media/call-audio.ts):
@@ -225,12 +225,7 @@ export class UserTurns {
   }
 
   private transcribe(audio: Int16Array, signal?: AbortSignal): Promise<string> {
-    return timed(mediaSttDuration, () =>
-      this.deps.stt.transcribe(
-        { sampleRate: 8000, samples: audio },
-        { language: this.deps.language, ...(signal ? { signal } : {}) },
-      ),
-    );
+    return transcribeTurn(this.deps.stt, this.deps.language, audio, signal);
   }
 
   private sendLine(

@@ -171,6 +171,26 @@ describe('the caller’s audio in messages of any length', () => {
   });
 });
 
+describe('a caller who never stops (a television, a looped recording)', () => {
+  test('each 30 s turn is cut there and only its last 12 s are transcribed; turn after turn goes to the workflow', async () => {
+    const path = await call({});
+    // 95 s of unbroken speech: three turns cut at the 30 s cap, and what is left.
+    for (let second = 0; second < 95; second++) {
+      path.says('and so on and so forth', 1000);
+      // As fast as detection takes it (faster would be dropped: detection's queue is bounded).
+      await until(() => path.audio.framesWaiting === 0, 'detection fell behind');
+    }
+    await until(
+      () => path.signals.filter((s) => s.name === 'callerSpeech').length === 3,
+      'three turns were not sent',
+    );
+    const turns = path.stt.requests.filter((request) => request.seconds > 5);
+    assert.ok(turns.length >= 3, JSON.stringify(path.stt.requests));
+    for (const request of turns) assert.ok(request.seconds <= 12, `${request.seconds} s transcribed at once`);
+    assert.equal(path.out.clears, 0);
+  });
+});
+
 describe('barge-in and hang-ups', () => {
   const LONG = {
     say: 'Our opening hours are nine to five on weekdays and ten to two on Saturdays. We are closed on Sundays and on public holidays.',

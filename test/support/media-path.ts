@@ -77,7 +77,7 @@ export class Phrases {
 export class FakeSpeechToText implements SpeechToText {
   latencyMs = 0;
   /** Every request, with what it will answer, whether it is answered yet, and whether its caller aborted it. */
-  readonly requests: { text: string; answered: boolean; aborted: boolean }[] = [];
+  readonly requests: { text: string; seconds: number; answered: boolean; aborted: boolean }[] = [];
   private held: Promise<void> | null = null;
   private release: (() => void) | null = null;
 
@@ -96,7 +96,12 @@ export class FakeSpeechToText implements SpeechToText {
 
   /** Like an HTTP request: an abort rejects it with the signal's reason, at once. */
   async transcribe(audio: Pcm, options: { signal?: AbortSignal } = {}): Promise<string> {
-    const request = { text: this.phrases.heard(audio.samples), answered: false, aborted: false };
+    const request = {
+      text: this.phrases.heard(audio.samples),
+      seconds: audio.samples.length / audio.sampleRate,
+      answered: false,
+      aborted: false,
+    };
     this.requests.push(request);
     const held = this.held;
     const { signal } = options;
