@@ -35,6 +35,10 @@ startTracing('voice-agent-media');
 Runtime.install({
   logger: new DefaultLogger(settings.logLevel === 'debug' ? 'DEBUG' : 'WARN'),
   telemetryOptions: await sdkMetricsTelemetry(),
+  // The signals are this process's own (drain on SIGTERM, below): the SDK's default shuts the worker
+  // down on SIGTERM at once, which cancelled every live call's media session (each call then ended
+  // agent_error) before the drain could let them finish.
+  shutdownSignals: [],
 });
 
 const { streamsToken, controlToken } = settings.media;
@@ -119,7 +123,12 @@ function stop(signal: string) {
   server.close();
   control.close();
   gateway.recordingUploads?.stop();
-  worker.shutdown();
+  try {
+    worker.shutdown();
+  } catch (error) {
+    // Already shutting down (its run ended on its own): nothing more to stop.
+    logger.warn('media session worker not running', { error: `${error}` });
+  }
 }
 /**
  * SIGTERM drains (telephony spec section 5): no new streams (1013), /readyz 503, the live calls

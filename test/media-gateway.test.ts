@@ -3,6 +3,7 @@ import { spawn } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { createInterface } from 'node:readline';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import wavefile from 'wavefile';
@@ -87,6 +88,37 @@ async function transcriptOf(callId: string): Promise<{ role: string; text: strin
 
 /** The call the stream brought in, once the gateway has taken it. */
 const callOf = (number: string) => callTo(stack.db.orm, number);
+
+/**
+ * media/main.ts as its own process, as npm start runs it, on the test's database and Temporal: its
+ * public and control ports, and its log lines (LOG_LEVEL info) as they come.
+ */
+async function gatewayProcess() {
+  const [port, controlPort] = [await freePort(), await freePort()];
+  const child = spawn(process.execPath, ['--import', 'tsx', 'media/main.ts'], {
+    cwd: ROOT,
+    env: {
+      ...process.env,
+      DATABASE_URL: stack.db.url,
+      TEMPORAL_ADDRESS: stack.settings.temporalAddress,
+      TEMPORAL_NAMESPACE: stack.settings.temporalNamespace,
+      TASK_QUEUE_PREFIX: stack.settings.taskQueuePrefix,
+      MEDIA_PORT: String(port),
+      MEDIA_STREAMS_TOKEN: TOKEN,
+      MEDIA_CONTROL_LISTEN: `127.0.0.1:${controlPort}`,
+      MEDIA_CONTROL_TOKEN: stack.settings.media.controlToken!,
+      RECORDINGS_DIR: recordingsDir,
+      VOICE_STT_URL: speech.url,
+      VOICE_TTS_URL: speech.url,
+      LOG_LEVEL: 'info',
+    },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const log: string[] = [];
+  createInterface({ input: child.stdout! }).on('line', (line) => log.push(line));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  return { child, port, controlPort, log, exited };
+}
 
 describe('the media gateway', () => {
   describe('a spoken conversation', { timeout: 180_000 }, () => {
@@ -242,6 +274,45 @@ describe('the media gateway', () => {
       }
       assert.equal((await fetch(`${gateway.publicUrl}/readyz`)).status, 200);
     });
+
+    test('SIGTERM to the gateway process drains it: the live call goes on to its own end (not agent_error), then the process exits 0', async () => {
+      const live = await createAgentFixture(stack.db.orm, {
+        workspaceId: owner.workspaceId,
+        firstMessage: OPENING,
+      });
+      const gatewayRun = await gatewayProcess();
+      try {
+        await waitForHealth(`http://127.0.0.1:${gatewayRun.port}/health`);
+        await until(
+          () => gatewayRun.log.some((line) => line.includes('media gateway running')),
+          'not running',
+        );
+        const streams = `ws://127.0.0.1:${gatewayRun.port}/media/streams`;
+        const client = await MediaStreamsClient.connect(streams);
+        client.start({ to: live.number, from: '+4791234573', token: TOKEN });
+        const call = await callOf(live.number);
+        await client.agentStarts(0);
+        gatewayRun.child.kill('SIGTERM');
+        await until(() => gatewayRun.log.some((line) => line.includes('media gateway draining')), 'no drain');
+        const refused = await MediaStreamsClient.connect(streams);
+        refused.start({ to: agent.number, from: '+4791234574', token: TOKEN });
+        assert.equal((await refused.closed).code, 1013);
+        // The call is not ended by the SIGTERM: its audio goes on, its media session holds.
+        await new Promise((resolve) => setTimeout(resolve, 3_000));
+        const played = client.agentAudio().length;
+        await until(() => client.agentAudio().length > played, 'the agent still plays on the live call');
+        assert.equal(
+          (await stack.api.client(owner.secret).get(`/calls/${call.id}`)).body.status,
+          'in_progress',
+        );
+        client.stop();
+        assert.equal(await orAfter(gatewayRun.exited, 60_000, 'still running'), 0, gatewayRun.log.join('\n'));
+        const ended = await waitForCallEnd(stack.api.client(owner.secret), call.id);
+        assert.equal(ended.end_reason, 'caller_hangup');
+      } finally {
+        gatewayRun.child.kill('SIGKILL');
+      }
+    });
   });
 
   describe('barge-in and hang-ups', { timeout: 180_000 }, () => {
@@ -371,28 +442,8 @@ describe('the media gateway', () => {
         workspaceId: owner.workspaceId,
         firstMessage: OPENING,
       });
-      const [port, controlPort] = [await freePort(), await freePort()];
+      const { child, port, controlPort } = await gatewayProcess();
       const controlToken = stack.settings.media.controlToken!;
-      // media/main.ts as its own process, as npm start runs it, on the test's database and Temporal.
-      const child = spawn(process.execPath, ['--import', 'tsx', 'media/main.ts'], {
-        cwd: ROOT,
-        env: {
-          ...process.env,
-          DATABASE_URL: stack.db.url,
-          TEMPORAL_ADDRESS: stack.settings.temporalAddress,
-          TEMPORAL_NAMESPACE: stack.settings.temporalNamespace,
-          TASK_QUEUE_PREFIX: stack.settings.taskQueuePrefix,
-          MEDIA_PORT: String(port),
-          MEDIA_STREAMS_TOKEN: TOKEN,
-          MEDIA_CONTROL_LISTEN: `127.0.0.1:${controlPort}`,
-          MEDIA_CONTROL_TOKEN: controlToken,
-          RECORDINGS_DIR: recordingsDir,
-          VOICE_STT_URL: speech.url,
-          VOICE_TTS_URL: speech.url,
-          LOG_LEVEL: 'warn',
-        },
-        stdio: ['ignore', 'inherit', 'inherit'],
-      });
       try {
         await waitForHealth(`http://127.0.0.1:${port}/health`);
         // The process's own health (docs/operations.md, "Health"): alive, then ready once its
