@@ -122,7 +122,7 @@ export function serveStream(socket: WebSocket, request: IncomingMessage, gateway
       socket.close(CLOSE_NORMAL, answer.reason);
       return;
     }
-    await takeStream(await em.findOneOrFail(Call, { id: answer.callId }));
+    await takeStream(await em.findOneOrFail(Call, { id: answer.callId }), { answeredHere: true });
     // Taken: a client that answers its own network only now (the SIP side's 200 OK) learns it
     // here, and which call it is (the SIP side reports a bridged transfer's length against it).
     send({ event: 'mark', mark: { name: 'attached' }, callId: answer.callId });
@@ -154,7 +154,13 @@ export function serveStream(socket: WebSocket, request: IncomingMessage, gateway
     send({ event: 'mark', mark: { name: 'attached' }, callId });
   };
 
-  const takeStream = async (row: Call) => {
+  /**
+   * The call's audio begins. A call answered here (it came in on this stream) starts its opening
+   * line at once, made ahead: it is the line the workflow's agent will say (the configured first
+   * message; prepared-speech.ts), and the workflow's own `connect_agent` then finds it playing.
+   */
+  const takeStream = async (row: Call, options: { answeredHere?: boolean } = {}) => {
+    const opening = openingToPrepare(row, gateway.voiceRuntime);
     call = await openCallAudio(gateway, {
       keysAsEvents,
       reportsTransfers,
@@ -163,11 +169,13 @@ export function serveStream(socket: WebSocket, request: IncomingMessage, gateway
       callWorkflowId: callWorkflowId(row.id),
       language: row.agentSnapshot.language ?? 'en-US',
       voice: row.agentSnapshot.voiceId ?? DEFAULT_VOICE,
-      opening: openingToPrepare(row, gateway.voiceRuntime),
+      opening,
       send,
       close: (code, reason) => socket.close(code, reason),
     });
     gateway.sessions.add(call);
+    if (options.answeredHere && opening)
+      void call.command({ type: 'connect_agent', opening: { index: 0, text: opening } }).catch(() => {});
     liveness.expectMedia();
     logger.info('media stream started', { callId: row.id, streamSid });
     // The person hung up while the call was being taken.

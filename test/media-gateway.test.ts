@@ -139,6 +139,12 @@ describe('the media gateway', () => {
       const opening = await transcribe(client.agentAudio());
       assert.match(opening, /calling/, opening);
       assert.match(opening, /booking/, opening);
+      // Begun by the gateway at the answer and asked for again by the workflow: played once, each
+      // of its three sentences marked once.
+      const openingMarks = client.marks
+        .map((mark) => mark.name)
+        .filter((name) => name.startsWith('agent-0-'));
+      assert.deepEqual(openingMarks, ['agent-0-0', 'agent-0-1', 'agent-0-2']);
 
       const askedAt = performance.now();
       await client.say(askEmail);
