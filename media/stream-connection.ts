@@ -9,6 +9,7 @@ import { isE164 } from '../lib/e164.js';
 import { looksLikeStreamToken, streamTokenOpens } from '../lib/media/stream-token.js';
 import { sameSecret } from '../lib/same-secret.js';
 import { callWorkflowId } from '../lib/temporal/workflow-contracts.js';
+import { fillVariables } from '../lib/voice-runtime/dynamic-variables.js';
 import { AgentVoice } from './agent-voice.js';
 import { sendBounded } from './bounded-send.js';
 import { CallAudio, type CallAudioOut } from './call-audio.js';
@@ -113,16 +114,25 @@ export function serveStream(socket: WebSocket, request: IncomingMessage, gateway
       return;
     }
     const em = gateway.orm.em.fork();
+    // The opening is the agent's first message: its synthesis begins while the call is stored and
+    // its workflow started (prepared-speech.ts).
+    let speech: PreparedSpeech | undefined;
     const answer = await answerIncomingPhoneCall(
       { em, temporal: gateway.temporal, settings: gateway.settings },
       { to, from: from || null },
-      { mediaGateway: gateway.controlUrl },
+      {
+        mediaGateway: gateway.controlUrl,
+        onAgent: (agent) => {
+          speech = new PreparedSpeech(gateway.tts, agent.voiceId ?? DEFAULT_VOICE);
+          if (agent.firstMessage) speech.prepare(fillVariables(agent.firstMessage, {}));
+        },
+      },
     );
     if (!answer.answered) {
       socket.close(CLOSE_NORMAL, answer.reason);
       return;
     }
-    await takeStream(await em.findOneOrFail(Call, { id: answer.callId }), { answeredHere: true });
+    await takeStream(await em.findOneOrFail(Call, { id: answer.callId }), { answeredHere: true, speech });
     // Taken: a client that answers its own network only now (the SIP side's 200 OK) learns it
     // here, and which call it is (the SIP side reports a bridged transfer's length against it).
     send({ event: 'mark', mark: { name: 'attached' }, callId: answer.callId });
@@ -154,14 +164,12 @@ export function serveStream(socket: WebSocket, request: IncomingMessage, gateway
     send({ event: 'mark', mark: { name: 'attached' }, callId });
   };
 
-  /**
-   * The call's audio begins. A call answered here (it came in on this stream) starts its opening
-   * line at once, made ahead: it is the line the workflow's agent will say (the configured first
-   * message; prepared-speech.ts), and the workflow's own `connect_agent` then finds it playing.
-   */
-  const takeStream = async (row: Call, options: { answeredHere?: boolean } = {}) => {
+  // The call's audio begins. A call answered here starts its opening (made ahead: the agent's
+  // first message, prepared-speech.ts) at once; the workflow's `connect_agent` finds it playing.
+  const takeStream = async (row: Call, options: { answeredHere?: boolean; speech?: PreparedSpeech } = {}) => {
     const opening = openingToPrepare(row, gateway.voiceRuntime);
     call = await openCallAudio(gateway, {
+      ...(options.speech ? { speech: options.speech } : {}),
       keysAsEvents,
       reportsTransfers,
       screensPickUp: detectsAnsweringMachines(row),
@@ -232,11 +240,13 @@ async function openCallAudio(
     voice: string;
     /** The opening line, when known ahead: synthesised now, so its first audio leaves at once (prepared-speech.ts). */
     opening: string | null;
+    /** The call's speech, when its opening began being made before the call was taken. */
+    speech?: PreparedSpeech;
     send: (message: GatewayMessage) => void;
     close: (code: number, reason: string) => void;
   },
 ): Promise<CallAudio> {
-  const speech = new PreparedSpeech(gateway.tts, call.voice);
+  const speech = call.speech ?? new PreparedSpeech(gateway.tts, call.voice);
   if (call.opening) speech.prepare(call.opening);
   const t0 = performance.now();
   const startedAt = Date.now();

@@ -30,8 +30,11 @@ export interface IncomingCallDeps {
 export async function answerIncomingPhoneCall(
   deps: IncomingCallDeps,
   incoming: IncomingPhoneCall,
-  /** A call whose audio this media gateway holds (its control URL): a Media Streams call. */
-  options: { mediaGateway?: string } = {},
+  /**
+   * `mediaGateway`: a call whose audio this media gateway holds (its control URL): a Media Streams
+   * call. `onAgent`: the agent is known (before the call is stored and its workflow started).
+   */
+  options: { mediaGateway?: string; onAgent?: (agent: Agent) => void } = {},
 ): Promise<IncomingCallAnswer> {
   const { em } = deps;
   const number = await em.findOne(PhoneNumber, { number: incoming.to, status: 'active' });
@@ -39,6 +42,7 @@ export async function answerIncomingPhoneCall(
   const agent = number.agent ? await em.findOne(Agent, { id: number.agent, deletedAt: null }) : null;
   if (!agent) return { answered: false, reason: 'no_agent' };
   if (agent.status !== 'published') return { answered: false, reason: 'agent_not_published' };
+  options.onAgent?.(agent);
   const taken = await takeCall(deps, agent, {
     channel: 'phone',
     fromNumber: incoming.from,
