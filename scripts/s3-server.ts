@@ -86,13 +86,26 @@ async function build(log: Log): Promise<string> {
  * Starts versitygw on loopback over `dataDir` with fresh keys, and makes `bucket`. Its lines go to
  * `logFile` (quiet: no line per request).
  */
-export async function startS3Server(options: {
+/** How to run the store: the same port, keys and folders for every (re)start of it. */
+export interface S3ServerPlan {
+  binary: string;
+  args: string[];
+  /** The server's own environment (its root keys). */
+  serverEnv: Record<string, string>;
+  port: number;
+  endpoint: string;
+  bucket: string;
+  /** RECORDINGS_S3_* for the processes that use it (the keys included: give them only to those). */
+  env: Record<string, string>;
+}
+
+/** Builds (if needed) and plans versitygw on loopback over `dataDir`, with fresh keys. */
+export async function planS3Server(options: {
   dataDir: string;
-  logFile: string;
   bucket?: string;
   port?: number;
   log?: Log;
-}): Promise<S3Server> {
+}): Promise<S3ServerPlan> {
   const binary = await resolveS3Server({ log: options.log });
   const port = options.port ?? (await freePort());
   const bucket = options.bucket ?? 'recordings';
@@ -101,39 +114,14 @@ export async function startS3Server(options: {
   // Objects under buckets/, their metadata in a sidecar folder (no extended attributes needed).
   const [root, meta] = [path.join(options.dataDir, 'buckets'), path.join(options.dataDir, 'meta')];
   for (const folder of [root, meta]) mkdirSync(folder, { recursive: true });
-  const out = createWriteStream(options.logFile, { flags: 'a' });
-  const child: ChildProcess = spawn(
-    binary,
-    ['--port', `127.0.0.1:${port}`, '--quiet', 'posix', '--sidecar', meta, root],
-    {
-      env: { ...process.env, ROOT_ACCESS_KEY_ID: accessKeyId, ROOT_SECRET_ACCESS_KEY: secretAccessKey },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    },
-  );
-  child.stdout?.pipe(out);
-  child.stderr?.pipe(out);
-  const stop = async () => {
-    await stopChild(child, { graceMs: 5_000 });
-    out.end();
-  };
   const endpoint = `http://127.0.0.1:${port}`;
-  if (!(await waitForTcp('127.0.0.1', port, { timeoutMs: 30_000, child }))) {
-    await stop();
-    throw new Error(
-      `the S3 server did not start (${hasExited(child) ? 'it exited' : 'no answer'}; see ${options.logFile})`,
-    );
-  }
-  const settings = { endpoint, bucket, region: 'us-east-1', accessKeyId, secretAccessKey };
-  const store = new S3RecordingStore(settings);
-  try {
-    await store.ensureBucket();
-  } catch (error) {
-    await stop();
-    throw error;
-  } finally {
-    store.close();
-  }
   return {
+    binary,
+    args: ['--port', `127.0.0.1:${port}`, '--quiet', 'posix', '--sidecar', meta, root],
+    serverEnv: { ROOT_ACCESS_KEY_ID: accessKeyId, ROOT_SECRET_ACCESS_KEY: secretAccessKey },
+    port,
+    endpoint,
+    bucket,
     env: {
       RECORDINGS_STORE: 's3',
       RECORDINGS_S3_ENDPOINT: endpoint,
@@ -142,11 +130,55 @@ export async function startS3Server(options: {
       RECORDINGS_S3_ACCESS_KEY_ID: accessKeyId,
       RECORDINGS_S3_SECRET_ACCESS_KEY: secretAccessKey,
     },
-    endpoint,
-    bucket,
-    pid: child.pid,
-    stop,
   };
+}
+
+/** Once the planned store answers, its bucket is made if missing; throws when it does not answer. */
+export async function untilS3Serves(plan: S3ServerPlan, child?: ChildProcess): Promise<void> {
+  if (!(await waitForTcp('127.0.0.1', plan.port, { timeoutMs: 30_000, ...(child ? { child } : {}) }))) {
+    throw new Error(`the S3 server did not start (${child && hasExited(child) ? 'it exited' : 'no answer'})`);
+  }
+  const store = new S3RecordingStore({
+    endpoint: plan.endpoint,
+    bucket: plan.bucket,
+    region: 'us-east-1',
+    accessKeyId: plan.env.RECORDINGS_S3_ACCESS_KEY_ID,
+    secretAccessKey: plan.env.RECORDINGS_S3_SECRET_ACCESS_KEY,
+  });
+  try {
+    await store.ensureBucket();
+  } finally {
+    store.close();
+  }
+}
+
+/** Starts versitygw as planned (its lines to `logFile`, quiet: no line per request), bucket made. */
+export async function startS3Server(options: {
+  dataDir: string;
+  logFile: string;
+  bucket?: string;
+  port?: number;
+  log?: Log;
+}): Promise<S3Server> {
+  const plan = await planS3Server(options);
+  const out = createWriteStream(options.logFile, { flags: 'a' });
+  const child: ChildProcess = spawn(plan.binary, plan.args, {
+    env: { ...process.env, ...plan.serverEnv },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  child.stdout?.pipe(out);
+  child.stderr?.pipe(out);
+  const stop = async () => {
+    await stopChild(child, { graceMs: 5_000 });
+    out.end();
+  };
+  try {
+    await untilS3Serves(plan, child);
+  } catch (error) {
+    await stop();
+    throw new Error(`${error instanceof Error ? error.message : error}; see ${options.logFile}`);
+  }
+  return { env: plan.env, endpoint: plan.endpoint, bucket: plan.bucket, pid: child.pid, stop };
 }
 
 // `node --import tsx scripts/s3-server.ts` builds (if needed) and prints the binary's path;

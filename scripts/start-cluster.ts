@@ -18,7 +18,7 @@ import {
 } from './cluster/temporal-server.js';
 import { runMigrations } from './migrate.js';
 import { acceptsTcp, redactUrl, waitForTcp } from './processes.js';
-import { startS3Server } from './s3-server.js';
+import { planS3Server, untilS3Serves } from './s3-server.js';
 import { resolveSipSide, SIP_NEEDS_SPEECH, sipAddress } from './sip-side.js';
 import { resolveTemporalCli } from './temporal-binaries.js';
 import { registerSearchAttributes } from './temporal-dev-server.js';
@@ -437,18 +437,34 @@ async function main(): Promise<void> {
   say('Press Ctrl-C to stop.');
 }
 
-/** The cluster's own S3-compatible store, with keys of this start (given to the cluster's processes only). */
+/**
+ * The cluster's own S3-compatible store, with keys of this start (given to the cluster's
+ * processes only), supervised like every other part: started again on the same port and keys,
+ * over the same folder, so what it holds is still there.
+ */
 async function startOwnS3() {
   const bucket = settings.recordingsStore.kind === 's3' ? settings.recordingsStore.bucket : 'recordings';
-  const server = await startS3Server({
-    dataDir: path.join(DATA_DIR, 's3'),
-    logFile: path.join(DATA_DIR, 's3.log'),
-    bucket,
-    log: say,
+  const plan = await planS3Server({ dataDir: path.join(DATA_DIR, 's3'), bucket, log: say });
+  const part = await supervise('S3 store', RANK.s3, async () => {
+    const running = spawnPart({
+      command: plan.binary,
+      args: plan.args,
+      env: { ...process.env, ...plan.serverEnv },
+      cwd: ROOT,
+      logFile: path.join(DATA_DIR, 's3.log'),
+      stopSignal: 'SIGTERM',
+      graceMs: 5_000,
+    });
+    try {
+      await untilS3Serves(plan);
+    } catch (error) {
+      await running.stop();
+      throw error;
+    }
+    return running;
   });
-  await started({ name: 'S3 store', rank: RANK.s3, stop: () => server.stop() });
-  say(`S3 store: pid ${server.pid} (versitygw, ${server.endpoint})`);
-  return server;
+  say(`S3 store: pid ${part.pid} (versitygw, ${plan.endpoint})`);
+  return plan;
 }
 
 // The children run in their own process groups: if this process ends without its orderly

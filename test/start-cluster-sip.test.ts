@@ -31,6 +31,8 @@ let sipPort: number;
 let controlUrl: string;
 let mediaPort: number;
 let far: Baresip | undefined;
+/** The call of the first test, whose recording is in the cluster's S3 store. */
+let recordedCallId: string | undefined;
 
 const clusterLog = () => readFileSync(path.join(dir, 'cluster', 'logs', 'cluster.log'), 'utf8');
 
@@ -151,12 +153,26 @@ describe('npm run start:cluster with CARRIER=sip', { skip, timeout: 900_000 }, (
       readdirSync(path.join(dir, 'recordings')).filter((name) => name.endsWith('.wav')),
       [],
     );
+    recordedCallId = call.id;
     const recording = await fetch(`${cluster.apiUrl}/calls/${call.id}/recording`, {
       headers: { authorization: `Bearer ${owner.secret}` },
     });
     assert.equal(recording.status, 200);
     const wav = new wavefile.WaveFile(Buffer.from(await recording.arrayBuffer()));
     assert.equal((wav.fmt as { numChannels: number }).numChannels, 2);
+  });
+
+  test('an S3 store that dies is started again by the cluster, on the same keys and with what it held', async () => {
+    assert.ok(recordedCallId, 'the call before recorded one');
+    const [, pid] = await waitForLog(/S3 store: pid (\d+)/, 5_000);
+    process.kill(Number(pid), 'SIGKILL');
+    await waitForLog(/S3 store exited unexpectedly \(signal SIGKILL\); starting it again/, 10_000);
+    await waitForLog(new RegExp(`S3 store: started again, pid (?!${pid}\\b)\\d+`), 30_000);
+    const recording = await fetch(`${cluster.apiUrl}/calls/${recordedCallId}/recording`, {
+      headers: { authorization: `Bearer ${owner.secret}` },
+    });
+    assert.equal(recording.status, 200);
+    assert.ok((await recording.arrayBuffer()).byteLength > 44);
   });
 
   test('a SIP side that dies is started again by the cluster', async () => {
