@@ -10,11 +10,27 @@ import type { VoiceRuntime } from '../lib/voice-runtime/voice-runtime.js';
 // first line without delay). The opening line is known before the agent says it (the call's
 // configured first message, or the scripted agent's introduction), so its sentences are synthesised
 // as soon as the call's stream starts, while the call is answered and the workflow connects the
-// agent; when the agent then says that line, its audio is ready. A sentence that was not prepared,
-// or whose preparation failed, is synthesised when it is said, as before.
+// agent; when the agent then says that line, its audio is ready. An agent's opening is mostly the
+// same on every call, so the sentences made ahead are kept per text-to-speech and voice
+// (OPENINGS_KEPT, most recently used): the next call's opening is ready at once. A sentence that
+// was not prepared, or whose preparation failed, is synthesised when it is said, as before.
 
 /** Sentences made ahead per call, at most: a long opening is not all synthesised for nothing. */
 const MOST_PREPARED = 3;
+/** Sentences made ahead kept for later calls, per text-to-speech (about 100 KB each). */
+const OPENINGS_KEPT = 64;
+
+/** Sentences made ahead on earlier calls, by voice and text, most recently used last. */
+const kept = new WeakMap<TextToSpeech, Map<string, Pcm>>();
+
+function keptFor(tts: TextToSpeech): Map<string, Pcm> {
+  let sentences = kept.get(tts);
+  if (!sentences) {
+    sentences = new Map();
+    kept.set(tts, sentences);
+  }
+  return sentences;
+}
 
 export class PreparedSpeech {
   private readonly ready = new Map<string, Promise<Pcm>>();
@@ -30,10 +46,25 @@ export class PreparedSpeech {
     const splitter = new SentenceSplitter((sentence) => sentences.push(sentence));
     splitter.push(line);
     splitter.end();
+    const earlier = keptFor(this.tts);
     for (const sentence of sentences.slice(0, MOST_PREPARED)) {
       if (this.ready.has(sentence)) continue;
+      const key = `${this.voice}\u0000${sentence}`;
+      const known = earlier.get(key);
+      if (known) {
+        earlier.delete(key); // most recently used last
+        earlier.set(key, known);
+        this.ready.set(sentence, Promise.resolve(known));
+        continue;
+      }
       const made = this.tts.synthesize(sentence, { voice: this.voice });
-      made.catch(() => {}); // a failed preparation is made again when said (synthesize)
+      made.then(
+        (audio) => {
+          earlier.set(key, audio);
+          if (earlier.size > OPENINGS_KEPT) earlier.delete(earlier.keys().next().value!);
+        },
+        () => {}, // a failed preparation is made again when said (synthesize)
+      );
       this.ready.set(sentence, made);
     }
   }

@@ -78,6 +78,24 @@ test('an opening made ahead leaves as soon as it is said; made when said, it wai
   fresh.stop();
 });
 
+test('the next call’s opening (the same voice and text) is ready at once: made once for both calls', async () => {
+  const tts = new SlowTextToSpeech();
+  const first = new PreparedSpeech(tts, 'joe');
+  first.prepare('Welcome to Acme.');
+  await first.synthesize('Welcome to Acme.');
+  const next = new PreparedSpeech(tts, 'joe');
+  next.prepare('Welcome to Acme.');
+  const voice = voiceOn(tts, next);
+  const saidAt = Date.now();
+  const { firstAudioAt } = await voice.say(0, 'Welcome to Acme.');
+  assert.ok(firstAudioAt! - saidAt < TTS_MS / 2, `first audio ${firstAudioAt! - saidAt} ms after`);
+  assert.deepEqual(tts.requests, ['Welcome to Acme.'], 'synthesised once');
+  // Another voice is its own audio.
+  new PreparedSpeech(tts, 'amy').prepare('Welcome to Acme.');
+  assert.equal(tts.requests.length, 2);
+  voice.stop();
+});
+
 test('a preparation that failed is made again when said; a line not prepared is made when said', async () => {
   const tts = new SlowTextToSpeech();
   tts.failing = 1;
