@@ -4,6 +4,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import type { EntityManager } from '@mikro-orm/postgresql';
 import { Call, Workspace } from '../db/entities/index.js';
 import { createLogger } from '../lib/logger.js';
 import { recordingFailures } from '../lib/metrics/service-metrics.js';
@@ -58,7 +59,7 @@ after(async () => {
 const em = () => db.orm.em.fork();
 
 function uploads(store: RecordingStore, live: (callId: string) => boolean = () => false) {
-  return new RecordingUploads({ store, dir, em: () => em() as never, live, logger });
+  return new RecordingUploads({ store, dir, em: () => em() as EntityManager, live, logger });
 }
 
 /** A call in `status` with two seconds of audio written locally, as the gateway writes it (not yet kept). */
@@ -201,7 +202,7 @@ describe('the gateway’s uploads', () => {
     const gateway = new RecordingUploads({
       store: flaky,
       dir,
-      em: () => em() as never,
+      em: () => em() as EntityManager,
       live: (id) => id === liveHere.callId,
       logger,
       now: () => now,
@@ -250,15 +251,15 @@ describe('the call’s last step and retention on the bucket', () => {
       ),
     );
     const started = Date.now();
-    assert.equal(await untilRecordingKept(em() as never, s3.store, callId, 10_000), true);
+    assert.equal(await untilRecordingKept(em() as EntityManager, s3.store, callId, 10_000), true);
     assert.ok(Date.now() - started >= 500, 'it waited for the upload');
     await landing;
     const textOnly = await createQueuedCall(db.orm, agent, { to: '+4791234568' });
-    assert.equal(await untilRecordingKept(em() as never, s3.store, textOnly.id, 10_000), false);
+    assert.equal(await untilRecordingKept(em() as EntityManager, s3.store, textOnly.id, 10_000), false);
     // A recording that never lands: the wait ends at its bound.
     const { callId: stuck } = await localRecording();
     const waited = Date.now();
-    assert.equal(await untilRecordingKept(em() as never, s3.store, stuck, 400), false);
+    assert.equal(await untilRecordingKept(em() as EntityManager, s3.store, stuck, 400), false);
     assert.ok(Date.now() - waited < 2_000);
   });
 
@@ -277,7 +278,10 @@ describe('the call’s last step and retention on the bucket', () => {
     };
     const old = await kept(8);
     const young = await kept(6);
-    assert.deepEqual(await expireRecordings(em() as never, own, new Date()), { checked: 2, deleted: 1 });
+    assert.deepEqual(await expireRecordings(em() as EntityManager, own, new Date()), {
+      checked: 2,
+      deleted: 1,
+    });
     assert.deepEqual(await own.callIds(), [young]);
     assert.equal(await own.has(old), false);
   });

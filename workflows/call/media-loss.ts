@@ -29,19 +29,15 @@ export async function unlessMediaLost<T>(call: CallState, step: () => Promise<T>
   // Once the loss won, the cancelled step's own rejection is nobody's.
   stepDone.catch(() => {});
   const watch = new CancellationScope();
-  const lost = watch
-    .run(() => condition(() => call.mediaLost))
-    .then(
-      () => true,
-      () => false, // the watch was cancelled: the step finished first
-    );
+  const lost = watch.run(() => condition(() => call.mediaLost)).then(() => 'lost' as const);
+  // The watch is cancelled once the step finished first: that rejection is nobody's either.
+  lost.catch(() => {});
   try {
     const first = await Promise.race([stepDone.then((value) => ({ value })), lost]);
-    if (first === true) {
+    if (first === 'lost') {
       running.cancel();
       throw mediaLostFailure();
     }
-    if (first === false) throw mediaLostFailure(); // not reached: the watch is cancelled only below
     return first.value;
   } finally {
     watch.cancel();
