@@ -185,7 +185,7 @@ export interface SipSettings {
   rtpPorts: { first: number; last: number };
   /**
    * SIP_CONTROL_URL: where the calls workers reach the SIP side's control API (loopback by
-   * default; the SIP side listens there).
+   * default). The SIP side listens on SIP_CONTROL_LISTEN, by default loopback at this URL's port.
    */
   controlUrl: string;
   /**

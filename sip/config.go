@@ -13,15 +13,17 @@ import (
 // Settings of the SIP side (../spec/voice-media-v1.md section 6), read from the environment the
 // way lib/settings.ts reads the service's: the same names, the same defaults.
 type config struct {
-	listenHost  string
-	listenPort  int
-	publicHost  string
-	trunk       string // SIP_TRUNK_URI; empty: no outbound calls
-	username    string
-	password    string
-	rtpFirst    int
-	rtpLast     int
-	controlAddr string // SIP_CONTROL_URL's host:port: the control API of the calls workers' carrier
+	listenHost string
+	listenPort int
+	publicHost string
+	trunk      string // SIP_TRUNK_URI; empty: no outbound calls
+	username   string
+	password   string
+	rtpFirst   int
+	rtpLast    int
+	// controlAddr: SIP_CONTROL_LISTEN, where the control API (dial, release) listens: loopback at
+	// SIP_CONTROL_URL's port unless the operator names an address (compose: the sip host).
+	controlAddr string
 	gateway     string // MEDIA_GATEWAY_URL: the media gateway's public URL (http://HOST:MEDIA_PORT) for calls that come in
 	token       string // MEDIA_STREAMS_TOKEN: opens the streams of calls that come in, nothing else
 	// callbackToken: MEDIA_CONTROL_TOKEN, what its status callbacks present at the gateway's control port.
@@ -54,7 +56,9 @@ func loadConfig() (config, error) {
 	if err != nil || control.Host == "" {
 		return c, fmt.Errorf("SIP_CONTROL_URL must be http://HOST:PORT")
 	}
-	c.controlAddr = control.Host
+	if c.controlAddr, err = controlListen(control, os.Getenv("SIP_CONTROL_LISTEN")); err != nil {
+		return c, err
+	}
 	// Loopback by default: a public address is a choice made together with SIP_TRUSTED_SOURCES.
 	host, port, err := net.SplitHostPort(envOr("SIP_LISTEN", "127.0.0.1:5060"))
 	if err != nil {
@@ -116,6 +120,22 @@ func mediaControlURL(gateway, given string) (string, error) {
 	}
 	port, _ := strconv.Atoi(u.Port())
 	return fmt.Sprintf("http://%s", net.JoinHostPort(u.Hostname(), strconv.Itoa(port+1))), nil
+}
+
+// controlListen is SIP_CONTROL_LISTEN, else loopback at SIP_CONTROL_URL's port: the control API
+// dials through the trunk, so it is never on every interface unless the operator says so.
+func controlListen(controlURL *url.URL, given string) (string, error) {
+	if given != "" {
+		if _, port, err := net.SplitHostPort(given); err != nil || port == "" {
+			return "", fmt.Errorf("SIP_CONTROL_LISTEN must be HOST:PORT (got %q)", given)
+		}
+		return given, nil
+	}
+	port := controlURL.Port()
+	if port == "" {
+		return "", fmt.Errorf("SIP_CONTROL_URL must name a port (got %q)", controlURL.String())
+	}
+	return net.JoinHostPort("127.0.0.1", port), nil
 }
 
 // portRange reads RTP_PORTS, `FIRST-LAST`: RTP and RTCP take a pair each, so at least two ports.

@@ -63,3 +63,31 @@ func TestTheThreeSecretsDiffer(t *testing.T) {
 		t.Errorf("MEDIA_CONTROL_TOKEN unset: %v", err)
 	}
 }
+
+func TestControlListen(t *testing.T) {
+	baseEnv(t)
+	cfg, err := loadConfig()
+	if err != nil || cfg.controlAddr != "127.0.0.1:8092" {
+		t.Fatalf("default: %q, %v", cfg.controlAddr, err)
+	}
+	// The workers reach it by a name; it still listens on loopback only.
+	t.Setenv("SIP_CONTROL_URL", "http://sip.internal:9092")
+	if cfg, err := loadConfig(); err != nil || cfg.controlAddr != "127.0.0.1:9092" {
+		t.Errorf("by name: %q, %v", cfg.controlAddr, err)
+	}
+	t.Setenv("SIP_CONTROL_LISTEN", "sip:8092")
+	if cfg, err := loadConfig(); err != nil || cfg.controlAddr != "sip:8092" {
+		t.Errorf("named: %q, %v", cfg.controlAddr, err)
+	}
+	for _, bad := range []string{"8092", "sip"} {
+		t.Setenv("SIP_CONTROL_LISTEN", bad)
+		if _, err := loadConfig(); err == nil || !strings.Contains(err.Error(), "SIP_CONTROL_LISTEN") {
+			t.Errorf("%s: %v", bad, err)
+		}
+	}
+	t.Setenv("SIP_CONTROL_LISTEN", "")
+	t.Setenv("SIP_CONTROL_URL", "http://127.0.0.1")
+	if _, err := loadConfig(); err == nil || !strings.Contains(err.Error(), "SIP_CONTROL_URL") {
+		t.Errorf("no port: %v", err)
+	}
+}
