@@ -102,6 +102,36 @@ describe('POST /calls', () => {
     assert.equal((await handle.query(callProgressQuery)).step, 'completed');
   });
 
+  test('an agent with an analysis_plan and no language model: the analysis has data, success and success_reason null', async () => {
+    const planned = await createAgentFixture(db.orm, { workspaceId: owner.workspaceId, name: 'Ada' });
+    const plan = {
+      data_schema: { type: 'object', properties: { day: { type: 'string' } }, required: ['day'] },
+      success_criteria: 'The appointment was confirmed.',
+    };
+    const patched = await http().patch(`/agents/${planned.agentId}`, { analysis_plan: plan });
+    assert.equal(patched.status, 200, patched.text);
+    const res = await http().post('/calls', { agent_id: planned.agentId, to: callee() });
+    assert.equal(res.status, 202, res.text);
+    const done = await waitForEnd(res.body.id);
+    assert.equal(done.status, 'completed');
+    // The rules still read the call; only the plan's answers, which need a model, are null.
+    assert.equal(done.analysis.outcome, 'resolved');
+    assert.deepEqual(
+      {
+        data: done.analysis.data,
+        success: done.analysis.success,
+        success_reason: done.analysis.success_reason,
+      },
+      { data: null, success: null, success_reason: null },
+    );
+    // Stored so, not only shown so; and the call did carry the plan.
+    const stored = await db.orm.em.fork().findOneOrFail(Call, { id: res.body.id });
+    assert.equal(stored.agentSnapshot.analysisPlan?.successCriteria, plan.success_criteria);
+    assert.ok(stored.analysis && 'data' in stored.analysis && 'success_reason' in stored.analysis);
+    const { data, success, success_reason } = stored.analysis;
+    assert.deepEqual({ data, success, success_reason }, { data: null, success: null, success_reason: null });
+  });
+
   test('simulator endings through the API: busy, refused, transferred', async () => {
     const cases: [string, string, string][] = [
       ['1001', 'failed', 'busy'],

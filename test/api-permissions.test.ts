@@ -2,7 +2,9 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { defineRoute } from '../api/http/route.js';
 import { allRoutes } from '../api/routes/index.js';
+import { TestRun } from '../db/entities/index.js';
 import { createPhoneNumber } from '../lib/accounts.js';
+import { createTestRun } from '../lib/test-runs/create-test-run.js';
 import {
   type ApiResponse,
   closeApiAndDatabase,
@@ -52,6 +54,55 @@ describe('scopes', () => {
       assert.match(res.body.error.message, new RegExp(scope));
     }
     assert.equal((await c.get('/me')).status, 200, 'GET /me needs no scope');
+  });
+
+  test('test runs: calls:write to create and cancel, calls:read to read; a refusal writes nothing', async () => {
+    const { run } = await createTestRun(db.orm.em.fork(), {
+      workspaceId: owner.workspaceId,
+      agentId,
+      scenarios: [{ name: 'S', callerPrompt: 'p', successCriteria: 'c', maxTurns: 12 }],
+      runsPerScenario: 1,
+    });
+    const body = { scenarios: [{ name: 'S', caller_prompt: 'p', success_criteria: 'c' }] };
+    const none = api.client(
+      (
+        await createFixture(db.orm, {
+          workspaceId: owner.workspaceId,
+          scopes: ['agents:write', 'numbers:write'],
+        })
+      ).secret,
+    );
+    const reader = api.client(
+      (await createFixture(db.orm, { workspaceId: owner.workspaceId, scopes: ['calls:read'] })).secret,
+    );
+    const cases: [Promise<ApiResponse>, string][] = [
+      [none.post(`/agents/${agentId}/test-runs`, body), 'calls:write'],
+      [none.post(`/test-runs/${run.id}/cancel`), 'calls:write'],
+      [none.get(`/agents/${agentId}/test-runs`), 'calls:read'],
+      [none.get(`/test-runs/${run.id}`), 'calls:read'],
+      [reader.post(`/agents/${agentId}/test-runs`, body), 'calls:write'],
+      [reader.post(`/test-runs/${run.id}/cancel`), 'calls:write'],
+    ];
+    for (const [pending, scope] of cases) {
+      const res = await pending;
+      assertApiError(res, 403, 'missing_scope');
+      assert.equal(res.body.error.type, 'permission_error');
+      assert.match(res.body.error.message, new RegExp(scope));
+    }
+    // calls:read reads them.
+    const listed = await reader.get(`/agents/${agentId}/test-runs`);
+    assert.equal(listed.status, 200, listed.text);
+    assert.deepEqual(
+      listed.body.data.map((r: { id: string }) => r.id),
+      [run.id],
+    );
+    assert.equal((await reader.get(`/test-runs/${run.id}`)).body.status, 'queued');
+    // Nothing was written: no second run, the run not canceled.
+    const runs = await db.orm.em.fork().find(TestRun, { workspace: owner.workspaceId });
+    assert.deepEqual(
+      runs.map((r) => [r.id, r.status]),
+      [[run.id, 'queued']],
+    );
   });
 
   test('a write scope includes the matching read, and only that', async () => {

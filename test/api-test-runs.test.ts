@@ -1,7 +1,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { defaultPayloadConverter } from '@temporalio/common';
 import type { TestRun as TestRunBody } from '../clients/typescript/src/index.js';
 import { TestRun } from '../db/entities/index.js';
+import { farEndWorkflowId, type TestCallerInput } from '../lib/temporal/workflow-contracts.js';
+import { createTestRun } from '../lib/test-runs/create-test-run.js';
 import { createFixture, type Fixture, startApi, type TestApi } from './support/api.js';
 import { assertApiError } from './support/assert-api.js';
 import { type AgentFixture, createAgentFixture } from './support/call-fixtures.js';
@@ -285,4 +288,129 @@ describe('bad input: each its code and param, nothing written', () => {
     }
     assert.equal(await runCount(), before);
   });
+});
+
+test('max_turns left out is 12: in the document, on the stored run and given to the caller; the caller’s model is offered end_call, the agent’s requests are its own', async () => {
+  const doc = (await stack.api.client().get('/openapi.json')).body;
+  const createBody =
+    doc.paths['/agents/{agent_id}/test-runs'].post.requestBody.content['application/json'].schema;
+  const resolved = createBody.$ref ? doc.components.schemas[createBody.$ref.split('/').at(-1)] : createBody;
+  assert.equal(resolved.properties.scenarios.items.properties.max_turns.default, 12);
+
+  const seenBefore = standIn.requests.length;
+  const created = await http().post(`/agents/${agent.agentId}/test-runs`, { scenarios: [scenarios[0]] });
+  assert.equal(created.status, 202, created.text);
+  const stored = await stack.db.orm.em.fork().findOneOrFail(TestRun, { id: created.body.id });
+  assert.deepEqual(
+    stored.scenarios.map((s) => s.maxTurns),
+    [12],
+  );
+  assert.equal(stored.runsPerScenario, 1);
+  const run = await finished(created.body.id);
+  assert.equal(run.results[0]!.status, 'passed');
+  // The caller (the call's far end) was started with the default cap.
+  const history = await stack.client.workflow
+    .getHandle(farEndWorkflowId(run.results[0]!.call_id!))
+    .fetchHistory();
+  const input = defaultPayloadConverter.fromPayload<TestCallerInput>(
+    history.events![0]!.workflowExecutionStartedEventAttributes!.input!.payloads![0]!,
+  );
+  assert.equal(input.maxTurns, 12);
+
+  // Both the caller and the agent are played by the stand-in, and both are offered an end_call:
+  // the caller's requests are its own (its instructions, one tool, not streamed), the agent's theirs.
+  const seen = standIn.requests.slice(seenBefore);
+  const callerRequests = seen.filter(isCaller);
+  const agentRequests = seen.filter((request) => !isCaller(request) && !request.body.response_format);
+  assert.equal(callerRequests.length, 2, 'a line, then goodbye with end_call');
+  for (const request of callerRequests) {
+    assert.deepEqual(
+      (request.body.tools ?? []).map((tool: { type: string; function: { name: string } }) => [
+        tool.type,
+        tool.function.name,
+      ]),
+      [['function', 'end_call']],
+    );
+    assert.match(request.body.tools[0].function.description, /^Hang up/);
+    assert.equal(request.body.stream, false);
+    assert.match(request.body.messages[0].content, /Your part: You want a dental cleaning\.$/);
+  }
+  // The caller hears the agent's lines as `user`, its own as `assistant`; it spoke first.
+  const conversation = (request: SeenRequest) =>
+    request.body.messages.slice(1).map((m: { role: string; content: string }) => `${m.role}: ${m.content}`);
+  assert.deepEqual(callerRequests.map(conversation), [
+    ['user: (the agent picked up and is silent)'],
+    ['assistant: I would like a cleaning.', 'user: Noted, we can do Tuesday.'],
+  ]);
+  // The agent hears the caller's lines as `user`. (Whether it gets to answer the goodbye before
+  // the caller's hang-up is a race, so only its first request is pinned.)
+  assert.ok(agentRequests.length >= 1);
+  assert.deepEqual(conversation(agentRequests[0]!), ['user: I would like a cleaning.']);
+  for (const request of agentRequests) {
+    assert.equal(request.body.stream, true);
+    assert.match(request.body.messages[0].content, /You confirm appointments\./);
+    assert.doesNotMatch(JSON.stringify(request.body.messages), /You are testing a business/);
+    assert.ok(
+      request.body.tools.every(
+        (tool: { function: { description: string } }) =>
+          !/^Hang up: call it when what you called for/.test(tool.function.description),
+      ),
+      'the agent is not offered the caller’s end_call',
+    );
+  }
+});
+
+test('GET /agents/{id}/test-runs: newest first, limit and cursor page through, only that agent’s runs', async () => {
+  const other = await createFixture(stack.db.orm, { requestsPerSecond: 10_000 });
+  const listed = await createAgentFixture(stack.db.orm, { workspaceId: other.workspaceId, status: 'draft' });
+  const neighbour = await createAgentFixture(stack.db.orm, {
+    workspaceId: other.workspaceId,
+    status: 'draft',
+  });
+  // Rows as POST writes them (no workflow: the list reads PostgreSQL only), a second apart.
+  const ids: string[] = [];
+  const t0 = Date.now() - 60_000;
+  for (const [i, agentId] of [listed.agentId, listed.agentId, neighbour.agentId, listed.agentId].entries()) {
+    const em = stack.db.orm.em.fork();
+    const { run } = await createTestRun(em, {
+      workspaceId: other.workspaceId,
+      agentId,
+      scenarios: [{ name: `S${i}`, callerPrompt: 'p', successCriteria: 'c', maxTurns: 12 }],
+      runsPerScenario: 1,
+    });
+    await em.nativeUpdate(TestRun, { id: run.id }, { createdAt: new Date(t0 + i * 1000) });
+    if (agentId === listed.agentId) ids.push(run.id);
+  }
+  const client = stack.api.client(other.secret);
+  const path = `/agents/${listed.agentId}/test-runs`;
+  const all = await client.get(path);
+  assert.equal(all.status, 200, all.text);
+  assert.deepEqual(
+    all.body.data.map((run: TestRunBody) => run.id),
+    [...ids].reverse(),
+  );
+  assert.equal(all.body.has_more, false);
+  assert.equal(all.body.next_cursor, null);
+
+  const first = await client.get(`${path}?limit=2`);
+  assert.deepEqual(
+    first.body.data.map((run: TestRunBody) => [run.id, run.results[0]!.scenario]),
+    [
+      [ids[2], 'S3'],
+      [ids[1], 'S1'],
+    ],
+  );
+  assert.equal(first.body.has_more, true);
+  assert.ok(first.body.next_cursor);
+  const second = await client.get(`${path}?limit=2&cursor=${first.body.next_cursor}`);
+  assert.equal(second.status, 200, second.text);
+  assert.deepEqual(
+    second.body.data.map((run: TestRunBody) => run.id),
+    [ids[0]],
+  );
+  assert.equal(second.body.has_more, false);
+  assert.equal(second.body.next_cursor, null);
+  assertApiError(await client.get(`${path}?cursor=nope`), 400, 'parameter_invalid', 'cursor');
+  // Another workspace's agent is missing, not empty.
+  assertApiError(await http().get(path), 404, 'resource_missing', 'agent_id');
 });

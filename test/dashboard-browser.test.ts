@@ -132,6 +132,8 @@ describe('the dashboard in Chromium', { skip }, () => {
     await page.waitForURL(url('/agents'));
     await page.getByRole('heading', { name: 'Agents', exact: true }).waitFor();
     await page.getByText('No agents yet').waitFor();
+    // The footer leads to the API reference the server itself serves (api/api-reference.ts).
+    assert.equal(await page.getByRole('link', { name: 'API reference' }).getAttribute('href'), '/docs');
 
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.waitForURL(url('/sign-in'));

@@ -3,10 +3,11 @@ import { after, before, test } from 'node:test';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Call, TestRun } from '../db/entities/index.js';
 import type { TranscriptLine } from '../lib/calls/transcript.js';
-import { testRunProgressQuery } from '../lib/temporal/test-run-messages.js';
+import { type TestRunProgress, testRunProgressQuery } from '../lib/temporal/test-run-messages.js';
 import {
   callWorkflowId,
   farEndWorkflowId,
+  type TestCallerResult,
   type TestRunWorkflowResult,
   testRunWorkflowId,
 } from '../lib/temporal/workflow-contracts.js';
@@ -306,4 +307,55 @@ test('a cancel starts no more calls and hangs up the ones under way; their resul
     assert.equal(call.status, 'completed');
     assert.equal(call.endReason, 'caller_hangup');
   }
+});
+
+test('a caller who never ends says max_turns lines, then hangs up; the run answers to test-run-<id> and testRunProgress', async () => {
+  // The talker never says goodbye and the agent never hangs up on it: only the cap ends the call.
+  const run = await newRun([scenario('Capped', 'PASS', 'talker held to a cap', 3)]);
+  const callerAsked = () =>
+    standIn.requests.filter(
+      (request) =>
+        isCaller(request) && /Your part: talker held to a cap$/.test(request.body.messages[0].content),
+    ).length;
+  const { result, caller } = await inEnvironment(async (env) => {
+    await startTestRunWorkflow(env.client, stack.settings, run);
+    // Outside checks use exactly these names (post-call spec section 2), written out here.
+    const handle = env.client.workflow.getHandle(`test-run-${run.id}`);
+    const result = await handle.result();
+    const description = await handle.describe();
+    assert.equal(description.type, 'testRunWorkflow');
+    assert.equal(description.status.name, 'COMPLETED');
+    const progress = (await handle.query('testRunProgress')) as TestRunProgress;
+    assert.equal(progress.status, 'completed');
+    assert.deepEqual(
+      progress.results.map((r) => [r.scenario, r.run, r.status, r.reason]),
+      [['Capped', 1, 'passed', 'It passed.']],
+    );
+    const callId = progress.results[0]!.call_id!;
+    const caller = await env.client.workflow.getHandle(farEndWorkflowId(callId)).result();
+    return { result, caller: { callId, ...(caller as TestCallerResult) } };
+  });
+  assert.deepEqual(result, { status: 'completed', passed: 1, failed: 0, errored: 0 });
+  // Three lines said, then the caller hung up without asking its model for a fourth.
+  assert.deepEqual(
+    { lines: caller.lines, endedBy: caller.endedBy, failure: caller.failure },
+    { lines: 3, endedBy: 'caller', failure: null },
+  );
+  assert.equal(callerAsked(), 3);
+  const call = await stack.db.orm.em.fork().findOneOrFail(Call, { id: caller.callId });
+  assert.equal(call.status, 'completed');
+  assert.equal(call.endReason, 'caller_hangup');
+  const transcript = (await stack.db.orm.em
+    .fork()
+    .getConnection()
+    .execute('select role, text from transcript_entries where call_id = ? order by index', [call.id])) as {
+    role: string;
+    text: string;
+  }[];
+  assert.deepEqual(
+    transcript.filter((line) => line.role === 'caller').map((line) => line.text),
+    ['Line 1 of a long talk.', 'Line 2 of a long talk.', 'Line 3 of a long talk.'],
+  );
+  // The agent answered the last line; the caller hung up after hearing it.
+  assert.deepEqual(transcript.at(-1), { role: 'agent', text: 'Noted: Line 3 of a long talk.' });
 });
