@@ -677,6 +677,42 @@ describe('transfer_destinations', () => {
     );
   });
 
+  test('description over 200 and message over 500 characters are parameter_invalid at their field; nothing is written', async () => {
+    const agent = await createAgent({
+      name: 'Bounds',
+      transfer_destinations: [{ number: '+4722000200', description: 'Billing' }],
+    });
+    const before = await storedDestinations(agent.id);
+    const ok = { number: '+4722000400', description: 'Sales' };
+    const cases: [Record<string, unknown>, string][] = [
+      [{ number: '+4722000500', description: 'd'.repeat(201) }, 'transfer_destinations[1].description'],
+      [
+        { number: '+4722000500', description: 'Desk', mode: 'warm', message: 'm'.repeat(501) },
+        'transfer_destinations[1].message',
+      ],
+    ];
+    for (const [destination, param] of cases) {
+      const body = { transfer_destinations: [ok, destination] };
+      assertApiError(await client().patch(`/agents/${agent.id}`, body), 400, 'parameter_invalid', param);
+      assertApiError(
+        await client().post('/agents', { name: 'Too long', ...body }),
+        400,
+        'parameter_invalid',
+        param,
+      );
+    }
+    assert.deepEqual(await storedDestinations(agent.id), before, 'a refused PATCH changes nothing');
+    assert.equal(
+      await db.orm.em.fork().count(Agent, { name: 'Too long' }),
+      0,
+      'a refused POST makes no agent',
+    );
+    // At the bounds, both pass.
+    const longest = { number: '+4722000500', description: 'd'.repeat(200), message: 'm'.repeat(500) };
+    const patched = await client().patch(`/agents/${agent.id}`, { transfer_destinations: [longest] });
+    assert.equal(patched.status, 200, patched.text);
+  });
+
   test('the workspace’s dialing countries as they are now, and never one of the agent’s own numbers', async () => {
     const agent = await createAgent({ name: 'Countries' });
     const em = db.orm.em.fork();

@@ -73,6 +73,22 @@ describe('checkDestination', () => {
     assert.equal(checkDestination('+61491570006', everywhere), null, 'an Australian mobile, with *');
   });
 
+  test('shared-cost and pager numbers are refused even in a dialing country', () => {
+    // libphonenumber's own example numbers of these types (its metadata's exampleNumber).
+    const cases: [string, string][] = [
+      ['+46771234567', 'SHARED_COST'], // Sweden 077
+      ['+4781021234', 'SHARED_COST'], // Norway 810 0x/2x-8x
+      ['+46740123456', 'PAGER'], // Sweden 074
+    ];
+    for (const [number, type] of cases) {
+      assert.deepEqual(
+        checkDestination(number, nordicAndNorthAmerica),
+        { code: 'destination_not_allowed', reason: 'high_cost', type },
+        number,
+      );
+    }
+  });
+
   test('the country: the number’s region, else the main country of its calling code', () => {
     assert.equal(countryOf('+447700900123'), 'GB');
     assert.equal(countryOf('+12425551234'), 'BS', 'NANP: the Bahamas by area code, not the US');

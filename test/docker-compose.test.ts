@@ -103,6 +103,43 @@ test('worker replicas per task queue are WORKER_PROCESSES default; two API proce
   assert.deepEqual(services['api-port'].ports, ['127.0.0.1:8080:8080']);
 });
 
+describe('published ports: control ports never, the SIP side only what a trunk needs', () => {
+  const services = compose.services as Record<string, ComposeService>;
+  const wildcard = (listen: string) => ['0.0.0.0', '::', '[::]', ''].includes(listen.replace(/:\d+$/, ''));
+
+  test('no service publishes the media control port (8091) or the SIP control port (8092)', () => {
+    for (const [name, service] of Object.entries(services)) {
+      for (const port of (service.ports ?? []).map(publishedPort)) {
+        for (const control of [8091, 8092]) {
+          for (const [first, last] of [port.published, port.target]) {
+            assert.ok(control < first || control > last, `${name} publishes ${control}: ${port.text}`);
+          }
+        }
+      }
+    }
+  });
+
+  test('the control APIs listen on a host of their own, never a wildcard address', () => {
+    const sip = services.sip.environment ?? {};
+    assert.ok(
+      sip.SIP_CONTROL_LISTEN,
+      'sip sets SIP_CONTROL_LISTEN (its default would be loopback in the container)',
+    );
+    assert.ok(!wildcard(sip.SIP_CONTROL_LISTEN), `SIP_CONTROL_LISTEN ${sip.SIP_CONTROL_LISTEN}`);
+    const mediaListens = Object.entries(services).filter(([, s]) => s.environment?.MEDIA_CONTROL_LISTEN);
+    assert.ok(mediaListens.length > 0, 'the media gateway sets MEDIA_CONTROL_LISTEN');
+    for (const [name, service] of mediaListens) {
+      assert.ok(!wildcard(service.environment!.MEDIA_CONTROL_LISTEN), `${name}: MEDIA_CONTROL_LISTEN`);
+    }
+  });
+
+  test('the sip service publishes only its SIP UDP port and its RTP range', () => {
+    const { SIP_LISTEN, RTP_PORTS } = services.sip.environment ?? {};
+    const sipPort = SIP_LISTEN.split(':').at(-1);
+    assert.deepEqual(services.sip.ports, [`${sipPort}:${sipPort}/udp`, `${RTP_PORTS}:${RTP_PORTS}/udp`]);
+  });
+});
+
 describe('operators: health checks, Prometheus and Grafana', () => {
   const { services } = compose;
   const withMetrics = Object.entries(services as Record<string, ComposeService>).filter(
@@ -165,6 +202,18 @@ describe('operators: health checks, Prometheus and Grafana', () => {
     assert.match(tested, /SUCCESS/);
   });
 
+  test('Prometheus scrapes the SIP side’s /metrics on its control port, found by name, with no token', () => {
+    const job = prometheusConfig.scrape_configs.find((c) => c.job_name === 'sip');
+    assert.ok(job, 'a sip job');
+    const port = Number(services.sip.environment.SIP_CONTROL_LISTEN.split(':').at(-1));
+    assert.deepEqual(job.dns_sd_configs, [{ names: ['sip'], type: 'A', port }]);
+    assert.equal(job.metrics_path ?? '/metrics', '/metrics');
+    // sip/control.go serves /metrics before it asks for SIP_CONTROL_TOKEN, so no credentials here.
+    const control = readFileSync('sip/control.go', 'utf8');
+    assert.ok(control.indexOf('"/metrics"') < control.indexOf('s.cfg.controlToken'));
+    assert.equal(job.authorization, undefined);
+  });
+
   test("Grafana's provisioned data source and dashboard", () => {
     const datasources = parse(readFileSync('docker/grafana/provisioning/datasources/prometheus.yml', 'utf8'));
     const [source] = datasources.datasources;
@@ -190,13 +239,39 @@ describe('operators: health checks, Prometheus and Grafana', () => {
 interface ComposeService {
   environment?: Record<string, string>;
   healthcheck?: { test: string[] };
+  ports?: (string | { target: number | string; published?: number | string; protocol?: string })[];
+}
+
+/** A `ports` entry (`[HOST_IP:]PUBLISHED:TARGET[/PROTOCOL]`, ranges allowed, or the long form) as port ranges. */
+function publishedPort(entry: NonNullable<ComposeService['ports']>[number]): {
+  text: string;
+  published: [number, number];
+  target: [number, number];
+} {
+  const range = (text: string): [number, number] => {
+    const [first, last = first] = text.split('-').map(Number);
+    return [first, last];
+  };
+  if (typeof entry !== 'string') {
+    const text = JSON.stringify(entry);
+    return {
+      text,
+      published: range(String(entry.published ?? entry.target)),
+      target: range(String(entry.target)),
+    };
+  }
+  const parts = entry.replace(/\/\w+$/, '').split(':');
+  const target = parts.at(-1)!;
+  return { text: entry, published: range(parts.length > 1 ? parts.at(-2)! : target), target: range(target) };
 }
 
 const prometheusConfig = parse(readFileSync('docker/prometheus.yml', 'utf8')) as {
   scrape_configs: {
     job_name: string;
+    metrics_path?: string;
+    authorization?: unknown;
     static_configs?: { targets: string[] }[];
-    dns_sd_configs?: { names: string[] }[];
+    dns_sd_configs?: { names: string[]; type?: string; port?: number }[];
   }[];
 };
 

@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
 import { describe, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
 import {
   looksLikeStreamToken,
   STREAM_TOKEN_GRACE_SECONDS,
@@ -68,5 +70,44 @@ describe('the media gateway’s control settings', () => {
       /MEDIA_CONTROL_LISTEN must be HOST:PORT/,
     );
     assert.throws(() => loadSettings({ MEDIA_CONTROL_URL: 'media:8091' }), /MEDIA_CONTROL_URL must be/);
+  });
+  test('MEDIA_IDLE_TIMEOUT_MS: 10000 unless set; a value that is not a positive number stops the start', () => {
+    assert.equal(loadSettings({}).media.idleTimeoutMs, 10_000);
+    assert.equal(loadSettings({ MEDIA_IDLE_TIMEOUT_MS: '4000' }).media.idleTimeoutMs, 4_000);
+    for (const wrong of ['0', '-1', 'soon']) {
+      assert.throws(
+        () => loadSettings({ MEDIA_IDLE_TIMEOUT_MS: wrong }),
+        /MEDIA_IDLE_TIMEOUT_MS must be a positive number/,
+      );
+    }
+  });
+  test('the gateway refuses to start when MEDIA_CONTROL_TOKEN equals MEDIA_STREAMS_TOKEN, naming it', async () => {
+    // media/main.ts itself (its check runs before it connects to anything), everything else set.
+    const env: NodeJS.ProcessEnv = {
+      PATH: process.env.PATH,
+      HOME: process.env.HOME,
+      DATABASE_URL: 'postgres://nobody@127.0.0.1:1/none',
+      MEDIA_STREAMS_TOKEN: 'one-secret-for-both',
+      MEDIA_CONTROL_TOKEN: 'one-secret-for-both',
+      VOICE_STT_URL: 'http://127.0.0.1:1/v1',
+      VOICE_TTS_URL: 'http://127.0.0.1:1/v1',
+    };
+    if (process.env.NODE_COMPILE_CACHE) env.NODE_COMPILE_CACHE = process.env.NODE_COMPILE_CACHE;
+    const { code, stdout } = await new Promise<{ code: number | null; stdout: string }>((resolve) => {
+      const child = execFile(
+        process.execPath,
+        ['--import', 'tsx', 'media/main.ts'],
+        { cwd: fileURLToPath(new URL('..', import.meta.url)), env, timeout: 60_000 },
+        (_error, out) => resolve({ code: child.exitCode, stdout: out }),
+      );
+    });
+    assert.equal(code, 1, stdout);
+    const line = stdout
+      .split('\n')
+      .filter(Boolean)
+      .map((text) => JSON.parse(text))
+      .find((entry) => entry.level === 'error');
+    assert.equal(line?.msg, 'the media gateway needs these settings (npm start sets them)', stdout);
+    assert.deepEqual(line.missing, ['MEDIA_CONTROL_TOKEN different from MEDIA_STREAMS_TOKEN']);
   });
 });
