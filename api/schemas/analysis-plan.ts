@@ -19,10 +19,9 @@ export const analysisPlanRequestSchema = {
     },
     success_criteria: {
       type: ['string', 'null'],
-      minLength: 1,
       maxLength: SUCCESS_CRITERIA_MAX_LENGTH,
       description:
-        "What makes a call a success, in the integrator's words; each call gets a verdict. Null: none.",
+        "What makes a call a success, in the integrator's words; each call gets a verdict. Null or empty: none.",
     },
   },
   description:

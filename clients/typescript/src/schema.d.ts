@@ -888,7 +888,7 @@ export interface operations {
                         data_schema?: {
                             [key: string]: unknown;
                         } | null;
-                        /** @description What makes a call a success, in the integrator's words; each call gets a verdict. Null: none. */
+                        /** @description What makes a call a success, in the integrator's words; each call gets a verdict. Null or empty: none. */
                         success_criteria?: string | null;
                     } | null;
                     /** @description Answering-machine detection for outbound phone calls; the call says who answered (answered_by). */
@@ -1445,7 +1445,7 @@ export interface operations {
                         data_schema?: {
                             [key: string]: unknown;
                         } | null;
-                        /** @description What makes a call a success, in the integrator's words; each call gets a verdict. Null: none. */
+                        /** @description What makes a call a success, in the integrator's words; each call gets a verdict. Null or empty: none. */
                         success_criteria?: string | null;
                     } | null;
                     /** @description Answering-machine detection for outbound phone calls; the call says who answered (answered_by). */
