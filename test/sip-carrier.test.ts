@@ -5,10 +5,11 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import wavefile from 'wavefile';
-import { Call } from '../db/entities/index.js';
+import { Agent, Call } from '../db/entities/index.js';
 import { streamTokenFor } from '../lib/media/stream-token.js';
 import { recordingPath } from '../lib/recordings/recording-files.js';
 import { loadSettings } from '../lib/settings.js';
+import { transferFailedLine } from '../lib/voice-runtime/transfer-failed.js';
 import { freePort } from '../scripts/processes.js';
 import { resolveSipSide } from '../scripts/sip-side.js';
 import { createFixture, type Fixture } from './support/api.js';
@@ -533,6 +534,64 @@ describe('CARRIER=sip', { skip, timeout: 600_000 }, () => {
       } finally {
         target.stop();
       }
+    });
+
+    test('a target the check refuses when it is used is never dialled: no REFER, no INVITE through the trunk, the agent says so and the call goes on', async () => {
+      // Set when London was allowed (or written past the API); the workspace may not dial GB now.
+      const london = '+447700900123';
+      const desk = await personWav(
+        'desk',
+        'Front desk, this is Maria speaking. How can I help you today?',
+        1,
+        60,
+      );
+      const trunk = await farEnd('refused-target-trunk', { play: desk, answer: 'auto', user: london });
+      await sipSideWithTrunk(trunk.port);
+      const api = stack.api.client(owner.secret);
+      const ask = await personWav('ask', 'Can I talk to a real person, please?', 12, 60);
+      const other = await createAgentFixture(stack.db.orm, {
+        workspaceId: owner.workspaceId,
+        firstMessage: INBOUND_OPENING,
+      });
+      const em = stack.db.orm.em.fork();
+      const agent = await em.findOneOrFail(Agent, { id: other.agentId });
+      agent.transferDestinations = [
+        { number: london, description: 'London office', mode: 'cold', message: null },
+      ];
+      await em.flush();
+      const caller = await farEnd('refused-target-caller', {
+        play: ask,
+        answer: 'auto',
+        callTransfer: false,
+      });
+      await caller.command('dial', `sip:${other.number}@127.0.0.1:${sipPort}`);
+      await caller.waitForEvent('CALL_ESTABLISHED', 30_000);
+      const call = await callTo(stack.db.orm, other.number);
+      await until(
+        async () => (await api.get(`/calls/${call.id}`)).body.transfer?.status === 'failed',
+        () => `the transfer was not refused\n${sipSide?.output()}`,
+        { limitMs: 90_000, everyMs: 250 },
+      );
+      const live = (await api.get(`/calls/${call.id}`)).body;
+      assert.equal(live.status, 'in_progress', 'the caller is still with the agent');
+      assert.deepEqual([live.transfer.to, live.transfer.failure], [london, 'not_allowed']);
+      // The fixture's agent speaks en-US.
+      const refusedLine = transferFailedLine('en-US');
+      await until(
+        async () =>
+          (await api.get(`/calls/${call.id}/transcript`)).body.data.some(
+            (line: { role: string; text: string }) => line.role === 'agent' && line.text === refusedLine,
+          ),
+        'the agent did not tell the caller',
+        { limitMs: 30_000, everyMs: 250 },
+      );
+      await caller.command('hangup');
+      const ended = await waitForCallEnd(api, call.id, 30_000);
+      assert.equal(ended.end_reason, 'caller_hangup');
+      // Nothing reached the SIP side's transfer: no REFER to the caller, no INVITE through the trunk.
+      assert.equal(caller.events.filter((event) => event.type === 'TRANSFER').length, 0);
+      assert.equal(trunk.events.filter((event) => /CALL_(INCOMING|ESTABLISHED)/.test(event.type)).length, 0);
+      assert.doesNotMatch(sipSide?.output() ?? '', /"msg":"(REFER|transfer)/);
     });
   });
 
