@@ -1,6 +1,7 @@
 // Every setting the service reads, in one place. Names are fixed by
 // The operations contract's settings (README.md, "Settings"); additions are documented in README.md.
 
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
@@ -319,7 +320,26 @@ function mediaControl(
   if (!/^https?:\/\/[^\s/]+$/.test(controlUrl)) {
     throw new Error(`MEDIA_CONTROL_URL must be http://HOST:PORT, got "${controlUrl}"`);
   }
-  return { controlListen, controlUrl, controlToken: env.MEDIA_CONTROL_TOKEN || undefined };
+  return { controlListen, controlUrl, controlToken: secret(env, 'MEDIA_CONTROL_TOKEN') };
+}
+
+/**
+ * Secret `name`, else the contents of the file `<name>_FILE` names, else unset. Compose keeps the
+ * control tokens it generates in a volume (docker-compose.yml, service `secrets`); `npm start`
+ * passes them in the environment.
+ */
+function secret(env: NodeJS.ProcessEnv, name: string): string | undefined {
+  if (env[name]) return env[name];
+  const file = env[`${name}_FILE`];
+  if (!file) return undefined;
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8').trim();
+  } catch (error) {
+    throw new Error(`${name}_FILE: cannot read ${file} (${(error as NodeJS.ErrnoException).code})`);
+  }
+  if (!text) throw new Error(`${name}_FILE: ${file} is empty`);
+  return text;
 }
 
 /** `HOST:PORT` (an IPv6 host in brackets) of setting `name`. */
@@ -351,7 +371,7 @@ function sipSettings(env: NodeJS.ProcessEnv): SipSettings {
     password: env.SIP_PASSWORD || undefined,
     rtpPorts,
     controlUrl: env.SIP_CONTROL_URL || 'http://127.0.0.1:8092',
-    controlToken: env.SIP_CONTROL_TOKEN || undefined,
+    controlToken: secret(env, 'SIP_CONTROL_TOKEN'),
   };
 }
 

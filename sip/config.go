@@ -48,9 +48,12 @@ func loadConfig() (config, error) {
 		username: os.Getenv("SIP_USERNAME"),
 		password: os.Getenv("SIP_PASSWORD"),
 
-		gateway:       os.Getenv("MEDIA_GATEWAY_URL"),
-		token:         os.Getenv("MEDIA_STREAMS_TOKEN"),
-		callbackToken: os.Getenv("MEDIA_CONTROL_TOKEN"),
+		gateway: os.Getenv("MEDIA_GATEWAY_URL"),
+		token:   os.Getenv("MEDIA_STREAMS_TOKEN"),
+	}
+	var err error
+	if c.callbackToken, err = secretEnv("MEDIA_CONTROL_TOKEN"); err != nil {
+		return c, err
 	}
 	control, err := url.Parse(envOr("SIP_CONTROL_URL", "http://127.0.0.1:8092"))
 	if err != nil || control.Host == "" {
@@ -99,7 +102,10 @@ func loadConfig() (config, error) {
 		return c, fmt.Errorf("TRANSFER_MAX_MINUTES must be a number of minutes above 0, at most 1440")
 	}
 	c.transferMax = time.Duration(minutes * float64(time.Minute))
-	if c.controlToken = os.Getenv("SIP_CONTROL_TOKEN"); c.controlToken == "" {
+	if c.controlToken, err = secretEnv("SIP_CONTROL_TOKEN"); err != nil {
+		return c, err
+	}
+	if c.controlToken == "" {
 		return c, fmt.Errorf("SIP_CONTROL_TOKEN is needed: the control API's own secret (npm start generates and keeps it)")
 	}
 	if c.controlToken == c.token || c.controlToken == c.callbackToken {
@@ -120,6 +126,27 @@ func mediaControlURL(gateway, given string) (string, error) {
 	}
 	port, _ := strconv.Atoi(u.Port())
 	return fmt.Sprintf("http://%s", net.JoinHostPort(u.Hostname(), strconv.Itoa(port+1))), nil
+}
+
+// secretEnv is secret `name`, else the contents of the file `<name>_FILE` names (compose keeps the
+// control tokens it generates in a volume), else empty.
+func secretEnv(name string) (string, error) {
+	if value := os.Getenv(name); value != "" {
+		return value, nil
+	}
+	file := os.Getenv(name + "_FILE")
+	if file == "" {
+		return "", nil
+	}
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return "", fmt.Errorf("%s_FILE: %w", name, err)
+	}
+	value := strings.TrimSpace(string(data))
+	if value == "" {
+		return "", fmt.Errorf("%s_FILE: %s is empty", name, file)
+	}
+	return value, nil
 }
 
 // controlListen is SIP_CONTROL_LISTEN, else loopback at SIP_CONTROL_URL's port: the control API

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -89,5 +91,43 @@ func TestControlListen(t *testing.T) {
 	t.Setenv("SIP_CONTROL_URL", "http://127.0.0.1")
 	if _, err := loadConfig(); err == nil || !strings.Contains(err.Error(), "SIP_CONTROL_URL") {
 		t.Errorf("no port: %v", err)
+	}
+}
+
+func TestControlTokensFromFiles(t *testing.T) {
+	baseEnv(t)
+	dir := t.TempDir()
+	write := func(name, text string) string {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	// Compose: the tokens unset, their files kept by the secrets service.
+	t.Setenv("MEDIA_CONTROL_TOKEN", "")
+	t.Setenv("SIP_CONTROL_TOKEN", "")
+	t.Setenv("MEDIA_CONTROL_TOKEN_FILE", write("media-control-token", "from-file-media\n"))
+	t.Setenv("SIP_CONTROL_TOKEN_FILE", write("sip-control-token", "from-file-sip\n"))
+	cfg, err := loadConfig()
+	if err != nil || cfg.callbackToken != "from-file-media" || cfg.controlToken != "from-file-sip" {
+		t.Fatalf("from files: %q %q, %v", cfg.callbackToken, cfg.controlToken, err)
+	}
+	// A value given outright wins over its file.
+	t.Setenv("SIP_CONTROL_TOKEN", "given")
+	if cfg, err := loadConfig(); err != nil || cfg.controlToken != "given" {
+		t.Errorf("given: %q, %v", cfg.controlToken, err)
+	}
+	t.Setenv("SIP_CONTROL_TOKEN", "")
+	for _, bad := range []string{filepath.Join(dir, "missing"), write("empty", " \n")} {
+		t.Setenv("SIP_CONTROL_TOKEN_FILE", bad)
+		if _, err := loadConfig(); err == nil || !strings.Contains(err.Error(), "SIP_CONTROL_TOKEN_FILE") {
+			t.Errorf("%s: %v", bad, err)
+		}
+	}
+	// The same secret through two files is still one secret for two doors.
+	t.Setenv("SIP_CONTROL_TOKEN_FILE", write("same", "from-file-media"))
+	if _, err := loadConfig(); err == nil || !strings.Contains(err.Error(), "must differ") {
+		t.Errorf("same secret: %v", err)
 	}
 }

@@ -133,6 +133,40 @@ describe('published ports: control ports never, the SIP side only what a trunk n
     }
   });
 
+  test('control tokens not given are kept by the secrets service, and every service that needs one reads it from there', () => {
+    const secrets = services.secrets as ComposeService & { command: string[]; volumes: string[] };
+    assert.deepEqual(secrets.command.slice(0, 5), [
+      'node',
+      '--import',
+      'tsx',
+      'scripts/keep-secrets.ts',
+      '/secrets',
+    ]);
+    assert.ok(secrets.volumes.includes('secrets:/secrets'));
+    const readers = Object.entries(services).filter(
+      ([, service]) =>
+        service.environment?.MEDIA_CONTROL_TOKEN_FILE || service.environment?.SIP_CONTROL_TOKEN_FILE,
+    );
+    const names = readers.map(([name]) => name);
+    for (const needed of ['worker-calls', 'api', 'media', 'sip']) assert.ok(names.includes(needed), needed);
+    for (const [name, service] of readers) {
+      const env = service.environment!;
+      if (env.MEDIA_CONTROL_TOKEN_FILE)
+        assert.equal(env.MEDIA_CONTROL_TOKEN_FILE, '/secrets/media-control-token');
+      if (env.SIP_CONTROL_TOKEN_FILE) assert.equal(env.SIP_CONTROL_TOKEN_FILE, '/secrets/sip-control-token');
+      const more = service as { volumes?: string[]; depends_on?: Record<string, { condition: string }> };
+      assert.ok(more.volumes?.includes('secrets:/secrets:ro'), `${name} mounts the secrets read-only`);
+      assert.equal(
+        more.depends_on?.secrets?.condition,
+        'service_completed_successfully',
+        `${name} waits for them`,
+      );
+    }
+    // The files are the app user's (1000) and group's; the SIP side runs in that group.
+    assert.deepEqual(secrets.command.slice(5), ['--owner', '1000:1000']);
+    assert.equal((services.sip as { user?: string }).user?.split(':')[1], '1000');
+  });
+
   test('the sip service publishes only its SIP UDP port and its RTP range', () => {
     const { SIP_LISTEN, RTP_PORTS } = services.sip.environment ?? {};
     const sipPort = SIP_LISTEN.split(':').at(-1);
