@@ -8,13 +8,14 @@ import { mediaTtsDuration, timed } from '../lib/metrics/gateway-metrics.js';
 import { SerialQueue } from '../lib/serial-queue.js';
 import type { Pcm, TextToSpeech } from '../lib/speech/speech-ports.js';
 import { SentenceSplitter } from '../lib/voice-runtime/sentences.js';
+import { AgentSpeech, markName, type SpeechSentence } from './agent-speech.js';
 import type { CallRecording } from './call-recording.js';
 import { PreparedSpeech } from './prepared-speech.js';
 
 // The agent's voice on one call: its lines, sentence by sentence, synthesised in order and played
 // to the client in real time (20 ms μ-law frames, at most LEAD_MS ahead of their play time, as a
-// telephony media server paces them). Knowing when each sentence started playing, a barge-in tells
-// what the person heard; sending only a little ahead, `clear` drops little and a client that does
+// telephony media server paces them). Each line is an AgentSpeech (agent-speech.ts) that knows
+// when each of its sentences started playing, so a barge-in tells what the person heard; sending only a little ahead, `clear` drops little and a client that does
 // not read holds a bounded buffer.
 
 /** How far ahead of its play time audio is sent. */
@@ -27,26 +28,10 @@ const LEAD_MS = 100;
  */
 const PLAYED_GRACE_MS = { withoutMarks: 200, withMarks: 5000 };
 
-interface Sentence {
-  index: number;
-  seq: number;
-  text: string;
-  /** Play time of its first frame on the call's clock; null until it is sent. */
-  startedAtMs: number | null;
-  /** Its mark came back: the client played all of it. */
-  markEchoed: boolean;
-}
-
-interface Line {
-  index: number;
-  /** Sentences taken for this line, in order (by `sentence` commands and then `say`). */
-  sentences: Sentence[];
-  /** The person spoke over it: nothing more of it is played. */
-  interrupted: boolean;
-  /** Epoch ms when its first audio was sent. */
-  firstAudioAt: number | null;
-  /** A sentence of it could not be synthesised (the speech service failed past its retries). */
-  failed: boolean;
+/** A barge-in: when it cut the agent off, and the utterance it stopped (null: none had begun playing). */
+export interface AgentCut {
+  atMs: number;
+  speech: AgentSpeech | null;
 }
 
 /** What the media gateway sends to the client. */
@@ -63,12 +48,12 @@ export interface AgentAudioOut {
 }
 
 export class AgentVoice {
-  private readonly lines = new Map<number, Line>();
+  private readonly lines = new Map<number, AgentSpeech>();
   /** Audio waiting to be sent, frame by frame, each with its sentence. */
-  private readonly queue: { frame: Int16Array; sentence: Sentence; last: boolean; key?: string }[] = [];
+  private readonly queue: { frame: Int16Array; sentence: SpeechSentence; last: boolean; key?: string }[] = [];
   private readonly synthesis = new SerialQueue(); // sentences, one after the other, as taken
   private playCursorMs = 0; // play time of the end of the audio sent so far, on the call's clock
-  private lastMark: Sentence | null = null; // the last sentence whose mark was sent and not cleared
+  private lastMark: SpeechSentence | null = null; // the last sentence whose mark was sent and not cleared
   private echoesMarks = false; // the client has echoed a mark: it tells when the audio played
   private stopped = false;
   private readonly ticker: NodeJS.Timeout;
@@ -106,12 +91,8 @@ export class AgentVoice {
     const splitter = new SentenceSplitter((sentence) => sentences.push(sentence));
     splitter.push(text);
     splitter.end();
-    if (line.failed) {
-      // A retry after the speech service failed: what never played is made again.
-      const queued = new Set(this.queue.map((q) => q.sentence));
-      line.sentences = line.sentences.filter((s) => s.startedAtMs !== null || queued.has(s));
-      line.failed = false;
-    }
+    // A retry after the speech service failed: what never played is made again.
+    if (line.failed) line.forgetUnplayed(new Set(this.queue.map((q) => q.sentence)));
     if (!line.interrupted)
       for (const sentence of sentences.slice(line.sentences.length)) this.enqueue(line, sentence);
     await this.synthesis.idle();
@@ -135,14 +116,7 @@ export class AgentVoice {
   async pressKeys(index: number, digits: string): Promise<void> {
     const line = this.lineOf(index);
     if (!line.interrupted && line.sentences.length === 0) {
-      const sentence: Sentence = {
-        index,
-        seq: 0,
-        text: keypadLineText(digits),
-        startedAtMs: null,
-        markEchoed: false,
-      };
-      line.sentences.push(sentence);
+      const sentence = line.take(keypadLineText(digits));
       void this.synthesis.push(() => {
         if (line.interrupted) return;
         const frames = keyFrames(digits, { asEvents: this.deps.out.dtmf !== undefined });
@@ -161,23 +135,23 @@ export class AgentVoice {
   }
 
   /**
-   * Barge-in: the person is speaking over the agent. Its audio stops (`clear`), and the line that
-   * was playing keeps the sentences that had started playing. Null when nothing was playing.
+   * Barge-in: the person is speaking over the agent. Its audio stops (`clear`); the utterance that
+   * was playing, and those after it, are interrupted now (each keeps what had begun playing). Null
+   * when the agent was not speaking.
    */
-  bargeIn(): { index: number; spokenText: string } | null {
+  bargeIn(): AgentCut | null {
     if (!this.speaking()) return null;
     const now = this.deps.clock();
     const playing = this.playingLine(now);
     this.queue.length = 0;
     this.deps.out.clear();
-    this.deps.recording?.truncateAgentAfter(now);
     this.playCursorMs = now;
     // What was sent is played or dropped now: no mark is awaited.
     this.lastMark = null;
-    if (!playing) return null;
-    for (const line of this.lines.values()) if (line.index >= playing.index) line.interrupted = true;
-    const spoken = playing.sentences.filter((s) => s.startedAtMs !== null && s.startedAtMs <= now);
-    return { index: playing.index, spokenText: spoken.map((s) => s.text).join(' ') };
+    if (playing) {
+      for (const line of this.lines.values()) if (line.index >= playing.index) line.interrupt(now);
+    }
+    return { atMs: now, speech: playing };
   }
 
   /** The client echoed a mark: the audio before it has played. */
@@ -213,10 +187,10 @@ export class AgentVoice {
     this.queue.length = 0;
   }
 
-  private lineOf(index: number): Line {
+  private lineOf(index: number): AgentSpeech {
     let line = this.lines.get(index);
     if (!line) {
-      line = { index, sentences: [], interrupted: false, firstAudioAt: null, failed: false };
+      line = new AgentSpeech(index);
       this.lines.set(index, line);
       // Only the last few lines matter (a barge-in, a late `say`): the map stays small.
       if (this.lines.size > 8) this.lines.delete(this.lines.keys().next().value!);
@@ -224,15 +198,8 @@ export class AgentVoice {
     return line;
   }
 
-  private enqueue(line: Line, text: string): void {
-    const sentence: Sentence = {
-      index: line.index,
-      seq: line.sentences.length,
-      text,
-      startedAtMs: null,
-      markEchoed: false,
-    };
-    line.sentences.push(sentence);
+  private enqueue(line: AgentSpeech, text: string): void {
+    const sentence = line.take(text);
     void this.synthesis.push(async () => {
       if (line.interrupted) return;
       const synthesisStartedAt = Date.now();
@@ -285,15 +252,9 @@ export class AgentVoice {
     }
   }
 
-  private playingLine(now: number): Line | null {
-    let playing: Line | null = null;
-    for (const line of this.lines.values()) {
-      if (line.sentences.some((s) => s.startedAtMs !== null && s.startedAtMs <= now)) playing = line;
-    }
+  private playingLine(now: number): AgentSpeech | null {
+    let playing: AgentSpeech | null = null;
+    for (const line of this.lines.values()) if (line.startedBy(now)) playing = line;
     return playing;
   }
-}
-
-function markName(sentence: Sentence): string {
-  return `agent-${sentence.index}-${sentence.seq}`;
 }

@@ -5,6 +5,7 @@ import {
   type TransferReport,
 } from '../lib/temporal/call-messages.js';
 import type { CallAudioDeps, CallAudioEnd } from './call-audio-ports.js';
+import { recordingCut } from './call-recording.js';
 import { CallerAudioIn } from './caller-audio-in.js';
 import { KeypadTurn } from './keypad-turn.js';
 import { PickUpScreen } from './pick-up-screen.js';
@@ -12,12 +13,10 @@ import { commandsCarrier, TurnLoop } from './turn-loop.js';
 import { UserTurns } from './user-turns.js';
 import { WorkflowOutbox } from './workflow-outbox.js';
 
-export type { CallAudioDeps, CallAudioEnd, CallAudioOut } from './call-audio-ports.js';
-
 // One call's audio in the media gateway, as stages (docs/voice.md, "The turn loop"):
 //   caller audio in     decode, record (channel 1), pick-up screen, voice activity and turn
 //                       detection, bounded                                   caller-audio-in.ts
-//   the person's turns  barge-in, heard ahead, transcribed, a line per turn  user-turns.ts
+//   the person's turns  barge-in (interruptions.ts), heard ahead, transcribed, a line per turn  user-turns.ts
 //   the turn's owner    the gateway's loop once the workflow handed it the turns (`take_turns`),
 //                       else the call workflow (`callerSpeech`; no audio in Temporal)  turn-loop.ts
 //   the agent's voice   its lines as commands (control-api.ts), synthesised, played, cut by a
@@ -96,6 +95,7 @@ export class CallAudio {
       preemptiveGeneration: deps.preemptiveGeneration,
       ending: () => this.ending !== null,
       callBack: (callback) => this.callBack(callback),
+      obeyingInterruptions: [recordingCut(deps.recording)],
       logger: deps.logger,
     });
   }

@@ -1,6 +1,7 @@
 import type { Logger } from '../lib/logger.js';
 import { recordingFailures } from '../lib/metrics/service-metrics.js';
 import { type RecordingFiles, RecordingWriter } from '../lib/recordings/recording-writer.js';
+import type { AgentCut } from './agent-voice.js';
 import type { RecordingUploads } from './recording-uploads.js';
 
 // The media gateway's side of a call's recording (lib/recordings/recording-writer.ts writes it;
@@ -57,4 +58,12 @@ export async function openRecording(
       return closed;
     },
   };
+}
+
+/**
+ * An interruption's cut of the recording (interruptions.ts): the agent's channel ends where the
+ * interrupted utterance stopped (agent-speech.ts), the moment the transcript's cut is taken at too.
+ */
+export function recordingCut(recording: CallRecording | null): (cut: AgentCut) => void {
+  return (cut) => recording?.truncateAgentAfter(cut.speech?.interruptedAtMs ?? cut.atMs);
 }

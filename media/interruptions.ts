@@ -2,7 +2,7 @@ import type { Logger } from '../lib/logger.js';
 import { mediaBargeIns } from '../lib/metrics/gateway-metrics.js';
 import type { CallerSpeech } from '../lib/temporal/call-messages.js';
 import { isBackchannel } from '../lib/voice-runtime/backchannel.js';
-import type { AgentVoice } from './agent-voice.js';
+import type { AgentCut, AgentVoice } from './agent-voice.js';
 import type { TurnLoop } from './turn-loop.js';
 
 // Interruptions of the agent on one call (the media path's one place for them, media/user-turns.ts):
@@ -13,6 +13,11 @@ import type { TurnLoop } from './turn-loop.js';
 // within the spec's 1.5 s even when the transcription is slow. A backchannel the agent talked on
 // through is no line of the caller's. The next line of the person's carries what the agent had
 // said of the line it stopped.
+//
+// An interruption is one event, handed to every stage that must obey it: the agent's voice stops
+// (its `bargeIn`, which clears the client and interrupts the utterance playing: agent-speech.ts),
+// then each of `obeying` in order (the recording's cut, call-audio.ts), and the utterance's played
+// text becomes the transcript's cut with the person's next line (`take`).
 
 /** Speech over the agent longer than this (from its start) interrupts whatever its words. */
 export const LONGEST_BACKCHANNEL_MS = 1_000;
@@ -23,6 +28,8 @@ export interface InterruptionsDeps {
   loop: TurnLoop | null;
   /** Transcribes the speech so far (the first words of speech over the agent). */
   transcribe: (audio: Int16Array) => Promise<string>;
+  /** The stages that obey an interruption besides the voice (the recording's cut), in order. */
+  obeying?: readonly ((cut: AgentCut) => void)[];
   logger: Logger;
 }
 
@@ -142,9 +149,13 @@ export class Interruptions {
   }
 
   private interrupt(message: string, fields: Record<string, unknown>): void {
-    const interruption = this.deps.voice.bargeIn();
-    if (!interruption) return;
+    const cut = this.deps.voice.bargeIn();
+    if (!cut) return;
+    for (const obey of this.deps.obeying ?? []) obey(cut);
+    // Audio sent ahead but not yet playing was cleared; with no utterance begun there is no line to cut.
+    if (!cut.speech) return;
     mediaBargeIns.inc();
+    const interruption = { index: cut.speech.index, spokenText: cut.speech.playedText() };
     this.interrupted = interruption;
     this.deps.logger.info(message, { callId: this.deps.callId, ...interruption, ...fields });
   }

@@ -11,7 +11,7 @@ import {
 } from '../lib/temporal/call-messages.js';
 import type { AgentVoice } from './agent-voice.js';
 import { HeardAhead } from './heard-ahead.js';
-import { Interruptions } from './interruptions.js';
+import { Interruptions, type InterruptionsDeps } from './interruptions.js';
 import type { KeypadTurnEnded } from './keypad-turn.js';
 import type { TurnLoop } from './turn-loop.js';
 import { transcribeTurn } from './turn-transcription.js';
@@ -40,6 +40,8 @@ export interface UserTurnsDeps {
   /** Whether the call's audio is ending (nothing more is asked ahead or answered here). */
   ending: () => boolean;
   callBack: (callback: CarrierCallback) => Promise<void>;
+  /** The stages besides the voice that obey an interruption (interruptions.ts). */
+  obeyingInterruptions?: InterruptionsDeps['obeying'];
   logger: Logger;
 }
 
@@ -70,6 +72,7 @@ export class UserTurns {
       voice: deps.voice,
       loop: deps.loop,
       transcribe: (audio) => this.transcribe(audio),
+      obeying: deps.obeyingInterruptions,
       logger: deps.logger,
     });
   }

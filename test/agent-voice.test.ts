@@ -83,8 +83,15 @@ test('after a barge-in no mark is awaited: what was sent played or was cleared',
   voice.markEchoed(marks[0]);
   const line = voice.say(1, 'One. Two. Three.');
   await until(() => marks.length === 2, 'the first sentence of the answer sent');
-  const interrupted = voice.bargeIn();
-  assert.equal(interrupted?.index, 1);
+  const cut = voice.bargeIn();
+  // The interrupted utterance is a handle: what it was to say, what of it played, when it stopped.
+  const speech = cut?.speech;
+  assert.equal(speech?.index, 1);
+  assert.equal(speech.interrupted, true);
+  assert.equal(speech.interruptedAtMs, cut?.atMs);
+  // Its first sentence had begun (the next may have, in the moment before the barge-in).
+  assert.match(speech.playedText(), /^One\.( Two\.)?$/);
+  assert.equal(speech.text, 'One. Two. Three.');
   const sent = frames();
   assert.equal(await settlesWithin(voice.played(30_000), 500), true);
   await line;

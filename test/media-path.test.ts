@@ -218,6 +218,9 @@ describe('barge-in and hang-ups', () => {
     path.says('Sorry, what about Sundays', 400);
     await until(() => path.out.clears === 1, 'the agent was not stopped by 400 ms of speech over it');
     assert.equal((await metricValue('media_barge_ins_total')) - bargeIns, 1, 'counted as a barge-in');
+    // The recording's agent channel is cut once, where the interrupted line stopped.
+    assert.equal(path.recordingCuts.length, 1);
+    assert.ok(path.recordingCuts[0]! > 0);
     path.says('Sorry, what about Sundays', 500);
     const framesAtClear = path.out.frames;
     path.silence(700);
@@ -263,6 +266,7 @@ describe('barge-in and hang-ups', () => {
     const frames = path.out.frames;
     await until(() => path.out.frames > frames + 10, 'the agent did not go on speaking');
     assert.equal(path.out.clears, 0, 'the agent was not stopped');
+    assert.deepEqual(path.recordingCuts, [], 'nor its recording cut');
     assert.equal(gatewayTurns(path).length, 1, 'the backchannels were no lines');
   });
 

@@ -10,6 +10,7 @@ import type { Pcm, SpeechToText, SpeechVoice, TextToSpeech } from '../../lib/spe
 import type { AgentTurn, RespondOptions, VoiceRuntime } from '../../lib/voice-runtime/voice-runtime.js';
 import { AgentVoice } from '../../media/agent-voice.js';
 import { CallAudio } from '../../media/call-audio.js';
+import type { CallRecording } from '../../media/call-recording.js';
 import { createAgentFixture, createQueuedCall } from './call-fixtures.js';
 import type { TestDatabase } from './database.js';
 
@@ -195,6 +196,8 @@ export interface MediaPathCall {
   turnEvents: string[];
   /** The socket was closed with this. */
   closed: { code: number; reason: string } | null;
+  /** Where the recording's agent channel was cut (an interruption's time on the call's clock), in order. */
+  recordingCuts: number[];
   /** `ms` of the caller saying `text`, heard frame by frame. */
   says(text: string, ms: number): void;
   /** `ms` of the caller's silence. */
@@ -257,6 +260,15 @@ export async function startMediaPathCall(
   const t0 = performance.now();
   const clock = () => performance.now() - t0;
   const voice = new AgentVoice({ tts, voice: 'alloy', out: sink, clock, recording: null, logger });
+  // A recording that keeps only its cuts: the interruption's, read from the interrupted utterance.
+  const recordingCuts: number[] = [];
+  const recording: CallRecording = {
+    caller: () => {},
+    agent: () => {},
+    truncateAgentAfter: (atMs) => void recordingCuts.push(atMs),
+    close: async () => {},
+    stopped: false,
+  };
   const call: MediaPathCall = {
     callId: row.id,
     phrases,
@@ -267,6 +279,7 @@ export async function startMediaPathCall(
     out,
     turnEvents,
     closed: null,
+    recordingCuts,
     audio: new CallAudio({
       callId: row.id,
       callWorkflowId: `call-${row.id}`,
@@ -275,7 +288,7 @@ export async function startMediaPathCall(
       language: 'en-US',
       detector,
       voice,
-      recording: null,
+      recording,
       close: (code, reason) => {
         call.closed = { code, reason };
       },
