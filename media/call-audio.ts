@@ -1,4 +1,4 @@
-import type { MediaCommand } from '../lib/media/media-control.js';
+import { answerOnceEnded, type MediaCommand, type MediaCommandAnswer } from '../lib/media/media-control.js';
 import {
   type CarrierCallback,
   carrierCallbackSignal,
@@ -24,6 +24,7 @@ import { WorkflowOutbox } from './workflow-outbox.js';
 //   to the workflow     everything it is told, in order                      workflow-outbox.ts
 // This class wires them and owns the call's end: hang-ups both ways, transfers, the drain.
 
+const RELEASED = { cancel: 'canceled', hang_up: 'the agent hung up' } as const; // the close's reason
 /** After the agent's last line, the longest its audio may take to play before the stream closes. */
 const PLAYOUT_LIMIT_MS = 60_000;
 /** The person hung up mid-sentence: how long their last words may take to be transcribed. */
@@ -131,11 +132,15 @@ export class CallAudio {
     this.deps.voice.markEchoed(name);
   }
 
-  /** A command of the call workflow's carrier; the answer goes back to it. */
-  async command(command: MediaCommand): Promise<Record<string, unknown>> {
-    const { voice } = this.deps;
+  /** A command of the call workflow's carrier; its answer (media-control.ts) goes back to it. */
+  async command<C extends MediaCommand>(command: C): Promise<MediaCommandAnswer<C>> {
     // The call is ending: nothing more is played (a line the person hung up on is not heard).
-    if (this.ending && command.type !== 'answer') return command.type === 'say' ? { firstAudioAt: null } : {};
+    if (this.ending && command.type !== 'answer') return answerOnceEnded(command);
+    return (await this.act(command)) as MediaCommandAnswer<C>;
+  }
+
+  private async act(command: MediaCommand): Promise<MediaCommandAnswer> {
+    const { voice } = this.deps;
     switch (command.type) {
       case 'answer':
         this.deps.callWorkflowId = command.callWorkflowId;
@@ -166,11 +171,7 @@ export class CallAudio {
         );
         return { transfer: 'handed_over' };
       case 'release':
-        void this.endFromOurSide(
-          'released',
-          1000,
-          command.reason === 'cancel' ? 'canceled' : 'the agent hung up',
-        );
+        void this.endFromOurSide('released', 1000, RELEASED[command.reason]);
         return {};
       case 'take_turns':
         return { turns: this.loop ? this.loop.take(command, this.userTurns.lastSent) : 'never' };

@@ -10,7 +10,7 @@ import { loadCall } from '../lib/calls/call-status-changes.js';
 import { conversationContextOf } from '../lib/calls/conversation-context.js';
 import type { TranscriptLine } from '../lib/calls/transcript.js';
 import { keepSpokenPart, loadTranscript, recordLines } from '../lib/calls/transcript-rows.js';
-import type { MediaCommand, TakeTurns } from '../lib/media/media-control.js';
+import type { MediaCommand, MediaCommandAnswer, TakeTurns } from '../lib/media/media-control.js';
 import { retryWithBackoff } from '../lib/retry-with-backoff.js';
 import { type CallerSpeech, callerLineOf, type GatewayTurn } from '../lib/temporal/call-messages.js';
 import { AnswersAhead } from '../lib/voice-runtime/answers-ahead.js';
@@ -200,16 +200,14 @@ export class TurnLoop {
  * commands (media/call-audio.ts `command`), as the workflow's carrier would send them.
  */
 export function commandsCarrier(
-  command: (command: MediaCommand) => Promise<Record<string, unknown>>,
+  command: <C extends MediaCommand>(command: C) => Promise<MediaCommandAnswer<C>>,
 ): TurnLoopDeps['carrier'] {
   return {
     saySentence: async ({ index, seq, text }) => {
       await command({ type: 'sentence', index, seq, text });
     },
-    say: async ({ index, text, hangUp }) =>
-      (await command({ type: 'say', index, text, ...(hangUp ? { hangUp } : {}) })) as {
-        firstAudioAt: number | null;
-      },
+    say: ({ index, text, hangUp }) =>
+      command({ type: 'say' as const, index, text, ...(hangUp ? { hangUp } : {}) }),
     sendDigits: async ({ index, digits }) => {
       await command({ type: 'digits', index, digits });
     },

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { readMediaCommand } from '../lib/media/media-command-schema.js';
-import type { MediaCommand } from '../lib/media/media-control.js';
+import { readMediaCommand, readMediaCommandAnswer } from '../lib/media/media-command-schema.js';
+import { answerOnceEnded, type MediaCommand } from '../lib/media/media-control.js';
 import { readSipCallback, type SipCallback } from '../lib/media/sip-callback-schema.js';
 
 // What the media gateway's control port takes, checked whole against JSON Schema and never cast:
@@ -43,6 +43,42 @@ test('anything else is refused with what was wrong: the type, a field missing, m
     const read = readMediaCommand(body);
     assert.ok('error' in read, `${JSON.stringify(body)} was read as a command`);
     assert.match(read.error, field, `${JSON.stringify(body)}: ${read.error}`);
+  }
+});
+
+test('the gateway’s answers are read by their command’s type; anything else is refused, never cast', () => {
+  const answers: [MediaCommand['type'], unknown][] = [
+    ['answer', {}],
+    ['sentence', {}],
+    ['say', { firstAudioAt: 1_764_000_000_000 }],
+    ['say', { firstAudioAt: null }],
+    ['transfer', { transfer: 'reported' }],
+    ['transfer', { transfer: 'handed_over' }],
+    ['take_turns', { turns: 'not_now' }],
+    ['release', {}],
+  ];
+  for (const [type, answer] of answers) assert.deepEqual(readMediaCommandAnswer(type, answer), { answer });
+  const refusals: [MediaCommand['type'], unknown, RegExp][] = [
+    ['say', {}, /firstAudioAt/],
+    ['say', { firstAudioAt: '12' }, /firstAudioAt/],
+    ['transfer', { transfer: 'connected' }, /transfer/],
+    ['take_turns', { turns: 'taken', extra: 1 }, /extra/],
+    ['release', { ok: true }, /ok/],
+    ['answer', null, /body/],
+  ];
+  for (const [type, answer, why] of refusals) {
+    const read = readMediaCommandAnswer(type, answer);
+    assert.ok('error' in read, `${type} ${JSON.stringify(answer)} was taken`);
+    assert.match(read.error, why);
+  }
+  // A command that came as the call's audio was ending gets an answer of its own kind too.
+  for (const command of [
+    { type: 'say', index: 1, text: 'Late.' },
+    { type: 'transfer', to: '+4722334455' },
+    { type: 'take_turns', nextIndex: 3, heardThrough: 1, withStoredToolCalls: false },
+    { type: 'release', reason: 'hang_up' },
+  ] as const) {
+    assert.ok('answer' in readMediaCommandAnswer(command.type, answerOnceEnded(command)), command.type);
   }
 });
 

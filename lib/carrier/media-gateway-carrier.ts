@@ -1,5 +1,7 @@
+import { readMediaCommandAnswer } from '../media/media-command-schema.js';
 import {
   type MediaCommand,
+  type MediaCommandAnswer,
   mediaControlPath,
   type TakeTurns,
   type TurnsHandOver,
@@ -54,8 +56,7 @@ export class MediaGatewayCarrier {
     request: { callId: string; index: number; text: string; hangUp?: boolean },
   ): Promise<SpeechPlayed | undefined> {
     const { callId, ...line } = request;
-    const answer = await this.command(gateway, callId, { type: 'say', ...line });
-    return answer ? { firstAudioAt: (answer.firstAudioAt as number | null) ?? null } : undefined;
+    return this.command(gateway, callId, { type: 'say' as const, ...line });
   }
 
   /** Keys pressed: the gateway plays them as in-band DTMF tones on the call's audio. */
@@ -69,8 +70,8 @@ export class MediaGatewayCarrier {
 
   /** `reported`: the gateway's client (the SIP side) reports the outcome as a callback; else handed over. */
   async transfer(gateway: string, request: { callId: string; to: string }): Promise<TransferHandOver> {
-    const answer = await this.command(gateway, request.callId, { type: 'transfer', to: request.to });
-    return answer?.transfer === 'reported' ? 'reported' : 'handed_over';
+    const answer = await this.command(gateway, request.callId, { type: 'transfer' as const, to: request.to });
+    return answer?.transfer ?? 'handed_over';
   }
 
   async release(gateway: string, request: { callId: string; reason: 'hang_up' | 'cancel' }): Promise<void> {
@@ -83,16 +84,19 @@ export class MediaGatewayCarrier {
     request: { callId: string } & Omit<TakeTurns, 'type'>,
   ): Promise<TurnsHandOver> {
     const { callId, ...handOver } = request;
-    const answer = await this.command(gateway, callId, { type: 'take_turns', ...handOver });
-    return answer?.turns === 'taken' || answer?.turns === 'not_now' ? answer.turns : 'never';
+    const answer = await this.command(gateway, callId, { type: 'take_turns' as const, ...handOver });
+    return answer?.turns ?? 'never';
   }
 
-  /** The gateway's answer, or undefined when it no longer holds the call. */
-  private async command(
+  /**
+   * The gateway's answer, checked against the command's answer schema (media-command-schema.ts),
+   * or undefined when it no longer holds the call.
+   */
+  private async command<C extends MediaCommand>(
     gateway: string,
     callId: string,
-    command: MediaCommand,
-  ): Promise<Record<string, unknown> | undefined> {
+    command: C,
+  ): Promise<MediaCommandAnswer<C> | undefined> {
     const answer = await postControl(
       new URL(mediaControlPath(callId), gateway),
       { token: this.options.token, body: command, timeoutMs: CONTROL_TIMEOUT_MS },
@@ -106,6 +110,10 @@ export class MediaGatewayCarrier {
         `media gateway ${gateway} answered ${answer.status} to ${command.type}: ${String(body.error ?? '')}`,
       );
     }
-    return body;
+    const checked = readMediaCommandAnswer(command.type, body);
+    if ('error' in checked) {
+      throw new MediaGatewayError(`media gateway ${gateway} answered ${command.type} with ${checked.error}`);
+    }
+    return checked.answer as MediaCommandAnswer<C>;
   }
 }

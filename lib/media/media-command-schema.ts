@@ -1,6 +1,6 @@
 import { E164_PATTERN } from '../e164.js';
-import type { MediaCommand } from './media-control.js';
-import { messageOfType, typedMessageReader } from './typed-messages.js';
+import type { MediaCommand, MediaCommandAnswers } from './media-control.js';
+import { messageOfType, schemaReader, typedMessageReader } from './typed-messages.js';
 
 // The control API's commands (lib/media/media-control.ts) as JSON Schema: a command the gateway
 // acts on is one of these, whole (lib/media/typed-messages.ts); anything else is a 400.
@@ -41,4 +41,33 @@ const read = typedMessageReader<MediaCommand>(COMMANDS);
 export function readMediaCommand(body: unknown): { command: MediaCommand } | { error: string } {
   const checked = read(body);
   return 'message' in checked ? { command: checked.message } : checked;
+}
+
+/** The answers, one schema per command type: exactly these fields, nothing more. */
+const answer = (properties: Record<string, object> = {}) => ({
+  type: 'object',
+  properties,
+  required: Object.keys(properties),
+  additionalProperties: false,
+});
+const ANSWERS: {
+  [T in MediaCommand['type']]: (body: unknown) => { message: MediaCommandAnswers[T] } | { error: string };
+} = {
+  answer: schemaReader(answer()),
+  connect_agent: schemaReader(answer()),
+  sentence: schemaReader(answer()),
+  say: schemaReader(answer({ firstAudioAt: { type: ['number', 'null'] } })),
+  digits: schemaReader(answer()),
+  transfer: schemaReader(answer({ transfer: { enum: ['reported', 'handed_over'] } })),
+  release: schemaReader(answer()),
+  take_turns: schemaReader(answer({ turns: { enum: ['taken', 'not_now', 'never'] } })),
+};
+
+/** The gateway's answer to a command of `type`, when the body is one; else why not. */
+export function readMediaCommandAnswer<T extends MediaCommand['type']>(
+  type: T,
+  body: unknown,
+): { answer: MediaCommandAnswers[T] } | { error: string } {
+  const checked = ANSWERS[type](body);
+  return 'message' in checked ? { answer: checked.message as MediaCommandAnswers[T] } : checked;
 }

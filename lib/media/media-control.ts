@@ -38,6 +38,35 @@ export interface TakeTurns {
 /** The gateway's answer to `take_turns`; `never`: it does not hold the call, or cannot take its turns. */
 export type TurnsHandOver = 'taken' | 'not_now' | 'never';
 
+/**
+ * What the gateway answers each command, by its `type` (checked by the carrier against
+ * media-command-schema.ts): `say` when its first audio left (null: it never played), `transfer`
+ * whether the client reports the outcome, `take_turns` whether the turns were taken.
+ */
+export interface MediaCommandAnswers {
+  answer: Record<string, never>;
+  connect_agent: Record<string, never>;
+  sentence: Record<string, never>;
+  say: { firstAudioAt: number | null };
+  digits: Record<string, never>;
+  transfer: { transfer: 'reported' | 'handed_over' };
+  release: Record<string, never>;
+  take_turns: { turns: TurnsHandOver };
+}
+
+/** The answer to command `C`. */
+export type MediaCommandAnswer<C extends MediaCommand = MediaCommand> = MediaCommandAnswers[C['type']];
+
+/** The answer to a command that came once the call's audio was ending: nothing more plays, nothing is taken. */
+export function answerOnceEnded<C extends MediaCommand>(command: C): MediaCommandAnswer<C> {
+  const answers: { [T in MediaCommand['type']]?: MediaCommandAnswers[T] } = {
+    say: { firstAudioAt: null },
+    transfer: { transfer: 'handed_over' },
+    take_turns: { turns: 'never' },
+  };
+  return (answers[command.type] ?? {}) as MediaCommandAnswer<C>;
+}
+
 export function mediaControlPath(callId: string): string {
   return `/media/control/calls/${encodeURIComponent(callId)}`;
 }

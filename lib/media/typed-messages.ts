@@ -46,6 +46,12 @@ export function typedMessageReader<T>(
   return (body) => (validate(body) ? { message: body } : { error: describe(validate.errors?.[0]) });
 }
 
+/** A reader of one JSON Schema's documents: the document as `T`, or why it is none (`field: what`). */
+export function schemaReader<T>(schema: object): (body: unknown) => { message: T } | { error: string } {
+  const validate = ajv.compile<T>(schema);
+  return (body) => (validate(body) ? { message: body } : { error: describe(validate.errors?.[0]) });
+}
+
 function describe(error: ErrorObject | undefined): string {
   if (!error) return 'not a message of this API';
   const field = error.instancePath.replace(/^\//, '').replaceAll('/', '.');
