@@ -130,6 +130,13 @@ export interface MediaSettings {
    */
   gatewayUrl: string | undefined;
   /**
+   * MEDIA_GATEWAY_URLS: several gateways' public addresses (`http://HOST:PORT`, comma-separated),
+   * each one's control API at its next port; the calls placed here and Talk go to one that is not
+   * draining (lib/media/gateway-placement.ts). Set, it is used in place of MEDIA_GATEWAY_URL and
+   * MEDIA_CONTROL_URL for new calls; empty when unset.
+   */
+  gatewayUrls: string[];
+  /**
    * MEDIA_CONTROL_LISTEN (default `127.0.0.1:<MEDIA_PORT+1>`): where the gateway serves its control
    * API and the carrier's status callbacks, off the public port.
    */
@@ -323,6 +330,20 @@ function mediaControl(
   return { controlListen, controlUrl, controlToken: secret(env, 'MEDIA_CONTROL_TOKEN') };
 }
 
+/** MEDIA_GATEWAY_URLS: public addresses with their ports (the control API is at the next one). */
+function gatewayUrls(value: string | undefined): string[] {
+  const urls = (value ?? '')
+    .split(',')
+    .map((url) => url.trim().replace(/\/+$/, ''))
+    .filter(Boolean);
+  for (const url of urls) {
+    if (!/^https?:\/\/[^\s/:]+:\d+$/.test(url)) {
+      throw new Error(`MEDIA_GATEWAY_URLS must be http://HOST:PORT addresses, comma-separated; got "${url}"`);
+    }
+  }
+  return urls;
+}
+
 /**
  * Secret `name`, else the contents of the file `<name>_FILE` names, else unset. Compose keeps the
  * control tokens it generates in a volume (docker-compose.yml, service `secrets`); `npm start`
@@ -474,6 +495,7 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
       port: positiveNumber('MEDIA_PORT', env.MEDIA_PORT, 8090),
       streamsToken: env.MEDIA_STREAMS_TOKEN || undefined,
       gatewayUrl: env.MEDIA_GATEWAY_URL || undefined,
+      gatewayUrls: gatewayUrls(env.MEDIA_GATEWAY_URLS),
       ...mediaControl(env),
       endpointingMs: positiveNumber('VOICE_ENDPOINTING_MS', env.VOICE_ENDPOINTING_MS, 600),
       preemptiveGeneration: bool(env.VOICE_PREEMPTIVE_GENERATION, true),

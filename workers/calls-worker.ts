@@ -15,6 +15,7 @@ import { MediaGatewayCarrier } from '../lib/carrier/media-gateway-carrier.js';
 import { SimulatedCarrier } from '../lib/carrier/simulated-carrier.js';
 import { SipCarrier } from '../lib/carrier/sip-carrier.js';
 import { createLogger } from '../lib/logger.js';
+import { GatewayPlacement, mediaGateways } from '../lib/media/gateway-placement.js';
 import { mediaStreamsUrl } from '../lib/media/media-control.js';
 import { streamTokenFor } from '../lib/media/stream-token.js';
 import { recordingStoreFor } from '../lib/recordings/recording-store-from-settings.js';
@@ -54,7 +55,8 @@ function carrierFromSettings(deps: CallsWorkerDeps): Carrier {
   const token = deps.settings.media.controlToken;
   if (!token) return simulator;
   const media = new MediaGatewayCarrier({ token, taskQueuePrefix: deps.settings.taskQueuePrefix });
-  const { gatewayUrl, controlUrl } = deps.settings.media;
+  const gateways = mediaGateways(deps.settings.media);
+  const placement = gateways.length > 0 ? new GatewayPlacement(gateways) : null;
   // CARRIER=sip: the calls placed here go through the trunk (lib/carrier/sip-carrier.ts).
   const { carrier, sip } = deps.settings.media;
   const text =
@@ -68,13 +70,14 @@ function carrierFromSettings(deps: CallsWorkerDeps): Carrier {
         .findOne(Call, { id: callId }, { fields: ['mediaGateway', 'direction'] });
       return call && { mediaGateway: call.mediaGateway ?? null, direction: call.direction };
     },
-    ...(gatewayUrl
+    ...(placement
       ? {
           dialGateway: {
-            controlUrl,
+            pick: async () => (await placement.pick()).controlUrl,
             // Each call's far end attaches with the call's own token, made as it is dialled.
-            streamFor: (callId: string, ringTimeoutSeconds: number) => ({
-              url: mediaStreamsUrl(gatewayUrl),
+            streamFor: (gateway: string, callId: string, ringTimeoutSeconds: number) => ({
+              // A call pinned to a gateway no longer listed keeps the first one's streams.
+              url: mediaStreamsUrl((placement.byControlUrl(gateway) ?? gateways[0]!).publicUrl),
               token: streamTokenFor(token, callId, ringTimeoutSeconds),
             }),
           },

@@ -1,28 +1,48 @@
+import { GatewayPlacement, mediaGateways } from '../../lib/media/gateway-placement.js';
 import { mediaStreamsUrl } from '../../lib/media/media-control.js';
 import { streamTokenFor } from '../../lib/media/stream-token.js';
 import type { Settings } from '../../lib/settings.js';
 
-// Where the test panel's Talk streams the microphone: the media gateway the workers' calls go to
-// (its public MEDIA_GATEWAY_URL for the stream, its MEDIA_CONTROL_URL as the call's gateway, and
-// MEDIA_CONTROL_TOKEN to make the call's own stream token), which `npm start` and `start:cluster`
-// pass to the API whenever speech is configured. Without them the panel offers typing only, and
-// says why.
+// Where the test panel's Talk streams the microphone: a media gateway the workers' calls go to,
+// one that is not draining (lib/media/gateway-placement.ts: MEDIA_GATEWAY_URLS, else
+// MEDIA_GATEWAY_URL with MEDIA_CONTROL_URL), with MEDIA_CONTROL_TOKEN to make the call's own stream
+// token; `npm start` and `start:cluster` pass them to the API whenever speech is configured.
+// Without them the panel offers typing only, and says why.
 
 export type TalkGateway =
-  | { available: true; controlUrl: string; streamsUrl: string; streamTokenFor(callId: string): string }
+  | {
+      available: true;
+      /** The control URL of a gateway for a new Talk call (pinned on the call as its media gateway). */
+      pick(): Promise<string>;
+      /** The Media Streams address of the gateway a call is pinned to. */
+      streamsUrlOf(controlUrl: string): string;
+      streamTokenFor(callId: string): string;
+    }
   | { available: false; reason: string };
 
 export const TALK_UNAVAILABLE_REASON =
   'Talking needs speech: start the service with VOICE_SPEECH=local (or VOICE_STT_URL and VOICE_TTS_URL), ' +
   'which also starts the media gateway.';
 
+/** One placement per settings (an API process's), so its turns and readiness answers carry over. */
+const placements = new WeakMap<object, GatewayPlacement>();
+
 export function talkGateway(settings: Pick<Settings, 'media'>): TalkGateway {
-  const { gatewayUrl, controlUrl, controlToken } = settings.media;
-  if (!gatewayUrl || !controlToken) return { available: false, reason: TALK_UNAVAILABLE_REASON };
+  const { controlToken } = settings.media;
+  const gateways = mediaGateways(settings.media);
+  if (gateways.length === 0 || !controlToken) return { available: false, reason: TALK_UNAVAILABLE_REASON };
+  let placement = placements.get(settings.media);
+  if (!placement) {
+    placement = new GatewayPlacement(gateways);
+    placements.set(settings.media, placement);
+  }
+  const placed = placement;
   return {
     available: true,
-    controlUrl,
-    streamsUrl: mediaStreamsUrl(gatewayUrl),
+    pick: async () => (await placed.pick()).controlUrl,
+    // A call pinned to a gateway no longer listed keeps the first one's streams.
+    streamsUrlOf: (controlUrl) =>
+      mediaStreamsUrl((placed.byControlUrl(controlUrl) ?? gateways[0]!).publicUrl),
     // Made as the browser's socket opens: the relay attaches at once.
     streamTokenFor: (callId) => streamTokenFor(controlToken, callId, 0),
   };

@@ -84,7 +84,7 @@ export function talkSockets(
       // The gateway the call was pinned to when it was started (the same one unless settings changed).
       const relay = new TalkRelay({
         browser,
-        streamsUrl: gateway.streamsUrl,
+        streamsUrl: gateway.streamsUrlOf(call.mediaGateway!),
         token: gateway.streamTokenFor(callId),
         callId,
         logger: ctx.state.logger,

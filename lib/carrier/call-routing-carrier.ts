@@ -37,13 +37,14 @@ export interface CallRoutingOptions {
   /** The call's route; null for a call not (yet) recorded. */
   lookUpCall(callId: string): Promise<CallRoute | null>;
   /**
-   * Where calls placed from here carry their audio: the gateway's control URL (MEDIA_CONTROL_URL)
-   * and the stream a call's far end opens there (MEDIA_GATEWAY_URL, with the call's own token made
-   * for `ringTimeoutSeconds`). Unset: placed calls are text-only.
+   * Where calls placed from here carry their audio: a gateway that is not draining, by its control
+   * URL (lib/media/gateway-placement.ts), and the stream a call's far end opens at that gateway
+   * (its public address, with the call's own token made for `ringTimeoutSeconds`). Unset: placed
+   * calls are text-only.
    */
   dialGateway?: {
-    controlUrl: string;
-    streamFor(callId: string, ringTimeoutSeconds: number): MediaStreamAccess;
+    pick(): Promise<string>;
+    streamFor(gateway: string, callId: string, ringTimeoutSeconds: number): MediaStreamAccess;
   };
   /** Writes Call.mediaGateway before the dial, so every later request of the call goes there. */
   pinToGateway(callId: string, gateway: string): Promise<void>;
@@ -78,9 +79,9 @@ export class CallRoutingCarrier implements Carrier {
     // A leg without a Call of its own (a warm transfer's consultation leg of a text call) is text.
     if (!known.ownCall) return this.text.dial(request);
     const { dialGateway } = this.options;
+    if (!dialGateway) return this.text.dial(request);
     // A retried dial keeps the gateway the first one pinned.
-    const gateway = known.gateway ?? dialGateway?.controlUrl;
-    if (!gateway || !dialGateway) return this.text.dial(request);
+    const gateway = known.gateway ?? (await dialGateway.pick());
     if (!known.gateway) await this.options.pinToGateway(request.callId, gateway);
     this.remember(request.callId, {
       ownCall: true,
@@ -91,7 +92,7 @@ export class CallRoutingCarrier implements Carrier {
     await this.text.dial({
       ...request,
       mediaGateway: gateway,
-      mediaStream: dialGateway.streamFor(request.callId, request.ringTimeoutSeconds),
+      mediaStream: dialGateway.streamFor(gateway, request.callId, request.ringTimeoutSeconds),
     });
     return this.media.callMedia(gateway);
   }
@@ -102,15 +103,15 @@ export class CallRoutingCarrier implements Carrier {
     // A simulated person calling in (`simulate inbound`) speaks too, as the far end of a placed call.
     const simulatedPhoneCall = request.channel === 'phone' && request.farEnd !== 'browser';
     const { dialGateway } = this.options;
-    const gateway = route.gateway ?? (simulatedPhoneCall ? dialGateway?.controlUrl : undefined);
-    if (!gateway || !dialGateway) return this.text.answer(request);
+    if (!dialGateway || (!route.gateway && !simulatedPhoneCall)) return this.text.answer(request);
+    const gateway = route.gateway ?? (await dialGateway.pick());
     if (!route.gateway) await this.options.pinToGateway(request.callId, gateway);
     this.remember(request.callId, { ownCall: true, gateway, teeToFarEnd: true, farEndFollowsLines: true });
     // The caller is there already: their stream attaches at once (no ring to wait out).
     await this.text.answer({
       ...request,
       mediaGateway: gateway,
-      mediaStream: dialGateway.streamFor(request.callId, 0),
+      mediaStream: dialGateway.streamFor(gateway, request.callId, 0),
     });
     return this.media.answer(gateway, request);
   }

@@ -76,7 +76,7 @@ const start = defineRoute({
           fromLabel: `Test panel (${person.email})`.slice(0, 200),
           metadata: body.metadata,
           browserFarEnd: true,
-          ...(body.talk && gateway.available ? { mediaGateway: gateway.controlUrl } : {}),
+          ...(body.talk && gateway.available ? { mediaGateway: await gateway.pick() } : {}),
         },
       );
       // A test call is a call: the workspace's minutes quota and trial line apply, as POST /calls says them.
