@@ -5,7 +5,8 @@ import { fileURLToPath } from 'node:url';
 import { type LocalPostgres, startLocalPostgres } from '../db/embedded-postgres.js';
 import { loadSettings } from '../lib/settings.js';
 import { temporalConnectionOptions } from '../lib/temporal-connection.js';
-import { loadClusterSettings, type WorkerGroup } from './cluster/settings.js';
+import { restartOneAtATime, untilReady } from './cluster/rolling-restart.js';
+import { loadClusterSettings, mediaGatewayPorts, type WorkerGroup } from './cluster/settings.js';
 import { type Running, Supervised, spawnedChildren, spawnPart } from './cluster/supervisor.js';
 import { allTemporalPorts, type PostgresTarget, temporalServerConfig } from './cluster/temporal-config.js';
 import {
@@ -42,7 +43,9 @@ import { setUpVoice } from './voice-setup.js';
 //                  .data/cluster/s3 (scripts/s3-server.ts), bucket RECORDINGS_S3_BUCKET (default
 //                  `recordings`); the gateways upload recordings there and the API reads them there
 // Every part runs under a supervisor that starts it again with backoff when it dies
-// (scripts/cluster/supervisor.ts). Ctrl-C (SIGINT, SIGTERM, SIGHUP) stops them in order: the API,
+// (scripts/cluster/supervisor.ts). With speech, MEDIA_GATEWAYS (default 1) media gateways run, the
+// n-th on MEDIA_PORT + 10·n; SIGUSR2 restarts them one at a time, each draining its calls first
+// (scripts/cluster/rolling-restart.ts). Ctrl-C (SIGINT, SIGTERM, SIGHUP) stops them in order: the API,
 // the workers, the carrier simulator, the Web UI, Temporal, PostgreSQL. Data lives in
 // $VOICE_AGENT_DATA_DIR/cluster (default .data/cluster), apart from `npm start`'s.
 
@@ -107,6 +110,29 @@ async function shutdown(exitCode: number, reason: string): Promise<never> {
   }
   say('stopped');
   process.exit(exitCode);
+}
+
+/** The media gateways, in order, and where each says it is ready. */
+const gateways: { part: Supervised; readyz: string }[] = [];
+let restartingGateways = false;
+
+/**
+ * SIGUSR2: the media gateways restart one at a time (scripts/cluster/rolling-restart.ts), each
+ * draining its calls first (up to MEDIA_DRAIN_SECONDS) while the others take the new ones.
+ */
+async function restartGateways(): Promise<void> {
+  if (restartingGateways || stopping || gateways.length === 0) return;
+  restartingGateways = true;
+  try {
+    const drainMs = settings.media.drainSeconds * 1000;
+    const done = await restartOneAtATime(
+      gateways.map(({ part }) => ({ name: part.name, restart: (graceMs) => part.restart(graceMs) })),
+      { graceMs: drainMs + 15_000, ready: (n) => untilReady(gateways[n]!.readyz, 120_000), log: say },
+    );
+    if (done) say('media gateways: rolling restart done');
+  } finally {
+    restartingGateways = false;
+  }
 }
 
 async function supervise(name: string, rank: number, launch: () => Promise<Running>): Promise<Supervised> {
@@ -337,6 +363,7 @@ async function startWorkers(group: WorkerGroup, env: NodeJS.ProcessEnv): Promise
 }
 
 async function main(): Promise<void> {
+  process.on('SIGUSR2', () => void restartGateways());
   for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
     process.on(signal, () => void shutdown(0, `${signal} received`));
   }
@@ -388,10 +415,32 @@ async function main(): Promise<void> {
     ...voice.env,
     ...s3?.env,
   };
+  const gatewayPorts = voice.env.MEDIA_STREAMS_TOKEN
+    ? Array.from({ length: cluster.mediaGateways }, (_, n) => mediaGatewayPorts(settings.media.port, n))
+    : [];
+  // Several gateways: the workers and the API place new calls on one that is not draining; the
+  // first is the one of the SIP side's calls that come in (and of MEDIA_CONTROL_URL).
+  if (gatewayPorts.length > 1) {
+    env.MEDIA_GATEWAY_URLS = gatewayPorts.map(({ port }) => `http://127.0.0.1:${port}`).join(',');
+    env.MEDIA_GATEWAY_URL = `http://127.0.0.1:${gatewayPorts[0]!.port}`;
+    env.MEDIA_CONTROL_LISTEN = `127.0.0.1:${gatewayPorts[0]!.controlPort}`;
+    env.MEDIA_CONTROL_URL = `http://127.0.0.1:${gatewayPorts[0]!.controlPort}`;
+  }
   for (const group of cluster.workerGroups) await startWorkers(group, env);
-  if (voice.env.MEDIA_STREAMS_TOKEN) {
-    const part = await supervise('media gateway', RANK.media, nodePart(['media/main.ts'], env, 30_000));
-    say(`media gateway: pid ${part.pid} (media/main.ts, port ${settings.media.port})`);
+  for (const [n, { port, controlPort }] of gatewayPorts.entries()) {
+    // One gateway keeps the settings as given; several each take ports of their own.
+    const own =
+      gatewayPorts.length === 1
+        ? {}
+        : {
+            MEDIA_PORT: String(port),
+            MEDIA_CONTROL_LISTEN: `127.0.0.1:${controlPort}`,
+            MEDIA_CONTROL_URL: `http://127.0.0.1:${controlPort}`,
+          };
+    const name = gatewayPorts.length === 1 ? 'media gateway' : `media gateway #${n + 1}`;
+    const part = await supervise(name, RANK.media, nodePart(['media/main.ts'], { ...env, ...own }, 30_000));
+    gateways.push({ part, readyz: `http://127.0.0.1:${port}/readyz` });
+    say(`${name}: pid ${part.pid} (media/main.ts, port ${port})`);
   }
   // CARRIER=sip: the SIP side (scripts/sip-side.ts), stopped before the gateway: its calls end with a BYE.
   if (settings.media.carrier === 'sip') {
@@ -424,6 +473,8 @@ async function main(): Promise<void> {
   say(`PostgreSQL       ${redactUrl(db.url)}`);
   if (voice.env.MEDIA_STREAMS_TOKEN)
     say(`Media streams: ws://${shownHost}:${settings.media.port}/media/streams`);
+  if (gateways.length > 1)
+    say(`Media gateways   ${gateways.length}; restart them one at a time: kill -USR2 ${process.pid}`);
   if (settings.media.carrier === 'sip') say(`SIP: ${sipAddress(settings)}`);
   if (s3)
     say(

@@ -96,6 +96,8 @@ before(async () => {
       RTP_PORTS: '46000-46099',
       MEDIA_PORT: String(mediaPort),
       MEDIA_CONTROL_LISTEN: `127.0.0.1:${await freePort()}`,
+      // Two gateways: the first on MEDIA_PORT (the SIP side's calls come in there), the second 10 above.
+      MEDIA_GATEWAYS: '2',
       // The cluster's own S3-compatible store (versitygw): the gateway uploads, the API reads there.
       RECORDINGS_STORE: 's3',
       RECORDINGS_DIR: path.join(dir, 'recordings'),
@@ -173,6 +175,59 @@ describe('npm run start:cluster with CARRIER=sip', { skip, timeout: 900_000 }, (
     });
     assert.equal(recording.status, 200);
     assert.ok((await recording.arrayBuffer()).byteLength > 44);
+  });
+
+  test('the media gateways restart one at a time on SIGUSR2, each draining first: a call live on the first goes on to its own end', async () => {
+    const [, pid] = await waitForLog(
+      /Media gateways\s+2; restart them one at a time: kill -USR2 (\d+)/,
+      5_000,
+    );
+    const other = await createAgentFixture(orm, {
+      workspaceId: owner.workspaceId,
+      firstMessage: 'Acme, Ada speaking.',
+    });
+    const silence = path.join(dir, 'silence.wav');
+    const caller = await startBaresip({
+      dir: path.join(dir, 'baresip-rolling'),
+      play: silence,
+      answer: 'auto',
+    });
+    try {
+      await caller.command('dial', `sip:${other.number.slice(1)}@127.0.0.1:${sipPort}`);
+      await caller.waitForEvent('CALL_ESTABLISHED', 60_000);
+      const call = await callTo(orm, other.number);
+      process.kill(Number(pid), 'SIGUSR2');
+      await waitForLog(/media gateway #1: draining, then started again \(rolling restart 1 of 2\)/, 5_000);
+      // The first gateway drains: its call goes on.
+      await sleep(4_000);
+      const api = new ApiClient(cluster.apiUrl.replace(/\/v1$/, ''), owner.secret);
+      assert.equal(
+        (await api.get(`/calls/${call.id}`)).body.status,
+        'in_progress',
+        'the call goes on while its gateway drains',
+      );
+      assert.equal(caller.events.filter((event) => event.type === 'CALL_CLOSED').length, 0);
+      await caller.command('hangup');
+      const ended = await waitForCallEnd(api, call.id, 60_000);
+      assert.equal(ended.end_reason, 'caller_hangup', 'ended by its caller, not by the restart');
+      // Then the first exits, comes back, is ready, and only then the second goes.
+      await waitForLog(/media gateways: rolling restart done/, 240_000);
+      const log = clusterLog();
+      const order = [
+        /media gateway #1: started again, pid \d+/,
+        /media gateway #1: ready again/,
+        /media gateway #2: draining/,
+        /media gateway #2: started again, pid \d+/,
+        /media gateway #2: ready again/,
+      ].map((pattern) => pattern.exec(log)?.index ?? -1);
+      assert.ok(
+        order.every((at, i) => at >= 0 && (i === 0 || at > order[i - 1]!)),
+        log.slice(-3000),
+      );
+      assert.doesNotMatch(log, /media gateway #\d exited unexpectedly/);
+    } finally {
+      await caller.stop();
+    }
   });
 
   test('a SIP side that dies is started again by the cluster', async () => {

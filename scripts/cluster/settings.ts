@@ -22,6 +22,12 @@ export interface WorkerGroup {
 
 export interface ClusterSettings {
   apiProcesses: number;
+  /**
+   * MEDIA_GATEWAYS (default 1, at most 8): media gateways run with speech, the n-th (from 0) on
+   * MEDIA_PORT + 10·n with its control API at the next port (mediaGatewayPorts); SIGUSR2 restarts
+   * them one at a time, each draining its calls first.
+   */
+  mediaGateways: number;
   /** In start order; stopped in reverse (the carrier simulator last of the node processes). */
   workerGroups: WorkerGroup[];
   /** The Temporal frontend's gRPC port; the server's other ports are derived from it. */
@@ -88,6 +94,7 @@ export function loadClusterSettings(env: NodeJS.ProcessEnv = process.env): Clust
   const temporalPort = port('CLUSTER_TEMPORAL_PORT', env.CLUSTER_TEMPORAL_PORT, 7233);
   return {
     apiProcesses: integer('API_PROCESSES', env.API_PROCESSES, 2, 1),
+    mediaGateways: mediaGatewayCount(env.MEDIA_GATEWAYS),
     workerGroups: parseWorkerProcesses(env.WORKER_PROCESSES),
     temporalPort,
     uiPort: port('CLUSTER_UI_PORT', env.CLUSTER_UI_PORT, temporalPort + 1000),
@@ -95,6 +102,21 @@ export function loadClusterSettings(env: NodeJS.ProcessEnv = process.env): Clust
     historyShards: integer('TEMPORAL_HISTORY_SHARDS', env.TEMPORAL_HISTORY_SHARDS, DEFAULT_HISTORY_SHARDS, 1),
     temporalServerTls: temporalServerTls(env),
   };
+}
+
+const MAX_MEDIA_GATEWAYS = 8;
+
+function mediaGatewayCount(value: string | undefined): number {
+  const count = integer('MEDIA_GATEWAYS', value, 1, 1);
+  if (count > MAX_MEDIA_GATEWAYS)
+    throw new Error(`MEDIA_GATEWAYS must be at most ${MAX_MEDIA_GATEWAYS}, got "${value}"`);
+  return count;
+}
+
+/** The n-th gateway's ports (from 0): public MEDIA_PORT + 10·n, its control API the next one. */
+export function mediaGatewayPorts(mediaPort: number, n: number): { port: number; controlPort: number } {
+  const port = mediaPort + 10 * n;
+  return { port, controlPort: port + 1 };
 }
 
 function temporalServerTls(env: NodeJS.ProcessEnv): ClusterSettings['temporalServerTls'] {

@@ -23,12 +23,15 @@ export interface Running {
   pid: number | undefined;
   /** Settles with how it ended (`exit code 1`, `signal SIGKILL`). */
   exited: Promise<string>;
-  stop(): Promise<void>;
+  /** Sends its stop signal and waits `graceMs` (its own unless given) before SIGKILL. */
+  stop(graceMs?: number): Promise<void>;
 }
 
 export class Supervised {
   private current: Running | undefined;
   private stopping = false;
+  /** A restart on request is under way: its exit is no failure. */
+  private restarting = false;
   private failures = 0;
   private timer: NodeJS.Timeout | undefined;
   /** How many times it was (re)started, the first start included. */
@@ -61,7 +64,7 @@ export class Supervised {
       return;
     }
     void running.exited.then((how) => {
-      if (this.stopping) return;
+      if (this.stopping || this.restarting) return;
       this.failures = Date.now() - since >= HEALTHY_AFTER_MS ? 1 : this.failures + 1;
       const delay = restartDelay(this.failures);
       this.log(`${this.name} exited unexpectedly (${how}); starting it again in ${formatDuration(delay)}`);
@@ -81,6 +84,29 @@ export class Supervised {
         this.scheduleRestart(next);
       });
     }, delay);
+  }
+
+  /**
+   * Stops the current run (its stop signal, then up to `graceMs` for it to finish: a media
+   * gateway drains its calls) and starts the next at once, as a deploy does.
+   */
+  async restart(graceMs?: number): Promise<void> {
+    if (this.stopping) return;
+    this.restarting = true;
+    clearTimeout(this.timer);
+    try {
+      await this.current?.stop(graceMs);
+      if (!this.stopping) await this.run();
+    } catch (error) {
+      // Not started again: retried as a part that died is.
+      this.failures++;
+      this.log(
+        `${this.name} could not be started again (${errorText(error)}); next try in ${formatDuration(restartDelay(this.failures))}`,
+      );
+      this.scheduleRestart(restartDelay(this.failures));
+    } finally {
+      this.restarting = false;
+    }
   }
 
   async stop(): Promise<void> {
@@ -141,6 +167,6 @@ export function spawnPart(options: {
   return {
     pid: child.pid,
     exited,
-    stop: () => stopChild(child, { signal: options.stopSignal, graceMs: options.graceMs }),
+    stop: (graceMs) => stopChild(child, { signal: options.stopSignal, graceMs: graceMs ?? options.graceMs }),
   };
 }
