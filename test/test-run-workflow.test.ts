@@ -202,13 +202,7 @@ test('each scenario’s runs are calls of the agent, children of the run, judged
   assert.equal(call.endReason, 'agent_hangup');
   assert.equal(call.agentSnapshot.analysisPlan?.successCriteria, 'PASS when booked');
   assert.deepEqual(call.metadata, { test_run_id: run.id, scenario: 'Books', run: '1' });
-  const transcript = (await stack.db.orm.em
-    .fork()
-    .getConnection()
-    .execute('select role, text from transcript_entries where call_id = ? order by index', [call.id])) as {
-    role: string;
-    text: string;
-  }[];
+  const transcript = await transcriptOf(call.id);
   assert.deepEqual(
     transcript.map((line) => `${line.role}: ${line.text}`),
     [
@@ -345,13 +339,7 @@ test('a caller who never ends says max_turns lines, then hangs up; the run answe
   const call = await stack.db.orm.em.fork().findOneOrFail(Call, { id: caller.callId });
   assert.equal(call.status, 'completed');
   assert.equal(call.endReason, 'caller_hangup');
-  const transcript = (await stack.db.orm.em
-    .fork()
-    .getConnection()
-    .execute('select role, text from transcript_entries where call_id = ? order by index', [call.id])) as {
-    role: string;
-    text: string;
-  }[];
+  const transcript = await transcriptOf(call.id);
   assert.deepEqual(
     transcript.filter((line) => line.role === 'caller').map((line) => line.text),
     ['Line 1 of a long talk.', 'Line 2 of a long talk.', 'Line 3 of a long talk.'],
@@ -359,3 +347,14 @@ test('a caller who never ends says max_turns lines, then hangs up; the run answe
   // The agent answered the last line; the caller hung up after hearing it.
   assert.deepEqual(transcript.at(-1), { role: 'agent', text: 'Noted: Line 3 of a long talk.' });
 });
+
+/** A call's transcript lines, in order. */
+async function transcriptOf(callId: string): Promise<{ role: string; text: string }[]> {
+  return (await stack.db.orm.em
+    .fork()
+    .getConnection()
+    .execute('select role, text from transcript_entries where call_id = ? order by index', [callId])) as {
+    role: string;
+    text: string;
+  }[];
+}
