@@ -15,8 +15,8 @@ import { PreparedSpeech } from './prepared-speech.js';
 // The agent's voice on one call: its lines, sentence by sentence, synthesised in order and played
 // to the client in real time (20 ms μ-law frames, at most LEAD_MS ahead of their play time, as a
 // telephony media server paces them). Each line is an AgentSpeech (agent-speech.ts) that knows
-// when each of its sentences started playing, so a barge-in tells what the person heard; sending only a little ahead, `clear` drops little and a client that does
-// not read holds a bounded buffer.
+// when each of its sentences started playing, so a barge-in tells what the person heard; sending
+// only a little ahead, `clear` drops little and a client that does not read holds a bounded buffer.
 
 /** How far ahead of its play time audio is sent. */
 const LEAD_MS = 100;
