@@ -31,6 +31,9 @@ type config struct {
 	// controlURL: MEDIA_CONTROL_URL, the gateway's control port for the callbacks of calls that came
 	// in (a placed call's dial names its own); default MEDIA_GATEWAY_URL's host at the next port.
 	controlURL string
+	// gateways: MEDIA_GATEWAY_URLS (each one's control port the next); empty: the one above. The
+	// gateways a call that comes in may go to, one that is not draining (gateways.go).
+	gateways []gatewayAddress
 	// transferMax: TRANSFER_MAX_MINUTES, how long a bridged transfer leg may last.
 	transferMax time.Duration
 	// controlToken: SIP_CONTROL_TOKEN, the control API's own secret (dial, release).
@@ -95,6 +98,9 @@ func loadConfig() (config, error) {
 		return c, fmt.Errorf("MEDIA_GATEWAY_URL, MEDIA_STREAMS_TOKEN and MEDIA_CONTROL_TOKEN are needed (npm start sets them)")
 	}
 	if c.controlURL, err = mediaControlURL(c.gateway, os.Getenv("MEDIA_CONTROL_URL")); err != nil {
+		return c, err
+	}
+	if c.gateways, err = gatewayList(os.Getenv("MEDIA_GATEWAY_URLS")); err != nil {
 		return c, err
 	}
 	minutes, err := strconv.ParseFloat(envOr("TRANSFER_MAX_MINUTES", "60"), 64)

@@ -41,7 +41,8 @@ func (s *sidecar) serveInbound(d *diago.DialogServerSession) {
 		_ = d.Respond(480, "Temporarily Unavailable", nil)
 		return
 	}
-	stream, err := openStream(streamsURL(s.cfg.gateway), map[string]string{"to": to, "from": from, "token": s.cfg.token})
+	gateway := s.placement.pick(d.Context())
+	stream, err := openStream(streamsURL(gateway.public), map[string]string{"to": to, "from": from, "token": s.cfg.token})
 	if err != nil {
 		log.Warn("refused: media gateway not reached", "error", err)
 		_ = d.Respond(503, "Service Unavailable", nil)
@@ -61,13 +62,13 @@ func (s *sidecar) serveInbound(d *diago.DialogServerSession) {
 		stream.stop()
 		return
 	}
-	log.Info("answered", "to", to, "from", from)
+	log.Info("answered", "to", to, "from", from, "gateway", gateway.public)
 	s.track(d, true)
 	// The gateway named the call it took (its `attached` mark): a transfer's outcome and a bridged
 	// transfer's length go there.
 	var callbacks *callbackQueue
 	if stream.callID != "" {
-		callbacks = s.callbacks.queue(s.cfg.controlURL, stream.callID)
+		callbacks = s.callbacks.queue(gateway.control, stream.callID)
 		defer callbacks.close()
 	}
 	// A bridged transfer's new leg comes from the number the person called.

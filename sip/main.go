@@ -32,6 +32,8 @@ type sidecar struct {
 	ua        *sipgo.UserAgent // its transports: the port it listens on (SIP_LISTEN's, or a free one)
 	trunk     sip.Uri
 	callbacks *callbacks
+	// placement: the media gateway of each call that comes in (gateways.go).
+	placement *gatewayPlacement
 	log       *slog.Logger
 
 	mu      sync.Mutex
@@ -170,6 +172,11 @@ func newSidecar(cfg config, log *slog.Logger) (*sidecar, error) {
 		}
 	}
 	s.callbacks = &callbacks{token: cfg.callbackToken, client: &http.Client{Timeout: 5 * time.Second}, log: log}
+	gateways := cfg.gateways
+	if len(gateways) == 0 {
+		gateways = []gatewayAddress{{public: strings.TrimRight(cfg.gateway, "/"), control: cfg.controlURL}}
+	}
+	s.placement = newGatewayPlacement(gateways)
 
 	ua, err := sipgo.NewUA(sipgo.WithUserAgent("voice-agent-sip"))
 	if err != nil {

@@ -177,7 +177,7 @@ describe('npm run start:cluster with CARRIER=sip', { skip, timeout: 900_000 }, (
     assert.ok((await recording.arrayBuffer()).byteLength > 44);
   });
 
-  test('the media gateways restart one at a time on SIGUSR2, each draining first: a call live on the first goes on to its own end', async () => {
+  test('the media gateways restart one at a time on SIGUSR2, each draining first: a call live on one goes on to its own end while new calls go to the other', async () => {
     const [, pid] = await waitForLog(
       /Media gateways\s+2; restart them one at a time: kill -USR2 (\d+)/,
       5_000,
@@ -196,10 +196,15 @@ describe('npm run start:cluster with CARRIER=sip', { skip, timeout: 900_000 }, (
       await caller.command('dial', `sip:${other.number.slice(1)}@127.0.0.1:${sipPort}`);
       await caller.waitForEvent('CALL_ESTABLISHED', 60_000);
       const call = await callTo(orm, other.number);
+      // The gateways take calls in turn: which one holds this call, and which is the other.
+      const controlUrls = [`http://127.0.0.1:${mediaPort + 1}`, `http://127.0.0.1:${mediaPort + 11}`];
+      const holding = controlUrls.indexOf(call.mediaGateway ?? '') + 1;
+      assert.ok(holding > 0, `held by one of the cluster's gateways: ${call.mediaGateway}`);
       process.kill(Number(pid), 'SIGUSR2');
-      await waitForLog(/media gateway #1: draining, then started again \(rolling restart 1 of 2\)/, 5_000);
-      // The first gateway drains: its call goes on.
-      await sleep(4_000);
+      // #1 goes first; when the call is on #2, #1 is restarted and ready again before #2 drains.
+      await waitForLog(new RegExp(`media gateway #${holding}: draining, then started again`), 120_000);
+      // Its gateway drains: the call goes on.
+      await sleep(3_000);
       const api = new ApiClient(cluster.apiUrl.replace(/\/v1$/, ''), owner.secret);
       assert.equal(
         (await api.get(`/calls/${call.id}`)).body.status,
@@ -207,6 +212,27 @@ describe('npm run start:cluster with CARRIER=sip', { skip, timeout: 900_000 }, (
         'the call goes on while its gateway drains',
       );
       assert.equal(caller.events.filter((event) => event.type === 'CALL_CLOSED').length, 0);
+      // A call that comes in meanwhile goes to the other gateway (the SIP side's placement).
+      const third = await createAgentFixture(orm, { workspaceId: owner.workspaceId, firstMessage: 'Acme.' });
+      const next = await startBaresip({
+        dir: path.join(dir, 'baresip-during'),
+        play: silence,
+        answer: 'auto',
+      });
+      try {
+        await next.command('dial', `sip:${third.number.slice(1)}@127.0.0.1:${sipPort}`);
+        await next.waitForEvent('CALL_ESTABLISHED', 60_000);
+        const during = await callTo(orm, third.number);
+        assert.equal(
+          during.mediaGateway,
+          controlUrls[2 - holding],
+          'taken by the gateway that is not draining',
+        );
+        await next.command('hangup');
+        assert.equal((await waitForCallEnd(api, during.id, 60_000)).end_reason, 'caller_hangup');
+      } finally {
+        await next.stop();
+      }
       await caller.command('hangup');
       const ended = await waitForCallEnd(api, call.id, 60_000);
       assert.equal(ended.end_reason, 'caller_hangup', 'ended by its caller, not by the restart');
