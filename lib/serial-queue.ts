@@ -9,6 +9,9 @@ export class SerialQueue {
   private tail: Promise<void> = Promise.resolve();
   private pending = 0;
 
+  /** `onWait`: told, as each item starts, how long it waited behind the ones before it (ms). */
+  constructor(private readonly options: { onWait?: (ms: number) => void } = {}) {}
+
   /** Items queued and not yet settled. */
   get size(): number {
     return this.pending;
@@ -17,7 +20,15 @@ export class SerialQueue {
   /** Queues `step` after everything queued so far; resolves or rejects as `step` does. */
   push<T>(step: () => T | PromiseLike<T>): Promise<T> {
     this.pending++;
-    const run = this.tail.then(step).finally(() => {
+    const { onWait } = this.options;
+    const queuedAt = onWait ? performance.now() : 0;
+    const started = onWait
+      ? () => {
+          onWait(performance.now() - queuedAt);
+          return step();
+        }
+      : step;
+    const run = this.tail.then(started).finally(() => {
       this.pending--;
     });
     this.tail = run.then(settle, settle);

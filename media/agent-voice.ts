@@ -4,7 +4,7 @@ import { FRAME_MS, FRAME_SAMPLES, PHONE_SAMPLE_RATE } from '../lib/audio/phone-f
 import { resample } from '../lib/audio/resample.js';
 import { keypadLineText } from '../lib/calls/keypad-line.js';
 import type { Logger } from '../lib/logger.js';
-import { mediaTtsDuration, timed } from '../lib/metrics/gateway-metrics.js';
+import { mediaTtsDuration, stageQueueWait, timed } from '../lib/metrics/gateway-metrics.js';
 import { SerialQueue } from '../lib/serial-queue.js';
 import type { Pcm, TextToSpeech } from '../lib/speech/speech-ports.js';
 import { SentenceSplitter } from '../lib/voice-runtime/sentences.js';
@@ -51,7 +51,7 @@ export class AgentVoice {
   private readonly lines = new Map<number, AgentSpeech>();
   /** Audio waiting to be sent, frame by frame, each with its sentence. */
   private readonly queue: { frame: Int16Array; sentence: SpeechSentence; last: boolean; key?: string }[] = [];
-  private readonly synthesis = new SerialQueue(); // sentences, one after the other, as taken
+  private readonly synthesis = new SerialQueue(stageQueueWait('agent_voice')); // sentences, one after the other, as taken
   private playCursorMs = 0; // play time of the end of the audio sent so far, on the call's clock
   private lastMark: SpeechSentence | null = null; // the last sentence whose mark was sent and not cleared
   private echoesMarks = false; // the client has echoed a mark: it tells when the audio played

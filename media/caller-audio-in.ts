@@ -1,7 +1,7 @@
 import { decodeMulaw } from '../lib/audio/mulaw.js';
 import type { TurnDetector, TurnEvent } from '../lib/audio/turn-detector.js';
 import type { Logger } from '../lib/logger.js';
-import { mediaTurnDetectionLag } from '../lib/metrics/gateway-metrics.js';
+import { mediaTurnDetectionLag, stageQueueWait } from '../lib/metrics/gateway-metrics.js';
 import { SerialQueue } from '../lib/serial-queue.js';
 import type { CallRecording } from './call-recording.js';
 import type { PickUpScreen } from './pick-up-screen.js';
@@ -30,7 +30,7 @@ export class CallerAudioIn {
   /** The person's audio heard so far, in ms: each message counts as long as it is (10 to 100 ms), not as one 20 ms frame. */
   private heardMs = 0;
   /** Frames through detection, one after the other (its size: the frames behind). */
-  private readonly detection = new SerialQueue();
+  private readonly detection = new SerialQueue(stageQueueWait('caller_audio'));
 
   constructor(private readonly deps: CallerAudioInDeps) {}
 

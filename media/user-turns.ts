@@ -1,6 +1,7 @@
 import type { TurnEvent } from '../lib/audio/turn-detector.js';
 import { keypadLineText } from '../lib/calls/keypad-line.js';
 import type { Logger } from '../lib/logger.js';
+import { stageQueueWait } from '../lib/metrics/gateway-metrics.js';
 import { SerialQueue } from '../lib/serial-queue.js';
 import type { SpeechToText } from '../lib/speech/speech-ports.js';
 import {
@@ -52,9 +53,9 @@ type TurnTiming = Record<'speechEndedAt' | 'endpointedMs' | 'sttMs' | 'sttAfterT
 
 export class UserTurns {
   /** The person's turns, transcribed and sent one after the other. */
-  private readonly turns = new SerialQueue();
+  private readonly turns = new SerialQueue(stageQueueWait('user_turns'));
   /** The person's lines after transcription, answered here or sent to the workflow, one after the other. */
-  private readonly answers = new SerialQueue();
+  private readonly answers = new SerialQueue(stageQueueWait('answers'));
   private utterances = 0;
   /** The speech being heard: whether the agent was speaking when it began, and whether it lasted long enough to barge in. */
   private speech: { overAgent: boolean; confirmed: boolean } | null = null;

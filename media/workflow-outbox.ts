@@ -1,7 +1,7 @@
 import { type Client, WorkflowNotFoundError } from '@temporalio/client';
 import type { SignalDefinition } from '@temporalio/common';
 import type { Logger } from '../lib/logger.js';
-import { mediaOutboxBacklog, mediaOutboxRetries } from '../lib/metrics/gateway-metrics.js';
+import { mediaOutboxBacklog, mediaOutboxRetries, stageQueueWait } from '../lib/metrics/gateway-metrics.js';
 import { retryWithBackoff } from '../lib/retry-with-backoff.js';
 import { SerialQueue } from '../lib/serial-queue.js';
 
@@ -21,7 +21,7 @@ const RETRY_BUDGET_MS = 5 * 60_000;
 
 export class WorkflowOutbox {
   /** The signals, one after the other, in the order they were sent. */
-  private readonly signals = new SerialQueue();
+  private readonly signals = new SerialQueue(stageQueueWait('workflow_outbox'));
   private workflowOver = false;
 
   constructor(

@@ -519,11 +519,19 @@ describe('who answered, heard at pick-up (telephony spec section 6, a carrier th
 });
 
 describe("the gateway's metrics of a call's audio", () => {
-  test('transcriptions, syntheses and turn events are timed; live streams and frames behind are read when scraped', async () => {
+  test('transcriptions, syntheses, turn events and each stage’s queue waits are timed; live streams and frames behind are read when scraped', async () => {
     const counts = async () => ({
       stt: await metricCount('media_stt_seconds'),
       tts: await metricCount('media_tts_seconds'),
       turnEnds: await metricCount('media_turn_detection_seconds', { event: 'turn_ended' }),
+      // Where a slow turn waits: each stage's queue (lib/serial-queue.ts).
+      waits: Object.fromEntries(
+        await Promise.all(
+          ['caller_audio', 'user_turns', 'answers', 'agent_voice', 'workflow_outbox'].map(
+            async (stage) => [stage, await metricCount('media_stage_queue_wait_seconds', { stage })] as const,
+          ),
+        ),
+      ),
     });
     const before = await counts();
     const path = await call({ runtime: new ScriptedRuntime(() => ANSWER) });
@@ -536,6 +544,9 @@ describe("the gateway's metrics of a call's audio", () => {
     assert.ok(after.stt > before.stt, 'the line was transcribed');
     assert.ok(after.tts > before.tts, 'the answer was synthesized');
     assert.equal(after.turnEnds - before.turnEnds, 1, 'one end of turn');
+    for (const stage of ['caller_audio', 'user_turns', 'answers', 'agent_voice', 'workflow_outbox']) {
+      assert.ok(after.waits[stage]! > before.waits[stage]!, `${stage}'s queue waits are observed`);
+    }
 
     watchGatewayCalls({ streams: () => 3, framesBehind: () => 7 });
     const text = await metricsRegistry.metrics();

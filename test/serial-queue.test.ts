@@ -48,3 +48,16 @@ test('idle settles once everything queued so far has, and never rejects', async 
   assert.equal(done, true);
   await queue.idle(); // an empty queue is idle at once
 });
+
+test('each item’s wait behind the ones before it is told as it starts (a stage’s queue wait metric)', async () => {
+  const waits: number[] = [];
+  const queue = new SerialQueue({ onWait: (ms) => waits.push(ms) });
+  const slow = queue.push(() => new Promise<void>((resolve) => setTimeout(resolve, 60)));
+  const next = queue.push(() => 'next');
+  assert.equal(waits.length, 0, 'told as it starts, not as it is queued');
+  await slow;
+  assert.equal(await next, 'next');
+  assert.equal(waits.length, 2);
+  assert.ok(waits[0]! < 30, `the first waited for nothing: ${waits[0]}`);
+  assert.ok(waits[1]! >= 55, `the second waited behind the first: ${waits[1]}`);
+});

@@ -32,6 +32,20 @@ export const mediaTtsDuration = new Histogram({
   registers: [metricsRegistry],
 });
 
+export const mediaStageQueueWait = new Histogram({
+  name: 'media_stage_queue_wait_seconds',
+  help: "How long an item of a call's media path waited in its stage's queue behind the items before it (stage: caller_audio, user_turns, answers, agent_voice, workflow_outbox): where a slow turn waits.",
+  labelNames: ['stage'] as const,
+  buckets: [0.001, ...MEDIA_BUCKETS],
+  registers: [metricsRegistry],
+});
+
+/** A stage's queue, its waits observed in media_stage_queue_wait_seconds. */
+export function stageQueueWait(stage: string): { onWait: (ms: number) => void } {
+  const observe = mediaStageQueueWait.labels(stage);
+  return { onWait: (ms) => observe.observe(ms / 1000) };
+}
+
 export const mediaBargeIns = new Counter({
   name: 'media_barge_ins_total',
   help: 'Times a caller spoke over the agent long enough to stop it.',
