@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { answeredByWords } from '../lib/calls/answering-machine.js';
+import { menuChoice } from '../lib/voice-runtime/scripted-agent.js';
 import {
   judgeFirstWords,
   MENU_PHRASES,
@@ -148,4 +149,13 @@ describe('answered_by from the first words (lib/calls/answering-machine.ts)', ()
     );
     assert.equal(answeredByWords({ text: 'Hello, Kari speaking.', seconds: 1.2 }), 'human');
   });
+});
+
+test('the scripted agent takes a menu’s first choice, written as a digit or as a word', () => {
+  assert.equal(menuChoice('For sales, press 1. For support, press 2.'), '1');
+  // Whisper writes "one" or "1" depending on how the audio was cut: both are the key 1.
+  assert.equal(menuChoice('For sales press one, for support press two.'), '1');
+  assert.equal(menuChoice('Press Zero for the operator.'), '0');
+  assert.equal(menuChoice('Thanks for calling Acme, how can I help?'), null);
+  assert.equal(menuChoice('I pressed the button'), null);
 });

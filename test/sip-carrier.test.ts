@@ -360,7 +360,13 @@ describe('CARRIER=sip', { skip, timeout: 600_000 }, () => {
     const created = await api.post('/calls', { agent_id: menuAgent.agentId, to: '+4791230011' });
     assert.equal(created.status, 202, created.text);
     // The agent presses the menu's first choice.
-    const pressed = await far.waitForEvent('CALL_DTMF_START', 45_000);
+    const pressed = await far.waitForEvent('CALL_DTMF_START', 45_000).catch(async (error: Error) => {
+      // What the agent heard tells why it pressed nothing.
+      const heard = (await api.get(`/calls/${created.body.id}/transcript`)).body.data;
+      throw new Error(
+        `${error.message}\ntranscript: ${JSON.stringify(heard)}\n${sipSide?.output().slice(-3000)}`,
+      );
+    });
     assert.equal(pressed.param, '1', JSON.stringify(pressed));
     // The far end presses keys: RFC 4733 events to the SIP side, `dtmf` to the gateway, one caller line.
     assert.ok((await far.command('sndcode', '42#')).ok);

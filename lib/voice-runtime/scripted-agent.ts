@@ -17,8 +17,19 @@ const WANTS_PERSON = /\b(real person|human|someone|somebody|put me through|opera
 const SAYS_GOODBYE = /\b(bye|goodbye)\b/i;
 const ASKS_TO_SEND = /\b(send|email|e-mail|text) me\b/i;
 const THANKS = /\b(thank|thanks|perfect|great)\b/i;
-/** A phone menu's first choice: "For sales press 1". */
-const MENU_CHOICE = /\bpress (\d)\b/i;
+/**
+ * A phone menu's first choice: "For sales press 1", or "press one" as a transcription may write it
+ * (Whisper writes the digit or the word depending on how the audio was cut).
+ */
+const MENU_CHOICE = /\bpress (\d|zero|one|two|three|four|five|six|seven|eight|nine)\b/i;
+const DIGIT_WORDS = ['zero', 'one', 'two', 'three', 'four', 'five', 'six', 'seven', 'eight', 'nine'];
+
+/** The key a menu's first choice names, or null when `heard` is no menu. */
+export function menuChoice(heard: string): string | null {
+  const named = MENU_CHOICE.exec(heard)?.[1]?.toLowerCase();
+  if (named === undefined) return null;
+  return /^\d$/.test(named) ? named : String(DIGIT_WORDS.indexOf(named));
+}
 /** What the agent says when the person asks for a human and the call has nowhere to transfer to. */
 export const TRANSFER_UNAVAILABLE_LINE =
   "I'm sorry, I can't put you through to a person on this call, but I'm happy to help you myself.";
@@ -45,8 +56,8 @@ export class ScriptedAgent implements VoiceRuntime {
     const agentLines = transcript.filter((line) => line.role === 'agent' && !isKeypadLine(line.text)).length;
     // A phone menu, and the agent may press keys: the scripted agent cannot weigh the choices, so it
     // takes the first (the model reads them against its instructions).
-    const choice = context.agent.keypad?.send ? MENU_CHOICE.exec(heard) : null;
-    if (choice) return { say: '', next: { kind: 'continue' }, digits: choice[1] };
+    const choice = context.agent.keypad?.send ? menuChoice(heard) : null;
+    if (choice) return { say: '', next: { kind: 'continue' }, digits: choice };
     // The other person spoke first: the agent has not said who it is yet.
     if (agentLines === 0) {
       return { say: introduction(context), next: { kind: 'continue' } };
