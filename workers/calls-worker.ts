@@ -16,7 +16,6 @@ import { SimulatedCarrier } from '../lib/carrier/simulated-carrier.js';
 import { SipCarrier } from '../lib/carrier/sip-carrier.js';
 import { createLogger } from '../lib/logger.js';
 import { GatewayPlacement, mediaGateways } from '../lib/media/gateway-placement.js';
-import { mediaStreamsUrl } from '../lib/media/media-control.js';
 import { streamTokenFor } from '../lib/media/stream-token.js';
 import { recordingStoreFor } from '../lib/recordings/recording-store-from-settings.js';
 import { taskQueues } from '../lib/temporal/task-queues.js';
@@ -76,8 +75,7 @@ function carrierFromSettings(deps: CallsWorkerDeps): Carrier {
             pick: async () => (await placement.pick()).controlUrl,
             // Each call's far end attaches with the call's own token, made as it is dialled.
             streamFor: (gateway: string, callId: string, ringTimeoutSeconds: number) => ({
-              // A call pinned to a gateway no longer listed keeps the first one's streams.
-              url: mediaStreamsUrl((placement.byControlUrl(gateway) ?? gateways[0]!).publicUrl),
+              url: placement.streamsUrlOf(gateway),
               token: streamTokenFor(token, callId, ringTimeoutSeconds),
             }),
           },

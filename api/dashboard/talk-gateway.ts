@@ -1,5 +1,4 @@
 import { GatewayPlacement, mediaGateways } from '../../lib/media/gateway-placement.js';
-import { mediaStreamsUrl } from '../../lib/media/media-control.js';
 import { streamTokenFor } from '../../lib/media/stream-token.js';
 import type { Settings } from '../../lib/settings.js';
 
@@ -40,9 +39,7 @@ export function talkGateway(settings: Pick<Settings, 'media'>): TalkGateway {
   return {
     available: true,
     pick: async () => (await placed.pick()).controlUrl,
-    // A call pinned to a gateway no longer listed keeps the first one's streams.
-    streamsUrlOf: (controlUrl) =>
-      mediaStreamsUrl((placed.byControlUrl(controlUrl) ?? gateways[0]!).publicUrl),
+    streamsUrlOf: (controlUrl) => placed.streamsUrlOf(controlUrl),
     // Made as the browser's socket opens: the relay attaches at once.
     streamTokenFor: (callId) => streamTokenFor(controlToken, callId, 0),
   };

@@ -4,6 +4,8 @@
 // places, and the test panel's Talk, take the next gateway in turn whose `/readyz` says ready; a
 // gateway's answer is kept for READY_FOR_MS, so placing calls costs no request each.
 
+import { mediaStreamsUrl } from './media-control.js';
+
 /** A media gateway as the workers and the API reach it. */
 export interface MediaGatewayAddress {
   /** Its public address, `http://HOST:MEDIA_PORT`: Media Streams and `/readyz`. */
@@ -61,6 +63,11 @@ export class GatewayPlacement {
     return this.gateways.find((gateway) => gateway.controlUrl === controlUrl);
   }
 
+  /** The Media Streams address of a call's pinned gateway; one no longer listed keeps the first one's. */
+  streamsUrlOf(controlUrl: string): string {
+    return mediaStreamsUrl((this.byControlUrl(controlUrl) ?? this.gateways[0]!).publicUrl);
+  }
+
   private ready(gateway: MediaGatewayAddress): Promise<boolean> {
     const now = this.now();
     const known = this.known.get(gateway.controlUrl);
@@ -72,12 +79,19 @@ export class GatewayPlacement {
 }
 
 /** `GET /readyz` on the gateway's public port answers 200. */
-async function answersReady(gateway: MediaGatewayAddress): Promise<boolean> {
-  const response = await fetch(new URL('/readyz', gateway.publicUrl), {
-    signal: AbortSignal.timeout(READYZ_TIMEOUT_MS),
-  });
-  await response.body?.cancel();
-  return response.ok;
+function answersReady(gateway: MediaGatewayAddress): Promise<boolean> {
+  return readyzAnswers200(new URL('/readyz', gateway.publicUrl).href, READYZ_TIMEOUT_MS);
+}
+
+/** `readyz` (a gateway's `/readyz`) answers 200 within `timeoutMs`; false for anything else or nothing. */
+export async function readyzAnswers200(readyz: string, timeoutMs: number): Promise<boolean> {
+  try {
+    const response = await fetch(readyz, { signal: AbortSignal.timeout(timeoutMs) });
+    await response.body?.cancel();
+    return response.ok;
+  } catch {
+    return false;
+  }
 }
 
 /**

@@ -1,3 +1,5 @@
+import { readyzAnswers200 } from '../../lib/media/gateway-placement.js';
+
 // A rolling restart of start:cluster's media gateways (telephony spec section 5): one at a time,
 // each sent SIGTERM and given its drain (it refuses new streams, answers /readyz 503 so new calls
 // go to the others, and exits once its calls are over), started again, and ready before the next
@@ -32,13 +34,7 @@ export async function restartOneAtATime(
 export async function untilReady(url: string, limitMs: number, everyMs = 250): Promise<boolean> {
   const until = Date.now() + limitMs;
   while (Date.now() < until) {
-    try {
-      const response = await fetch(url, { signal: AbortSignal.timeout(1000) });
-      await response.body?.cancel();
-      if (response.ok) return true;
-    } catch {
-      // Not listening yet.
-    }
+    if (await readyzAnswers200(url, 1000)) return true;
     await new Promise((resolve) => setTimeout(resolve, everyMs));
   }
   return false;
