@@ -72,6 +72,12 @@ export type TransferOutcome =
    */
   | { transferred: false; warm: { message: string | null; say: string } }
   /**
+   * The gateway holding the call's audio bridges it (media/transfer-legs.ts): the workflow dials the
+   * target as a leg of the call, warm (the caller hears `message` or `say`, the person a briefing)
+   * or cold, and joins the two once the person answered.
+   */
+  | { transferred: false; bridge: { mode: 'cold' | 'warm'; message: string | null; say: string } }
+  /**
    * Handed to a far end's side that tries the target and reports whether it answered (the SIP
    * side): the transfer stays `connecting` until the workflow has its report (`settleReportedTransfer`).
    */
@@ -133,7 +139,14 @@ export function createCallActivities(deps: CallActivityDeps) {
   // Every step heartbeats while it runs (activities/heartbeat.ts); the workflow sets the timeouts.
   return heartbeating(
     failingAsTemporalExpects({
-      async dial(input: { callId: string; to: string; from: string | null; ringTimeoutSeconds: number }) {
+      async dial(input: {
+        callId: string;
+        to: string;
+        from: string | null;
+        ringTimeoutSeconds: number;
+        /** A transfer's leg: the call it is dialled for (lib/carrier/carrier.ts). */
+        legOf?: string;
+      }) {
         const callWorkflowId = Context.current().info.workflowExecution!.workflowId;
         // A call with audio answers where its media session is held (the workflow watches it).
         return deps.carrier.dial({ ...input, callWorkflowId });
@@ -230,11 +243,11 @@ export function createCallActivities(deps: CallActivityDeps) {
         // A retried step keeps the transfer's start (the first attempt's), not its own.
         const tried = call.transfer?.to === input.to ? call.transfer : null;
         const startedAt = tried?.started_at ?? new Date().toISOString();
-        // A warm destination on a call carried as text: the workflow rings the person and briefs
-        // them before the caller is handed over (workflows/call/warm-transfer.ts). A call whose
-        // audio a media gateway holds is handed over cold (docs/calls.md, "Warm transfers").
+        // A warm destination: the workflow rings the person and briefs them before the caller is
+        // handed over (workflows/call/warm-transfer.ts); a call whose audio a gateway holds is
+        // joined to them there (the gateway answers `bridge`), else it is handed over cold.
         const destination = call.agentSnapshot.transferDestinations?.find((d) => d.number === input.to);
-        const warm = destination?.mode === 'warm' && !call.mediaGateway;
+        const warm = destination?.mode === 'warm';
         const transfer = {
           to: input.to,
           mode: warm ? ('warm' as const) : ('cold' as const),
@@ -264,16 +277,28 @@ export function createCallActivities(deps: CallActivityDeps) {
           failure: null,
           connected_at: null,
         });
+        const waiting = { message: destination?.message ?? null, say: holdLine(call.agentSnapshot.language) };
+        if (warm && !call.mediaGateway) return { transferred: false, warm: waiting };
+        const handOver = await deps.carrier.transfer({
+          callId: input.callId,
+          to: input.to,
+          mode: transfer.mode,
+        });
+        if (handOver === 'bridge') return { transferred: false, bridge: { mode: transfer.mode, ...waiting } };
+        // Not bridged: the far end's side takes the call as it is, cold.
         if (warm) {
-          return {
-            transferred: false,
-            warm: { message: destination?.message ?? null, say: holdLine(call.agentSnapshot.language) },
-          };
+          await recordTransfer(db, input.callId, {
+            ...transfer,
+            mode: 'cold',
+            status: 'connecting',
+            failure: null,
+            connected_at: null,
+          });
         }
-        const handOver = await deps.carrier.transfer({ callId: input.callId, to: input.to });
         if (handOver === 'reported') return { transferred: false, reported: true };
         await recordTransfer(db, input.callId, {
           ...transfer,
+          mode: 'cold',
           status: 'connected',
           failure: null,
           connected_at: new Date().toISOString(),
@@ -321,7 +346,7 @@ export function createCallActivities(deps: CallActivityDeps) {
         return null;
       },
 
-      async releaseCall(input: { callId: string; reason: 'hang_up' | 'cancel' }) {
+      async releaseCall(input: { callId: string; reason: 'hang_up' | 'cancel'; legOf?: string }) {
         await deps.carrier.release(input);
       },
 

@@ -45,6 +45,12 @@ export interface SpeakingFarEndDeps {
   logger: Logger;
   /** Tests shorten UNANSWERED_AFTER_MS. */
   unansweredAfterMs?: number;
+  /**
+   * The gateway closed a far end's stream while the person had not hung up: our side hung up on
+   * them (a bridged transfer that ended, media/transfer-bridge.ts, where no workflow releases the
+   * far end as text). The far end's workflow hears it, as a phone hears the line go dead.
+   */
+  hungUpOn?: (callId: string) => void;
 }
 
 export class SpeakingFarEnds {
@@ -60,7 +66,9 @@ export class SpeakingFarEnds {
     const stream: FarEndStream = { client, speaking: Promise.resolve(), lines: 0 };
     this.streams.set(audio.callId, stream);
     void client.closed.then(() => {
-      if (this.streams.get(audio.callId) === stream) this.streams.delete(audio.callId);
+      if (this.streams.get(audio.callId) !== stream) return; // the person hung up, or a retry took over
+      this.streams.delete(audio.callId);
+      this.deps.hungUpOn?.(audio.callId);
     });
     let timer: NodeJS.Timeout | undefined;
     const attached = await Promise.race([

@@ -54,28 +54,46 @@ export function createWarmTransferActivities(deps: {
         });
         text = briefingFromTranscript(call.agentSnapshot.name, caller ?? null, transcript);
       }
-      await deps.carrier.connectAgent({ callId: input.legId, opening: { index: 0, text } });
+      await deps.carrier.connectAgent({
+        callId: input.legId,
+        opening: { index: 0, text },
+        legOf: input.callId,
+      });
       return text;
     },
 
     /**
-     * The person was briefed: the caller is handed over to them (the consultation leg leaves the
-     * agent's hands too), the transfer is `connected` and `event` (call.transferred) written.
+     * The person was briefed (or, cold, answered): the caller is handed over to them, the transfer
+     * is `connected` and `event` (call.transferred) written. Text: the call is transferred and the
+     * consultation leg leaves the agent's hands. `bridged`: the gateway holding the call's audio
+     * joins the two (media/transfer-legs.ts); false when either was gone already, and nothing is
+     * recorded (the workflow fails the transfer). A cold leg's far end learns it is joined as an
+     * answered far end does (`connectAgent`, nobody speaking first).
      */
     async connectWarmTransfer(input: {
       callId: string;
       legId: string;
       to: string;
+      bridged?: boolean;
+      mode?: 'cold' | 'warm';
       event?: CallEventToWrite;
-    }) {
+    }): Promise<boolean> {
       const db = em();
       const call = await loadCall(db, input.callId);
-      await deps.carrier.transfer({ callId: input.callId, to: input.to });
-      await deps.carrier.release({ callId: input.legId, reason: 'hang_up' });
+      const mode = input.mode ?? 'warm';
+      if (!input.bridged) {
+        await deps.carrier.transfer({ callId: input.callId, to: input.to });
+        await deps.carrier.release({ callId: input.legId, reason: 'hang_up' });
+      } else if (call.transfer?.status !== 'connected') {
+        if (!(await deps.carrier.bridge?.({ callId: input.callId, legId: input.legId }))) return false;
+        if (mode === 'cold') {
+          await deps.carrier.connectAgent({ callId: input.legId, opening: null, legOf: input.callId });
+        }
+      }
       if (call.transfer?.status !== 'connected') {
         await recordTransfer(db, input.callId, {
           to: input.to,
-          mode: 'warm',
+          mode,
           started_at: call.transfer?.started_at ?? new Date().toISOString(),
           status: 'connected',
           failure: null,
@@ -85,6 +103,7 @@ export function createWarmTransferActivities(deps: {
       if (input.event) {
         await emitCallEvent(em(), Context.current().client, input.callId, input.event, deps.recordings);
       }
+      return true;
     },
 
     /** The person was not reached: the transfer is `failed` with why; returns the agent's line to the caller. */
@@ -92,12 +111,14 @@ export function createWarmTransferActivities(deps: {
       callId: string;
       to: string;
       failure: WarmTransferFailure;
+      /** A cold transfer bridged in the gateway (default warm). */
+      mode?: 'cold';
     }): Promise<string> {
       const db = em();
       const call = await loadCall(db, input.callId);
       await recordTransfer(db, input.callId, {
         to: input.to,
-        mode: 'warm',
+        mode: input.mode ?? 'warm',
         started_at: call.transfer?.started_at ?? new Date().toISOString(),
         status: 'failed',
         failure: input.failure,

@@ -172,6 +172,11 @@ export interface MediaSettings {
    * calls finish before it exits (telephony spec section 5, media/gateway-drain.ts).
    */
   drainSeconds: number;
+  /**
+   * TRANSFER_MAX_MINUTES (default 60): the longest a bridged transfer lasts, the gateway's (a
+   * Media Streams call, every warm transfer) and the SIP side's; then both sides are hung up.
+   */
+  transferMaxMinutes: number;
   /** CARRIER: how calls reach the telephone network: the simulator, or a SIP trunk (`sip`). */
   carrier: 'simulator' | 'sip';
   /** The SIP side of CARRIER=sip (../spec/voice-media-v1.md section 6, docs/sip.md). */
@@ -228,6 +233,13 @@ export interface LlmEndpoint {
 function bool(value: string | undefined, fallback: boolean): boolean {
   if (value === undefined || value === '') return fallback;
   return ['1', 'true', 'yes', 'on'].includes(value.toLowerCase());
+}
+
+/** TRANSFER_MAX_MINUTES: above 0, at most a day (the SIP side refuses the same values: sip/config.go). */
+function transferMaxMinutes(value: string | undefined): number {
+  const minutes = positiveNumber('TRANSFER_MAX_MINUTES', value, 60);
+  if (minutes > 24 * 60) throw new Error(`TRANSFER_MAX_MINUTES must be at most 1440, got "${value}"`);
+  return minutes;
 }
 
 function positiveNumber(name: string, value: string | undefined, fallback: number): number {
@@ -501,6 +513,7 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
       preemptiveGeneration: bool(env.VOICE_PREEMPTIVE_GENERATION, true),
       idleTimeoutMs: positiveNumber('MEDIA_IDLE_TIMEOUT_MS', env.MEDIA_IDLE_TIMEOUT_MS, 10_000),
       drainSeconds: positiveNumber('MEDIA_DRAIN_SECONDS', env.MEDIA_DRAIN_SECONDS, 900),
+      transferMaxMinutes: transferMaxMinutes(env.TRANSFER_MAX_MINUTES),
       carrier: carrier(env.CARRIER),
       sip: sipSettings(env),
     },

@@ -1,28 +1,26 @@
-import { answerOnceEnded, type MediaCommand, type MediaCommandAnswer } from '../lib/media/media-control.js';
-import {
-  type CarrierCallback,
-  carrierCallbackSignal,
-  type TransferReport,
-} from '../lib/temporal/call-messages.js';
+import type { CallAudioCommand, MediaCommandAnswer } from '../lib/media/media-control.js';
+import { answerOnceEnded } from '../lib/media/media-control.js';
+import type { CarrierCallback, TransferReport } from '../lib/temporal/call-messages.js';
+import { carrierCallbackSignal } from '../lib/temporal/call-messages.js';
 import type { CallAudioDeps, CallAudioEnd } from './call-audio-ports.js';
 import { recordingCut } from './call-recording.js';
 import { CallerAudioIn } from './caller-audio-in.js';
 import { KeypadTurn } from './keypad-turn.js';
 import { PickUpScreen } from './pick-up-screen.js';
+import type { BridgeEnd, BridgeSide } from './transfer-bridge.js';
 import { commandsCarrier, TurnLoop } from './turn-loop.js';
 import { UserTurns } from './user-turns.js';
+import { withLimit } from './with-limit.js';
 import { WorkflowOutbox } from './workflow-outbox.js';
 
 // One call's audio in the media gateway, as stages (docs/voice.md, "The turn loop"):
-//   caller audio in     decode, record (channel 1), pick-up screen, voice activity and turn
-//                       detection, bounded                                   caller-audio-in.ts
+//   caller audio in     decode, record (ch. 1), pick-up screen, voice activity, turn detection  caller-audio-in.ts
 //   the person's turns  barge-in (interruptions.ts), heard ahead, transcribed, a line per turn  user-turns.ts
 //   the turn's owner    the gateway's loop once the workflow handed it the turns (`take_turns`),
 //                       else the call workflow (`callerSpeech`; no audio in Temporal)  turn-loop.ts
-//   the agent's voice   its lines as commands (control-api.ts), synthesised, played, cut by a
-//                       barge-in, recorded (channel 2)                         agent-voice.ts
+//   the agent's voice   lines as commands (control-api.ts), synthesised, played, cut, recorded (ch. 2)  agent-voice.ts
 //   to the workflow     everything it is told, in order                      workflow-outbox.ts
-// This class wires them and owns the call's end: hang-ups both ways, transfers, the drain.
+// This class wires them and owns the call's end: hang-ups, transfers (bridged: transfer-bridge.ts), the drain.
 
 const RELEASED = { cancel: 'canceled', hang_up: 'the agent hung up' } as const; // the close's reason
 /** After the agent's last line, the longest its audio may take to play before the stream closes. */
@@ -48,11 +46,11 @@ export class CallAudio {
   readonly pickUp: PickUpScreen | null;
   /** A reported transfer under way: its target. The person's audio is recorded, not turned into turns. */
   private transferringTo: string | null = null;
-  private resolveEnded!: () => void;
+  /** Joined to a transfer's other side (media/transfer-bridge.ts): the person's audio and hang-up go there. */
+  private bridged: BridgeEnd | null = null;
+  private readonly over = Promise.withResolvers<void>();
   /** Resolves when the call's audio is over (the media session, lib/media/media-session.ts). */
-  readonly ended = new Promise<void>((resolve) => {
-    this.resolveEnded = resolve;
-  });
+  readonly ended = this.over.promise;
 
   constructor(private readonly deps: CallAudioDeps) {
     this.outbox = new WorkflowOutbox({
@@ -112,16 +110,13 @@ export class CallAudio {
 
   /** The person's next audio (μ-law at 8 kHz, a sample a byte: 10 to 100 ms a message), in order. */
   hear(payload: Uint8Array): void {
-    if (this.ending) return;
-    // The far end is being handed over: what it hears (ringing, the target) is not the agent's to answer.
-    this.callerIn.hear(payload, !this.transferringTo);
+    // Bridged: the other side hears it. Being handed over (a reported transfer): not the agent's to answer.
+    if (this.bridged) this.bridged.heard(payload);
+    else if (!this.ending) this.callerIn.hear(payload, !this.transferringTo);
   }
 
-  /**
-   * A key the person pressed (Media Streams `dtmf`; RFC 4733 or SIP INFO, which the SIP side
-   * turns into the same message): the first key of a turn stops the agent (a barge-in), and the
-   * keys become a line `[keypad] …` once `#` is pressed or 2 s pass without another.
-   */
+  /** A key the person pressed (Media Streams `dtmf`; the SIP side's RFC 4733 or SIP INFO): a turn's first key
+   * stops the agent (a barge-in); the keys become a line `[keypad] …` at `#` or 2 s after the last. */
   pressed(digit: string): void {
     if (this.ending || this.transferringTo) return;
     if (!this.keypad.press(digit)) return;
@@ -133,13 +128,13 @@ export class CallAudio {
   }
 
   /** A command of the call workflow's carrier; its answer (media-control.ts) goes back to it. */
-  async command<C extends MediaCommand>(command: C): Promise<MediaCommandAnswer<C>> {
+  async command<C extends CallAudioCommand>(command: C): Promise<MediaCommandAnswer<C>> {
     // The call is ending: nothing more is played (a line the person hung up on is not heard).
     if (this.ending && command.type !== 'answer') return answerOnceEnded(command);
     return (await this.act(command)) as MediaCommandAnswer<C>;
   }
 
-  private async act(command: MediaCommand): Promise<MediaCommandAnswer> {
+  private async act(command: CallAudioCommand): Promise<MediaCommandAnswer> {
     const { voice } = this.deps;
     switch (command.type) {
       case 'answer':
@@ -160,12 +155,14 @@ export class CallAudio {
         await voice.pressKeys(command.index, command.digits);
         return {};
       case 'transfer':
+        // Bridged here (media/transfer-bridge.ts): the workflow dials the leg; the call goes on meanwhile.
+        if (command.bridgeable && (command.mode === 'warm' || !this.deps.reportsTransfers))
+          return { transfer: 'bridge' };
         if (this.deps.reportsTransfers) {
           void this.handOverReported(command.to);
           return { transfer: 'reported' };
         }
-        // The target goes typed, right before the close: the SIP side dials only that. The close
-        // reason still names it for other Media Streams clients.
+        // The target goes typed right before the close (the SIP side dials only that); the reason names it too.
         void this.endFromOurSide('transferred', 1000, `transferred to ${command.to}`, () =>
           this.deps.out.transfer(command.to),
         );
@@ -178,10 +175,8 @@ export class CallAudio {
     }
   }
 
-  /**
-   * A transfer the client reports: once the agent's last audio has played, the typed `transfer`
-   * goes and the stream stays open while the client tries the target (telephony spec section 1).
-   */
+  /** A transfer the client reports: the typed `transfer` goes once the agent's last audio played; the
+   * stream stays open while the client tries the target (telephony spec section 1). */
   private async handOverReported(to: string): Promise<void> {
     if (this.transferringTo) return;
     this.transferringTo = to;
@@ -189,12 +184,8 @@ export class CallAudio {
     if (!this.ending) this.deps.out.transfer(to);
   }
 
-  /**
-   * The client's report of that transfer (its `transfer_connected` or `transfer_failed` callback,
-   * media/carrier-callbacks.ts), told to the workflow in order with the call's other news; resolves
-   * once told. Connected: the call is the target's, its audio here is over. Failed: the person is
-   * still here, and their turns are heard again.
-   */
+  /** The client's report of it (media/carrier-callbacks.ts), told in order with the call's other news; resolves once
+   * told. Connected: the call is the target's, its audio here over. Failed: the person's turns are heard again. */
   async transferReported(report: TransferReport): Promise<void> {
     if (this.ending) return;
     this.transferringTo = null;
@@ -208,11 +199,8 @@ export class CallAudio {
     await this.finish();
   }
 
-  /**
-   * An answering machine's beep or the end of its greeting (media/pick-up-screen.ts) goes to the
-   * workflow as a carrier's callback (workflows/call/screen.ts), after the greeting: its turn ends
-   * here, and its words go first, so the transcript keeps the greeting before the message.
-   */
+  /** An answering machine's beep or greeting's end (pick-up-screen.ts) goes to the workflow as a carrier's
+   * callback (workflows/call/screen.ts) after the greeting's words, so the transcript keeps it first. */
   private afterGreeting(callback: CarrierCallback): void {
     void this.callerIn
       .flush()
@@ -220,8 +208,28 @@ export class CallAudio {
       .then(() => this.callBack(callback));
   }
 
+  /** This call's stream as a side of a transfer's bridge, the other side's audio played as it comes; null once ending. */
+  get bridgeSide(): BridgeSide | null {
+    if (this.ending) return null;
+    const { out, close } = this.deps;
+    return {
+      play: (payload) => out.media(payload),
+      hangUp: (why) => close(1000, why),
+      over: () => this.finish(),
+    };
+  }
+
+  /** A bridge joins this call (one with a `bridgeSide`): the agent leaves (its stages stop once its audio played), the
+   * person's audio and hang-up go to `end`; over with the bridge, as the caller is on the line till then. */
+  joinBridge(end: BridgeEnd): void {
+    this.ending = 'transferred';
+    this.bridged = end;
+    void this.deps.voice.played(PLAYOUT_LIMIT_MS).then(() => this.stopStages());
+  }
+
   /** The person hung up (`stop`, or the socket closed): their last words, then the hang-up, go to the workflow. */
   async callerHungUp(): Promise<void> {
+    if (this.bridged) return this.bridged.gone();
     if (this.ending) return;
     this.ending = 'caller_hung_up';
     const atSeconds = this.deps.clock() / 1000;
@@ -229,9 +237,8 @@ export class CallAudio {
     await withLimit(this.userTurns.transcribing, LAST_WORDS_LIMIT_MS);
     // A turn of the agent's in flight is told before the hang-up (the lines are in that order).
     await withLimit(this.userTurns.answering, LAST_WORDS_LIMIT_MS);
-    // Queued after the last words; not waited for: the caller is gone, so the call's audio
-    // (socket, recording, voice) is released now, whatever Temporal's state. The outbox goes on
-    // telling the workflow (told()); the media session waits for that (media-session-worker.ts).
+    // Queued after the last words, not waited for: the caller is gone, the audio is released now. The
+    // outbox goes on telling the workflow (told()); the media session waits for that (media-session-worker.ts).
     void this.callBack({ type: 'hung_up', atSeconds });
     this.deps.close(1000, 'stopped');
     await this.finish();
@@ -258,16 +265,9 @@ export class CallAudio {
     return this.outbox.send(carrierCallbackSignal, callback);
   }
 
-  /**
-   * Our side ends the call: the agent's last audio plays out, then `lastMessage` goes (a transfer's
-   * target: not before the audio, or the caller would be handed over mid-line), then the socket closes.
-   */
-  private async endFromOurSide(
-    how: CallAudioEnd,
-    code: number,
-    reason: string,
-    lastMessage?: () => void,
-  ): Promise<void> {
+  /** Our side ends the call: the agent's last audio plays out, then `lastMessage` goes (a transfer's
+   * target: not before, or the caller is handed over mid-line), then the socket closes. */
+  private async endFromOurSide(how: CallAudioEnd, code: number, reason: string, lastMessage?: () => void) {
     if (this.ending) return;
     this.ending = how;
     await this.deps.voice.played(PLAYOUT_LIMIT_MS);
@@ -276,10 +276,18 @@ export class CallAudio {
     await this.finish();
   }
 
-  private finished = false;
   private async finish(): Promise<void> {
-    if (this.finished) return;
-    this.finished = true;
+    await this.stopStages();
+    this.over.resolve();
+  }
+
+  private stopped: Promise<void> | null = null;
+  /** Stops each stage once: the turns, the keys, the agent's voice, the recording. */
+  private stopStages(): Promise<void> {
+    this.stopped ??= this.stopEachStage();
+    return this.stopped;
+  }
+  private async stopEachStage(): Promise<void> {
     this.stopTurns.abort();
     this.keypad.stop();
     this.userTurns.stop();
@@ -288,13 +296,5 @@ export class CallAudio {
       this.deps.logger.info('call audio over', { callId: this.callId, answersAhead: this.answersAhead });
     this.deps.voice.stop();
     await this.deps.recording?.close();
-    this.resolveEnded();
   }
-}
-
-async function withLimit(work: Promise<unknown>, limitMs: number): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  await Promise.race([work, new Promise((resolve) => (timer = setTimeout(resolve, limitMs)))]).finally(() =>
-    clearTimeout(timer),
-  );
 }

@@ -6,6 +6,14 @@ import type { CallAudio } from './call-audio.js';
 
 /** How long a command waits for its call's stream to be registered. */
 const ARRIVAL_WAIT_MS = 5000;
+/** A transfer's leg is expected this long (its ring time is at most 30 s, plus the dial's own retries). */
+const LEG_EXPECTED_MS = 5 * 60_000;
+
+/** A transfer's leg a call expects (`expect_leg`): the call it belongs to, and the workflow its news goes to. */
+export interface TransferLeg {
+  callId: string;
+  legWorkflowId: string;
+}
 
 export class CallSessions {
   private readonly sessions = new Map<string, CallAudio>();
@@ -14,17 +22,50 @@ export class CallSessions {
   private readonly claimed = new Set<string>();
   /** Sessions not over, or over with signals still on their way to the workflow. */
   private readonly unsettled = new Set<CallAudio>();
+  /** Transfer legs whose stream may attach here, by leg id. */
+  private readonly legs = new Map<string, TransferLeg>();
+  /** Transfers bridged here and not over (media/transfer-bridge.ts). */
+  private bridges = 0;
+  /** Legs bridged here (a while), to the call they were joined to: a retried `bridge` finds it done. */
+  private readonly bridgedLegs = new Map<string, string>();
 
   get size(): number {
     return this.sessions.size;
   }
 
   /**
-   * Calls held here: those whose audio is still being opened, and those whose workflow has not
-   * been told all yet (a hung-up call's audio is released at once; its last signals may wait).
+   * Calls held here: those whose audio is still being opened, those whose workflow has not been
+   * told all yet (a hung-up call's audio is released at once; its last signals may wait), and
+   * transfers bridged here (a draining gateway lets them finish too).
    */
   get live(): number {
-    return this.claimed.size + this.unsettled.size;
+    return this.claimed.size + this.unsettled.size + this.bridges;
+  }
+
+  /** Leg `legId` of a transfer may attach its stream here for a while (`expect_leg`). */
+  expectLeg(legId: string, leg: TransferLeg): void {
+    this.legs.set(legId, leg);
+    setTimeout(() => this.legs.get(legId) === leg && this.legs.delete(legId), LEG_EXPECTED_MS).unref();
+  }
+
+  /** The transfer leg `legId` is of, when one is expected here. */
+  leg(legId: string): TransferLeg | undefined {
+    return this.legs.get(legId);
+  }
+
+  /** Leg `legId` was joined to call `callId` here. */
+  bridged(callId: string, legId: string): boolean {
+    return this.bridgedLegs.get(legId) === callId;
+  }
+
+  /** A transfer bridged here (call `callId` and its leg `legId`), live until `done`. */
+  holdBridge(callId: string, legId: string, done: Promise<void>): void {
+    this.bridgedLegs.set(legId, callId);
+    setTimeout(() => this.bridgedLegs.delete(legId), LEG_EXPECTED_MS).unref();
+    this.bridges += 1;
+    void done.finally(() => {
+      this.bridges -= 1;
+    });
   }
 
   /**

@@ -54,7 +54,9 @@ export async function serveCarrierCallback(
     }
   }
   try {
-    await gateway.temporal.workflow.getHandle(callWorkflowId(callId)).signal(carrierCallbackSignal, callback);
+    // A transfer's leg the SIP side dialled (media/transfer-legs.ts) tells the leg's own workflow.
+    const workflowId = gateway.sessions.leg(callId)?.legWorkflowId ?? callWorkflowId(callId);
+    await gateway.temporal.workflow.getHandle(workflowId).signal(carrierCallbackSignal, callback);
   } catch (error) {
     if (!(error instanceof WorkflowNotFoundError)) throw error;
   }

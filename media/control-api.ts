@@ -3,6 +3,7 @@ import { readMediaCommand } from '../lib/media/media-command-schema.js';
 import type { GatewayContext } from './gateway-context.js';
 import { hangUpMissingWebCaller } from './missing-caller.js';
 import { tokenMatches } from './stream-connection.js';
+import { serveTransferLeg } from './transfer-legs.js';
 
 // The control API: the call workflow's carrier (lib/carrier/media-gateway-carrier.ts) commands the
 // call's audio here, `POST /media/control/calls/{callId}` with a MediaCommand (lib/media/media-control.ts)
@@ -62,6 +63,10 @@ export async function serveControl(
   const checked = readMediaCommand(read.body);
   if ('error' in checked) return answer(400, { error: checked.error });
   const { command } = checked;
+  if (command.type === 'expect_leg' || command.type === 'bridge') {
+    const served = serveTransferLeg(gateway, callId, command);
+    return answer(served.status, served.body);
+  }
   // A release has nothing to wait for: a call whose stream is not here now (declined, cancelled
   // while ringing) has nothing to end at this gateway, and waiting held the workflow task 5 s.
   const session = await gateway.sessions.arriving(callId, command.type === 'release' ? 0 : undefined);

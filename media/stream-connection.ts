@@ -1,8 +1,6 @@
 import type { IncomingMessage } from 'node:http';
-import type { EntityManager } from '@mikro-orm/postgresql';
 import type { WebSocket } from 'ws';
 import { Call } from '../db/entities/index.js';
-import { TurnDetector } from '../lib/audio/turn-detector.js';
 import { answerIncomingPhoneCall } from '../lib/calls/incoming-calls.js';
 import { detectsAnsweringMachines } from '../lib/calls/start-call-workflow.js';
 import { isE164 } from '../lib/e164.js';
@@ -10,12 +8,11 @@ import { looksLikeStreamToken, streamTokenOpens } from '../lib/media/stream-toke
 import { sameSecret } from '../lib/same-secret.js';
 import { callWorkflowId } from '../lib/temporal/workflow-contracts.js';
 import { fillVariables } from '../lib/voice-runtime/dynamic-variables.js';
-import { AgentVoice } from './agent-voice.js';
 import { sendBounded } from './bounded-send.js';
-import { CallAudio } from './call-audio.js';
-import type { CallAudioOut } from './call-audio-ports.js';
-import { openRecording } from './call-recording.js';
+import type { CallAudio } from './call-audio.js';
+import type { TransferLeg } from './call-sessions.js';
 import type { GatewayContext } from './gateway-context.js';
+import { openCallAudio } from './open-call-audio.js';
 import { openingToPrepare, PreparedSpeech } from './prepared-speech.js';
 import { watchLiveness } from './stream-liveness.js';
 import { type GatewayMessage, isPhoneAudio, readClientMessage, type StreamStart } from './stream-messages.js';
@@ -139,10 +136,15 @@ export function serveStream(socket: WebSocket, request: IncomingMessage, gateway
     send({ event: 'mark', mark: { name: 'attached' }, callId: answer.callId });
   };
 
-  /** The far end of a call the service placed answers with this stream (its calls worker pinned the call here). */
+  /**
+   * The far end of a call the service placed answers with this stream (its calls worker pinned the
+   * call here), or the person rung for a transfer bridged here (a leg the call expects, `expect_leg`).
+   */
   const attach = async (callId: string) => {
     const em = gateway.orm.em.fork();
-    const row = /^[0-9a-f-]{36}$/.test(callId) ? await em.findOne(Call, { id: callId }) : null;
+    const leg = gateway.sessions.leg(callId);
+    const rowId = leg?.callId ?? callId;
+    const row = /^[0-9a-f-]{36}$/.test(rowId) ? await em.findOne(Call, { id: rowId }) : null;
     const attachable =
       row !== null && row.mediaGateway === gateway.controlUrl && LIVE_STATUSES.includes(row.status);
     if (!attachable) {
@@ -156,7 +158,7 @@ export function serveStream(socket: WebSocket, request: IncomingMessage, gateway
       return;
     }
     try {
-      await takeStream(row);
+      await takeStream(row, leg ? { leg: { ...leg, legId: callId } } : {});
     } catch (error) {
       release();
       throw error;
@@ -167,15 +169,21 @@ export function serveStream(socket: WebSocket, request: IncomingMessage, gateway
 
   // The call's audio begins. A call answered here starts its opening (made ahead: the agent's
   // first message, prepared-speech.ts) at once; the workflow's `connect_agent` finds it playing.
-  const takeStream = async (row: Call, options: { answeredHere?: boolean; speech?: PreparedSpeech } = {}) => {
-    const opening = openingToPrepare(row, gateway.voiceRuntime);
+  // A transfer's leg speaks the call's language and voice; its news goes to the leg's own workflow.
+  const takeStream = async (
+    row: Call,
+    options: { answeredHere?: boolean; speech?: PreparedSpeech; leg?: TransferLeg & { legId: string } } = {},
+  ) => {
+    const { leg } = options;
+    const opening = leg ? null : openingToPrepare(row, gateway.voiceRuntime);
     call = await openCallAudio(gateway, {
       ...(options.speech ? { speech: options.speech } : {}),
       keysAsEvents,
       reportsTransfers,
-      screensPickUp: detectsAnsweringMachines(row),
-      callId: row.id,
-      callWorkflowId: callWorkflowId(row.id),
+      screensPickUp: !leg && detectsAnsweringMachines(row),
+      recorded: !leg,
+      callId: leg?.legId ?? row.id,
+      callWorkflowId: leg?.legWorkflowId ?? callWorkflowId(row.id),
       language: row.agentSnapshot.language ?? 'en-US',
       voice: row.agentSnapshot.voiceId ?? DEFAULT_VOICE,
       opening,
@@ -186,7 +194,11 @@ export function serveStream(socket: WebSocket, request: IncomingMessage, gateway
     if (options.answeredHere && opening)
       void call.command({ type: 'connect_agent', opening: { index: 0, text: opening } }).catch(() => {});
     liveness.expectMedia();
-    logger.info('media stream started', { callId: row.id, streamSid });
+    logger.info('media stream started', {
+      callId: call.callId,
+      streamSid,
+      ...(leg ? { legOf: row.id } : {}),
+    });
     // The person hung up while the call was being taken.
     if (stopped) await call.callerHungUp();
   };
@@ -224,76 +236,4 @@ export function serveStream(socket: WebSocket, request: IncomingMessage, gateway
     void call?.callerHungUp();
   });
   socket.on('error', (error) => logger.warn('media stream error', { error: `${error}` }));
-}
-
-async function openCallAudio(
-  gateway: GatewayContext,
-  call: {
-    /** The client plays the agent's keys itself: they go as `dtmf` events, not tones. */
-    keysAsEvents: boolean;
-    /** The client reports a transfer's outcome: the stream stays open until it has. */
-    reportsTransfers: boolean;
-    /** The call detects answering machines: the gateway hears its first moments (media/pick-up-screen.ts). */
-    screensPickUp: boolean;
-    callId: string;
-    callWorkflowId: string;
-    language: string;
-    voice: string;
-    /** The opening line, when known ahead: synthesised now, so its first audio leaves at once (prepared-speech.ts). */
-    opening: string | null;
-    /** The call's speech, when its opening began being made before the call was taken. */
-    speech?: PreparedSpeech;
-    send: (message: GatewayMessage) => void;
-    close: (code: number, reason: string) => void;
-  },
-): Promise<CallAudio> {
-  const speech = call.speech ?? new PreparedSpeech(gateway.tts, call.voice);
-  if (call.opening) speech.prepare(call.opening);
-  const t0 = performance.now();
-  const startedAt = Date.now();
-  const clock = () => performance.now() - t0;
-  const logger = gateway.logger.child({ callId: call.callId });
-  const recording = await openRecording(gateway.settings.recordingsDir, call.callId, logger, {
-    uploads: gateway.recordingUploads,
-  });
-  const out: CallAudioOut = {
-    media: (payload: Uint8Array) =>
-      call.send({ event: 'media', media: { payload: Buffer.from(payload).toString('base64') } }),
-    mark: (name: string) => call.send({ event: 'mark', mark: { name } }),
-    clear: () => call.send({ event: 'clear' }),
-    transfer: (to: string) => call.send({ event: 'transfer', transfer: { to } }),
-    ...(call.keysAsEvents ? { dtmf: (digit: string) => call.send({ event: 'dtmf', dtmf: { digit } }) } : {}),
-  };
-  const voice = new AgentVoice({
-    tts: gateway.tts,
-    voice: call.voice,
-    speech,
-    out,
-    clock,
-    recording,
-    logger,
-  });
-  return new CallAudio({
-    callId: call.callId,
-    callWorkflowId: call.callWorkflowId,
-    temporal: gateway.temporal,
-    stt: gateway.stt,
-    language: call.language,
-    detector: new TurnDetector({
-      vad: await gateway.voiceActivity(),
-      endpointingMs: gateway.settings.media.endpointingMs,
-    }),
-    voice,
-    recording,
-    close: call.close,
-    out,
-    clock,
-    startedAt,
-    logger,
-    voiceRuntime: gateway.voiceRuntime,
-    em: () => gateway.orm.em.fork() as EntityManager,
-    preemptiveGeneration: gateway.settings.media.preemptiveGeneration,
-    reportsTransfers: call.reportsTransfers,
-    screensPickUp: call.screensPickUp,
-  });
 }

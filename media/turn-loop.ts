@@ -10,7 +10,7 @@ import { loadCall } from '../lib/calls/call-status-changes.js';
 import { conversationContextOf } from '../lib/calls/conversation-context.js';
 import type { TranscriptLine } from '../lib/calls/transcript.js';
 import { keepSpokenPart, loadTranscript, recordLines } from '../lib/calls/transcript-rows.js';
-import type { MediaCommand, MediaCommandAnswer, TakeTurns } from '../lib/media/media-control.js';
+import type { CallAudioCommand, MediaCommandAnswer, TakeTurns } from '../lib/media/media-control.js';
 import { retryWithBackoff } from '../lib/retry-with-backoff.js';
 import { type CallerSpeech, callerLineOf, type GatewayTurn } from '../lib/temporal/call-messages.js';
 import { AnswersAhead } from '../lib/voice-runtime/answers-ahead.js';
@@ -200,7 +200,7 @@ export class TurnLoop {
  * commands (media/call-audio.ts `command`), as the workflow's carrier would send them.
  */
 export function commandsCarrier(
-  command: <C extends MediaCommand>(command: C) => Promise<MediaCommandAnswer<C>>,
+  command: <C extends CallAudioCommand>(command: C) => Promise<MediaCommandAnswer<C>>,
 ): TurnLoopDeps['carrier'] {
   return {
     saySentence: async ({ index, seq, text }) => {

@@ -121,6 +121,8 @@ async function main(): Promise<number> {
       `--test-reporter-destination=${timingsPath}`,
       `--test-concurrency=${TEST_CONCURRENCY}`,
       `--test-timeout=${PER_TEST_TIMEOUT_MS}`,
+      // TEST_NAME_PATTERN: only the tests whose names match, as node's --test-name-pattern.
+      ...(process.env.TEST_NAME_PATTERN ? [`--test-name-pattern=${process.env.TEST_NAME_PATTERN}`] : []),
       ...files,
     ];
     for (const line of parts.described) progress(line);

@@ -78,6 +78,7 @@ func (s *sidecar) controlHandler() http.Handler {
 			Reason string `json:"reason"`
 		}
 		_ = json.NewDecoder(r.Body).Decode(&request)
+		s.log.Debug("release asked", "callId", callID, "reason", request.Reason)
 		s.release(callID)
 		answer(200, map[string]any{"callId": callID, "released": true})
 	})

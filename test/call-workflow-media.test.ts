@@ -7,6 +7,7 @@ import type { WorkflowHandle } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
+import { Agent, Call } from '../db/entities/index.js';
 import { answerIncomingPhoneCall } from '../lib/calls/incoming-calls.js';
 import { startCallWorkflow } from '../lib/calls/start-call-workflow.js';
 import type { TranscriptLine } from '../lib/calls/transcript.js';
@@ -15,6 +16,7 @@ import type {
   AnswerRequest,
   CallMedia,
   Carrier,
+  DialRequest,
   SpeechPlayed,
   TransferHandOver,
 } from '../lib/carrier/carrier.js';
@@ -154,6 +156,7 @@ async function withCall<T, G extends GatewayStandIn = GatewayStandIn>(
   mode: SessionMode,
   fn: (env: TestWorkflowEnvironment, callId: string, gateway: G) => Promise<T>,
   gatewayOf: (taskQueue: string) => G = (taskQueue) => new GatewayStandIn(taskQueue) as G,
+  agent: AgentFixture = ada,
 ): Promise<T> {
   return stack.withEnvironment(async (env) => {
     const gateway = gatewayOf(`${stack.settings.taskQueuePrefix}media@gateway-${Math.random()}`);
@@ -165,7 +168,7 @@ async function withCall<T, G extends GatewayStandIn = GatewayStandIn>(
     const workers = [...(await stack.workers(env, { ports: { carrier: gateway } })), media];
     const answer = await answerIncomingPhoneCall(
       { em: stack.db.orm.em.fork() as EntityManager, temporal: env.client, settings: stack.settings },
-      { to: ada.number, from: '+4791230000' },
+      { to: agent.number, from: '+4791230000' },
     );
     assert.ok(answer.answered);
     return runWorkers(workers, () => fn(env, answer.callId, gateway));
@@ -457,6 +460,26 @@ describe('turns the gateway takes', { timeout: 120_000 }, () => {
   });
 });
 
+/** The caller's first turn, which the gateway took, asks for a transfer to `to`: its lines written, the turn told. */
+async function askForTransfer(
+  env: TestWorkflowEnvironment,
+  callId: string,
+  gateway: TurnTakingGateway,
+  to: string,
+): Promise<WorkflowHandle> {
+  await until(() => gateway.handOvers.length === 1, 'the turns were offered to the gateway');
+  const handle = env.client.workflow.getHandle(callWorkflowId(callId));
+  const asked = gatewayTurn(
+    0,
+    line(1, 'caller', 'Can I talk to the front desk?', 4),
+    line(2, 'agent', 'Of course, putting you through now.', 6),
+    { kind: 'transfer', to },
+  );
+  await recordLines(em(), callId, [asked.heard, asked.result!.line!]);
+  await handle.signal(gatewayTurnSignal, asked);
+  return handle;
+}
+
 /** A gateway whose client (the SIP side) tries a transfer's target and reports the outcome. */
 class ReportingGateway extends TurnTakingGateway {
   readonly transfers: string[] = [];
@@ -481,16 +504,7 @@ describe('a transfer whose outcome the SIP side reports', { timeout: 120_000 }, 
     return withCall<void, ReportingGateway>(
       'holds',
       async (env, callId, gateway) => {
-        await until(() => gateway.handOvers.length === 1, 'the turns were offered to the gateway');
-        const handle = env.client.workflow.getHandle(callWorkflowId(callId));
-        const asked = gatewayTurn(
-          0,
-          line(1, 'caller', 'Can I talk to the front desk?', 4),
-          line(2, 'agent', 'Of course, putting you through now.', 6),
-          { kind: 'transfer', to: DESK },
-        );
-        await recordLines(em(), callId, [asked.heard, asked.result!.line!]);
-        await handle.signal(gatewayTurnSignal, asked);
+        const handle = await askForTransfer(env, callId, gateway, DESK);
         await until(() => gateway.transfers.length === 1, 'the transfer was handed to the gateway');
         await fn(env, handle, callId, gateway);
       },
@@ -542,6 +556,160 @@ describe('a transfer whose outcome the SIP side reports', { timeout: 120_000 }, 
       assert.equal(call.transfer?.failure, 'refused');
       assert.equal(events.filter((event) => event.type === 'call.transferred').length, 0);
       assert.equal(gateway.said.length, 1, 'nothing said to a caller who is gone');
+    });
+  });
+});
+
+/**
+ * A gateway that bridges a transfer itself (a Media Streams call: media/transfer-legs.ts): the leg
+ * is dialled through the carrier (recorded here; the test plays its far end by signalling the leg's
+ * workflow), and `bridge` joins it (answering `joins`).
+ */
+class BridgingGateway extends TurnTakingGateway {
+  readonly transfers: { to: string; mode?: string }[] = [];
+  readonly legs: DialRequest[] = [];
+  readonly bridges: { callId: string; legId: string }[] = [];
+  readonly legRequests: string[] = [];
+  joins = true;
+  override async transfer(request: { to: string; mode?: 'cold' | 'warm' }): Promise<TransferHandOver> {
+    this.transfers.push({ to: request.to, mode: request.mode });
+    return 'bridge';
+  }
+  override async dial(request: DialRequest): Promise<CallMedia | undefined> {
+    assert.ok(request.legOf, 'only a transfer’s leg is dialled here');
+    this.legs.push(request);
+    return undefined;
+  }
+  async bridge(request: { callId: string; legId: string }): Promise<boolean> {
+    this.bridges.push(request);
+    return this.joins;
+  }
+  override async connectAgent(request: {
+    callId: string;
+    opening: { index: number; text: string } | null;
+    legOf?: string;
+  }) {
+    if (request.legOf) this.legRequests.push(`connect ${request.opening ? 'briefed' : 'joined'}`);
+    else await super.connectAgent(request);
+  }
+  override async release(request: { reason: string; legOf?: string }): Promise<void> {
+    if (request.legOf) this.legRequests.push(`release ${request.reason}`);
+    else await super.release(request);
+  }
+}
+
+describe('a transfer bridged in the gateway (a Media Streams call)', { timeout: 120_000 }, () => {
+  const DESK = '+4722334466';
+
+  /** A call whose gateway takes the turns and whose first turn asks for a transfer to DESK (cold, unless `agent` says). */
+  function withTransferAsked(
+    fn: (
+      handle: WorkflowHandle,
+      callId: string,
+      gateway: BridgingGateway,
+      leg: WorkflowHandle,
+    ) => Promise<void>,
+    agent: AgentFixture = ada,
+  ) {
+    return withCall<void, BridgingGateway>(
+      'holds',
+      async (env, callId, gateway) => {
+        // The call's audio is held by a gateway (its row says which), as a Media Streams call's is.
+        await em().nativeUpdate(Call, { id: callId }, { mediaGateway: 'http://127.0.0.1:8091' });
+        const handle = await askForTransfer(env, callId, gateway, DESK);
+        await until(() => gateway.legs.length === 1, 'the person was not rung');
+        await fn(handle, callId, gateway, env.client.workflow.getHandle(gateway.legs[0].callWorkflowId));
+      },
+      (taskQueue) => new BridgingGateway(taskQueue, ['taken']),
+      agent,
+    );
+  }
+
+  const transferOf = async (callId: string) => (await storedCall(stack.db.orm, callId)).call.transfer;
+
+  test('the person is rung as a leg of the call; connected only once they answer, then joined: transferred, call.transferred', async () => {
+    await withTransferAsked(async (handle, callId, gateway, leg) => {
+      assert.deepEqual(gateway.transfers, [{ to: DESK, mode: 'cold' }]);
+      assert.equal(gateway.legs[0].legOf, callId);
+      assert.equal(gateway.legs[0].to, DESK);
+      assert.equal((await transferOf(callId))?.status, 'connecting', 'ringing: not connected yet');
+      await leg.signal(carrierCallbackSignal, { type: 'ringing' });
+      await leg.signal(carrierCallbackSignal, { type: 'answered' });
+      const result = (await handle.result()) as CallWorkflowResult;
+      assert.equal(result.endReason, 'transferred');
+      keepHistory('inbound-media-bridged-transfer-call', await handle.fetchHistory());
+      assert.deepEqual(gateway.bridges, [{ callId, legId: gateway.legs[0].callId }]);
+      // Cold: nobody was briefed; the person's far end hears it is joined.
+      assert.deepEqual(gateway.legRequests, ['connect joined']);
+      const { call, events } = await storedCall(stack.db.orm, callId);
+      assert.equal(call.endReason, 'transferred');
+      assert.deepEqual(
+        { ...call.transfer, started_at: null, connected_at: null },
+        {
+          to: DESK,
+          mode: 'cold',
+          status: 'connected',
+          failure: null,
+          started_at: null,
+          connected_at: null,
+        },
+      );
+      assert.ok(call.transfer?.connected_at);
+      assert.equal(events.filter((event) => event.type === 'call.transferred').length, 1);
+    });
+  });
+
+  test('warm: the caller hears the destination’s message, the person is briefed on their leg, then the two are joined', async () => {
+    const kari = await createAgentFixture(stack.db.orm, { firstMessage: OPENING });
+    const message = 'Please hold, I am getting Kari from the front desk.';
+    await stack.db.orm.em.fork().nativeUpdate(
+      Agent,
+      { id: kari.agentId },
+      {
+        transferDestinations: [{ number: DESK, description: 'the front desk', mode: 'warm', message }],
+      },
+    );
+    await withTransferAsked(async (handle, callId, gateway, leg) => {
+      assert.deepEqual(gateway.transfers, [{ to: DESK, mode: 'warm' }]);
+      assert.equal(gateway.said[1]?.text, message, 'the caller heard the message while the person was rung');
+      await leg.signal(carrierCallbackSignal, { type: 'answered' });
+      const result = (await handle.result()) as CallWorkflowResult;
+      assert.equal(result.endReason, 'transferred');
+      // Briefed on the leg first (as the leg's agent line), then joined; nothing more said to the leg.
+      assert.deepEqual(gateway.legRequests, ['connect briefed']);
+      assert.equal(gateway.bridges.length, 1);
+      const { call } = await storedCall(stack.db.orm, callId);
+      assert.deepEqual([call.transfer?.mode, call.transfer?.status], ['warm', 'connected']);
+    }, kari);
+  });
+
+  test('busy: failed (busy), nothing joined, the agent tells the caller and takes turns again', async () => {
+    await withTransferAsked(async (handle, callId, gateway, leg) => {
+      await leg.signal(carrierCallbackSignal, { type: 'busy' });
+      await until(() => gateway.said.length === 2, 'the agent told the caller');
+      const { call: ringing } = await storedCall(stack.db.orm, callId);
+      assert.equal(gateway.said[1].text, notReachedLine(ringing.agentSnapshot.language ?? null));
+      const failed = await transferOf(callId);
+      assert.deepEqual([failed?.status, failed?.failure, failed?.mode], ['failed', 'busy', 'cold']);
+      assert.deepEqual(gateway.bridges, []);
+      await until(() => gateway.handOvers.length === 2, 'the turns went back to the gateway');
+      await handle.signal(carrierCallbackSignal, { type: 'hung_up', atSeconds: 20 });
+      const result = (await handle.result()) as CallWorkflowResult;
+      assert.equal(result.endReason, 'caller_hangup');
+      const { events } = await storedCall(stack.db.orm, callId);
+      assert.equal(events.filter((event) => event.type === 'call.transferred').length, 0);
+    });
+  });
+
+  test('a person who hangs up just as they are joined: nothing joined (refused), the leg released, the call goes on', async () => {
+    await withTransferAsked(async (_handle, callId, gateway, leg) => {
+      gateway.joins = false;
+      await leg.signal(carrierCallbackSignal, { type: 'answered' });
+      await until(() => gateway.said.length === 2, 'the agent told the caller');
+      const failed = await transferOf(callId);
+      assert.deepEqual([failed?.status, failed?.failure], ['failed', 'refused']);
+      assert.deepEqual(gateway.legRequests, ['release hang_up']);
+      await until(() => gateway.handOvers.length === 2, 'the turns went back to the gateway');
     });
   });
 });

@@ -1,34 +1,27 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { TranscriptEntry } from '../db/entities/index.js';
 import { encodeMulaw } from '../lib/audio/mulaw.js';
 import { toMulawFrames } from '../lib/audio/phone-frames.js';
 import { watchGatewayCalls } from '../lib/metrics/gateway-metrics.js';
 import { metricsRegistry } from '../lib/metrics/service-metrics.js';
 import type { GatewayTurn } from '../lib/temporal/call-messages.js';
-import { freshDatabase, type TestDatabase } from './support/database.js';
-import { type MediaPathCall, ScriptedRuntime, startMediaPathCall } from './support/media-path.js';
+import {
+  type MediaPathCall,
+  mediaPathCalls,
+  ScriptedRuntime,
+  type startMediaPathCall,
+} from './support/media-path.js';
 import { until } from './support/wait-for.js';
 
 // One call's media path (media/call-audio.ts) on fakes at its ports (test/support/media-path.ts):
 // the rules of hearing a turn's end ahead and answering it, asserted as an order of events the test
 // sets up (where the transcription ends against the turn's end), never as a model's speed.
 
-let db: TestDatabase;
-const calls: MediaPathCall[] = [];
+const paths = mediaPathCalls();
 
-before(async () => {
-  db = await freshDatabase();
-});
-after(async () => {
-  for (const call of calls) await call.end();
-  await db?.close();
-});
-
-async function call(options: Parameters<typeof startMediaPathCall>[1] = {}): Promise<MediaPathCall> {
-  const started = await startMediaPathCall(db, options);
-  calls.push(started);
-  return started;
+function call(options: Parameters<typeof startMediaPathCall>[1] = {}): Promise<MediaPathCall> {
+  return paths.start(options);
 }
 
 const ASK = 'Can you send me the details by email';
@@ -231,8 +224,9 @@ describe('barge-in and hang-ups', () => {
     // The answer to the new line was played after the clear.
     await until(() => path.out.frames > framesAtClear, 'the answer to the new line was not played');
     // The transcript's cut: the agent's interrupted line keeps what was heard.
-    const lines = await db.orm.em
-      .fork()
+    const lines = await paths
+      .db()
+      .orm.em.fork()
       .find(TranscriptEntry, { call: path.callId }, { orderBy: { index: 'asc' } });
     assert.deepEqual(
       lines.map((line) => [line.index, line.role, line.text]),

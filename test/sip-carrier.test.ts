@@ -418,6 +418,72 @@ describe('CARRIER=sip', { skip, timeout: 600_000 }, () => {
     assert.match(sipSide?.output() ?? '', /"msg":"REFER taken"[^\n]*"connected":true/);
   });
 
+  test('a warm transfer: the front desk is dialled through the trunk as a leg of the call, briefed by the agent, then bridged to the caller in the gateway', async () => {
+    const deskNumber = stack.settings.transferNumber!;
+    // The person at the desk answers, hears the briefing out, then speaks (to the caller by then).
+    const target = await farEnd('warm-desk', {
+      play: await personWav(
+        'warm-desk',
+        'Front desk, this is Maria speaking. How can I help you today?',
+        22,
+        60,
+      ),
+      answer: 'auto',
+      user: deskNumber,
+    });
+    await sipSideWithTrunk(target.port);
+    const other = await createAgentFixture(stack.db.orm, {
+      workspaceId: owner.workspaceId,
+      firstMessage: INBOUND_OPENING,
+    });
+    await stack.db.orm.em.fork().nativeUpdate(
+      Agent,
+      { id: other.agentId },
+      {
+        transferDestinations: [
+          { number: deskNumber, description: 'the front desk', mode: 'warm', message: null },
+        ],
+      },
+    );
+    const caller = await farEnd('warm-caller', {
+      play: await personWav('warm-ask', 'Can I talk to a real person, please?', 12, 90),
+      answer: 'auto',
+    });
+    await caller.command('dial', `sip:${other.number}@127.0.0.1:${sipPort}`);
+    await caller.waitForEvent('CALL_ESTABLISHED', 30_000);
+    const call = await callTo(stack.db.orm, other.number);
+    const api = stack.api.client(owner.secret);
+    const ended = await waitForCallEnd(api, call.id, 120_000);
+    assert.equal(ended.end_reason, 'transferred', `${JSON.stringify(ended)}\n${sipSide?.output()}`);
+    assert.deepEqual(
+      [ended.transfer.mode, ended.transfer.status],
+      ['warm', 'connected'],
+      `${JSON.stringify(ended.transfer)}\n${JSON.stringify((await api.get(`/calls/${call.id}/transcript`)).body.data)}\n${sipSide?.output()}`,
+    );
+    // No REFER: the caller's phone was never handed anywhere; the desk got its own INVITE through the trunk.
+    assert.equal(caller.events.filter((event) => event.type === 'TRANSFER').length, 0);
+    await target.waitForEvent('CALL_ESTABLISHED', 10_000);
+    // The caller hears the desk through the gateway's bridge (its line comes 22 s after it answered,
+    // once briefed); then hangs up, which hangs up the desk.
+    await new Promise((resolve) => setTimeout(resolve, 15_000));
+    await caller.command('hangup');
+    await target.waitForEvent('CALL_CLOSED', 15_000);
+    const heardByCaller = await speech.transcribe(await heardBy(caller));
+    assert.match(
+      heardByCaller,
+      /front desk|maria/i,
+      `${heardByCaller}\n${JSON.stringify(target.events.slice(-3))}\n${sipSide?.output()}`,
+    );
+    // The desk heard the briefing, made from what the caller said, before anyone else.
+    const heardByDesk = await speech.transcribe(await heardBy(target));
+    assert.match(heardByDesk, /ada|real person|calling/i, heardByDesk);
+    await until(
+      async () =>
+        ((await stack.db.orm.em.fork().findOneOrFail(Call, { id: call.id })).transferSeconds ?? 0) > 0,
+      'the bridge’s seconds were not stored',
+    );
+  });
+
   describe('a far end that refuses REFER', () => {
     /** An inbound call from a baresip that refuses REFER, asking for a person, once it ended transferred; its call id. */
     async function refusedTransfer(

@@ -254,6 +254,62 @@ describe('the simulator speaks', { timeout: 600_000 }, () => {
     await keepHistories(answer.callId, 'inbound-speaking');
   });
 
+  test(
+    'a caller on a plain Media Streams stream asks for a person: the front desk is rung as a leg of the call, joined in the gateway once it answers, and the two hear each other',
+    SPOKEN_CALL,
+    async () => {
+      const desk = await createAgentFixture(stack.db.orm, {
+        workspaceId: owner.workspaceId,
+        firstMessage: 'Hello, Acme bookings.',
+      });
+      const ask = await speech.callerSays('Can I talk to a real person, please?');
+      const client = await MediaStreamsClient.connect(gateway.streamsUrl);
+      client.start({ to: desk.number, from: '+4791234588', token: TOKEN });
+      let call: Call | null = null;
+      await until(async () => {
+        call = await stack.db.orm.em.fork().findOne(Call, { toNumber: desk.number });
+        return call !== null;
+      }, 'the stream brought in no call');
+      const callId = call!.id;
+      await client.agentFinished({ limitMs: 60_000, quietMs: 1500 });
+      const askedAt = performance.now();
+      await client.say(ask);
+      const ended = await spokenCallEnd(callId);
+      // Connected only once the front desk's (simulated) person answered: not at the hand-over.
+      assert.equal(ended.end_reason, 'transferred', JSON.stringify(ended));
+      assert.equal(ended.transfer.status, 'connected');
+      assert.equal(ended.transfer.mode, 'cold');
+      assert.equal(ended.transfer.to, stack.settings.transferNumber);
+      assert.ok(Date.parse(ended.transfer.connected_at) >= Date.parse(ended.transfer.started_at));
+      // The front desk's person was dialled through the carrier as a leg of this call, with audio.
+      const history = await stack.client.workflow.getHandle(callWorkflowId(callId)).fetchHistory();
+      const legWorkflowId = history.events
+        ?.map((event) => event.childWorkflowExecutionStartedEventAttributes?.workflowExecution?.workflowId)
+        .find(Boolean);
+      const legId = legWorkflowId?.split('-consult-')[1];
+      assert.ok(legId, 'no consultation leg was started');
+      // The stream stays open: the person at the front desk speaks through it ("Hello?").
+      let heard = '';
+      for (let i = 0; i < 30 && !/hello/i.test(heard); i++) {
+        await new Promise((resolve) => setTimeout(resolve, 2000));
+        heard = await speech.transcribe(client.agentAudio(askedAt));
+      }
+      assert.match(heard, /hello/i, heard);
+      const open = await Promise.race([client.closed.then(() => false), Promise.resolve(true)]);
+      assert.ok(open, 'the caller’s stream was closed at the hand-over');
+      // The caller hangs up: the bridge ends, the person's line is hung up (their far end is over)
+      // and the bridge's length is counted as transfer seconds.
+      client.stop();
+      await stack.client.workflow.getHandle(farEndWorkflowId(legId)).result();
+      await until(
+        async () => ((await stack.db.orm.em.fork().findOne(Call, { id: callId }))?.transferSeconds ?? 0) > 0,
+        'the bridge’s seconds were not stored',
+      );
+      const usage = await api().get('/usage');
+      assert.ok(usage.body.transfer_seconds > 0, JSON.stringify(usage.body));
+    },
+  );
+
   test('a busy line and one that declines fail as before: no stream, no recording', async () => {
     const [busy, declines] = await Promise.all(
       ['+4790001001', '+4790001003'].map((to) => api().post('/calls', { agent_id: agent.agentId, to })),

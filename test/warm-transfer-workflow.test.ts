@@ -122,7 +122,7 @@ describe('warm transfers', { timeout: 180_000 }, () => {
     assert.equal(events[1].body.data.transferred_to, '+4722990000');
     // The briefing went to the person, made from what the caller said; it is not the caller's transcript.
     assert.equal(leg?.outcome.reached, true);
-    const briefing = leg?.outcome.reached ? leg.outcome.briefing : '';
+    const briefing = leg?.outcome.reached ? (leg.outcome.briefing ?? '') : '';
     assert.match(briefing, /this is Ada/);
     assert.match(briefing, /real person/);
     assert.ok(!transcript.some((line) => line.text === briefing));

@@ -45,6 +45,7 @@ const PATHS = [
   'inbound-media-barge-in-call',
   'inbound-media-gateway-turns-call',
   'inbound-media-reported-transfer-call',
+  'inbound-media-bridged-transfer-call',
   'outbound-media-machine-call',
   // The gateway dying mid-turn: the turn cut short (`live-steps-end-with-media`).
   'inbound-media-lost-mid-turn-call',

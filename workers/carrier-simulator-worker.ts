@@ -4,15 +4,17 @@ import { SpeakingFarEnds } from '../activities/speaking-far-end.js';
 import { createTestCallerActivities } from '../activities/test-caller.js';
 import { createLogger } from '../lib/logger.js';
 import { speechFromSettings } from '../lib/speech/from-settings.js';
+import { farEndReleasedSignal } from '../lib/temporal/call-messages.js';
 import { taskQueues } from '../lib/temporal/task-queues.js';
+import { farEndWorkflowId } from '../lib/temporal/workflow-contracts.js';
 import { callerModelFromSettings } from '../lib/test-runs/caller-model.js';
 import { workerTracingOptions } from '../lib/tracing/tracing.js';
 import type { WorkerNeeds } from './worker-deps.js';
 import { callWorkflowsPath } from './workflow-code.js';
 
-/** What the carrier-simulator worker takes of WorkerDeps: no database, no client (its activity uses the worker's own). */
+/** What the carrier-simulator worker takes of WorkerDeps: no database; the client tells a far end our side hung up on it. */
 export type CarrierSimulatorWorkerDeps = WorkerNeeds<
-  'connection' | 'workflowBundle' | 'maxCachedWorkflows' | 'logger',
+  'connection' | 'client' | 'workflowBundle' | 'maxCachedWorkflows' | 'logger',
   'temporalNamespace' | 'taskQueuePrefix' | 'speech' | 'media' | 'logLevel' | 'voiceLlm' | 'analysisLlm'
 >;
 
@@ -25,7 +27,13 @@ function speakingFarEnds(deps: CarrierSimulatorWorkerDeps): SpeakingFarEnds | un
   if (!tts) return undefined;
   const logger =
     deps.logger ?? createLogger(deps.settings.logLevel, { fields: { worker: 'carrier-simulator' } });
-  return new SpeakingFarEnds({ tts, logger });
+  // A far end whose stream our side closed is released, as the call workflow's own release would.
+  const hungUpOn = (callId: string) =>
+    void deps.client.workflow
+      .getHandle(farEndWorkflowId(callId))
+      .signal(farEndReleasedSignal, { reason: 'hang_up' })
+      .catch(() => undefined); // its workflow is over already
+  return new SpeakingFarEnds({ tts, logger, hungUpOn });
 }
 
 /** The worker of the `carrier-simulator` task queue: the simulated far ends and their callbacks (local activities). */

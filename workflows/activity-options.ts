@@ -70,6 +70,18 @@ export const CALL_CARRIER_REQUESTS = local('15 seconds', callRetry('500 millisec
  */
 export const CALL_LIVE_STEPS = local('15 seconds', LIVE_RETRY, '75 seconds');
 
+/**
+ * A live step whose effect outlives a workflow task that fails (a transfer joined in the gateway):
+ * as an activity, its scheduling is in the history before it runs, so a replay (news that came
+ * meanwhile, such as the caller's media ending) finds it taken, not a path not taken. The live
+ * steps' timeouts and retries.
+ */
+export const CALL_LIVE_STEPS_RECORDED: ActivityOptions = {
+  startToCloseTimeout: '15 seconds',
+  scheduleToCloseTimeout: '75 seconds',
+  retry: LIVE_RETRY,
+};
+
 /** What an attempt of an agent step takes beyond the runtime's own answer: the database, the carrier. */
 const AGENT_STEP_MARGIN_MS = 5_000;
 /** The live steps' budget beyond one attempt: a 30 s database outage, a backoff, and room to spare. */

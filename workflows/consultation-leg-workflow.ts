@@ -14,7 +14,10 @@ import { speakingSeconds } from './speech-timing.js';
 // A warm transfer's consultation leg (telephony spec section 8), a child of the call's workflow:
 // the person the caller goes to is rung through the carrier (this workflow gets that leg's
 // callbacks), and once they answer the agent briefs them. Returns whether they were reached and
-// heard the briefing; the parent hands the caller over, or takes the turns back.
+// heard the briefing; the parent hands the caller over, or takes the turns back. A cold transfer
+// bridged in a media gateway takes the same leg without the briefing (`brief: false`): reached once
+// the person answers. Every request names the call the leg is of (`legOf`): a leg of a call with
+// audio is dialled with audio to that call's gateway (lib/carrier/call-routing-carrier.ts).
 //
 //   dial ─ ringing ─┬─ answered ─ briefing ─ heard ──────────────── reached
 //                   ├─ busy ──────────────────────────────────────── busy
@@ -38,7 +41,11 @@ export async function consultationLegWorkflow(input: ConsultationLegInput): Prom
   // What the person says on this leg is not the caller's conversation: heard, not kept.
   setHandler(callerSpeechSignal, () => {});
   const failed = async (failure: WarmTransferFailure, release: 'cancel' | 'hang_up' | null) => {
-    if (release) await carrier.releaseCall({ callId: input.legId, reason: release }).catch(() => undefined);
+    if (release) {
+      await carrier
+        .releaseCall({ callId: input.legId, reason: release, legOf: input.callId })
+        .catch(() => undefined);
+    }
     return { reached: false as const, failure };
   };
 
@@ -48,6 +55,7 @@ export async function consultationLegWorkflow(input: ConsultationLegInput): Prom
       to: input.to,
       from: input.from,
       ringTimeoutSeconds: RING_MS / 1000,
+      legOf: input.callId,
     });
   } catch (error) {
     if (!failedForGood(error)) throw error;
@@ -66,6 +74,7 @@ export async function consultationLegWorkflow(input: ConsultationLegInput): Prom
     if (callback.type === 'declined') return failed('no_answer', null);
     return failed('refused', null);
   }
+  if (input.brief === false) return { reached: true, briefing: null };
   let briefing: string;
   try {
     briefing = await steps.briefTransferTarget({ callId: input.callId, legId: input.legId });

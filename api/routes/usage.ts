@@ -8,7 +8,7 @@ import { usageQuerySchema, usageSchema } from '../schemas/call-usage.js';
 // the calls' durations and rounds up to whole minutes (the same count the minutes quota uses);
 // `average_duration_seconds` is over calls with a duration (answered ones), rounded; `outcomes`
 // counts calls with an analysis by its outcome (anything else as `unknown`); `transfer_seconds`
-// adds up the bridged transfer legs (the SIP side's, bounded by TRANSFER_MAX_MINUTES), which are
+// adds up the bridged transfers (the gateway's and the SIP side's, bounded by TRANSFER_MAX_MINUTES), which are
 // not the agents' minutes and so not in `minutes`.
 
 const usage = defineRoute({

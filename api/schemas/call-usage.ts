@@ -44,7 +44,7 @@ export const usageSchema = {
     transfer_seconds: {
       type: 'integer',
       description:
-        'Seconds of bridged transfer legs (a transfer the far end would not take by REFER, bridged through the trunk; each at most TRANSFER_MAX_MINUTES). Not part of `minutes`, which are the agents’ own.',
+        'Seconds of bridged transfers: the media gateway’s (a Media Streams call’s transfer, a warm transfer of a call with audio) and the SIP side’s (a transfer the far end would not take by REFER, bridged through the trunk); each at most TRANSFER_MAX_MINUTES. Not part of `minutes`, which are the agents’ own.',
     },
   },
 };

@@ -5,6 +5,7 @@ import type {
   CallMedia,
   Carrier,
   DialRequest,
+  LegOf,
   MediaStreamAccess,
   SpeechPlayed,
 } from './carrier.js';
@@ -23,6 +24,11 @@ import type { MediaGatewayCarrier } from './media-gateway-carrier.js';
 // A simulated person calling in (`simulate inbound`, answered here) is pinned and speaks the same
 // way; that call's tee is known to the worker that answered it only (a calls worker that restarts
 // mid-call no longer tells that caller the agent's lines, and the call ends by its silence timeout).
+//
+// A transfer's leg (`legOf`: a warm transfer's consultation leg, or any transfer of a call whose
+// gateway bridges it) of a call with audio is dialled with audio to that call's gateway, which
+// expects it first (media/transfer-legs.ts); the leg's later requests name the call too, so any
+// worker routes them there. A leg of a text call is text.
 
 const REMEMBERED_CALLS = 10_000;
 
@@ -75,6 +81,7 @@ export class CallRoutingCarrier implements Carrier {
   ) {}
 
   async dial(request: DialRequest): Promise<CallMedia | undefined> {
+    if (request.legOf !== undefined) return this.dialLeg({ ...request, legOf: request.legOf });
     const known = await this.routeOf(request.callId);
     // A leg without a Call of its own (a warm transfer's consultation leg of a text call) is text.
     if (!known.ownCall) return this.text.dial(request);
@@ -97,6 +104,35 @@ export class CallRoutingCarrier implements Carrier {
     return this.media.callMedia(gateway);
   }
 
+  /** A transfer's leg: with audio to its call's gateway (which expects it first), else text. */
+  private async dialLeg(request: DialRequest & { legOf: string }): Promise<undefined> {
+    const { legOf, ...dial } = request;
+    const parent = await this.routeOf(legOf);
+    const { dialGateway } = this.options;
+    if (!parent.gateway || !dialGateway) {
+      await this.text.dial(dial);
+      return undefined;
+    }
+    const gateway = parent.gateway;
+    await this.media.expectLeg(gateway, {
+      callId: legOf,
+      legId: request.callId,
+      legWorkflowId: request.callWorkflowId,
+    });
+    this.remember(request.callId, {
+      ownCall: false,
+      gateway,
+      teeToFarEnd: true,
+      farEndFollowsLines: !this.options.dialsThroughTrunk,
+    });
+    await this.text.dial({
+      ...dial,
+      mediaGateway: gateway,
+      mediaStream: dialGateway.streamFor(gateway, request.callId, request.ringTimeoutSeconds),
+    });
+    return undefined;
+  }
+
   async answer(request: AnswerRequest): Promise<CallMedia | undefined> {
     const route = await this.routeOf(request.callId);
     if (route.gateway && !route.teeToFarEnd) return this.media.answer(route.gateway, request);
@@ -116,8 +152,8 @@ export class CallRoutingCarrier implements Carrier {
     return this.media.answer(gateway, request);
   }
 
-  async connectAgent(request: { callId: string; opening: { index: number; text: string } | null }) {
-    const route = await this.routeOf(request.callId);
+  async connectAgent(request: { callId: string; opening: { index: number; text: string } | null } & LegOf) {
+    const route = await this.routeOf(request.callId, request.legOf);
     if (route.gateway) await this.media.connectAgent(route.gateway, request);
     if (!route.gateway || route.teeToFarEnd) await this.text.connectAgent(request);
   }
@@ -147,16 +183,30 @@ export class CallRoutingCarrier implements Carrier {
     if (!route.gateway || route.teeToFarEnd) await this.text.sendDigits?.(request);
   }
 
-  /** The gateway's answer says whether the outcome will be reported; the text far end (a tee) only follows. */
-  async transfer(request: { callId: string; to: string }) {
+  /**
+   * The gateway's answer says whether the outcome will be reported, or the gateway bridges it (when
+   * a leg can be dialled with audio to it: `dialGateway`); the text far end (a tee) only follows a
+   * hand-over (a bridged one keeps its far end until the bridge is over).
+   */
+  async transfer(request: { callId: string; to: string; mode?: 'cold' | 'warm' }) {
     const route = await this.routeOf(request.callId);
-    const handOver = route.gateway ? await this.media.transfer(route.gateway, request) : undefined;
-    if (!route.gateway || route.teeToFarEnd) await this.text.transfer(request);
+    const bridgeable = this.options.dialGateway !== undefined;
+    const handOver = route.gateway
+      ? await this.media.transfer(route.gateway, { ...request, bridgeable })
+      : undefined;
+    if (handOver === 'bridge') return handOver;
+    const { mode: _mode, ...handedOver } = request;
+    if (!route.gateway || route.teeToFarEnd) await this.text.transfer(handedOver);
     return handOver;
   }
 
-  async release(request: { callId: string; reason: 'hang_up' | 'cancel' }) {
+  async bridge(request: { callId: string; legId: string }): Promise<boolean> {
     const route = await this.routeOf(request.callId);
+    return route.gateway ? this.media.bridge(route.gateway, request) : false;
+  }
+
+  async release(request: { callId: string; reason: 'hang_up' | 'cancel' } & LegOf) {
+    const route = await this.routeOf(request.callId, request.legOf);
     if (route.gateway) await this.media.release(route.gateway, request);
     if (!route.gateway || route.teeToFarEnd) await this.text.release(request);
   }
@@ -167,9 +217,22 @@ export class CallRoutingCarrier implements Carrier {
     return this.media.handOverTurns(route.gateway, request);
   }
 
-  private async routeOf(callId: string): Promise<Route> {
+  /** `legOf`: `callId` is a transfer's leg of that call, routed like its dial (`dialLeg`). */
+  private async routeOf(callId: string, legOf?: string): Promise<Route> {
     const known = this.routes.get(callId);
     if (known) return known;
+    if (legOf !== undefined) {
+      const parent = await this.routeOf(legOf);
+      const gateway = this.options.dialGateway ? parent.gateway : null;
+      const leg = {
+        ownCall: false,
+        gateway,
+        teeToFarEnd: gateway !== null,
+        farEndFollowsLines: gateway !== null && !this.options.dialsThroughTrunk,
+      };
+      this.remember(callId, leg);
+      return leg;
+    }
     const call = await this.options.lookUpCall(callId);
     const gateway = call?.mediaGateway ?? null;
     const teeToFarEnd = gateway !== null && call?.direction === 'outbound';

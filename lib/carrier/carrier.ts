@@ -21,6 +21,11 @@ export interface DialRequest {
   mediaGateway?: string;
   /** With `mediaGateway`: the stream the far end opens, with the call's own token. */
   mediaStream?: MediaStreamAccess;
+  /**
+   * A transfer's leg (its `callId` is the leg's own): the call it is dialled for. A call whose audio
+   * a gateway holds gets the leg's audio there too, to be bridged (media/transfer-legs.ts).
+   */
+  legOf?: string;
 }
 
 /**
@@ -61,8 +66,16 @@ export interface SpeechPlayed {
   firstAudioAt: number | null;
 }
 
-/** How a transfer was handed over (`Carrier.transfer`). */
-export type TransferHandOver = 'handed_over' | 'reported';
+/**
+ * How a transfer was handed over (`Carrier.transfer`): `bridge`, not yet: the workflow dials the
+ * target as a leg of the call (`DialRequest.legOf`) and joins the two once they answered (`bridge`).
+ */
+export type TransferHandOver = 'handed_over' | 'reported' | 'bridge';
+
+/** A request about a transfer's leg names the call it is of (a leg has no Call row of its own). */
+export interface LegOf {
+  legOf?: string;
+}
 
 export interface Carrier {
   /**
@@ -76,7 +89,9 @@ export interface Carrier {
    */
   answer(request: AnswerRequest): Promise<CallMedia | undefined>;
   /** Joins the agent's audio to the answered call; `opening` is played first (null: the agent listens). */
-  connectAgent(request: { callId: string; opening: { index: number; text: string } | null }): Promise<void>;
+  connectAgent(
+    request: { callId: string; opening: { index: number; text: string } | null } & LegOf,
+  ): Promise<void>;
   /**
    * Plays one agent line; the far end ignores a line index it already heard. With `hangUp` the
    * agent hangs up once the line is said: one request for the last line and the release.
@@ -106,9 +121,19 @@ export interface Carrier {
    * `transfer_failed` callback; until then the caller is still on the call. Otherwise (nothing,
    * or `handed_over`) the call is the target's from here.
    */
-  transfer(request: { callId: string; to: string }): Promise<TransferHandOver | undefined>;
+  transfer(request: {
+    callId: string;
+    to: string;
+    mode?: 'cold' | 'warm';
+  }): Promise<TransferHandOver | undefined>;
+  /**
+   * After a `bridge` answer: joins the call and its leg `legId`, whose person answered; the agent
+   * leaves both. False when either is gone already (nothing was joined). Optional: only a carrier
+   * that answers `bridge` has it.
+   */
+  bridge?(request: { callId: string; legId: string }): Promise<boolean>;
   /** Ends the call from our side: hang up a connected call, or cancel a dial still ringing. */
-  release(request: { callId: string; reason: 'hang_up' | 'cancel' }): Promise<void>;
+  release(request: { callId: string; reason: 'hang_up' | 'cancel' } & LegOf): Promise<void>;
   /**
    * A call whose audio a media gateway holds: hands the call's turns to the gateway, which then
    * answers the person itself and reports each turn to the call workflow (lib/media/media-control.ts,

@@ -68,10 +68,35 @@ export class MediaGatewayCarrier {
     await this.command(gateway, callId, { type: 'digits', index, digits });
   }
 
-  /** `reported`: the gateway's client (the SIP side) reports the outcome as a callback; else handed over. */
-  async transfer(gateway: string, request: { callId: string; to: string }): Promise<TransferHandOver> {
-    const answer = await this.command(gateway, request.callId, { type: 'transfer' as const, to: request.to });
+  /**
+   * `reported`: the gateway's client (the SIP side) reports the outcome as a callback; `bridge`
+   * (only when `bridgeable`: the leg can be dialled with audio to the gateway): the workflow dials
+   * the target and the gateway joins the two; else handed over.
+   */
+  async transfer(
+    gateway: string,
+    request: { callId: string; to: string; mode?: 'cold' | 'warm'; bridgeable: boolean },
+  ): Promise<TransferHandOver> {
+    const { callId, to, mode, bridgeable } = request;
+    const command = { type: 'transfer' as const, to, bridgeable, ...(mode ? { mode } : {}) };
+    const answer = await this.command(gateway, callId, command);
     return answer?.transfer ?? 'handed_over';
+  }
+
+  /** A transfer's leg `legId` may attach its stream at the gateway holding call `callId`; its news goes to `legWorkflowId`. */
+  async expectLeg(gateway: string, request: { callId: string; legId: string; legWorkflowId: string }) {
+    const { callId, ...leg } = request;
+    const answer = await this.command(gateway, callId, { type: 'expect_leg' as const, ...leg });
+    if (!answer) throw new MediaGatewayError(`media gateway ${gateway} no longer holds call ${callId}`);
+  }
+
+  /** Joins the call and its answered leg at the gateway; false when either is gone. */
+  async bridge(gateway: string, request: { callId: string; legId: string }): Promise<boolean> {
+    const answer = await this.command(gateway, request.callId, {
+      type: 'bridge' as const,
+      legId: request.legId,
+    });
+    return answer?.bridged ?? false;
   }
 
   async release(gateway: string, request: { callId: string; reason: 'hang_up' | 'cancel' }): Promise<void> {

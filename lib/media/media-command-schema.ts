@@ -7,6 +7,7 @@ import { messageOfType, schemaReader, typedMessageReader } from './typed-message
 
 const index = { type: 'integer', minimum: 0 } as const;
 const text = { type: 'string' } as const;
+const uuid = { type: 'string', pattern: '^[0-9a-f-]{36}$' } as const;
 
 const COMMANDS = [
   messageOfType('answer', { callWorkflowId: { type: 'string', minLength: 1, maxLength: 200 } }),
@@ -26,13 +27,26 @@ const COMMANDS = [
   messageOfType('sentence', { index, seq: index, text }),
   messageOfType('say', { index, text, hangUp: { type: 'boolean' } }, ['hangUp']),
   messageOfType('digits', { index, digits: { type: 'string', pattern: '^[0-9*#w]{1,32}$' } }),
-  messageOfType('transfer', { to: { type: 'string', pattern: E164_PATTERN } }),
+  messageOfType(
+    'transfer',
+    {
+      to: { type: 'string', pattern: E164_PATTERN },
+      mode: { enum: ['cold', 'warm'] },
+      bridgeable: { type: 'boolean' },
+    },
+    ['mode', 'bridgeable'],
+  ),
   messageOfType('release', { reason: { enum: ['hang_up', 'cancel'] } }),
   messageOfType('take_turns', {
     nextIndex: index,
     heardThrough: { type: 'integer', minimum: -1 },
     withStoredToolCalls: { type: 'boolean' },
   }),
+  messageOfType('expect_leg', {
+    legId: uuid,
+    legWorkflowId: { type: 'string', minLength: 1, maxLength: 200 },
+  }),
+  messageOfType('bridge', { legId: uuid }),
 ];
 
 const read = typedMessageReader<MediaCommand>(COMMANDS);
@@ -58,9 +72,11 @@ const ANSWERS: {
   sentence: schemaReader(answer()),
   say: schemaReader(answer({ firstAudioAt: { type: ['number', 'null'] } })),
   digits: schemaReader(answer()),
-  transfer: schemaReader(answer({ transfer: { enum: ['reported', 'handed_over'] } })),
+  transfer: schemaReader(answer({ transfer: { enum: ['reported', 'handed_over', 'bridge'] } })),
   release: schemaReader(answer()),
   take_turns: schemaReader(answer({ turns: { enum: ['taken', 'not_now', 'never'] } })),
+  expect_leg: schemaReader(answer()),
+  bridge: schemaReader(answer({ bridged: { type: 'boolean' } })),
 };
 
 /** The gateway's answer to a command of `type`, when the body is one; else why not. */

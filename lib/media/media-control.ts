@@ -15,8 +15,13 @@ export type MediaCommand =
   | { type: 'say'; index: number; text: string; hangUp?: boolean }
   /** Keys the agent pressed (agent line `index`), played as in-band DTMF tones after its audio so far; answers once they are queued. */
   | { type: 'digits'; index: number; digits: string }
-  /** Hand the person over to `to`: the stream ends once the agent's last audio has played. */
-  | { type: 'transfer'; to: string }
+  /**
+   * Hand the person over to `to`: the stream ends once the agent's last audio has played. With
+   * `bridgeable` (the carrier can dial a leg with audio to this gateway) a warm transfer, and a cold
+   * one whose client would only be told the target, answers `bridge`: nothing happens here yet, the
+   * workflow dials the target as a leg of this call (`expect_leg`) and joins the two (`bridge`).
+   */
+  | { type: 'transfer'; to: string; mode?: 'cold' | 'warm'; bridgeable?: boolean }
   /** End the call from our side once the agent's last audio has played. */
   | { type: 'release'; reason: 'hang_up' | 'cancel' }
   /**
@@ -25,7 +30,21 @@ export type MediaCommand =
    * only when every utterance the gateway sent has reached the workflow (`heardThrough`, the last
    * one it saw; -1: none). Answers `{ turns: 'taken' | 'not_now' }`.
    */
-  | TakeTurns;
+  | TakeTurns
+  | TransferLegCommand;
+
+/**
+ * A transfer bridged here (media/transfer-bridge.ts), sent to the call being transferred: the
+ * stream of leg `legId` (the person rung, dialled through the carrier with audio to this gateway)
+ * may attach, its news going to `legWorkflowId` (`expect_leg`); then the two are joined and the
+ * agent leaves both (`bridge`, answering whether the leg was still there to join).
+ */
+export type TransferLegCommand =
+  | { type: 'expect_leg'; legId: string; legWorkflowId: string }
+  | { type: 'bridge'; legId: string };
+
+/** The commands one call's audio acts on (media/call-audio.ts); the gateway itself serves a transfer's leg. */
+export type CallAudioCommand = Exclude<MediaCommand, TransferLegCommand>;
 
 export interface TakeTurns {
   type: 'take_turns';
@@ -49,10 +68,15 @@ export interface MediaCommandAnswers {
   sentence: Record<string, never>;
   say: { firstAudioAt: number | null };
   digits: Record<string, never>;
-  transfer: { transfer: 'reported' | 'handed_over' };
+  transfer: { transfer: TransferAnswer };
   release: Record<string, never>;
   take_turns: { turns: TurnsHandOver };
+  expect_leg: Record<string, never>;
+  bridge: { bridged: boolean };
 }
+
+/** `reported`: the client tries the target and reports; `handed_over`: done; `bridge`: dial a leg, then `bridge`. */
+export type TransferAnswer = 'reported' | 'handed_over' | 'bridge';
 
 /** The answer to command `C`. */
 export type MediaCommandAnswer<C extends MediaCommand = MediaCommand> = MediaCommandAnswers[C['type']];
@@ -63,6 +87,7 @@ export function answerOnceEnded<C extends MediaCommand>(command: C): MediaComman
     say: { firstAudioAt: null },
     transfer: { transfer: 'handed_over' },
     take_turns: { turns: 'never' },
+    bridge: { bridged: false },
   };
   return (answers[command.type] ?? {}) as MediaCommandAnswer<C>;
 }

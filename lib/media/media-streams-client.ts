@@ -11,6 +11,8 @@ import { decodeMulaw, encodeMulaw } from '../audio/mulaw.js';
 const FRAME_SAMPLES = 160;
 const FRAME_MS = 20;
 const SILENCE = new Int16Array(FRAME_SAMPLES);
+/** A frame whose samples all stay within this is silence (a line's hiss, μ-law's smallest steps). */
+const SOUND_LEVEL = 64;
 
 /** A call coming in (`to`, `from`), or a stream attaching to a call the service placed (`callId`). */
 export interface StartOptions {
@@ -51,6 +53,11 @@ export class MediaStreamsClient {
   /** Agent frames received but not played yet. */
   private pending: PlayedFrame[] = [];
   private playEnd = 0;
+  /**
+   * When the last agent frame with sound in it ends playing (performance.now()): a line bridged to
+   * another phone (media/transfer-bridge.ts) carries that phone's silence too, which is not speech.
+   */
+  private soundEnd = 0;
   private readonly toSay: Int16Array[] = [];
   private sequence = 1;
   private chunk = 0;
@@ -176,11 +183,9 @@ export class MediaStreamsClient {
     throw new Error('the agent did not finish speaking');
   }
 
-  /** Until no agent audio is waiting to play and none has played for `quietMs` (the agent is silent). */
+  /** Until no agent sound is waiting to play and none has played for `quietMs` (the agent is silent). */
   async agentSilent(quietMs = 300): Promise<void> {
-    while (!this.stopped && (this.pending.length > 0 || performance.now() - this.playEnd < quietMs)) {
-      await sleep(FRAME_MS);
-    }
+    while (!this.stopped && performance.now() - this.soundEnd < quietMs) await sleep(FRAME_MS);
   }
 
   /** Until the first agent audio after `after` (performance.now()) plays; its time. */
@@ -240,6 +245,7 @@ export class MediaStreamsClient {
       const samples = decodeMulaw(Buffer.from(message.media.payload, 'base64'));
       const playsAt = Math.max(now, this.playEnd);
       this.playEnd = playsAt + (samples.length / 8000) * 1000;
+      if (samples.some((sample) => Math.abs(sample) > SOUND_LEVEL)) this.soundEnd = this.playEnd;
       this.pending.push({ samples, playsAt });
     } else if (message.event === 'mark' && message.mark) {
       if (message.mark.name === 'attached') this.onAttached();
@@ -251,6 +257,7 @@ export class MediaStreamsClient {
       this.pending = this.pending.filter((frame) => frame.playsAt <= now);
       this.pendingMarks = [];
       this.playEnd = Math.min(this.playEnd, now);
+      this.soundEnd = Math.min(this.soundEnd, now);
     }
     this.playOut();
   }

@@ -127,12 +127,14 @@ export interface ConsultationLegInput {
   to: string;
   /** The number the person sees: the call's own number. */
   from: string | null;
+  /** False: a cold transfer bridged in the gateway, the person is not briefed (default true). */
+  brief?: boolean;
 }
 
 /** Whether the person was reached and briefed, or why not. */
 export type ConsultationOutcome =
-  | { reached: true; briefing: string }
-  | { reached: false; failure: 'busy' | 'no_answer' | 'refused' };
+  /** `briefing`: what the person heard; null when not briefed (a cold transfer bridged in the gateway). */
+  { reached: true; briefing: string | null } | { reached: false; failure: 'busy' | 'no_answer' | 'refused' };
 
 export type ConsultationLegWorkflow = (input: ConsultationLegInput) => Promise<ConsultationOutcome>;
 

@@ -1,3 +1,4 @@
+import { after, before } from 'node:test';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Client } from '@temporalio/client';
 import type { SignalDefinition } from '@temporalio/common';
@@ -12,7 +13,7 @@ import { AgentVoice } from '../../media/agent-voice.js';
 import { CallAudio } from '../../media/call-audio.js';
 import type { CallRecording } from '../../media/call-recording.js';
 import { createAgentFixture, createQueuedCall } from './call-fixtures.js';
-import type { TestDatabase } from './database.js';
+import { freshDatabase, type TestDatabase } from './database.js';
 
 // One call's media path (media/call-audio.ts with its turn detector, agent voice and turn loop) on
 // fakes at its ports, for fast tests of the path's rules without the speech models, Temporal or a
@@ -315,4 +316,31 @@ export async function startMediaPathCall(
     },
   };
   return call;
+}
+
+/**
+ * The media paths of a test file (or of a `describe`, when called in one): a fresh database before
+ * its tests, and after them every call's audio ended and the database closed.
+ */
+export function mediaPathCalls(): {
+  start(options?: Parameters<typeof startMediaPathCall>[1]): Promise<MediaPathCall>;
+  db(): TestDatabase;
+} {
+  let db: TestDatabase | undefined;
+  const calls: MediaPathCall[] = [];
+  before(async () => {
+    db = await freshDatabase();
+  });
+  after(async () => {
+    for (const call of calls) await call.end();
+    await db?.close();
+  });
+  return {
+    async start(options = {}) {
+      const call = await startMediaPathCall(db!, options);
+      calls.push(call);
+      return call;
+    },
+    db: () => db!,
+  };
 }

@@ -16,7 +16,7 @@ export interface TestSipSide {
 export async function startTestSipSide(env: Record<string, string>): Promise<TestSipSide> {
   const binary = await resolveSipSide();
   const child = spawn(binary, [], {
-    env: { ...process.env, LOG_LEVEL: 'info', ...env },
+    env: { ...process.env, LOG_LEVEL: process.env.TEST_SIP_LOG_LEVEL ?? 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';

@@ -267,6 +267,15 @@ async function actOnTurn(call: CallState, answer: AgentTurnResult): Promise<Endi
       const holdLine = outcome.warm.message ?? (turn.line ? null : outcome.warm.say);
       return warmTransfer(call, turn.next.to, holdLine, (text) => sayOnItsOwn(call, text));
     }
+    if (outcome && 'bridge' in outcome) {
+      // Joined in the gateway holding the call's audio once the person answered (warm: briefed first).
+      const { mode, message, say } = outcome.bridge;
+      const holdLine = (mode === 'warm' ? message : null) ?? (turn.line ? null : say);
+      return warmTransfer(call, turn.next.to, holdLine, (text) => sayOnItsOwn(call, text), {
+        mode,
+        bridged: true,
+      });
+    }
     if (outcome && 'reported' in outcome) {
       return reportedTransfer(call, turn.next.to, spokenUntil, (text) => sayOnItsOwn(call, text));
     }

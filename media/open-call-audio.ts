@@ -1,0 +1,89 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { TurnDetector } from '../lib/audio/turn-detector.js';
+import { AgentVoice } from './agent-voice.js';
+import { CallAudio } from './call-audio.js';
+import type { CallAudioOut } from './call-audio-ports.js';
+import { openRecording } from './call-recording.js';
+import type { GatewayContext } from './gateway-context.js';
+import { PreparedSpeech } from './prepared-speech.js';
+import type { GatewayMessage } from './stream-messages.js';
+
+// A stream's call audio (media/call-audio.ts), wired to the gateway's speech, voice activity model
+// and recordings: what the client is sent (the agent's voice, marks, `clear`, a transfer's target,
+// keys as events for the SIP side) and how its socket closes.
+
+export async function openCallAudio(
+  gateway: GatewayContext,
+  call: {
+    /** The client plays the agent's keys itself: they go as `dtmf` events, not tones. */
+    keysAsEvents: boolean;
+    /** The client reports a transfer's outcome: the stream stays open until it has. */
+    reportsTransfers: boolean;
+    /** The call detects answering machines: the gateway hears its first moments (media/pick-up-screen.ts). */
+    screensPickUp: boolean;
+    callId: string;
+    callWorkflowId: string;
+    language: string;
+    voice: string;
+    /** The opening line, when known ahead: synthesised now, so its first audio leaves at once (prepared-speech.ts). */
+    opening: string | null;
+    /** The call's speech, when its opening began being made before the call was taken. */
+    speech?: PreparedSpeech;
+    /** False for a transfer's leg: the person rung is not the call's caller, and their side is not recorded. */
+    recorded: boolean;
+    send: (message: GatewayMessage) => void;
+    close: (code: number, reason: string) => void;
+  },
+): Promise<CallAudio> {
+  const speech = call.speech ?? new PreparedSpeech(gateway.tts, call.voice);
+  if (call.opening) speech.prepare(call.opening);
+  const t0 = performance.now();
+  const startedAt = Date.now();
+  const clock = () => performance.now() - t0;
+  const logger = gateway.logger.child({ callId: call.callId });
+  const recording = call.recorded
+    ? await openRecording(gateway.settings.recordingsDir, call.callId, logger, {
+        uploads: gateway.recordingUploads,
+      })
+    : null;
+  const out: CallAudioOut = {
+    media: (payload: Uint8Array) =>
+      call.send({ event: 'media', media: { payload: Buffer.from(payload).toString('base64') } }),
+    mark: (name: string) => call.send({ event: 'mark', mark: { name } }),
+    clear: () => call.send({ event: 'clear' }),
+    transfer: (to: string) => call.send({ event: 'transfer', transfer: { to } }),
+    ...(call.keysAsEvents ? { dtmf: (digit: string) => call.send({ event: 'dtmf', dtmf: { digit } }) } : {}),
+  };
+  const voice = new AgentVoice({
+    tts: gateway.tts,
+    voice: call.voice,
+    speech,
+    out,
+    clock,
+    recording,
+    logger,
+  });
+  return new CallAudio({
+    callId: call.callId,
+    callWorkflowId: call.callWorkflowId,
+    temporal: gateway.temporal,
+    stt: gateway.stt,
+    language: call.language,
+    detector: new TurnDetector({
+      vad: await gateway.voiceActivity(),
+      endpointingMs: gateway.settings.media.endpointingMs,
+    }),
+    voice,
+    recording,
+    close: call.close,
+    out,
+    clock,
+    startedAt,
+    logger,
+    voiceRuntime: gateway.voiceRuntime,
+    em: () => gateway.orm.em.fork() as EntityManager,
+    preemptiveGeneration: gateway.settings.media.preemptiveGeneration,
+    reportsTransfers: call.reportsTransfers,
+    screensPickUp: call.screensPickUp,
+  });
+}

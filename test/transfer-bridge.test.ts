@@ -1,0 +1,397 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Call } from '../db/entities/index.js';
+import { CallRoutingCarrier } from '../lib/carrier/call-routing-carrier.js';
+import type { Carrier, DialRequest } from '../lib/carrier/carrier.js';
+import type { MediaGatewayCarrier } from '../lib/carrier/media-gateway-carrier.js';
+import { createLogger } from '../lib/logger.js';
+import { readMediaCommand, readMediaCommandAnswer } from '../lib/media/media-command-schema.js';
+import { answerOnceEnded } from '../lib/media/media-control.js';
+import { loadSettings } from '../lib/settings.js';
+import { CallSessions } from '../media/call-sessions.js';
+import type { GatewayContext } from '../media/gateway-context.js';
+import { type BridgeSide, TransferBridge } from '../media/transfer-bridge.js';
+import { serveTransferLeg } from '../media/transfer-legs.js';
+import { mediaPathCalls } from './support/media-path.js';
+import { until } from './support/wait-for.js';
+
+// A transfer bridged in the media gateway (telephony spec sections 1 and 8), at its ports: the
+// bridge itself (media/transfer-bridge.ts), the gateway's `expect_leg` and `bridge` commands on two
+// calls' real media paths (media/transfer-legs.ts, on the fakes of test/support/media-path.ts), and
+// how the workers' carrier routes a transfer's leg to its call's gateway
+// (lib/carrier/call-routing-carrier.ts). The whole path, with the speaking simulator as the person
+// rung, is in test/speaking-simulator.test.ts.
+
+const DESK = '+4722990000';
+const frame = (byte: number) => new Uint8Array(160).fill(byte);
+
+/** A bridge side that keeps what it was played, why it was hung up, and whether it was told the bridge is over. */
+function side(): BridgeSide & { played: number[]; hungUp: string[]; overs: number } {
+  const kept = {
+    played: [] as number[],
+    hungUp: [] as string[],
+    overs: 0,
+    play: (payload: Uint8Array) => void kept.played.push(payload[0]),
+    hangUp: (reason: string) => void kept.hungUp.push(reason),
+    over: () => void kept.overs++,
+  };
+  return kept;
+}
+
+describe('the bridge', () => {
+  test('each side hears the other, frame by frame; the caller hanging up hangs up the person, and its length is told once', async () => {
+    const [caller, target] = [side(), side()];
+    const clock = { now: 1_000 };
+    const ended: [number, string][] = [];
+    const bridge = new TransferBridge(caller, target, {
+      maxMs: 60_000,
+      now: () => clock.now,
+      ended: (seconds, why) => void ended.push([seconds, why]),
+    });
+    bridge.callerEnd.heard(frame(1));
+    bridge.targetEnd.heard(frame(2));
+    bridge.callerEnd.heard(frame(3));
+    assert.deepEqual(target.played, [1, 3]);
+    assert.deepEqual(caller.played, [2]);
+    clock.now += 42_500;
+    bridge.callerEnd.gone();
+    await bridge.done;
+    assert.deepEqual(target.hungUp, ['the other side hung up']);
+    assert.deepEqual(caller.hungUp, [], 'the caller is gone already');
+    assert.deepEqual(ended, [[42.5, 'caller_hung_up']]);
+    assert.deepEqual([caller.overs, target.overs], [1, 1], 'both sides’ audio is over');
+    // Over: nothing more crosses, and a second hang-up tells nothing.
+    bridge.targetEnd.heard(frame(4));
+    bridge.targetEnd.gone();
+    assert.deepEqual(caller.played, [2]);
+    assert.equal(ended.length, 1);
+  });
+
+  test('the person hanging up hangs up the caller', async () => {
+    const [caller, target] = [side(), side()];
+    const ended: string[] = [];
+    const bridge = new TransferBridge(caller, target, {
+      maxMs: 60_000,
+      ended: (_s, why) => void ended.push(why),
+    });
+    bridge.targetEnd.gone();
+    await bridge.done;
+    assert.deepEqual(caller.hungUp, ['the other side hung up']);
+    assert.deepEqual(target.hungUp, []);
+    assert.deepEqual(ended, ['target_hung_up']);
+  });
+
+  test('TRANSFER_MAX_MINUTES ends both sides', async () => {
+    const [caller, target] = [side(), side()];
+    const ended: string[] = [];
+    const bridge = new TransferBridge(caller, target, {
+      maxMs: 30,
+      ended: (_s, why) => void ended.push(why),
+    });
+    await bridge.done;
+    assert.deepEqual(caller.hungUp, ['the transfer reached its time limit']);
+    assert.deepEqual(target.hungUp, ['the transfer reached its time limit']);
+    assert.deepEqual(ended, ['time_limit']);
+  });
+});
+
+describe('the gateway’s transfer legs, on two calls’ media paths', () => {
+  const paths = mediaPathCalls();
+  const pathCall = (options: Parameters<typeof paths.start>[0] = {}) => paths.start(options);
+
+  /** The gateway's context as the leg commands use it: its calls, the database, TRANSFER_MAX_MINUTES. */
+  function gatewayOf(sessions: CallSessions, transferMaxMinutes = 60): GatewayContext {
+    const settings = loadSettings({});
+    return {
+      sessions,
+      orm: paths.db().orm,
+      logger: createLogger('error'),
+      settings: { ...settings, media: { ...settings.media, transferMaxMinutes } },
+    } as unknown as GatewayContext;
+  }
+
+  test('a bridgeable transfer of a Media Streams call answers `bridge` and changes nothing; a SIP-side call still reports a cold one', async () => {
+    const plain = await pathCall();
+    assert.deepEqual(
+      await plain.audio.command({ type: 'transfer', to: DESK, mode: 'cold', bridgeable: true }),
+      {
+        transfer: 'bridge',
+      },
+    );
+    assert.equal(plain.closed, null, 'the call goes on while the person is rung');
+    assert.deepEqual(plain.out.transfers, []);
+    const sip = await pathCall({ reportsTransfers: true });
+    assert.deepEqual(
+      await sip.audio.command({ type: 'transfer', to: DESK, mode: 'warm', bridgeable: true }),
+      {
+        transfer: 'bridge',
+      },
+    );
+    assert.deepEqual(
+      await sip.audio.command({ type: 'transfer', to: DESK, mode: 'cold', bridgeable: true }),
+      {
+        transfer: 'reported',
+      },
+    );
+  });
+
+  test('the leg is expected, then joined: audio crosses both ways, the agent has left, and the bridge’s length is stored', async () => {
+    const [caller, person] = [await pathCall(), await pathCall()];
+    const sessions = new CallSessions();
+    sessions.add(caller.audio);
+    const gateway = gatewayOf(sessions);
+    const legId = person.callId; // the leg's stream, as a second media path
+    assert.deepEqual(
+      await serveTransferLeg(gateway, caller.callId, {
+        type: 'expect_leg',
+        legId,
+        legWorkflowId: 'leg-workflow',
+      }),
+      { status: 200, body: {} },
+    );
+    assert.deepEqual(sessions.leg(legId), { callId: caller.callId, legWorkflowId: 'leg-workflow' });
+    // Not attached yet: nothing to join.
+    assert.deepEqual(await serveTransferLeg(gateway, caller.callId, { type: 'bridge', legId }), {
+      status: 200,
+      body: { bridged: false },
+    });
+    sessions.add(person.audio);
+    assert.deepEqual(await serveTransferLeg(gateway, caller.callId, { type: 'bridge', legId }), {
+      status: 200,
+      body: { bridged: true },
+    });
+    assert.equal(sessions.live, 3, 'the bridge keeps a draining gateway up too');
+    const [callerFrames, personFrames] = [caller.out.frames, person.out.frames];
+    caller.silence(200);
+    person.silence(100);
+    assert.equal(person.out.frames - personFrames, 10, 'the person hears the caller’s 10 frames');
+    assert.equal(caller.out.frames - callerFrames, 5, 'the caller hears the person’s 5 frames');
+    // The agent has left both: nothing is turned into turns, nothing more goes to a workflow.
+    assert.deepEqual(await caller.audio.command({ type: 'say', index: 9, text: 'Still here?' }), {
+      firstAudioAt: null,
+    });
+    // The caller is still on the line: their call's audio (and media session) lasts as long as the bridge.
+    assert.equal(
+      await Promise.race([caller.audio.ended.then(() => 'over'), sleep(100).then(() => 'on')]),
+      'on',
+    );
+    const signalsBefore = caller.signals.length + person.signals.length;
+    // A retried `bridge` (its answer lost) finds them joined.
+    assert.deepEqual(await serveTransferLeg(gateway, caller.callId, { type: 'bridge', legId }), {
+      status: 200,
+      body: { bridged: true },
+    });
+    await person.audio.callerHungUp();
+    assert.deepEqual(caller.closed, { code: 1000, reason: 'the other side hung up' });
+    await Promise.all([caller.audio.ended, person.audio.ended]);
+    await until(
+      async () =>
+        ((await paths.db().orm.em.fork().findOne(Call, { id: caller.callId }))?.transferSeconds ?? null) !==
+        null,
+      'the bridge’s length was not stored',
+    );
+    assert.equal(
+      caller.signals.length + person.signals.length,
+      signalsBefore,
+      'no hang-up told to a workflow',
+    );
+    await until(() => sessions.live === 0, 'the bridge still counts as live');
+  });
+
+  test('a bridge whose caller is gone joins nothing', async () => {
+    const [caller, person] = [await pathCall(), await pathCall()];
+    const sessions = new CallSessions();
+    sessions.add(caller.audio);
+    sessions.add(person.audio);
+    const gateway = gatewayOf(sessions);
+    await serveTransferLeg(gateway, caller.callId, {
+      type: 'expect_leg',
+      legId: person.callId,
+      legWorkflowId: 'leg',
+    });
+    await caller.audio.callerHungUp();
+    const answer = await serveTransferLeg(gateway, caller.callId, { type: 'bridge', legId: person.callId });
+    assert.ok(
+      answer.status === 404 || (answer.status === 200 && 'bridged' in answer.body && !answer.body.bridged),
+    );
+    assert.equal(person.closed, null, 'the person rung is not hung up by a bridge that did not happen');
+  });
+
+  test('a leg another call expects is not joined to this one', async () => {
+    const [caller, other, person] = [await pathCall(), await pathCall(), await pathCall()];
+    const sessions = new CallSessions();
+    for (const call of [caller, other, person]) sessions.add(call.audio);
+    const gateway = gatewayOf(sessions);
+    await serveTransferLeg(gateway, other.callId, {
+      type: 'expect_leg',
+      legId: person.callId,
+      legWorkflowId: 'leg',
+    });
+    assert.deepEqual(
+      await serveTransferLeg(gateway, caller.callId, { type: 'bridge', legId: person.callId }),
+      {
+        status: 200,
+        body: { bridged: false },
+      },
+    );
+  });
+});
+
+describe('the control API’s leg commands', () => {
+  test('expect_leg and bridge are checked whole; transfer takes its mode and whether it may be bridged', () => {
+    const legId = '0b7e2c1e-5f55-4f2b-9d7e-3c1a2b4d5e6f';
+    assert.ok(
+      'command' in readMediaCommand({ type: 'expect_leg', legId, legWorkflowId: 'call-x-consult-y' }),
+    );
+    assert.ok('command' in readMediaCommand({ type: 'bridge', legId }));
+    assert.ok('command' in readMediaCommand({ type: 'transfer', to: DESK, mode: 'warm', bridgeable: true }));
+    assert.ok('command' in readMediaCommand({ type: 'transfer', to: DESK }), 'older carriers send neither');
+    for (const bad of [
+      { type: 'bridge', legId: 'not-a-uuid' },
+      { type: 'bridge' },
+      { type: 'expect_leg', legId },
+      { type: 'expect_leg', legId, legWorkflowId: '' },
+      { type: 'transfer', to: DESK, mode: 'lukewarm' },
+      { type: 'transfer', to: DESK, bridgeable: 'yes' },
+    ]) {
+      assert.ok('error' in readMediaCommand(bad), JSON.stringify(bad));
+    }
+    assert.deepEqual(readMediaCommandAnswer('bridge', { bridged: true }), { answer: { bridged: true } });
+    assert.ok('error' in readMediaCommandAnswer('bridge', {}));
+    assert.deepEqual(readMediaCommandAnswer('transfer', { transfer: 'bridge' }), {
+      answer: { transfer: 'bridge' },
+    });
+    assert.deepEqual(answerOnceEnded({ type: 'bridge', legId }), { bridged: false });
+  });
+});
+
+describe('routing a transfer’s leg (the workers’ carrier)', () => {
+  const GATEWAY = 'http://127.0.0.1:8091';
+  function routing(options: { dialGateway?: boolean; trunk?: boolean } = {}) {
+    const text: { calls: [string, unknown][] } = { calls: [] };
+    const media: { calls: [string, string, unknown][] } = { calls: [] };
+    const record =
+      (method: string) =>
+      async (request: unknown): Promise<undefined> =>
+        void text.calls.push([method, request]);
+    const textCarrier = {
+      dial: record('dial'),
+      connectAgent: record('connectAgent'),
+      release: record('release'),
+      transfer: record('transfer'),
+    } as unknown as Carrier;
+    const gatewayCarrier = {
+      expectLeg: async (g: string, request: unknown) => void media.calls.push(['expectLeg', g, request]),
+      connectAgent: async (g: string, request: unknown) =>
+        void media.calls.push(['connectAgent', g, request]),
+      release: async (g: string, request: unknown) => void media.calls.push(['release', g, request]),
+      transfer: async (g: string, request: unknown) => {
+        media.calls.push(['transfer', g, request]);
+        return 'bridge';
+      },
+      bridge: async (g: string, request: unknown) => {
+        media.calls.push(['bridge', g, request]);
+        return true;
+      },
+    } as unknown as MediaGatewayCarrier;
+    const carrier = new CallRoutingCarrier(textCarrier, gatewayCarrier, {
+      // The call being transferred came in through the gateway; the text call has none.
+      lookUpCall: async (callId) =>
+        callId === 'call-audio'
+          ? { mediaGateway: GATEWAY, direction: 'inbound' }
+          : callId === 'call-text'
+            ? { mediaGateway: null, direction: 'inbound' }
+            : null,
+      ...(options.dialGateway === false
+        ? {}
+        : {
+            dialGateway: {
+              pick: async () => GATEWAY,
+              streamFor: (_g: string, callId: string) => ({
+                url: 'ws://127.0.0.1:8090/media/streams',
+                token: `t-${callId}`,
+              }),
+            },
+          }),
+      pinToGateway: async () => {},
+      dialsThroughTrunk: options.trunk ?? false,
+    });
+    return { carrier, text, media };
+  }
+  const legDial = (legOf: string): DialRequest => ({
+    callId: 'leg-1',
+    callWorkflowId: 'call-x-consult-leg-1',
+    to: DESK,
+    from: '+4721000000',
+    ringTimeoutSeconds: 30,
+    legOf,
+  });
+
+  test('a leg of a call with audio is expected at that call’s gateway, then dialled with audio there', async () => {
+    const { carrier, text, media } = routing();
+    assert.equal(await carrier.dial(legDial('call-audio')), undefined);
+    assert.deepEqual(media.calls, [
+      ['expectLeg', GATEWAY, { callId: 'call-audio', legId: 'leg-1', legWorkflowId: 'call-x-consult-leg-1' }],
+    ]);
+    const [[method, dialled]] = text.calls;
+    assert.equal(method, 'dial');
+    assert.deepEqual(dialled, {
+      callId: 'leg-1',
+      callWorkflowId: 'call-x-consult-leg-1',
+      to: DESK,
+      from: '+4721000000',
+      ringTimeoutSeconds: 30,
+      mediaGateway: GATEWAY,
+      mediaStream: { url: 'ws://127.0.0.1:8090/media/streams', token: 't-leg-1' },
+    });
+  });
+
+  test('the leg’s later requests reach the gateway from any worker (they name the call), the simulator hearing them as text too', async () => {
+    const { carrier, text, media } = routing();
+    await carrier.connectAgent({
+      callId: 'leg-7',
+      opening: { index: 0, text: 'A caller for you.' },
+      legOf: 'call-audio',
+    });
+    await carrier.release({ callId: 'leg-7', reason: 'hang_up', legOf: 'call-audio' });
+    assert.deepEqual(
+      media.calls.map(([method, g]) => [method, g]),
+      [
+        ['connectAgent', GATEWAY],
+        ['release', GATEWAY],
+      ],
+    );
+    assert.deepEqual(
+      text.calls.map(([method]) => method),
+      ['connectAgent', 'release'],
+    );
+  });
+
+  test('a leg of a text call is text; without a gateway address for legs a transfer is never bridged', async () => {
+    const { carrier, text, media } = routing();
+    await carrier.dial(legDial('call-text'));
+    assert.deepEqual(media.calls, []);
+    assert.equal((text.calls[0][1] as DialRequest).mediaGateway, undefined);
+    const unbridgeable = routing({ dialGateway: false });
+    await unbridgeable.carrier.transfer({ callId: 'call-audio', to: DESK, mode: 'cold' });
+    assert.deepEqual(unbridgeable.media.calls[0], [
+      'transfer',
+      GATEWAY,
+      { callId: 'call-audio', to: DESK, mode: 'cold', bridgeable: false },
+    ]);
+  });
+
+  test('a transfer the gateway bridges is not handed to the text far end; the bridge goes to the call’s gateway', async () => {
+    const { carrier, text, media } = routing();
+    assert.equal(await carrier.transfer({ callId: 'call-audio', to: DESK, mode: 'warm' }), 'bridge');
+    assert.deepEqual(text.calls, []);
+    assert.equal(await carrier.bridge({ callId: 'call-audio', legId: 'leg-1' }), true);
+    assert.deepEqual(media.calls.at(-1), ['bridge', GATEWAY, { callId: 'call-audio', legId: 'leg-1' }]);
+    assert.equal(
+      await carrier.bridge({ callId: 'call-text', legId: 'leg-1' }),
+      false,
+      'a text call has no bridge',
+    );
+  });
+});
