@@ -211,10 +211,10 @@ export class CallAudio {
   /** This call's stream as a side of a transfer's bridge, the other side's audio played as it comes; null once ending. */
   get bridgeSide(): BridgeSide | null {
     if (this.ending) return null;
-    const { out, close } = this.deps;
     return {
-      play: (payload) => out.media(payload),
-      hangUp: (why) => close(1000, why),
+      play: (payload) => this.deps.out.media(payload),
+      hangUp: (why) => this.deps.close(1000, why),
+      playedOut: () => this.deps.voice.played(PLAYOUT_LIMIT_MS),
       over: () => this.finish(),
     };
   }

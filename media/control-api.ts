@@ -64,7 +64,7 @@ export async function serveControl(
   if ('error' in checked) return answer(400, { error: checked.error });
   const { command } = checked;
   if (command.type === 'expect_leg' || command.type === 'bridge') {
-    const served = serveTransferLeg(gateway, callId, command);
+    const served = await serveTransferLeg(gateway, callId, command);
     return answer(served.status, served.body);
   }
   // A release has nothing to wait for: a call whose stream is not here now (declined, cancelled

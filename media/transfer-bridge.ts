@@ -11,6 +11,8 @@ export interface BridgeSide {
   play(payload: Uint8Array): void;
   /** Ends this side's stream (the other hung up, or the bridge's time is up). */
   hangUp(reason: string): void;
+  /** Until what the agent said on this side has played (the bridge waits for it on both sides). */
+  playedOut(): Promise<void>;
   /** The bridge is over: this side's audio is done (after its hang-up, when it had one). */
   over(): void;
 }

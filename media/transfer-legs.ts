@@ -15,11 +15,11 @@ export type TransferLegAnswer =
   | { status: 200; body: MediaCommandAnswers['expect_leg'] | MediaCommandAnswers['bridge'] }
   | { status: 404; body: { error: string } };
 
-export function serveTransferLeg(
+export async function serveTransferLeg(
   gateway: GatewayContext,
   callId: string,
   command: TransferLegCommand,
-): TransferLegAnswer {
+): Promise<TransferLegAnswer> {
   // A retried `bridge` (its answer was lost) finds the two joined already.
   if (command.type === 'bridge' && gateway.sessions.bridged(callId, command.legId)) {
     return { status: 200, body: { bridged: true } };
@@ -32,11 +32,17 @@ export function serveTransferLeg(
     return { status: 200, body: {} };
   }
   const leg = gateway.sessions.get(command.legId);
-  const [callerSide, legSide] = [call.bridgeSide, leg?.bridgeSide];
+  const notJoined = { status: 200 as const, body: { bridged: false } };
   // The person hung up, or the caller did, just before: nothing to join (the workflow says so).
-  if (!leg || !callerSide || !legSide || gateway.sessions.leg(command.legId)?.callId !== callId) {
-    return { status: 200, body: { bridged: false } };
+  if (!leg?.bridgeSide || !call.bridgeSide || gateway.sessions.leg(command.legId)?.callId !== callId) {
+    return notJoined;
   }
+  // What the agent said on either side (its last words to the caller, the briefing) plays out
+  // before the two hear each other, not mixed with the first words of the other side.
+  await Promise.all([call.bridgeSide.playedOut(), leg.bridgeSide.playedOut()]);
+  if (gateway.sessions.bridged(callId, command.legId)) return { status: 200, body: { bridged: true } };
+  const [callerSide, legSide] = [call.bridgeSide, leg.bridgeSide];
+  if (!callerSide || !legSide) return notJoined;
   const logger = gateway.logger.child({ callId, legId: command.legId });
   const bridge = new TransferBridge(callerSide, legSide, {
     maxMs: gateway.settings.media.transferMaxMinutes * 60_000,

@@ -34,6 +34,7 @@ function side(): BridgeSide & { played: number[]; hungUp: string[]; overs: numbe
     overs: 0,
     play: (payload: Uint8Array) => void kept.played.push(payload[0]),
     hangUp: (reason: string) => void kept.hungUp.push(reason),
+    playedOut: async () => {},
     over: () => void kept.overs++,
   };
   return kept;
@@ -197,6 +198,32 @@ describe('the gateway’s transfer legs, on two calls’ media paths', () => {
       'no hang-up told to a workflow',
     );
     await until(() => sessions.live === 0, 'the bridge still counts as live');
+  });
+
+  test('the agent’s last words play out before the two are joined: the person is not heard over them', async () => {
+    const [caller, person] = [await pathCall(), await pathCall()];
+    const sessions = new CallSessions();
+    sessions.add(caller.audio);
+    sessions.add(person.audio);
+    const gateway = gatewayOf(sessions);
+    await serveTransferLeg(gateway, caller.callId, {
+      type: 'expect_leg',
+      legId: person.callId,
+      legWorkflowId: 'leg',
+    });
+    const before = caller.out.frames;
+    // Eleven words: 440 ms of audio (40 ms a word), 22 frames, played in real time.
+    await caller.audio.command({
+      type: 'say',
+      index: 3,
+      text: 'One moment please, I am putting you through to them now.',
+    });
+    const joining = serveTransferLeg(gateway, caller.callId, { type: 'bridge', legId: person.callId });
+    person.silence(100); // the person's first frames, while the agent still speaks: not relayed
+    assert.deepEqual(await joining, { status: 200, body: { bridged: true } });
+    assert.equal(caller.out.frames - before, 22, 'the whole line, and nothing of the person over it');
+    person.silence(100);
+    assert.equal(caller.out.frames - before, 27, 'then the person is heard');
   });
 
   test('a bridge whose caller is gone joins nothing', async () => {
