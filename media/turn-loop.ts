@@ -13,6 +13,7 @@ import { keepSpokenPart, loadTranscript, recordLines } from '../lib/calls/transc
 import type { CallAudioCommand, MediaCommandAnswer, TakeTurns } from '../lib/media/media-control.js';
 import { retryWithBackoff } from '../lib/retry-with-backoff.js';
 import { type CallerSpeech, callerLineOf, type GatewayTurn } from '../lib/temporal/call-messages.js';
+import { inSpan } from '../lib/tracing/tracing.js';
 import { AnswersAhead } from '../lib/voice-runtime/answers-ahead.js';
 import { VoiceRuntimeError } from '../lib/voice-runtime/voice-runtime.js';
 
@@ -103,8 +104,24 @@ export class TurnLoop {
     this.ahead.drop();
   }
 
-  /** Answers `speech` (the turns are the gateway's); what the workflow is told of the turn. */
-  async turn(speech: CallerSpeech): Promise<GatewayTurn> {
+  /**
+   * Answers `speech` (the turns are the gateway's); what the workflow is told of the turn. Traced as
+   * one span per turn (`conversation turn`, lib/tracing/tracing.ts) from the end of the person's
+   * speech, with its transcription as an event: the model's and the speech service's requests are
+   * its children, so a slow turn shows where it waited.
+   */
+  turn(speech: CallerSpeech): Promise<GatewayTurn> {
+    const timing = speech.speechTiming;
+    const attributes = { 'call.id': this.deps.callId, 'turn.utterance': speech.utterance };
+    return inSpan('conversation turn', { attributes, startTime: timing?.speechEndedAt }, async (span) => {
+      if (timing) span?.addEvent('transcribed', timing.transcribedAt);
+      const taken = await this.answerTurn(speech);
+      span?.setAttribute('turn.answered', taken.result !== null);
+      return taken;
+    });
+  }
+
+  private async answerTurn(speech: CallerSpeech): Promise<GatewayTurn> {
     const floor = this.floor!;
     const { callId } = this.deps;
     const heard = callerLineOf(speech, floor.nextIndex);

@@ -128,4 +128,35 @@ export async function inClientSpan<T>(
     });
 }
 
+/**
+ * Runs `work` in an internal span `name` (a unit of this process's own work: a conversation turn
+ * in the media gateway), begun at `startTime` when it began before the call (the end of the
+ * caller's speech); the requests it makes are its children. Without tracing, just runs it.
+ */
+export async function inSpan<T>(
+  name: string,
+  options: { attributes: Attributes; startTime?: number },
+  work: (span: Span | undefined) => Promise<T>,
+): Promise<T> {
+  if (!active) return work(undefined);
+  const { attributes, startTime } = options;
+  return trace
+    .getTracer(TRACER)
+    .startActiveSpan(
+      name,
+      { kind: SpanKind.INTERNAL, attributes, ...(startTime !== undefined ? { startTime } : {}) },
+      async (span) => {
+        try {
+          return await work(span);
+        } catch (error) {
+          span.recordException(error as Error);
+          span.setStatus({ code: SpanStatusCode.ERROR, message: String(error) });
+          throw error;
+        } finally {
+          span.end();
+        }
+      },
+    );
+}
+
 export { TRACER };

@@ -197,6 +197,8 @@ export interface MediaPathCall {
   turnEvents: string[];
   /** The socket was closed with this. */
   closed: { code: number; reason: string } | null;
+  /** When the call's audio began (epoch ms): its audio clock's zero. */
+  startedAt: number;
   /** Where the recording's agent channel was cut (an interruption's time on the call's clock), in order. */
   recordingCuts: number[];
   /** `ms` of the caller saying `text`, heard frame by frame. */
@@ -270,7 +272,9 @@ export async function startMediaPathCall(
     close: async () => {},
     stopped: false,
   };
+  const startedAt = Date.now();
   const call: MediaPathCall = {
+    startedAt,
     callId: row.id,
     phrases,
     stt,
@@ -295,7 +299,7 @@ export async function startMediaPathCall(
       },
       out: sink,
       clock,
-      startedAt: Date.now(),
+      startedAt,
       logger,
       voiceRuntime: runtime,
       em: () => db.orm.em.fork() as EntityManager,
