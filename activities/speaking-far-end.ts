@@ -1,6 +1,8 @@
 import { resample } from '../lib/audio/resample.js';
 import type { Logger } from '../lib/logger.js';
 import { MediaStreamsClient } from '../lib/media/media-streams-client.js';
+import { retryWithBackoff } from '../lib/retry-with-backoff.js';
+import { speechComesBack } from '../lib/speech/speech-comes-back.js';
 import type { TextToSpeech } from '../lib/speech/speech-ports.js';
 import type { FarEndAudio } from '../lib/temporal/workflow-contracts.js';
 
@@ -94,7 +96,11 @@ export class SpeakingFarEnds {
     return this.queue(audio, async (stream) => {
       const { client } = stream;
       await client.agentSilent();
-      const spoken = await this.deps.tts.synthesize(text, { voice: SIMULATED_PERSON_VOICE });
+      // A speech server being started again is waited for: a person's line is late, never lost.
+      const spoken = await retryWithBackoff(
+        () => this.deps.tts.synthesize(text, { voice: SIMULATED_PERSON_VOICE }),
+        speechComesBack({ budgetMs: 30_000 }),
+      );
       const samples = resample(spoken.samples, spoken.sampleRate, 8000);
       const saidAt = await client.say(samples);
       const line = ++stream.lines;

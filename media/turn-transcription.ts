@@ -1,4 +1,6 @@
 import { mediaSttDuration, timed } from '../lib/metrics/gateway-metrics.js';
+import { retryWithBackoff } from '../lib/retry-with-backoff.js';
+import { speechComesBack } from '../lib/speech/speech-comes-back.js';
 import type { SpeechToText } from '../lib/speech/speech-ports.js';
 
 // What of the person's speech is transcribed (media/user-turns.ts, media/interruptions.ts): a turn,
@@ -22,6 +24,10 @@ export function transcribeTurn(
 ): Promise<string> {
   const samples = audio.length > TAIL_SAMPLES ? audio.subarray(audio.length - TAIL_SAMPLES) : audio;
   return timed(mediaSttDuration, () =>
-    stt.transcribe({ sampleRate: 8000, samples }, { language, ...(signal ? { signal } : {}) }),
+    retryWithBackoff(
+      () => stt.transcribe({ sampleRate: 8000, samples }, { language, ...(signal ? { signal } : {}) }),
+      // A speech server being started again is waited for: the turn comes late, not lost.
+      speechComesBack({ signal }),
+    ),
   );
 }
