@@ -1,5 +1,7 @@
+import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { abortMediaChaos, MEDIA_SCENARIOS, mediaReport, runMediaChaos } from './chaos/media-run.js';
 import { markdownTable, notesMarkdown, summaryJson, writeDoc } from './chaos/report.js';
 import { abortChaos, type ChaosOptions, type ChaosReport, DEFAULT_OPTIONS, runChaos } from './chaos/run.js';
 import { DEFAULT_CLUSTER_SCENARIOS, DEFAULT_SCENARIOS, SCENARIOS } from './chaos/scenarios.js';
@@ -27,7 +29,10 @@ const USAGE = `usage: npm run chaos -- [options]
   --receiver-down-seconds S how long receiver-down keeps the receiver away (default ${DEFAULT_OPTIONS.receiverDownSeconds})
   --max-minutes M          stop everything after this long, exit 2 (default 90)
   --write-doc              put the table into docs/reliability.md
-  --keep-data              keep the run folder (logs, databases) instead of removing it`;
+  --keep-data              keep the run folder (logs, databases) instead of removing it
+  --media                  the media faults instead, on start:cluster with talking calls
+                           (${MEDIA_SCENARIOS.join(', ')}); takes --scenarios, --calls (default 20),
+                           --sim-time-scale (default 0.5), --keep-data and --write-doc`;
 
 function parseArgs(argv: string[]): {
   options: Omit<ChaosOptions, 'log'>;
@@ -122,6 +127,8 @@ function parseArgs(argv: string[]): {
 }
 
 async function main(): Promise<number> {
+  if (process.argv.includes('--media'))
+    return mediaMain(process.argv.slice(2).filter((arg) => arg !== '--media'));
   let parsed: ReturnType<typeof parseArgs>;
   try {
     parsed = parseArgs(process.argv.slice(2));
@@ -158,6 +165,73 @@ async function main(): Promise<number> {
   }
   process.stdout.write(`${summaryJson(report)}\n`);
   return report.ok ? 0 : 1;
+}
+
+/** `--media`: scripts/chaos/media-run.ts; the table goes to docs/reliability.md with --write-doc. */
+async function mediaMain(argv: string[]): Promise<number> {
+  const options = {
+    calls: 20,
+    scenarios: [...MEDIA_SCENARIOS] as (typeof MEDIA_SCENARIOS)[number][],
+    simTimeScale: 0.5,
+    keepData: false,
+  };
+  let writeMediaDoc = false;
+  for (let i = 0; i < argv.length; i++) {
+    const [flag, inline] = argv[i].includes('=') ? argv[i].split('=', 2) : [argv[i], undefined];
+    const value = () => inline ?? argv[++i] ?? '';
+    if (flag === '--calls') options.calls = Math.max(1, Math.floor(Number(value())) || 20);
+    else if (flag === '--sim-time-scale') options.simTimeScale = Number(value()) || 0.5;
+    else if (flag === '--keep-data') options.keepData = true;
+    else if (flag === '--write-doc') writeMediaDoc = true;
+    else if (flag === '--scenarios') {
+      const names = value().split(',').filter(Boolean);
+      const unknown = names.filter((name) => !(MEDIA_SCENARIOS as readonly string[]).includes(name));
+      if (unknown.length || names.length === 0) {
+        process.stderr.write(
+          `unknown media scenario ${unknown.join(', ')}; known: ${MEDIA_SCENARIOS.join(', ')}\n`,
+        );
+        return 2;
+      }
+      options.scenarios = names as typeof options.scenarios;
+    } else {
+      process.stderr.write(`unknown option ${flag} with --media\n${USAGE}\n`);
+      return 2;
+    }
+  }
+  const log = (line: string) =>
+    process.stdout.write(`[chaos ${new Date().toISOString().slice(11, 19)}] ${line}\n`);
+  for (const [signal, code] of [
+    ['SIGINT', 130],
+    ['SIGTERM', 143],
+    ['SIGHUP', 129],
+  ] as const) {
+    process.on(signal, () => {
+      log(`${signal} received; stopping every process and removing the run folder`);
+      abortMediaChaos();
+      process.exit(code);
+    });
+  }
+  const startedAt = new Date();
+  const results = await runMediaChaos({ ...options, log });
+  const table = mediaReport(results);
+  process.stdout.write(`\n${table}\n\n`);
+  if (writeMediaDoc) {
+    const doc = path.join(ROOT, 'docs', 'reliability.md');
+    const command =
+      `npm run chaos -- --media ${argv.filter((arg) => arg !== '--write-doc').join(' ')}`.trim();
+    const heading = `Run of ${startedAt.toISOString().slice(0, 16).replace('T', ' ')} UTC: \`${command}\`, ${options.calls} talking calls per scenario, SIM_TIME_SCALE=${options.simTimeScale}, 2 cores. Overall: **${results.every((r) => r.pass) ? 'every target met' : 'a target missed'}**.`;
+    const text = readFileSync(doc, 'utf8');
+    const [start, end] = ['<!-- chaos-media-results:start -->', '<!-- chaos-media-results:end -->'];
+    const from = text.indexOf(start);
+    const to = text.indexOf(end);
+    if (from === -1 || to === -1) throw new Error(`${doc} has no ${start} … ${end} markers`);
+    writeFileSync(doc, `${text.slice(0, from + start.length)}\n${heading}\n\n${table}\n${text.slice(to)}`);
+    log(`results written to ${doc}`);
+  }
+  process.stdout.write(
+    `${JSON.stringify({ media: results.map(({ name, pass, measured }) => ({ name, pass, measured })) })}\n`,
+  );
+  return results.every((r) => r.pass) ? 0 : 1;
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(path.resolve(process.argv[1])).href) {

@@ -47,6 +47,8 @@ export class ClusterStack implements ChaosStack {
   /** Parts the run broke on purpose: their next "exited unexpectedly" line is not a crash. */
   private readonly expectedExits = new Set<string>();
   private readonly lineWaiters: { test: (line: string) => boolean; resolve: () => void }[] = [];
+  /** Who else reads the cluster's lines as they come (the media run: the speech server's pid). */
+  private readonly watchers: ((line: string) => void)[] = [];
   private closing = false;
 
   constructor(private readonly options: ClusterStackOptions) {
@@ -130,6 +132,7 @@ export class ClusterStack implements ChaosStack {
 
   private onLine(line: string): void {
     this.logStream.write(`${line}\n`);
+    for (const watcher of this.watchers) watcher(line.startsWith(PREFIX) ? line.slice(PREFIX.length) : line);
     if (line.startsWith(PREFIX)) this.onSupervisorLine(line.slice(PREFIX.length));
     else if (line.startsWith('{')) this.onServiceLine(line);
     for (const waiter of [...this.lineWaiters]) {
@@ -206,6 +209,31 @@ export class ClusterStack implements ChaosStack {
     const restarted = Date.now();
     if (readyLine) await this.waitForLine(readyLine, 120_000).catch(() => {});
     return `${part} (pid ${pid}) killed with SIGKILL; its supervisor started it again after ${((restarted - start) / 1000).toFixed(1)} s (pid ${this.pids.get(part)}), ready after ${secondsSince(start)}`;
+  }
+
+  /** Every line the cluster prints from now on (its own without the `[start:cluster] ` prefix). */
+  watch(watcher: (line: string) => void): void {
+    this.watchers.push(watcher);
+  }
+
+  /** Until the cluster prints a line `test` accepts (its own without the prefix). */
+  waitForOutput(test: (line: string) => boolean, timeoutMs: number): Promise<void> {
+    return this.waitForLine(test, timeoutMs);
+  }
+
+  /** kill -9 of a part by the name start:cluster gives it (`media gateway #1`); resolves once it was started again. */
+  killPart(part: string, readyLine?: (line: string) => boolean): Promise<string> {
+    return this.kill9(part, readyLine);
+  }
+
+  /** A signal to start:cluster itself (SIGUSR2: its media gateways restart one at a time). */
+  signalCluster(signal: NodeJS.Signals): void {
+    this.child?.kill(signal);
+  }
+
+  /** The current pid of a part, by the name start:cluster gives it. */
+  pidOf(part: string): number | undefined {
+    return this.pids.get(part);
   }
 
   killWorker(): Promise<string> {
