@@ -1,6 +1,4 @@
 import assert from 'node:assert/strict';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { after, before, test } from 'node:test';
 import { trace } from '@opentelemetry/api';
 import { createLogger } from '../lib/logger.js';
@@ -9,6 +7,7 @@ import { flushTracing, startTracing, stopTracing } from '../lib/tracing/tracing.
 import { createFixture, type Fixture } from './support/api.js';
 import { type AgentFixture, createAgentFixture } from './support/call-fixtures.js';
 import { type CallStack, startCallStack, waitForCallEnd } from './support/call-stack.js';
+import { type OtlpReceiver, type ReceivedSpan, startOtlpReceiver } from './support/otlp-receiver.js';
 import { startWebhookReceiver, type WebhookReceiver } from './support/webhook-receiver.js';
 
 // Traces (docs/operations.md, "Traces"), received the way a collector receives them: an OTLP/HTTP
@@ -16,18 +15,8 @@ import { startWebhookReceiver, type WebhookReceiver } from './support/webhook-re
 // API's server span, the workflow start, the call workflow with its activities, and the webhook
 // delivery of the call's events with its client span, every span's parent in the same trace.
 
-interface ReceivedSpan {
-  traceId: string;
-  spanId: string;
-  parentSpanId?: string;
-  name: string;
-  kind: number;
-  attributes: { key: string; value: { stringValue?: string; intValue?: string | number } }[];
-  service: string;
-}
-
-let receiver: Server;
-const spans: ReceivedSpan[] = [];
+let receiver: OtlpReceiver;
+let spans: ReceivedSpan[] = [];
 let stack: CallStack;
 let owner: Fixture;
 let agent: AgentFixture;
@@ -36,21 +25,10 @@ let webhooks: WebhookReceiver;
 const logLines: Record<string, unknown>[] = [];
 
 before(async () => {
-  receiver = createServer((request, response) => {
-    let body = '';
-    request.on('data', (chunk: Buffer) => {
-      body += chunk.toString();
-    });
-    request.on('end', () => {
-      if (request.url === '/v1/traces') spans.push(...spansOf(JSON.parse(body)));
-      response.writeHead(200, { 'content-type': 'application/json' });
-      response.end('{}');
-    });
-  });
-  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
-  const { port } = receiver.address() as AddressInfo;
+  receiver = await startOtlpReceiver();
+  spans = receiver.spans;
   // What an operator sets; the exporter reads the endpoint itself.
-  process.env.OTEL_EXPORTER_OTLP_ENDPOINT = `http://127.0.0.1:${port}`;
+  process.env.OTEL_EXPORTER_OTLP_ENDPOINT = receiver.endpoint;
   process.env.OTEL_BSP_SCHEDULE_DELAY = '100';
   assert.equal(startTracing('tracing-test'), true);
   [stack, webhooks] = await Promise.all([
@@ -174,17 +152,3 @@ function attribute(span: ReceivedSpan, key: string): string | number | undefined
 }
 
 /** The spans of an OTLP/HTTP JSON export request. */
-function spansOf(body: {
-  resourceSpans?: {
-    resource?: { attributes?: { key: string; value: { stringValue?: string } }[] };
-    scopeSpans?: { spans?: Omit<ReceivedSpan, 'service'>[] }[];
-  }[];
-}): ReceivedSpan[] {
-  return (body.resourceSpans ?? []).flatMap((resource) => {
-    const service =
-      resource.resource?.attributes?.find((a) => a.key === 'service.name')?.value.stringValue ?? '';
-    return (resource.scopeSpans ?? []).flatMap((scope) =>
-      (scope.spans ?? []).map((span) => ({ ...span, service })),
-    );
-  });
-}

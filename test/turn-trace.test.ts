@@ -1,10 +1,9 @@
 import assert from 'node:assert/strict';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { after, before, test } from 'node:test';
 import type { CallerSpeech, GatewayTurn } from '../lib/temporal/call-messages.js';
 import { flushTracing, startTracing, stopTracing } from '../lib/tracing/tracing.js';
 import { mediaPathCalls, ScriptedRuntime } from './support/media-path.js';
+import { type OtlpReceiver, type ReceivedSpan, startOtlpReceiver } from './support/otlp-receiver.js';
 import { until } from './support/wait-for.js';
 
 // Where a slow turn waits (issue 31): each turn the media gateway takes is one span, `conversation
@@ -13,42 +12,14 @@ import { until } from './support/wait-for.js';
 // over OTLP/HTTP as an operator's collector receives it; the call's media path on the fakes of
 // test/support/media-path.ts.
 
-interface ReceivedSpan {
-  name: string;
-  startTimeUnixNano: string;
-  endTimeUnixNano: string;
-  attributes: {
-    key: string;
-    value: { stringValue?: string; intValue?: string | number; boolValue?: boolean };
-  }[];
-  events?: { name: string; timeUnixNano: string }[];
-}
-
-let receiver: Server;
-const spans: ReceivedSpan[] = [];
+let receiver: OtlpReceiver;
+let spans: ReceivedSpan[] = [];
 const paths = mediaPathCalls();
 
 before(async () => {
-  receiver = createServer((request, response) => {
-    let body = '';
-    request.on('data', (chunk: Buffer) => {
-      body += chunk.toString();
-    });
-    request.on('end', () => {
-      if (request.url === '/v1/traces') {
-        const parsed = JSON.parse(body) as {
-          resourceSpans?: { scopeSpans?: { spans?: ReceivedSpan[] }[] }[];
-        };
-        for (const resource of parsed.resourceSpans ?? [])
-          for (const scope of resource.scopeSpans ?? []) spans.push(...(scope.spans ?? []));
-      }
-      response.writeHead(200, { 'content-type': 'application/json' });
-      response.end('{}');
-    });
-  });
-  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
-  const { port } = receiver.address() as AddressInfo;
-  process.env.OTEL_EXPORTER_OTLP_ENDPOINT = `http://127.0.0.1:${port}`;
+  receiver = await startOtlpReceiver();
+  spans = receiver.spans;
+  process.env.OTEL_EXPORTER_OTLP_ENDPOINT = receiver.endpoint;
   process.env.OTEL_BSP_SCHEDULE_DELAY = '50';
   assert.equal(startTracing('turn-trace-test'), true);
 });

@@ -107,25 +107,12 @@ export function workerTracingOptions(): Pick<WorkerOptions, 'interceptors' | 'si
  * Runs `work` in a client span `name` (a request to another system: a webhook receiver, the
  * language model, the speech service); without tracing, just runs it.
  */
-export async function inClientSpan<T>(
+export function inClientSpan<T>(
   name: string,
   attributes: Attributes,
   work: (span: Span | undefined) => Promise<T>,
 ): Promise<T> {
-  if (!active) return work(undefined);
-  return trace
-    .getTracer(TRACER)
-    .startActiveSpan(name, { kind: SpanKind.CLIENT, attributes }, async (span) => {
-      try {
-        return await work(span);
-      } catch (error) {
-        span.recordException(error as Error);
-        span.setStatus({ code: SpanStatusCode.ERROR, message: String(error) });
-        throw error;
-      } finally {
-        span.end();
-      }
-    });
+  return inSpanOfKind(SpanKind.CLIENT, name, { attributes }, work);
 }
 
 /**
@@ -133,7 +120,17 @@ export async function inClientSpan<T>(
  * in the media gateway), begun at `startTime` when it began before the call (the end of the
  * caller's speech); the requests it makes are its children. Without tracing, just runs it.
  */
-export async function inSpan<T>(
+export function inSpan<T>(
+  name: string,
+  options: { attributes: Attributes; startTime?: number },
+  work: (span: Span | undefined) => Promise<T>,
+): Promise<T> {
+  return inSpanOfKind(SpanKind.INTERNAL, name, options, work);
+}
+
+/** `work` in an active span of `kind`, its failure recorded on it; ended whatever happens. */
+async function inSpanOfKind<T>(
+  kind: SpanKind,
   name: string,
   options: { attributes: Attributes; startTime?: number },
   work: (span: Span | undefined) => Promise<T>,
@@ -144,7 +141,7 @@ export async function inSpan<T>(
     .getTracer(TRACER)
     .startActiveSpan(
       name,
-      { kind: SpanKind.INTERNAL, attributes, ...(startTime !== undefined ? { startTime } : {}) },
+      { kind, attributes, ...(startTime !== undefined ? { startTime } : {}) },
       async (span) => {
         try {
           return await work(span);
