@@ -101,6 +101,21 @@ describe('the gateway’s transfer legs, on two calls’ media paths', () => {
   const paths = mediaPathCalls();
   const pathCall = (options: Parameters<typeof paths.start>[0] = {}) => paths.start(options);
 
+  /** A caller's call and the person rung for it (a second media path) on one gateway, the leg expected. */
+  async function legExpected() {
+    const [caller, person] = [await pathCall(), await pathCall()];
+    const sessions = new CallSessions();
+    sessions.add(caller.audio);
+    sessions.add(person.audio);
+    const gateway = gatewayOf(sessions);
+    await serveTransferLeg(gateway, caller.callId, {
+      type: 'expect_leg',
+      legId: person.callId,
+      legWorkflowId: 'leg',
+    });
+    return { caller, person, sessions, gateway };
+  }
+
   /** The gateway's context as the leg commands use it: its calls, the database, TRANSFER_MAX_MINUTES. */
   function gatewayOf(sessions: CallSessions, transferMaxMinutes = 60): GatewayContext {
     const settings = loadSettings({});
@@ -201,16 +216,7 @@ describe('the gateway’s transfer legs, on two calls’ media paths', () => {
   });
 
   test('the agent’s last words play out before the two are joined: the person is not heard over them', async () => {
-    const [caller, person] = [await pathCall(), await pathCall()];
-    const sessions = new CallSessions();
-    sessions.add(caller.audio);
-    sessions.add(person.audio);
-    const gateway = gatewayOf(sessions);
-    await serveTransferLeg(gateway, caller.callId, {
-      type: 'expect_leg',
-      legId: person.callId,
-      legWorkflowId: 'leg',
-    });
+    const { caller, person, gateway } = await legExpected();
     const before = caller.out.frames;
     // Eleven words: 440 ms of audio (40 ms a word), 22 frames, played in real time.
     await caller.audio.command({
@@ -227,16 +233,7 @@ describe('the gateway’s transfer legs, on two calls’ media paths', () => {
   });
 
   test('a bridge whose caller is gone joins nothing', async () => {
-    const [caller, person] = [await pathCall(), await pathCall()];
-    const sessions = new CallSessions();
-    sessions.add(caller.audio);
-    sessions.add(person.audio);
-    const gateway = gatewayOf(sessions);
-    await serveTransferLeg(gateway, caller.callId, {
-      type: 'expect_leg',
-      legId: person.callId,
-      legWorkflowId: 'leg',
-    });
+    const { caller, person, gateway } = await legExpected();
     await caller.audio.callerHungUp();
     const answer = await serveTransferLeg(gateway, caller.callId, { type: 'bridge', legId: person.callId });
     assert.ok(

@@ -107,23 +107,16 @@ export class CallRoutingCarrier implements Carrier {
   /** A transfer's leg: with audio to its call's gateway (which expects it first), else text. */
   private async dialLeg(request: DialRequest & { legOf: string }): Promise<undefined> {
     const { legOf, ...dial } = request;
-    const parent = await this.routeOf(legOf);
+    const { gateway } = await this.routeOf(request.callId, legOf);
     const { dialGateway } = this.options;
-    if (!parent.gateway || !dialGateway) {
+    if (!gateway || !dialGateway) {
       await this.text.dial(dial);
       return undefined;
     }
-    const gateway = parent.gateway;
     await this.media.expectLeg(gateway, {
       callId: legOf,
       legId: request.callId,
       legWorkflowId: request.callWorkflowId,
-    });
-    this.remember(request.callId, {
-      ownCall: false,
-      gateway,
-      teeToFarEnd: true,
-      farEndFollowsLines: !this.options.dialsThroughTrunk,
     });
     await this.text.dial({
       ...dial,

@@ -59,7 +59,7 @@ export async function warmTransfer(
     if (!failedForGood(error)) throw error;
     outcome = { reached: false, failure: 'refused' };
   }
-  const callerGone = call.hungUp !== null || call.mediaEnded || call.mediaLost;
+  const callerGone = isCallerGone(call);
   if (outcome.reached && callerGone) {
     // Nobody left to hand over: the person briefed is let go, the call ends as the caller's hang-up does.
     await carrier
@@ -92,10 +92,15 @@ export async function warmTransfer(
       failure: 'refused',
       ...modeOf(how),
     });
-    if (call.hungUp === null && !call.mediaEnded && !call.mediaLost) await say(line);
+    if (!isCallerGone(call)) await say(line);
     return null;
   }
   return { endReason: 'transferred', durationSeconds: call.spokenSoFar() };
+}
+
+/** The caller hung up, or their audio is over: nobody left to say anything to or hand over. */
+function isCallerGone(call: CallState): boolean {
+  return call.hungUp !== null || call.mediaEnded || call.mediaLost;
 }
 
 /** The transfer's mode for its record, when not the warm transfer's own (histories before it named none). */
