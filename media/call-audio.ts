@@ -6,7 +6,7 @@ import type { CallAudioDeps, CallAudioEnd } from './call-audio-ports.js';
 import { recordingCut } from './call-recording.js';
 import { CallerAudioIn } from './caller-audio-in.js';
 import { KeypadTurn } from './keypad-turn.js';
-import { PickUpScreen } from './pick-up-screen.js';
+import { GREETING_WORDS_LIMIT_MS, PickUpScreen } from './pick-up-screen.js';
 import type { BridgeEnd, BridgeSide } from './transfer-bridge.js';
 import { commandsCarrier, TurnLoop } from './turn-loop.js';
 import { UserTurns } from './user-turns.js';
@@ -204,7 +204,7 @@ export class CallAudio {
   private afterGreeting(callback: CarrierCallback): void {
     void this.callerIn
       .flush()
-      .then(() => withLimit(this.userTurns.transcribing, LAST_WORDS_LIMIT_MS))
+      .then(() => withLimit(this.userTurns.transcribing, GREETING_WORDS_LIMIT_MS))
       .then(() => this.callBack(callback));
   }
 

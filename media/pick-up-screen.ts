@@ -1,5 +1,7 @@
 import { BeepDetector } from '../lib/audio/tone-detector.js';
 import type { TurnEvent } from '../lib/audio/turn-detector.js';
+import { STT_TIMEOUT_MS } from '../lib/settings.js';
+import { SPEECH_BACK_WITHIN_MS } from '../lib/speech/speech-comes-back.js';
 
 // What the gateway hears of an outbound phone call's first moments for answering-machine
 // detection (telephony spec section 6; workflows/call/screen.ts), for a carrier that cannot tell
@@ -17,6 +19,13 @@ const BEEP_LISTEN_MS = 60_000;
 const QUIET_AFTER_SPEECH_MS = 1_000;
 /** ...once the decision is due (workflows/call/screen.ts decides 3.7 s after the answer). */
 const QUIET_NOT_BEFORE_MS = 3_700;
+/**
+ * The beep or the greeting's end goes to the workflow after the greeting's words, the record of who
+ * answered: they are waited for as long as a transcription may take (one request's timeout, then
+ * the speech server's come-back budget), not the hang-up's shorter limit. The machine records for
+ * far longer, so a message that begins late is still on it.
+ */
+export const GREETING_WORDS_LIMIT_MS = STT_TIMEOUT_MS + SPEECH_BACK_WITHIN_MS;
 
 export class PickUpScreen {
   /** Audio the turn detector has processed, in ms from the answer. */

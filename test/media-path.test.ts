@@ -510,6 +510,24 @@ describe('who answered, heard at pick-up (telephony spec section 6, a carrier th
     await new Promise((resolve) => setTimeout(resolve, 100));
     assert.equal(beeps(path).length, 1, 'reported once');
   });
+
+  test('a greeting whose words are slow to come (a busy speech server, past the hang-up’s 10 s limit): the beep still waits for them', async () => {
+    const path = await call({ screensPickUp: true });
+    const release = path.stt.hold();
+    path.says('You have reached Kari please leave a message after the tone', 2500);
+    for (const frame of toMulawFrames(tone(1000, 500))) path.audio.hear(frame);
+    path.silence(200);
+    await until(
+      () => path.stt.requests.some((r) => /after the tone/.test(r.text)),
+      'the greeting was not transcribed',
+    );
+    await new Promise((resolve) => setTimeout(resolve, 10_500));
+    assert.equal(beeps(path).length, 0, 'the beep went before the greeting’s words');
+    release();
+    await until(() => beeps(path).length === 1, 'the beep was not reported');
+    const order = path.signals.map((s) => (s.name === 'carrierCallback' ? 'beep' : s.name));
+    assert.deepEqual(order, ['callerSpeech', 'beep'], 'the greeting before its beep');
+  });
 });
 
 describe("the gateway's metrics of a call's audio", () => {

@@ -20,6 +20,9 @@ const PATHS = [
   // An answering machine taking a message, and a phone menu the agent presses a key in
   // (test/answering-machine-workflow.test.ts).
   ...['3001-leave-message', '3002-keypad'].flatMap((to) => [`outbound-${to}-call`, `outbound-${to}-far-end`]),
+  // The same message before `voicemail-recorded`: left by a local activity (kept while such calls may run).
+  'outbound-3001-leave-message-in-task-call',
+  'outbound-3001-leave-message-in-task-far-end',
   // A warm transfer: the call, its far end and the consultation leg (test/warm-transfer-workflow.test.ts).
   'warm-transfer-call',
   'warm-transfer-far-end',

@@ -12,6 +12,7 @@ import {
   CALL_CARRIER_REQUESTS,
   CALL_DATABASE_WRITES,
   CALL_LIVE_STEPS,
+  CALL_LIVE_STEPS_RECORDED,
   CALL_RUNTIME_QUESTION,
   TOOL_CALL,
 } from '../activity-options.js';
@@ -63,8 +64,16 @@ export const live = proxyLocalActivities<LiveSteps>(CALL_LIVE_STEPS);
 export const screening =
   proxyLocalActivities<Pick<AnsweringMachineActivities, 'judgeAnswer'>>(CALL_DATABASE_WRITES);
 
-/** The message left on an answering machine: written and played, a live step. */
+/**
+ * The message left on an answering machine: written and played, a live step whose effect outlives a
+ * workflow task that fails (recorded: a replay that meanwhile heard the greeting's late words finds
+ * the message taken, rather than leaving it a second time after them).
+ */
 export const voicemail =
+  proxyActivities<Pick<AnsweringMachineActivities, 'leaveVoicemail'>>(CALL_LIVE_STEPS_RECORDED);
+
+/** The same as a local activity, before `voicemail-recorded` (kept while such calls may run). */
+export const voicemailInTask =
   proxyLocalActivities<Pick<AnsweringMachineActivities, 'leaveVoicemail'>>(CALL_LIVE_STEPS);
 
 /** The agent's steps when its runtime calls out, with timeouts derived from the runtime's (`VOICE_LLM_TIMEOUT_MS`). */

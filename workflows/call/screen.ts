@@ -1,7 +1,7 @@
 import { condition, patched } from '@temporalio/workflow';
 import type { AnsweredBy } from '../../db/entities/index.js';
 import type { CallerSpeech } from '../../lib/temporal/call-messages.js';
-import { screening, voicemail } from './activity-proxies.js';
+import { screening, voicemail, voicemailInTask } from './activity-proxies.js';
 import { agentFinishedAt, type CallState, type Ending } from './call-state.js';
 import { failedForGood, release } from './steps.js';
 
@@ -33,6 +33,12 @@ const LONGEST_GREETING_MS = 30_000;
  * another) left messages over a greeting's next sentence.
  */
 export const GREETING_END_FROM_AUDIO = 'greeting-end-from-audio';
+/**
+ * Patch: the message is left by an activity, not a local one. A local activity's effect (the line
+ * written, the message played) outlived a workflow task that failed, and the replay, which had
+ * meanwhile heard the greeting's late words, wrote them and left the message a second time.
+ */
+export const VOICEMAIL_RECORDED = 'voicemail-recorded';
 
 /** `end_reason` of a call an answering machine took. */
 export const VOICEMAIL = 'voicemail';
@@ -83,7 +89,7 @@ export async function onAnsweringMachine(
   if (farEndGone(call)) return { endReason: VOICEMAIL, durationSeconds: call.spokenSoFar() };
   let line: Awaited<ReturnType<typeof voicemail.leaveVoicemail>>;
   try {
-    line = await voicemail.leaveVoicemail({
+    line = await (patched(VOICEMAIL_RECORDED) ? voicemail : voicemailInTask).leaveVoicemail({
       callId: call.callId,
       index: call.nextIndex,
       offsetSeconds: call.spokenSoFar(),
