@@ -6,6 +6,7 @@ import type { SpeechToText } from '../lib/speech/speech-ports.js';
 import type { VoiceRuntime } from '../lib/voice-runtime/voice-runtime.js';
 import type { AgentAudioOut, AgentVoice } from './agent-voice.js';
 import type { CallRecording } from './call-recording.js';
+import type { ClientJoin } from './client-join.js';
 
 // What one call's audio in the media gateway (media/call-audio.ts) is given, and how it ends.
 
@@ -40,6 +41,8 @@ export interface CallAudioDeps {
    * with the target in the close reason.
    */
   reportsTransfers?: boolean;
+  /** The client joins a transfer's two legs itself when both are its own (`join` in its `start`, media/client-join.ts). */
+  clientJoin?: ClientJoin | null;
   /**
    * An outbound phone call that detects answering machines, on a carrier that cannot tell who
    * answered (the SIP side): the gateway hears whether the far end spoke at pick-up, and the beep.

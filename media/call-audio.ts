@@ -175,8 +175,7 @@ export class CallAudio {
     }
   }
 
-  /** A transfer the client reports: the typed `transfer` goes once the agent's last audio played; the
-   * stream stays open while the client tries the target (telephony spec section 1). */
+  /** A transfer the client reports (spec section 1): the typed `transfer` once the agent's audio played; the stream stays open. */
   private async handOverReported(to: string): Promise<void> {
     if (this.transferringTo) return;
     this.transferringTo = to;
@@ -216,6 +215,7 @@ export class CallAudio {
       hangUp: (why) => this.deps.close(1000, why),
       playedOut: () => this.deps.voice.played(PLAYOUT_LIMIT_MS),
       over: () => this.finish(),
+      join: this.deps.clientJoin ?? null,
     };
   }
 

@@ -4,6 +4,7 @@ import { AgentVoice } from './agent-voice.js';
 import { CallAudio } from './call-audio.js';
 import type { CallAudioOut } from './call-audio-ports.js';
 import { openRecording } from './call-recording.js';
+import type { ClientJoin } from './client-join.js';
 import type { GatewayContext } from './gateway-context.js';
 import { PreparedSpeech } from './prepared-speech.js';
 import type { GatewayMessage } from './stream-messages.js';
@@ -19,6 +20,8 @@ export async function openCallAudio(
     keysAsEvents: boolean;
     /** The client reports a transfer's outcome: the stream stays open until it has. */
     reportsTransfers: boolean;
+    /** The client joins a transfer's legs itself when both are its own (media/client-join.ts); null: it cannot. */
+    clientJoin: ClientJoin | null;
     /** The call detects answering machines: the gateway hears its first moments (media/pick-up-screen.ts). */
     screensPickUp: boolean;
     callId: string;
@@ -84,6 +87,7 @@ export async function openCallAudio(
     em: () => gateway.orm.em.fork() as EntityManager,
     preemptiveGeneration: gateway.settings.media.preemptiveGeneration,
     reportsTransfers: call.reportsTransfers,
+    clientJoin: call.clientJoin,
     screensPickUp: call.screensPickUp,
   });
 }

@@ -11,6 +11,7 @@ import { fillVariables } from '../lib/voice-runtime/dynamic-variables.js';
 import { sendBounded } from './bounded-send.js';
 import type { CallAudio } from './call-audio.js';
 import type { TransferLeg } from './call-sessions.js';
+import { ClientJoin } from './client-join.js';
 import type { GatewayContext } from './gateway-context.js';
 import { openCallAudio } from './open-call-audio.js';
 import { openingToPrepare, PreparedSpeech } from './prepared-speech.js';
@@ -81,6 +82,7 @@ export function serveStream(socket: WebSocket, request: IncomingMessage, gateway
 
   let keysAsEvents = false;
   let reportsTransfers = false;
+  let clientJoin: ClientJoin | null = null;
   const begin = async (start: StreamStart) => {
     const parameters = start.start.customParameters;
     const token = queryToken ?? parameters.token ?? '';
@@ -101,6 +103,8 @@ export function serveStream(socket: WebSocket, request: IncomingMessage, gateway
     keysAsEvents = parameters.keypad === 'rfc4733';
     // The SIP side tries a transfer's target itself and reports the outcome; others are handed over.
     reportsTransfers = parameters.transfer === 'report';
+    // The SIP side joins a warm transfer's two legs itself when both are its own (client-join.ts).
+    clientJoin = parameters.join ? new ClientJoin(parameters.join, send) : null;
     if (parameters.callId !== undefined) {
       await attach(parameters.callId);
       return;
@@ -180,6 +184,7 @@ export function serveStream(socket: WebSocket, request: IncomingMessage, gateway
       ...(options.speech ? { speech: options.speech } : {}),
       keysAsEvents,
       reportsTransfers,
+      clientJoin,
       screensPickUp: !leg && detectsAnsweringMachines(row),
       recorded: !leg,
       callId: leg?.legId ?? row.id,
@@ -228,9 +233,11 @@ export function serveStream(socket: WebSocket, request: IncomingMessage, gateway
       call.hear(message.payload);
     } else if (message.event === 'mark') call.markEchoed(message.name);
     else if (message.event === 'dtmf') call.pressed(message.digit);
+    else if (message.event === 'bridged') clientJoin?.answered(message.callId, message.joined);
   });
   socket.on('close', () => {
     clearTimeout(noStart);
+    clientJoin?.closed();
     liveness.stop();
     stopped = true;
     void call?.callerHungUp();

@@ -21,6 +21,8 @@ export type ClientMessage =
   | { event: 'mark'; name: string }
   /** A key the caller pressed (Twilio's `dtmf` message, telephony spec section 7). */
   | { event: 'dtmf'; digit: string }
+  /** The client's answer to `bridge`: whether it joined the leg `callId` to this call itself (media/client-join.ts). */
+  | { event: 'bridged'; callId: string; joined: boolean }
   | { event: 'stop' };
 
 /**
@@ -35,7 +37,9 @@ export type GatewayMessage =
   | { event: 'clear' }
   | { event: 'transfer'; transfer: { to: string } }
   /** A key the agent pressed, for a client that plays keys itself (`keypad: rfc4733` in its `start`). */
-  | { event: 'dtmf'; dtmf: { digit: string } };
+  | { event: 'dtmf'; dtmf: { digit: string } }
+  /** Join the transfer's leg `callId` to this call (a client whose `start` names a `join`, media/client-join.ts). */
+  | { event: 'bridge'; bridge: { callId: string } };
 
 /** The one audio format a stream carries: 8 kHz μ-law, mono. */
 export function isPhoneAudio(format: StreamStart['start']['mediaFormat']): boolean {
@@ -79,6 +83,13 @@ export function readClientMessage(text: string): ClientMessage | null {
     case 'dtmf': {
       const digit = isObject(message.dtmf) ? message.dtmf.digit : undefined;
       return typeof digit === 'string' && KEYPAD_DIGIT.test(digit) ? { event: 'dtmf', digit } : null;
+    }
+    case 'bridged': {
+      const bridged = isObject(message.bridged) ? message.bridged : {};
+      const { callId, joined } = bridged;
+      return typeof callId === 'string' && typeof joined === 'boolean'
+        ? { event: 'bridged', callId, joined }
+        : null;
     }
     case 'start':
       return readStart(message);

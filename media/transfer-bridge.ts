@@ -1,3 +1,5 @@
+import type { ClientJoin } from './client-join.js';
+
 // A transfer bridged in the gateway (telephony spec sections 1 and 8): the caller's stream and the
 // stream of the person rung for them (the transfer's leg, dialled through the carrier with audio
 // to this gateway) are joined once that person answered; the agent has left both. Each side's
@@ -15,6 +17,8 @@ export interface BridgeSide {
   playedOut(): Promise<void>;
   /** The bridge is over: this side's audio is done (after its hang-up, when it had one). */
   over(): void;
+  /** The client that can join this side to another itself (media/client-join.ts); null: none. */
+  join: ClientJoin | null;
 }
 
 /** What one side tells the bridge: its person's audio, and their hang-up. */

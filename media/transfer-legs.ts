@@ -44,6 +44,23 @@ export async function serveTransferLeg(
   const [callerSide, legSide] = [call.bridgeSide, leg.bridgeSide];
   if (!callerSide || !legSide) return notJoined;
   const logger = gateway.logger.child({ callId, legId: command.legId });
+  // Both legs are the SIP side's own calls: it joins their RTP itself (media/client-join.ts).
+  if (callerSide.join?.joins(legSide.join)) {
+    const joined = await callerSide.join.ask(command.legId, () => {
+      // As the answer is read, before either stream closes: their ends are the transfer's, not hang-ups.
+      for (const [session, side] of [
+        [call, callerSide],
+        [leg, legSide],
+      ] as const) {
+        session.joinBridge({ heard: () => {}, gone: () => side.over() });
+        side.hangUp('transferred');
+      }
+    });
+    if (!joined) return notJoined;
+    gateway.sessions.holdBridge(callId, command.legId, Promise.resolve());
+    logger.info('transfer joined by the SIP side');
+    return { status: 200, body: { bridged: true } };
+  }
   const bridge = new TransferBridge(callerSide, legSide, {
     maxMs: gateway.settings.media.transferMaxMinutes * 60_000,
     ended: (seconds, why) => {

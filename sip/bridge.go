@@ -32,6 +32,9 @@ type bridgeEnd struct {
 	// target of a transfer that connected; bridge, when the SIP side dialled it itself.
 	target string
 	bridge *answeredTarget
+	// joined: a transfer's leg this process placed, handed over to be joined to this call (join.go);
+	// "joined" ends that leg's own bridge: its goroutine waits until the other call's bridge is over.
+	joined *joinedLeg
 }
 
 // approvedTarget is the target of a `transfer` event, when it is one the SIP side may dial (E.164);
@@ -50,8 +53,10 @@ func approvedTarget(log *slog.Logger, message gatewayMessage) (string, bool) {
 // carry keys to the leg. A `transfer` is tried while the stream stays open (transfer.go; a
 // bridged target's new leg comes from `from`), and its outcome reported through `callbacks`
 // before anything else happens: connected, the stream is closed and the call handed over; failed,
-// the agent goes on. The leg's audio goes on after it returns (a transfer may bridge it); finish stops it.
-func (s *sidecar) runBridge(log *slog.Logger, dialogID string, dialog liveDialog, med *diago.DialogMedia, stream *streamClient, early []gatewayMessage, from string, callbacks *callbackQueue) (bridgeEnd, *leg) {
+// the agent goes on. A `bridge` joins a leg this process placed to the call (join.go), and
+// `joins` (a placed call's; nil for one that came in) is where another call asks for this one's leg.
+// The leg's audio goes on after it returns (a transfer may bridge it); finish stops it.
+func (s *sidecar) runBridge(log *slog.Logger, dialogID string, dialog liveDialog, med *diago.DialogMedia, stream *streamClient, early []gatewayMessage, from string, callbacks *callbackQueue, joins <-chan joinAsk) (bridgeEnd, *leg) {
 	silence := s.cfg.rtpSilence
 	caller, err := startLeg(log, dialog.Context(), med, stream.sendAudio, stream.sendKey, stream.echoMark)
 	if err != nil {
@@ -82,8 +87,9 @@ func (s *sidecar) runBridge(log *slog.Logger, dialogID string, dialog liveDialog
 		}
 	}
 
-	// The gateway's messages, into the play queue; a transfer is asked for.
+	// The gateway's messages, into the play queue; a transfer is asked for, a leg to join named.
 	gatewayGone := make(chan string, 1)
+	joinLeg := make(chan string, 1)
 	go func() {
 		for message := range stream.incoming {
 			switch message.event {
@@ -93,6 +99,11 @@ func (s *sidecar) runBridge(log *slog.Logger, dialogID string, dialog liveDialog
 				}
 			case "transfer":
 				ask(message)
+			case "bridge":
+				select {
+				case joinLeg <- message.callID:
+				default: // one join at a time
+				}
 			default:
 				caller.queue.push(message)
 			}
@@ -127,6 +138,28 @@ func (s *sidecar) runBridge(log *slog.Logger, dialogID string, dialog liveDialog
 			stream.stop()
 			dropAttempt()
 			return bridgeEnd{by: "far_end"}, caller
+		case legID := <-joinLeg:
+			var joined *joinedLeg
+			if attempting == "" && !gatewayClosed {
+				joined = s.takeLeg(legID)
+			}
+			stream.joined(legID, joined != nil)
+			if joined == nil {
+				log.Info("transfer leg not joined here", "leg", legID)
+				continue
+			}
+			// The gateway lets both streams go once told; the two legs are joined in finish.
+			caller.redirect(func([]byte) {})
+			caller.redirectKeys(func(string) {})
+			closeJoinedStreams(stream, joined.stream)
+			return bridgeEnd{by: "transfer", target: legID, joined: joined}, caller
+		case ask := <-joins:
+			// Another call takes this one's leg: this call is a transfer's leg, its briefing over.
+			if attempting != "" || gatewayClosed {
+				ask.reply <- nil
+				continue
+			}
+			return bridgeEnd{by: "joined", joined: handOver(ask, dialog, caller, stream)}, caller
 		case target := <-asked:
 			if attempting != "" {
 				continue

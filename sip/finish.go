@@ -11,9 +11,9 @@ import (
 // How a call's SIP side ends once its audio has: a far end that hung up needs nothing more; when
 // the far end's RTP stopped, or the agent hung up (the gateway closed the stream), it gets a BYE.
 // A transfer that connected (transfer.go) ends it too: a REFER's far end is handed over, so it
-// gets the BYE; a target the SIP side dialled is bridged to the caller first, then both are hung
-// up, and the gateway is told how long the bridge lasted (`transfer_ended`, counted in GET /usage
-// as `transfer_seconds`).
+// gets the BYE; a target the SIP side dialled, or a warm transfer's leg it placed (join.go), is
+// bridged to the caller first, then both are hung up, and the gateway is told how long the bridge
+// lasted (`transfer_ended`, counted in GET /usage as `transfer_seconds`).
 
 type liveDialog interface {
 	Refer(ctx context.Context, referTo sip.Uri, headers ...sip.Header) error
@@ -29,6 +29,16 @@ func (s *sidecar) finish(log *slog.Logger, dialog liveDialog, caller *leg, end b
 		defer caller.stop()
 	}
 	log.Info("call over", "by", end.by, "reason", end.reason)
+	if end.by == "joined" {
+		// Handed over to another call's bridge, which hangs this leg up: held until it is over.
+		<-end.joined.done
+		return
+	}
+	if end.joined != nil {
+		if bridged := s.bridgeJoined(log.With("leg", end.target), caller, end.joined); bridged > 0 {
+			callbacks.pushWith(map[string]any{"type": "transfer_ended", "seconds": bridged.Seconds()})
+		}
+	}
 	if end.by == "far_end" {
 		if end.bridge != nil {
 			end.bridge.hangUp()

@@ -72,6 +72,6 @@ func (s *sidecar) serveInbound(d *diago.DialogServerSession) {
 		defer callbacks.close()
 	}
 	// A bridged transfer's new leg comes from the number the person called.
-	end, caller := s.runBridge(log, d.ID, d, med, stream, early, to, callbacks)
+	end, caller := s.runBridge(log, d.ID, d, med, stream, early, to, callbacks, nil)
 	s.finish(log, d, caller, end, callbacks)
 }

@@ -28,6 +28,8 @@ type placedCall struct {
 	cancel   context.CancelFunc // ends the ringing (CANCEL)
 	dialog   *diago.DialogClientSession
 	released bool
+	// joins: another call asks here for this one's answered leg (a transfer's leg, join.go).
+	joins chan joinAsk
 }
 
 // dial places the call unless this call id was dialled before; true when this request placed it.
@@ -43,7 +45,7 @@ func (s *sidecar) dial(callID string, request dialRequest) bool {
 		return false
 	}
 	s.dialled[callID] = time.Now()
-	call := &placedCall{}
+	call := &placedCall{joins: make(chan joinAsk)}
 	s.calls[callID] = call
 	go s.place(callID, call, request)
 	return true
@@ -152,7 +154,7 @@ func (s *sidecar) place(callID string, call *placedCall, request dialRequest) {
 	callbacks.push("answered")
 	log.Info("answered")
 	s.track(dialog, true)
-	end, caller := s.runBridge(log, dialog.ID, dialog, med, stream, early, request.From, callbacks)
+	end, caller := s.runBridge(log, dialog.ID, dialog, med, stream, early, request.From, callbacks, call.joins)
 	s.finish(log, dialog, caller, end, callbacks)
 }
 

@@ -30,7 +30,7 @@ type gatewayMessage struct {
 	payload    []byte // μ-law, for `media`
 	mark       string
 	digit      string // the key of a `dtmf` (one of 0-9 * # A-D)
-	callID     string // the `attached` mark's call
+	callID     string // the `attached` mark's call; the `bridge`'s leg to join
 	transferTo string // the `transfer` target as the gateway sent it (checked before it is dialled)
 }
 
@@ -69,10 +69,11 @@ func streamsURL(gateway string) string {
 }
 
 // openStream connects to `address` (ws://HOST:PORT/media/streams) and sends `connected` and
-// `start` with the given custom parameters, `keypad: rfc4733` (the agent's keys as `dtmf`) and
-// `transfer: report` (a transfer is tried here while the stream stays open, and its outcome reported).
+// `start` with the given custom parameters, `keypad: rfc4733` (the agent's keys as `dtmf`),
+// `transfer: report` (a transfer is tried here while the stream stays open, and its outcome
+// reported) and `join` (this process: two of its calls' legs can be joined here, join.go).
 func openStream(address string, parameters map[string]string) (*streamClient, error) {
-	custom := map[string]string{"keypad": keypadRFC4733, "transfer": "report"}
+	custom := map[string]string{"keypad": keypadRFC4733, "transfer": "report", "join": joinID}
 	for key, value := range parameters {
 		custom[key] = value
 	}
@@ -149,6 +150,10 @@ func (s *streamClient) readLoop() {
 			DTMF struct {
 				Digit string `json:"digit"`
 			} `json:"dtmf"`
+			// Bridge names a transfer's leg to join to this call (join.go).
+			Bridge struct {
+				CallID string `json:"callId"`
+			} `json:"bridge"`
 		}
 		if json.Unmarshal(data, &message) != nil {
 			continue
@@ -165,6 +170,10 @@ func (s *streamClient) readLoop() {
 			s.incoming <- gatewayMessage{event: "clear"}
 		case "transfer":
 			s.incoming <- gatewayMessage{event: "transfer", transferTo: message.Transfer.To}
+		case "bridge":
+			if message.Bridge.CallID != "" {
+				s.incoming <- gatewayMessage{event: "bridge", callID: message.Bridge.CallID}
+			}
 		case "dtmf":
 			if key, ok := keypadKey(message.DTMF.Digit); ok {
 				s.incoming <- gatewayMessage{event: "dtmf", digit: key}

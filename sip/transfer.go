@@ -164,7 +164,6 @@ func (s *sidecar) bridgeToTarget(log *slog.Logger, callerLeg *leg, target *answe
 	s.track(dialog, true)
 	defer s.track(dialog, false)
 	defer target.hangUp()
-	// Each side's keys are pressed on the other (the agent is gone: none go to the gateway).
 	targetLeg, err := startLeg(log, dialog.Context(), target.media, callerLeg.queue.pushLive, callerLeg.queue.pushKey, func(string) {})
 	if err != nil {
 		log.Warn("transfer target's audio not opened", "error", err)
@@ -172,6 +171,15 @@ func (s *sidecar) bridgeToTarget(log *slog.Logger, callerLeg *leg, target *answe
 	}
 	defer targetLeg.stop()
 	s.keypadOn(dialog.ID, targetLeg)
+	return s.joinLegs(log, callerLeg, targetLeg)
+}
+
+// joinLegs sends each leg's audio and keys to the other (the agent is gone: none go to the
+// gateway) until either leg is over, either's RTP stops or TRANSFER_MAX_MINUTES pass; it answers
+// how long they were joined. Neither is hung up here.
+func (s *sidecar) joinLegs(log *slog.Logger, callerLeg, targetLeg *leg) time.Duration {
+	targetLeg.redirect(callerLeg.queue.pushLive)
+	targetLeg.redirectKeys(callerLeg.queue.pushKey)
 	callerLeg.redirect(targetLeg.queue.pushLive)
 	callerLeg.redirectKeys(targetLeg.queue.pushKey)
 	bridgedAt := time.Now()

@@ -192,8 +192,15 @@ func TestBridgedTransferTargetBusyGoesOn(t *testing.T) {
 	caller.nextRequest(t, sip.REFER)
 	target.nextRequest(t, sip.INVITE)
 	gateway.expectTransferReport(t, gatewayCallID, "busy")
+	agentGoesOnThenHangsUp(t, s, gateway, call, stream, "the agent after the failed transfer")
+}
+
+// agentGoesOnThenHangsUp: the caller hears the agent again (`what`), the agent hangs up, the
+// caller gets a BYE and the gateway nothing more.
+func agentGoesOnThenHangsUp(t *testing.T, s *testSidecar, gateway *fakeGateway, call farCall, stream *gatewayStream, what string) {
+	t.Helper()
 	stream.media(frame(0x56))
-	call.hears(t, "the agent after the failed transfer", isFrameOf(0x56))
+	call.hears(t, what, isFrameOf(0x56))
 	stream.closeWith("")
 	call.ended(t, "BYE once the agent hung up")
 	s.idle(t)

@@ -418,7 +418,7 @@ describe('CARRIER=sip', { skip, timeout: 600_000 }, () => {
     assert.match(sipSide?.output() ?? '', /"msg":"REFER taken"[^\n]*"connected":true/);
   });
 
-  test('a warm transfer: the front desk is dialled through the trunk as a leg of the call, briefed by the agent, then bridged to the caller in the gateway', async () => {
+  test('a warm transfer: the front desk is dialled through the trunk as a leg of the call, briefed by the agent, then joined to the caller by the SIP side', async () => {
     const deskNumber = stack.settings.transferNumber!;
     // The person at the desk answers, hears the briefing out, then speaks (to the caller by then).
     const target = await farEnd('warm-desk', {
@@ -463,8 +463,10 @@ describe('CARRIER=sip', { skip, timeout: 600_000 }, () => {
     // No REFER: the caller's phone was never handed anywhere; the desk got its own INVITE through the trunk.
     assert.equal(caller.events.filter((event) => event.type === 'TRANSFER').length, 0);
     await target.waitForEvent('CALL_ESTABLISHED', 10_000);
-    // The caller hears the desk through the gateway's bridge (its line comes 22 s after it answered,
-    // once briefed); then hangs up, which hangs up the desk.
+    // Both legs are the SIP side's calls: it joined their RTP itself (sip/join.go), not the gateway.
+    assert.match(sipSide?.output() ?? '', /"msg":"transfer bridged"[^\n]*"leg":"/, sipSide?.output());
+    // The caller hears the desk through that bridge (its line comes 22 s after it answered, once
+    // briefed); then hangs up, which hangs up the desk.
     await new Promise((resolve) => setTimeout(resolve, 15_000));
     await caller.command('hangup');
     await target.waitForEvent('CALL_CLOSED', 15_000);

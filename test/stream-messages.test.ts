@@ -14,3 +14,27 @@ test("a key pressed is Twilio's dtmf message; anything but one key of a keypad i
   assert.equal(dtmf(undefined), null);
   assert.equal(dtmf('5'), null);
 });
+
+test("the SIP side's answer to `bridge` is read whole: the leg's call id and whether it joined it", () => {
+  const bridged = (bridged: unknown) =>
+    readClientMessage(JSON.stringify({ event: 'bridged', streamSid: 'MZ1', bridged }));
+  assert.deepEqual(bridged({ callId: 'leg-1', joined: true }), {
+    event: 'bridged',
+    callId: 'leg-1',
+    joined: true,
+  });
+  assert.deepEqual(bridged({ callId: 'leg-1', joined: false }), {
+    event: 'bridged',
+    callId: 'leg-1',
+    joined: false,
+  });
+  for (const wrong of [
+    undefined,
+    null,
+    'yes',
+    { callId: 'leg-1' },
+    { joined: true },
+    { callId: 7, joined: true },
+  ])
+    assert.equal(bridged(wrong), null, JSON.stringify(wrong));
+});

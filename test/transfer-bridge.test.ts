@@ -10,7 +10,9 @@ import { readMediaCommand, readMediaCommandAnswer } from '../lib/media/media-com
 import { answerOnceEnded } from '../lib/media/media-control.js';
 import { loadSettings } from '../lib/settings.js';
 import { CallSessions } from '../media/call-sessions.js';
+import { ClientJoin } from '../media/client-join.js';
 import type { GatewayContext } from '../media/gateway-context.js';
+import type { GatewayMessage } from '../media/stream-messages.js';
 import { type BridgeSide, TransferBridge } from '../media/transfer-bridge.js';
 import { serveTransferLeg } from '../media/transfer-legs.js';
 import { mediaPathCalls } from './support/media-path.js';
@@ -36,6 +38,7 @@ function side(): BridgeSide & { played: number[]; hungUp: string[]; overs: numbe
     hangUp: (reason: string) => void kept.hungUp.push(reason),
     playedOut: async () => {},
     over: () => void kept.overs++,
+    join: null,
   };
   return kept;
 }
@@ -259,6 +262,96 @@ describe('the gateway’s transfer legs, on two calls’ media paths', () => {
         body: { bridged: false },
       },
     );
+  });
+});
+
+describe('a transfer’s legs joined by the SIP side (both its own calls)', () => {
+  const paths = mediaPathCalls();
+
+  /** A caller's call and its leg whose streams came from SIP sides named `callerSide` and `legSide`, the leg expected. */
+  async function joinable(callerSide: string, legSide: string) {
+    const asked: GatewayMessage[] = [];
+    const callerJoin = new ClientJoin(callerSide, (message) => void asked.push(message));
+    const legJoin = new ClientJoin(legSide, () => assert.fail('the leg’s stream is never asked'));
+    const caller = await paths.start({ reportsTransfers: true, clientJoin: callerJoin });
+    const person = await paths.start({ reportsTransfers: true, clientJoin: legJoin });
+    const sessions = new CallSessions();
+    sessions.add(caller.audio);
+    sessions.add(person.audio);
+    const settings = loadSettings({});
+    const gateway = {
+      sessions,
+      orm: paths.db().orm,
+      logger: createLogger('error'),
+      settings,
+    } as unknown as GatewayContext;
+    await serveTransferLeg(gateway, caller.callId, {
+      type: 'expect_leg',
+      legId: person.callId,
+      legWorkflowId: 'leg',
+    });
+    const bridge = () => serveTransferLeg(gateway, caller.callId, { type: 'bridge', legId: person.callId });
+    return { caller, person, sessions, callerJoin, asked, bridge };
+  }
+
+  test('the SIP side is asked on the caller’s stream; joined, both streams close `transferred`, no audio crosses here and no hang-up reaches a workflow', async () => {
+    const { caller, person, sessions, callerJoin, asked, bridge } = await joinable('sip-a', 'sip-a');
+    const joining = bridge();
+    await until(() => asked.length === 1, 'the SIP side was not asked');
+    assert.deepEqual(asked, [{ event: 'bridge', bridge: { callId: person.callId } }]);
+    assert.equal(caller.closed, null, 'nothing closes before its answer');
+    callerJoin.answered('another-leg', true);
+    assert.equal(caller.closed, null, 'an answer about another leg is no answer');
+    callerJoin.answered(person.callId, true);
+    // At once, as the answer is read: the streams' ends that follow are the transfer's.
+    assert.deepEqual(caller.closed, { code: 1000, reason: 'transferred' });
+    assert.deepEqual(person.closed, { code: 1000, reason: 'transferred' });
+    assert.deepEqual(await joining, { status: 200, body: { bridged: true } });
+    const frames = person.out.frames;
+    caller.silence(200);
+    assert.equal(person.out.frames, frames, 'the caller’s audio is not relayed: the SIP side joins it');
+    const signals = caller.signals.length + person.signals.length;
+    await Promise.all([caller.audio.callerHungUp(), person.audio.callerHungUp()]);
+    await Promise.all([caller.audio.ended, person.audio.ended]);
+    assert.equal(caller.signals.length + person.signals.length, signals, 'no hang-up told to a workflow');
+    // A retried `bridge` (its answer lost) finds them joined, without asking again.
+    assert.deepEqual(await bridge(), { status: 200, body: { bridged: true } });
+    assert.equal(asked.length, 1);
+    await until(() => sessions.live === 0, 'a joined transfer still counts as live here');
+  });
+
+  test('the SIP side cannot (the leg is not its own any more): not joined, and the call goes on with the agent', async () => {
+    const { caller, person, callerJoin, asked, bridge } = await joinable('sip-a', 'sip-a');
+    const joining = bridge();
+    await until(() => asked.length === 1, 'the SIP side was not asked');
+    callerJoin.answered(person.callId, false);
+    assert.deepEqual(await joining, { status: 200, body: { bridged: false } });
+    assert.deepEqual([caller.closed, person.closed], [null, null]);
+    const before = caller.out.frames;
+    await caller.audio.command({ type: 'say', index: 4, text: 'Sorry, they are not free.' });
+    await until(() => caller.out.frames > before, 'the agent was not heard again');
+  });
+
+  test('the caller’s stream closes before the answer: not joined', async () => {
+    const { callerJoin, asked, bridge } = await joinable('sip-a', 'sip-a');
+    const joining = bridge();
+    await until(() => asked.length === 1, 'the SIP side was not asked');
+    callerJoin.closed();
+    assert.deepEqual(await joining, { status: 200, body: { bridged: false } });
+  });
+
+  test('legs of two SIP sides are bridged here, frame by frame, as any two streams', async () => {
+    const { caller, person, asked, bridge } = await joinable('sip-a', 'sip-b');
+    assert.deepEqual(await bridge(), { status: 200, body: { bridged: true } });
+    assert.deepEqual(asked, [], 'no SIP side was asked');
+    const frames = person.out.frames;
+    caller.silence(200);
+    assert.equal(
+      person.out.frames - frames,
+      10,
+      'the person hears the caller’s 10 frames through the gateway',
+    );
+    await person.audio.callerHungUp();
   });
 });
 

@@ -12,6 +12,7 @@ import type { AgentTurn, RespondOptions, VoiceRuntime } from '../../lib/voice-ru
 import { AgentVoice } from '../../media/agent-voice.js';
 import { CallAudio } from '../../media/call-audio.js';
 import type { CallRecording } from '../../media/call-recording.js';
+import type { ClientJoin } from '../../media/client-join.js';
 import { createAgentFixture, createQueuedCall } from './call-fixtures.js';
 import { freshDatabase, type TestDatabase } from './database.js';
 
@@ -223,6 +224,8 @@ export async function startMediaPathCall(
     reportsTransfers?: boolean;
     /** The call detects answering machines on a carrier that cannot tell (media/pick-up-screen.ts). */
     screensPickUp?: boolean;
+    /** The client joins a transfer's legs itself (the SIP side's `join`, media/client-join.ts). */
+    clientJoin?: ClientJoin;
   } = {},
 ): Promise<MediaPathCall> {
   const fixture = await createAgentFixture(db.orm, {});
@@ -306,6 +309,7 @@ export async function startMediaPathCall(
       preemptiveGeneration: options.preemptiveGeneration ?? true,
       reportsTransfers: options.reportsTransfers ?? false,
       screensPickUp: options.screensPickUp ?? false,
+      clientJoin: options.clientJoin ?? null,
     }),
     says(text, ms) {
       for (const frame of toMulawFrames(phrases.audio(text, ms))) call.audio.hear(frame);
