@@ -45,3 +45,20 @@ test('CARRIER=sip and the SIP settings: defaults, values, and refusals by name',
     /SIP_TRUNK_URI must be a SIP URI/,
   );
 });
+
+test('TRANSFER_MAX_MINUTES, read by the gateway as the SIP side reads it: above 0, at most a day', () => {
+  assert.equal(loadSettings({}).media.transferMaxMinutes, 60);
+  assert.equal(loadSettings({ TRANSFER_MAX_MINUTES: '' }).media.transferMaxMinutes, 60);
+  assert.equal(loadSettings({ TRANSFER_MAX_MINUTES: '0.5' }).media.transferMaxMinutes, 0.5);
+  assert.equal(loadSettings({ TRANSFER_MAX_MINUTES: '1440' }).media.transferMaxMinutes, 1440);
+  for (const value of ['0', '-5', 'soon', 'Infinity']) {
+    assert.throws(
+      () => loadSettings({ TRANSFER_MAX_MINUTES: value }),
+      new RegExp(`TRANSFER_MAX_MINUTES must be a positive number, got "${value}"`),
+    );
+  }
+  assert.throws(
+    () => loadSettings({ TRANSFER_MAX_MINUTES: '1441' }),
+    /TRANSFER_MAX_MINUTES must be at most 1440, got "1441"/,
+  );
+});
