@@ -62,6 +62,8 @@ export class AgentVoice {
     private readonly deps: {
       tts: TextToSpeech;
       voice: string;
+      /** The agent's language (BCP 47): chooses the voice when the service lacks `voice`. */
+      language?: string;
       /** The call's speech with its opening made ahead (prepared-speech.ts); else each sentence is made when said. */
       speech?: PreparedSpeech;
       out: AgentAudioOut;
@@ -205,7 +207,8 @@ export class AgentVoice {
       const synthesisStartedAt = Date.now();
       let speech: Pcm;
       try {
-        const made = this.deps.speech ?? new PreparedSpeech(this.deps.tts, this.deps.voice);
+        const made =
+          this.deps.speech ?? new PreparedSpeech(this.deps.tts, this.deps.voice, this.deps.language);
         speech = await timed(mediaTtsDuration, () => made.synthesize(text));
       } catch (error) {
         // A failure is the line's (`say` reports it); the next sentences still get their turn.

@@ -38,7 +38,7 @@ export async function openCallAudio(
     close: (code: number, reason: string) => void;
   },
 ): Promise<CallAudio> {
-  const speech = call.speech ?? new PreparedSpeech(gateway.tts, call.voice);
+  const speech = call.speech ?? new PreparedSpeech(gateway.tts, call.voice, call.language);
   if (call.opening) speech.prepare(call.opening);
   const t0 = performance.now();
   const startedAt = Date.now();
@@ -60,6 +60,7 @@ export async function openCallAudio(
   const voice = new AgentVoice({
     tts: gateway.tts,
     voice: call.voice,
+    language: call.language,
     speech,
     out,
     clock,

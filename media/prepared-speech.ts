@@ -38,7 +38,16 @@ export class PreparedSpeech {
   constructor(
     private readonly tts: TextToSpeech,
     private readonly voice: string,
+    /** The agent's language: a voice the service lacks falls back to one of it (speech-ports.ts). */
+    private readonly language?: string,
   ) {}
+
+  private made(sentence: string): Promise<Pcm> {
+    return this.tts.synthesize(sentence, {
+      voice: this.voice,
+      ...(this.language ? { language: this.language } : {}),
+    });
+  }
 
   /** Starts synthesising the first sentences of `line` now. */
   prepare(line: string): void {
@@ -49,7 +58,7 @@ export class PreparedSpeech {
     const earlier = keptFor(this.tts);
     for (const sentence of sentences.slice(0, MOST_PREPARED)) {
       if (this.ready.has(sentence)) continue;
-      const key = `${this.voice}\u0000${sentence}`;
+      const key = `${this.voice}\u0000${this.language ?? ''}\u0000${sentence}`;
       const known = earlier.get(key);
       if (known) {
         earlier.delete(key); // most recently used last
@@ -57,7 +66,7 @@ export class PreparedSpeech {
         this.ready.set(sentence, Promise.resolve(known));
         continue;
       }
-      const made = this.tts.synthesize(sentence, { voice: this.voice });
+      const made = this.made(sentence);
       made.then(
         (audio) => {
           earlier.set(key, audio);
@@ -77,9 +86,9 @@ export class PreparedSpeech {
   /** The sentence's audio: the one made ahead (once), else made now. */
   synthesize(sentence: string): Promise<Pcm> {
     const made = this.ready.get(sentence);
-    if (!made) return this.tts.synthesize(sentence, { voice: this.voice });
+    if (!made) return this.made(sentence);
     this.ready.delete(sentence);
-    return made.catch(() => this.tts.synthesize(sentence, { voice: this.voice }));
+    return made.catch(() => this.made(sentence));
   }
 }
 

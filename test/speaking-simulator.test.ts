@@ -65,6 +65,21 @@ after(async () => {
 
 const api = () => stack.api.client(owner.secret);
 
+/** A caller on a plain Media Streams stream to `number`, and the call it brought in. */
+async function callingIn(
+  number: string,
+  from: string,
+): Promise<{ client: MediaStreamsClient; callId: string }> {
+  const client = await MediaStreamsClient.connect(gateway.streamsUrl);
+  client.start({ to: number, from, token: TOKEN });
+  let call: Call | null = null;
+  await until(async () => {
+    call = await stack.db.orm.em.fork().findOne(Call, { toNumber: number });
+    return call !== null;
+  }, 'the stream brought in no call');
+  return { client, callId: call!.id };
+}
+
 /** Spoken calls run in real time and on a loaded machine slowly: minutes, not seconds. */
 const SPOKEN_CALL = { timeout: 240_000 };
 
@@ -263,14 +278,7 @@ describe('the simulator speaks', { timeout: 600_000 }, () => {
         firstMessage: 'Hello, Acme bookings.',
       });
       const ask = await speech.callerSays('Can I talk to a real person, please?');
-      const client = await MediaStreamsClient.connect(gateway.streamsUrl);
-      client.start({ to: desk.number, from: '+4791234588', token: TOKEN });
-      let call: Call | null = null;
-      await until(async () => {
-        call = await stack.db.orm.em.fork().findOne(Call, { toNumber: desk.number });
-        return call !== null;
-      }, 'the stream brought in no call');
-      const callId = call!.id;
+      const { client, callId } = await callingIn(desk.number, '+4791234588');
       await client.agentFinished({ limitMs: 60_000, quietMs: 1500 });
       const askedAt = performance.now();
       await client.say(ask);
@@ -307,6 +315,50 @@ describe('the simulator speaks', { timeout: 600_000 }, () => {
       );
       const usage = await api().get('/usage');
       assert.ok(usage.body.transfer_seconds > 0, JSON.stringify(usage.body));
+    },
+  );
+
+  test(
+    'an nb-NO agent holds a spoken conversation in Norwegian: its voice is eSpeak NG’s Norwegian, the caller is heard by Whisper base in nb-NO, and the scripted agent answers in Norwegian',
+    SPOKEN_CALL,
+    async () => {
+      const norsk = await createAgentFixture(stack.db.orm, {
+        workspaceId: owner.workspaceId,
+        language: 'nb-NO',
+        firstMessage: 'Hei, du har ringt Acme. Hva kan jeg hjelpe deg med?',
+      });
+      const { client, callId } = await callingIn(norsk.number, '+4791234577');
+      // The agent has no voice of its own: the speech server's voice of its language (espeak-nb).
+      await client.agentFinished({ limitMs: 60_000, quietMs: 1500 });
+      // eSpeak's robotic Norwegian over the phone line is heard only in part by Whisper base.
+      const wordsOf = (text: string) => new Set(text.toLowerCase().match(/\p{L}+/gu) ?? []);
+      const heardOf = (line: string, heard: string) =>
+        [...wordsOf(line)].filter((w) => wordsOf(heard).has(w));
+      const opening = await speech.transcribe(client.agentAudio(), 'nb-NO');
+      const openingWords = heardOf('Hei, du har ringt Acme. Hva kan jeg hjelpe deg med?', opening);
+      assert.ok(openingWords.length >= 2, `the opening heard as "${opening}"`);
+      const askedAt = performance.now();
+      await client.say(await speech.callerSays('Kan du ringe meg tilbake klokken tre?', 'espeak-nb'));
+      await client.agentFinished({ limitMs: 60_000, quietMs: 1500, after: askedAt });
+      const reply = await speech.transcribe(client.agentAudio(askedAt), 'nb-NO');
+      const replyWords = heardOf('Flott. Skal jeg bekrefte det for deg?', reply);
+      assert.ok(replyWords.length >= 2, `the reply heard as "${reply}"`);
+      // Whisper base hears eSpeak's "Ha det bra." too seldom for the goodbye to end it: the caller hangs up.
+      client.stop();
+      const ended = await spokenCallEnd(callId);
+      const lines = (await api().get(`/calls/${callId}/transcript`)).body.data as {
+        role: string;
+        text: string;
+      }[];
+      assert.equal(ended.end_reason, 'caller_hangup', JSON.stringify(lines));
+      // The caller's line as Whisper base heard it in Norwegian; the agent's lines in its language.
+      const callerLine = lines.find((line) => line.role === 'caller')?.text ?? '';
+      const callerWords = heardOf('Kan du ringe meg tilbake klokken tre?', callerLine);
+      assert.ok(callerWords.length >= 2, JSON.stringify(lines));
+      assert.deepEqual(
+        lines.filter((line) => line.role === 'agent').map((line) => line.text),
+        ['Hei, du har ringt Acme. Hva kan jeg hjelpe deg med?', 'Flott. Skal jeg bekrefte det for deg?'],
+      );
     },
   );
 

@@ -141,6 +141,46 @@ test('voices lists joe; an unknown voice is spoken by the default voice', async 
   assert.ok(spoken.samples.length > 0);
 });
 
+test('the other languages: an eSpeak NG voice each, listed with its language', async () => {
+  const tts = new OpenAiTextToSpeech(endpoint('tts-1'));
+  const voices = await tts.voices();
+  for (const [id, language] of [
+    ['espeak-nb', 'nb-NO'],
+    ['espeak-sv', 'sv-SE'],
+    ['espeak-da', 'da-DK'],
+    ['espeak-de', 'de-DE'],
+  ]) {
+    assert.ok(
+      voices.some((v) => v.id === id && v.language === language),
+      `${id}: ${JSON.stringify(voices)}`,
+    );
+  }
+  const norwegian = await timed('synthesize (eSpeak NG, nb)', () =>
+    tts.synthesize('Kan du ringe meg tilbake klokken tre?', { voice: 'espeak-nb' }),
+  );
+  const seconds = norwegian.samples.length / norwegian.sampleRate;
+  assert.ok(seconds > 1 && seconds < 5, `${seconds.toFixed(2)} s of speech`);
+});
+
+test('Norwegian made by eSpeak NG, over the phone line, is heard by multilingual Whisper base in nb-NO (basic quality)', async () => {
+  const tts = new OpenAiTextToSpeech(endpoint('tts-1'));
+  const stt = new OpenAiSpeechToText(endpoint('whisper-1'));
+  const phone = overPhoneLine(
+    await tts.synthesize('Kan du ringe meg tilbake klokken tre?', { voice: 'espeak-nb' }),
+  );
+  const first = await timed('transcribe nb-NO (first: Whisper base loads)', () =>
+    stt.transcribe(phone, { language: 'nb-NO' }),
+  );
+  const again = await timed('transcribe nb-NO', () => stt.transcribe(phone, { language: 'nb-NO' }));
+  console.log(`# heard: ${JSON.stringify(again)}`);
+  assert.equal(first, again);
+  // Whisper base hears eSpeak's robotic Norwegian only in part ("… til macket locken tre?").
+  assert.match(again.toLowerCase(), /\bkan du ringe meg\b.*\btre\b/, again);
+  // tiny.en (en-US) hears no Norwegian in it.
+  const asEnglish = await stt.transcribe(phone, { language: 'en-US' });
+  assert.doesNotMatch(asEnglish.toLowerCase(), /ringe meg/, asEnglish);
+});
+
 test('a transcription request without a file is a 400 the adapter does not retry', async () => {
   // The adapter always sends a file; this is the request a broken client makes, sent through the
   // adapter's own request path. Its body is made once per attempt: that counts the attempts.

@@ -273,6 +273,31 @@ test("voices: the server's own list; an unknown voice is spoken by its default (
   );
 });
 
+test("the agent's language chooses among the server's voices: a voice it lacks becomes its first of that language", async () => {
+  const stand = await ttsServer({
+    status: 200,
+    body: {
+      voices: [
+        { id: 'joe', name: 'Joe', language: 'en-US' },
+        { id: 'espeak-nb', name: 'Norwegian Bokmål (eSpeak NG)', language: 'nb-NO' },
+        { id: 'espeak-de', name: 'German (eSpeak NG)', language: 'de-DE' },
+      ],
+    },
+  });
+  const tts = new OpenAiTextToSpeech(endpoint(stand));
+  await tts.synthesize('Hei.', { voice: 'alloy', language: 'nb-NO' });
+  await tts.synthesize('Hei.', { voice: 'alloy', language: 'nb' });
+  await tts.synthesize('Hallo.', { voice: 'alloy', language: 'de-AT' });
+  await tts.synthesize('Bonjour.', { voice: 'alloy', language: 'fr-FR' });
+  await tts.synthesize('Hello.', { voice: 'alloy' });
+  // A voice the server has is taken whatever the language.
+  await tts.synthesize('Hei.', { voice: 'joe', language: 'nb-NO' });
+  const voices = stand.requests
+    .filter((r) => r.path === '/v1/audio/speech')
+    .map((r) => JSON.parse(r.body.toString()).voice);
+  assert.deepEqual(voices, ['espeak-nb', 'espeak-nb', 'espeak-de', 'joe', 'joe', 'joe']);
+});
+
 test("a server without /audio/voices (OpenAI): OpenAI's voices, and an unknown voice becomes alloy", async () => {
   const stand = await ttsServer({
     status: 404,

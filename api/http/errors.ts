@@ -82,6 +82,13 @@ export const agentNotPublished = (param: string | null = 'agent_id') =>
   unprocessable('agent_not_published', 'The agent must be published to place calls.', { param });
 export const agentNotReady = (message: string, param: string | null = null) =>
   unprocessable('agent_not_ready', message, { param });
+/** The deployment's speech cannot hear (and speak) the agent's language: it names the languages it can. */
+export const languageNotSupported = (language: string, served: readonly string[]) =>
+  unprocessable(
+    'language_not_supported',
+    `This deployment's speech does not hear ${language}; it hears ${served.join(', ')}.`,
+    { param: 'language' },
+  );
 export const agentHasNoNumber = () =>
   unprocessable('agent_has_no_number', 'The agent has no phone number to call from.', { param: 'agent_id' });
 export const fromNumberRequired = () =>

@@ -11,6 +11,7 @@ import { storeAnswerWithWork } from '../middleware/idempotency.js';
 import { presentAgent } from '../presenters/agent.js';
 import { agentCreateSchema, agentSchema, agentUpdateSchema } from '../schemas/agent.js';
 import { deletedSchema } from '../schemas/common.js';
+import { refuseLanguageNotServed } from './agent-language.js';
 import {
   agentParams,
   destinationsRefused,
@@ -156,7 +157,7 @@ const update = defineRoute({
     400: toolsRefused,
     404: missing,
     422: {
-      description: `agent_not_ready: a published agent cannot lose its system_prompt. ${destinationsRefused.description}`,
+      description: `agent_not_ready: a published agent cannot lose its system_prompt. language_not_supported (param language): a published agent's new language is one the local speech does not hear. ${destinationsRefused.description}`,
     },
   },
   async handler(ctx, { params, body }) {
@@ -174,6 +175,9 @@ const update = defineRoute({
         : await transferDestinationsToStore(ctx, em, body.transfer_destinations, agent.id);
     if (agent.status === 'published' && body.system_prompt !== undefined && isBlank(body.system_prompt)) {
       throw agentNotReady('A published agent needs a system_prompt; unpublish it first.', 'system_prompt');
+    }
+    if (agent.status === 'published' && body.language !== undefined) {
+      refuseLanguageNotServed(ctx.state.deps.settings, body.language ?? DEFAULT_AGENT_LANGUAGE);
     }
     if (body.name !== undefined) agent.name = body.name;
     if (body.description !== undefined) agent.description = body.description;
@@ -224,7 +228,10 @@ const publish = defineRoute({
   responses: {
     200: agentResponse,
     404: missing,
-    422: { description: 'agent_not_ready: no system_prompt, or the agent is archived.' },
+    422: {
+      description:
+        'agent_not_ready: no system_prompt, or the agent is archived. language_not_supported (param language): with the local speech (VOICE_SPEECH=local), a language it does not hear and speak; the message names those it does.',
+    },
   },
   async handler(ctx, { params }) {
     const em = ctx.state.em;
@@ -233,6 +240,7 @@ const publish = defineRoute({
     if (isBlank(agent.systemPrompt)) {
       throw agentNotReady('The agent needs a system_prompt before it can be published.', 'system_prompt');
     }
+    refuseLanguageNotServed(ctx.state.deps.settings, agent.language ?? DEFAULT_AGENT_LANGUAGE);
     if (agent.status !== 'published') {
       agent.status = 'published';
       agent.updatedAt = new Date();

@@ -30,8 +30,11 @@ export class OpenAiTextToSpeech implements TextToSpeech {
 
   constructor(private readonly endpoint: SpeechEndpoint) {}
 
-  async synthesize(text: string, options: { voice: string; signal?: AbortSignal }): Promise<Pcm> {
-    const voice = await this.voiceOrDefault(options.voice, options.signal);
+  async synthesize(
+    text: string,
+    options: { voice: string; language?: string; signal?: AbortSignal },
+  ): Promise<Pcm> {
+    const voice = await this.voiceOrDefault(options.voice, options.language, options.signal);
     return sendSpeechRequest({
       endpoint: this.endpoint,
       what: 'text-to-speech',
@@ -60,11 +63,24 @@ export class OpenAiTextToSpeech implements TextToSpeech {
     return voices;
   }
 
-  /** `voice` when the server has it, else its default (the first it lists), as the port promises. */
-  private async voiceOrDefault(voice: string, signal: AbortSignal | undefined): Promise<string> {
+  /**
+   * `voice` when the server has it, else its first voice of `language`, else its default (the first
+   * it lists), as the port promises. OpenAI's own voices are all taken as en-US: an agent in another
+   * language keeps the voice it names (they speak every language).
+   */
+  private async voiceOrDefault(
+    voice: string,
+    language: string | undefined,
+    signal: AbortSignal | undefined,
+  ): Promise<string> {
     const fresh = this.known && Date.now() - this.known.at < VOICES_FRESH_MS;
     const voices = fresh && this.known ? this.known.voices : await this.voices({ signal });
-    return voices.some((known) => known.id === voice) ? voice : (voices[0]?.id ?? voice);
+    if (voices.some((known) => known.id === voice)) return voice;
+    const primary = (tag: string) => tag.split('-')[0].toLowerCase();
+    const ofLanguage = language
+      ? voices.find((known) => primary(known.language) === primary(language))
+      : undefined;
+    return (ofLanguage ?? voices[0])?.id ?? voice;
   }
 }
 

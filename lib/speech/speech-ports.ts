@@ -21,8 +21,11 @@ export interface SpeechToText {
 }
 
 export interface TextToSpeech {
-  /** `text` spoken by `voice` (an unknown voice: the server's default voice). */
-  synthesize(text: string, options: { voice: string; signal?: AbortSignal }): Promise<Pcm>;
+  /**
+   * `text` spoken by `voice`. A voice the server does not have: its first voice of `language` (BCP 47,
+   * matched by its primary subtag: the agent's language chooses the voice), else its default voice.
+   */
+  synthesize(text: string, options: { voice: string; language?: string; signal?: AbortSignal }): Promise<Pcm>;
   /** The voices the server really has. */
   voices(options?: { signal?: AbortSignal }): Promise<SpeechVoice[]>;
 }

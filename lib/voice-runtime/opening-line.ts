@@ -1,4 +1,5 @@
 import { fillVariables } from './dynamic-variables.js';
+import { introductionIn } from './scripted-lines.js';
 import type { ConversationContext } from './voice-runtime.js';
 
 /**
@@ -29,7 +30,7 @@ export function configuredOpeningLine(context: ConversationContext): string | nu
 /** Who the agent is and, on a call it placed, why it is calling. */
 export function introduction(context: ConversationContext): string {
   const name = context.agent.name;
-  if (context.direction !== 'outbound') return `Hello, this is ${name}. How can I help you today?`;
+  if (context.direction !== 'outbound') return introductionIn(context.agent.language, name);
   const purpose = context.metadata.purpose?.trim() || 'to follow up on your recent request';
   const reason = /^(to|about|regarding|because)\b/i.test(purpose) ? purpose : `about ${purpose}`;
   return `Hi, this is ${name}, an AI assistant. I'm calling ${reason}. Do you have a minute?`;

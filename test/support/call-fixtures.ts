@@ -36,6 +36,8 @@ export async function createAgentFixture(
     firstMessage?: string | null;
     outboundFirstMessage?: string | null;
     numbers?: number;
+    /** BCP 47 (default en-US). */
+    language?: string;
   } = {},
 ): Promise<AgentFixture & { numbers: string[] }> {
   const em = orm.em.fork();
@@ -47,7 +49,7 @@ export async function createAgentFixture(
     name: options.name ?? 'Ada',
     description: null,
     status: options.status ?? 'published',
-    language: 'en-US',
+    language: options.language ?? 'en-US',
     systemPrompt: 'You confirm appointments.',
     firstMessage: options.firstMessage ?? null,
     outboundFirstMessage: options.outboundFirstMessage ?? null,

@@ -15,10 +15,10 @@ export interface TestSpeech {
   url: string;
   stt: SpeechToText;
   tts: TextToSpeech;
-  /** `text` as a caller says it: Piper's voice at the phone line's 8 kHz. */
-  callerSays(text: string): Promise<Int16Array>;
-  /** The words in 8 kHz audio, lower case. */
-  transcribe(audio: Int16Array): Promise<string>;
+  /** `text` as a caller says it: Piper's voice (or `voice`, such as espeak-nb) at the phone line's 8 kHz. */
+  callerSays(text: string, voice?: string): Promise<Int16Array>;
+  /** The words in 8 kHz audio (heard in `language`, default en-US), lower case. */
+  transcribe(audio: Int16Array, language?: string): Promise<string>;
   close(): Promise<void>;
 }
 
@@ -34,14 +34,12 @@ export async function startTestSpeech(): Promise<TestSpeech> {
     url: server.url,
     stt,
     tts,
-    async callerSays(text) {
-      const spoken = await tts.synthesize(text, { voice: 'joe' });
+    async callerSays(text, voice = 'joe') {
+      const spoken = await tts.synthesize(text, { voice });
       return resample(spoken.samples, spoken.sampleRate, 8000);
     },
-    async transcribe(audio) {
-      return (
-        await stt.transcribe({ sampleRate: 8000, samples: audio }, { language: 'en-US' })
-      ).toLowerCase();
+    async transcribe(audio, language = 'en-US') {
+      return (await stt.transcribe({ sampleRate: 8000, samples: audio }, { language })).toLowerCase();
     },
     close: () => server.stop(),
   };

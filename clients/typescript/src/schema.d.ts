@@ -1590,7 +1590,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description agent_not_ready: a published agent cannot lose its system_prompt. emergency_number or destination_not_allowed naming the field, transfer_destinations[2].number: a high-cost number, a country outside the workspace's dialing countries, or one of the agent's own numbers. */
+            /** @description agent_not_ready: a published agent cannot lose its system_prompt. language_not_supported (param language): a published agent's new language is one the local speech does not hear. emergency_number or destination_not_allowed naming the field, transfer_destinations[2].number: a high-cost number, a country outside the workspace's dialing countries, or one of the agent's own numbers. */
             422: {
                 headers: {
                     /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
@@ -1765,7 +1765,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description agent_not_ready: no system_prompt, or the agent is archived. */
+            /** @description agent_not_ready: no system_prompt, or the agent is archived. language_not_supported (param language): with the local speech (VOICE_SPEECH=local), a language it does not hear and speak; the message names those it does. */
             422: {
                 headers: {
                     /** @description The id of this request (an error body has it as request_id); quote it when asking for help. */
