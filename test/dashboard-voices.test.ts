@@ -32,12 +32,12 @@ after(async () => {
   await db?.close();
 });
 
-async function voicesFrom(settings: Parameters<typeof startApi>[0]['settings']) {
+async function voicesFrom(settings: Parameters<typeof startApi>[0]['settings'], query = '') {
   const api = await startApi({ orm: db.orm, settings });
   apis.push(api);
   const owner = await createFixture(db.orm, { requestsPerSecond: 10_000 });
   const client = await signedInClient(api.url, db.orm, owner.userId);
-  return client.request('GET', '/dashboard/api/voices');
+  return client.request('GET', `/dashboard/api/voices${query}`);
 }
 
 const withSpeech = () => {
@@ -68,4 +68,20 @@ test('a text-to-speech service that fails: 503 upstream_unavailable, with Retry-
   } finally {
     failing = false;
   }
+});
+
+test('the agent’s language first: ?language= puts its voices (by primary subtag) at the top, the rest in order; a tag that is no BCP 47 is a 400', async () => {
+  const simulator = await voicesFrom({}, '?language=de-AT');
+  assert.deepEqual(
+    simulator.body.data.map((voice: { id: string }) => voice.id),
+    ['sim-lena', 'sim-nora', 'sim-henrik', 'sim-emma', 'sim-james', 'sim-alex'],
+  );
+  const norwegian = await voicesFrom({}, '?language=nb-NO');
+  assert.deepEqual(norwegian.body.data.map((voice: { id: string }) => voice.id).slice(0, 2), [
+    'sim-nora',
+    'sim-henrik',
+  ]);
+  const refused = await voicesFrom({}, '?language=not%20a%20tag');
+  assert.equal(refused.status, 400);
+  assert.equal(refused.body.error.param, 'language');
 });

@@ -105,8 +105,9 @@ test('the model is asked once for a line; its first sentence plays while the mod
   const restStarts = await client.agentStarts(performance.now());
   await client.agentFinished({ after: restStarts, quietMs: 1200 });
   const answer = await speech.transcribe(client.agentAudio(answerStarts));
+  // Its first sentence and the rest (REST; Whisper once heard its "is the address" as "as either dress").
   assert.match(answer, /email/, answer);
-  assert.match(answer, /address/, answer);
+  assert.match(answer, /booking/, answer);
 
   await client.say(bye);
   const closed = await orAfter(client.closed, 60_000, null);

@@ -83,10 +83,10 @@ export const agentNotPublished = (param: string | null = 'agent_id') =>
 export const agentNotReady = (message: string, param: string | null = null) =>
   unprocessable('agent_not_ready', message, { param });
 /** The deployment's speech cannot hear (and speak) the agent's language: it names the languages it can. */
-export const languageNotSupported = (language: string, served: readonly string[]) =>
+export const languageNotSupported = (language: string, served: string) =>
   unprocessable(
     'language_not_supported',
-    `This deployment's speech does not hear ${language}; it hears ${served.join(', ')}.`,
+    `This deployment's speech does not hear ${language}; it hears ${served}.`,
     { param: 'language' },
   );
 export const agentHasNoNumber = () =>

@@ -12,6 +12,6 @@ export function refuseLanguageNotServed(settings: Pick<Settings, 'speech'>, lang
   if (!settings.speech.local || localSpeechServes(language)) return;
   throw languageNotSupported(
     language,
-    LOCAL_SPEECH_LANGUAGES.map((known) => `${known.tag} (${known.name})`),
+    LOCAL_SPEECH_LANGUAGES.map((known) => `${known.tag} (${known.name})`).join(', '),
   );
 }

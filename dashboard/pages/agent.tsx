@@ -71,7 +71,11 @@ export function AgentPage({ id }: { id: string }) {
 
 function AgentEditor({ agent, notice, onChange }: AgentSectionProps) {
   const { canWrite } = useSession();
-  const voices = useResource(() => api.get<List<Voice>>('/dashboard/api/voices'), []);
+  // The agent's language's voices first (its default voice is one of them).
+  const voices = useResource(
+    () => api.get<List<Voice>>(`/dashboard/api/voices?language=${encodeURIComponent(agent.language)}`),
+    [agent.language],
+  );
   const initial = Object.fromEntries(EDITABLE.map((f) => [f, agent[f] ?? ''])) as Record<Editable, string>;
   const [values, setValues] = useState(initial);
   const [voiceId, setVoiceId] = useState(agent.voice.voice_id ?? '');

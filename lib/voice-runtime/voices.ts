@@ -24,6 +24,13 @@ export const VOICES: readonly Voice[] = [
   { id: 'sim-lena', name: 'Lena', language: 'de-DE', gender: 'female' },
 ];
 
+/** `voices` with those of `language` (by primary subtag) first, each part in its order: the picker shows the agent's language first. */
+export function languageFirst<V extends { language: string }>(voices: readonly V[], language: string): V[] {
+  const primary = (tag: string) => tag.split('-')[0].toLowerCase();
+  const its = voices.filter((voice) => primary(voice.language) === primary(language));
+  return [...its, ...voices.filter((voice) => !its.includes(voice))];
+}
+
 /** The voice picker's list: the configured text-to-speech service's voices, else the simulator's. */
 export async function voicePickerList(tts: TextToSpeech | undefined): Promise<readonly Voice[]> {
   if (!tts) return VOICES;
