@@ -153,8 +153,16 @@ export interface MediaSettings {
    * when unset. Set, calls placed here carry audio through the gateway (with MEDIA_GATEWAY_URL).
    */
   controlToken: string | undefined;
-  /** VOICE_ENDPOINTING_MS: silence after speech that ends the caller's turn. */
+  /** VOICE_ENDPOINTING_MS: silence after speech that ends the caller's turn (the silence rule). */
   endpointingMs: number;
+  /**
+   * How the caller's turn ends (docs/voice.md, "End of turn by a model"): VOICE_TURN_DETECTION
+   * `model` (the default with VOICE_SPEECH=local) asks the speech server's end-of-turn model after
+   * VOICE_TURN_PAUSE_MS (default 200) of silence: complete ends the turn, not complete waits for
+   * more speech up to VOICE_TURN_MAX_MS (default 2000) of silence; `silence` ends every turn after
+   * VOICE_ENDPOINTING_MS.
+   */
+  turnDetection: { mode: 'model' | 'silence'; pauseMs: number; maxMs: number };
   /**
    * VOICE_PREEMPTIVE_GENERATION (default true): while the caller pauses before their turn ends,
    * the media gateway asks the model for the answer ahead (docs/voice.md, "Hearing the turn's end
@@ -240,6 +248,22 @@ function transferMaxMinutes(value: string | undefined): number {
   const minutes = positiveNumber('TRANSFER_MAX_MINUTES', value, 60);
   if (minutes > 24 * 60) throw new Error(`TRANSFER_MAX_MINUTES must be at most 1440, got "${value}"`);
   return minutes;
+}
+
+/** VOICE_TURN_DETECTION (model | silence; model by default with the local speech), VOICE_TURN_PAUSE_MS, VOICE_TURN_MAX_MS. */
+function turnDetection(env: NodeJS.ProcessEnv): MediaSettings['turnDetection'] {
+  const value = env.VOICE_TURN_DETECTION || (voiceSpeech(env.VOICE_SPEECH) ? 'model' : 'silence');
+  if (value !== 'model' && value !== 'silence') {
+    throw new Error(`VOICE_TURN_DETECTION must be model or silence; got "${value}"`);
+  }
+  const pauseMs = positiveNumber('VOICE_TURN_PAUSE_MS', env.VOICE_TURN_PAUSE_MS, 200);
+  const maxMs = positiveNumber('VOICE_TURN_MAX_MS', env.VOICE_TURN_MAX_MS, 2000);
+  if (pauseMs < 200 || pauseMs >= maxMs) {
+    throw new Error(
+      `VOICE_TURN_PAUSE_MS must be at least 200 and below VOICE_TURN_MAX_MS (${maxMs}); got "${pauseMs}"`,
+    );
+  }
+  return { mode: value, pauseMs, maxMs };
 }
 
 function positiveNumber(name: string, value: string | undefined, fallback: number): number {
@@ -510,6 +534,7 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
       gatewayUrls: gatewayUrls(env.MEDIA_GATEWAY_URLS),
       ...mediaControl(env),
       endpointingMs: positiveNumber('VOICE_ENDPOINTING_MS', env.VOICE_ENDPOINTING_MS, 600),
+      turnDetection: turnDetection(env),
       preemptiveGeneration: bool(env.VOICE_PREEMPTIVE_GENERATION, true),
       idleTimeoutMs: positiveNumber('MEDIA_IDLE_TIMEOUT_MS', env.MEDIA_IDLE_TIMEOUT_MS, 10_000),
       drainSeconds: positiveNumber('MEDIA_DRAIN_SECONDS', env.MEDIA_DRAIN_SECONDS, 900),

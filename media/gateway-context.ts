@@ -3,6 +3,7 @@ import type { Orm } from '../db/orm.js';
 import type { SileroVoiceActivity } from '../lib/audio/voice-activity.js';
 import type { Logger } from '../lib/logger.js';
 import type { Settings } from '../lib/settings.js';
+import type { EndOfTurnModel } from '../lib/speech/end-of-turn.js';
 import type { SpeechToText, TextToSpeech } from '../lib/speech/speech-ports.js';
 import type { VoiceRuntime } from '../lib/voice-runtime/voice-runtime.js';
 import type { CallSessions } from './call-sessions.js';
@@ -25,6 +26,8 @@ export interface GatewayContext {
   temporal: Client;
   stt: SpeechToText;
   tts: TextToSpeech;
+  /** VOICE_TURN_DETECTION=model: the speech server's end-of-turn model; undefined: the silence rule. */
+  endOfTurn?: EndOfTurnModel;
   /** Voice activity detection for one call (the model is loaded once per process; each call has its own state). */
   voiceActivity: () => Promise<SileroVoiceActivity>;
   sessions: CallSessions;

@@ -11,6 +11,7 @@ import { serveOperatorPort } from '../lib/metrics/metrics-server.js';
 import { sdkMetricsTelemetry } from '../lib/metrics/temporal-sdk-metrics.js';
 import { recordingStoreFor } from '../lib/recordings/recording-store-from-settings.js';
 import { loadSettings } from '../lib/settings.js';
+import { endOfTurnFromSettings } from '../lib/speech/end-of-turn.js';
 import { speechFromSettings } from '../lib/speech/from-settings.js';
 import { temporalConnectionOptions } from '../lib/temporal-connection.js';
 import { clientTracingInterceptors, flushTracing, startTracing } from '../lib/tracing/tracing.js';
@@ -76,6 +77,7 @@ const gateway: GatewayContext = {
   temporal,
   stt: speech.stt!,
   tts: speech.tts!,
+  ...endOfTurnFromSettings(settings),
   voiceActivity: () => SileroVoiceActivity.load(),
   sessions,
   drain: new GatewayDrain(),

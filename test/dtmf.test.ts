@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { DTMF_DIGITS, DtmfDetector, dtmfTones } from '../lib/audio/dtmf.js';
 import { decodeMulaw, encodeMulaw } from '../lib/audio/mulaw.js';
-import { noise, PHONE_RATE, speechFixture, toneAmplitude } from './support/test-audio.js';
+import { concat, noise, PHONE_RATE, speechFixture, toneAmplitude } from './support/test-audio.js';
 
 /** The keys the detector finds in `audio` pushed in frames of `frame` samples. */
 function detect(audio: Int16Array, frame = 160): string {
@@ -12,16 +12,6 @@ function detect(audio: Int16Array, frame = 160): string {
     digits.push(...detector.push(audio.subarray(start, start + frame)));
   }
   return digits.join('');
-}
-
-function concat(...parts: Int16Array[]): Int16Array {
-  const all = new Int16Array(parts.reduce((total, part) => total + part.length, 0));
-  let offset = 0;
-  for (const part of parts) {
-    all.set(part, offset);
-    offset += part.length;
-  }
-  return all;
 }
 
 test('dtmfTones lays out tone, gap and pause, at the two frequencies, without clipping', () => {

@@ -8,6 +8,7 @@ import alawmulaw from 'alawmulaw';
 import wavefile from 'wavefile';
 import { reachable } from '../lib/health/reachable.js';
 import type { SpeechEndpoint } from '../lib/settings.js';
+import { SpeechServerEndOfTurn } from '../lib/speech/end-of-turn.js';
 import { OpenAiSpeechToText } from '../lib/speech/openai-speech-to-text.js';
 import { OpenAiTextToSpeech } from '../lib/speech/openai-text-to-speech.js';
 import { type Pcm, SpeechError } from '../lib/speech/speech-ports.js';
@@ -179,6 +180,18 @@ test('Norwegian made by eSpeak NG, over the phone line, is heard by multilingual
   // tiny.en (en-US) hears no Norwegian in it.
   const asEnglish = await stt.transcribe(phone, { language: 'en-US' });
   assert.doesNotMatch(asEnglish.toLowerCase(), /ringe meg/, asEnglish);
+});
+
+test('the end-of-turn model (Smart Turn v3.2): a finished sentence is complete, the same sentence cut off is not', async () => {
+  const tts = new OpenAiTextToSpeech(endpoint('tts-1'));
+  const model = new SpeechServerEndOfTurn(endpoint('whisper-1'));
+  const finished = overPhoneLine(
+    await tts.synthesize('I would like to book a table for two on Friday.', { voice: 'joe' }),
+  );
+  // The first two thirds of it: cut mid-phrase ("I would like to book a table for").
+  const cut = { ...finished, samples: finished.samples.slice(0, Math.round(finished.samples.length * 0.62)) };
+  assert.equal(await timed('end of turn (finished)', () => model.complete(finished)), true);
+  assert.equal(await timed('end of turn (cut off)', () => model.complete(cut)), false);
 });
 
 test('a transcription request without a file is a 400 the adapter does not retry', async () => {

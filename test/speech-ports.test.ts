@@ -4,6 +4,7 @@ import { after, test } from 'node:test';
 import alawmulaw from 'alawmulaw';
 import wavefile from 'wavefile';
 import { loadSettings, type SpeechEndpoint } from '../lib/settings.js';
+import { SpeechServerEndOfTurn } from '../lib/speech/end-of-turn.js';
 import { speechFromSettings } from '../lib/speech/from-settings.js';
 import { OpenAiSpeechToText } from '../lib/speech/openai-speech-to-text.js';
 import { OPENAI_VOICES, OpenAiTextToSpeech } from '../lib/speech/openai-text-to-speech.js';
@@ -354,4 +355,25 @@ test('WAVs of other shapes are decoded to mono 16-bit PCM: float stereo averaged
   const decoded = decodeWav(phone.toBuffer());
   assert.equal(decoded.sampleRate, 8000);
   assert.deepEqual(decoded.samples, alawmulaw.mulaw.decode(alawmulaw.mulaw.encode(tone.samples)));
+});
+
+test('the end-of-turn model: multipart POST /audio/turn with the turn as a WAV, one attempt, {"complete"} read; another shape is a failure', async () => {
+  let complete: unknown = true;
+  const stand = await standIn(({ method, path }) =>
+    method === 'POST' && path === '/v1/audio/turn'
+      ? { status: 200, body: { complete, probability: 0.91 } }
+      : { status: 404, body: { error: { message: 'no route' } } },
+  );
+  const model = new SpeechServerEndOfTurn(endpoint(stand));
+  assert.equal(await model.complete(tone), true);
+  const form = await stand.formOf(stand.requests[0]);
+  const file = form.get('file') as File;
+  assert.equal(file.type, 'audio/wav');
+  assert.deepEqual(decodeWav(new Uint8Array(await file.arrayBuffer())).samples, tone.samples);
+  complete = 'yes';
+  assert.equal((await speechError(model.complete(tone))).retryable, false);
+  // A hosted service has no such route: a failure at once, not retried (the gateway falls back to silence).
+  const hosted = await standIn(() => ({ status: 503, body: { error: { message: 'busy' } } }));
+  await speechError(new SpeechServerEndOfTurn(endpoint(hosted)).complete(tone));
+  assert.equal(hosted.requests.length, 1, 'one attempt: a late decision is of no use');
 });

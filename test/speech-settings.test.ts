@@ -108,3 +108,37 @@ test('with speech, npm start points the workers at its gateway for the calls the
     {},
   );
 });
+
+test('VOICE_TURN_DETECTION: model by default with the local speech, silence without; the pause and the longest wait checked by name', () => {
+  assert.deepEqual(loadSettings({}).media.turnDetection, { mode: 'silence', pauseMs: 200, maxMs: 2000 });
+  assert.deepEqual(loadSettings({ VOICE_SPEECH: 'local' }).media.turnDetection, {
+    mode: 'model',
+    pauseMs: 200,
+    maxMs: 2000,
+  });
+  assert.equal(
+    loadSettings({ VOICE_SPEECH: 'local', VOICE_TURN_DETECTION: 'silence' }).media.turnDetection.mode,
+    'silence',
+  );
+  assert.deepEqual(
+    loadSettings({ VOICE_TURN_DETECTION: 'model', VOICE_TURN_PAUSE_MS: '300', VOICE_TURN_MAX_MS: '3000' })
+      .media.turnDetection,
+    { mode: 'model', pauseMs: 300, maxMs: 3000 },
+  );
+  assert.throws(
+    () => loadSettings({ VOICE_TURN_DETECTION: 'smart' }),
+    /VOICE_TURN_DETECTION must be model or silence; got "smart"/,
+  );
+  assert.throws(
+    () => loadSettings({ VOICE_TURN_PAUSE_MS: '100' }),
+    /VOICE_TURN_PAUSE_MS must be at least 200/,
+  );
+  assert.throws(
+    () => loadSettings({ VOICE_TURN_PAUSE_MS: '2500', VOICE_TURN_MAX_MS: '2000' }),
+    /VOICE_TURN_PAUSE_MS must be at least 200 and below VOICE_TURN_MAX_MS \(2000\)/,
+  );
+  assert.throws(
+    () => loadSettings({ VOICE_TURN_MAX_MS: '0' }),
+    /VOICE_TURN_MAX_MS must be a positive number/,
+  );
+});

@@ -1,21 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { type Beep, BeepDetector, goertzelPower } from '../lib/audio/tone-detector.js';
-import { noise, PHONE_RATE, speechFixture, tone } from './support/test-audio.js';
-
-function silence(ms: number): Int16Array {
-  return new Int16Array((ms * PHONE_RATE) / 1000);
-}
-
-function concat(...parts: Int16Array[]): Int16Array {
-  const all = new Int16Array(parts.reduce((total, part) => total + part.length, 0));
-  let offset = 0;
-  for (const part of parts) {
-    all.set(part, offset);
-    offset += part.length;
-  }
-  return all;
-}
+import { concat, noise, PHONE_RATE, silence, speechFixture, tone } from './support/test-audio.js';
 
 /** Every beep the detector reports for `audio` pushed in frames of `frame` samples. */
 function beepsIn(audio: Int16Array, frame = 160, detector = new BeepDetector()): Beep[] {

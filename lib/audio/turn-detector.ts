@@ -39,6 +39,21 @@ export interface TurnDetectorOptions {
   minTurnSpeechMs?: number;
   /** A turn ends after this long even without a pause (default 30 s); bounds the audio held. */
   maxUtteranceMs?: number;
+  /** End of turn by a model (VOICE_TURN_DETECTION=model) instead of endpointingMs of silence. */
+  endOfTurn?: EndOfTurnRule;
+}
+
+/**
+ * After `pauseMs` of silence in a turn the model is asked whether it is complete: complete ends it
+ * (at its last speech, as silence would), not complete waits for more speech up to `maxMs` of
+ * silence, and so does a decision still on its way. A model that fails is not asked again on this
+ * call: its turns end by endpointingMs from then on, and `failed` is told once.
+ */
+export interface EndOfTurnRule {
+  complete(audio: Int16Array): Promise<boolean>;
+  pauseMs: number;
+  maxMs: number;
+  failed?(error: unknown): void;
 }
 
 /** Silero's usual hysteresis: speech begins at 0.5 and goes on while the probability stays >= 0.35. */
@@ -68,6 +83,8 @@ interface Utterance {
   /** `speech_paused` was announced for the silence since lastVoicedEndMs. */
   pauseAnnounced: boolean;
   frames: TimedFrame[];
+  /** The end-of-turn model's decision on the current pause: null until asked (speech again: null). */
+  verdict: { answer: 'pending' | 'complete' | 'incomplete' } | null;
 }
 
 /**
@@ -89,6 +106,7 @@ export class TurnDetector {
   private utterance: Utterance | null = null;
   /** Frames are processed one after the other, in order. */
   private readonly frames = new SerialQueue();
+  private endOfTurn: EndOfTurnRule | undefined;
 
   constructor(options: TurnDetectorOptions) {
     this.vad = options.vad;
@@ -96,6 +114,7 @@ export class TurnDetector {
     this.minSpeechMs = options.minSpeechMs ?? DEFAULT_MIN_SPEECH_MS;
     this.minTurnSpeechMs = Math.min(options.minTurnSpeechMs ?? DEFAULT_MIN_TURN_SPEECH_MS, this.minSpeechMs);
     this.maxUtteranceMs = options.maxUtteranceMs ?? DEFAULT_MAX_UTTERANCE_MS;
+    this.endOfTurn = options.endOfTurn;
   }
 
   /** 20 ms of the caller's audio (160 samples at 8 kHz), in order; atMs = the frame's start on the call's clock. */
@@ -126,6 +145,7 @@ export class TurnDetector {
         confirmed: false,
         pauseAnnounced: false,
         frames: [...this.recent],
+        verdict: null,
       };
       this.utterance = utterance;
       events.push({ type: 'speech_started', atMs });
@@ -137,6 +157,7 @@ export class TurnDetector {
     if (this.probability >= CONTINUE_THRESHOLD) {
       utterance.voicedMs += endMs - atMs;
       utterance.lastVoicedEndMs = endMs;
+      utterance.verdict = null;
       if (utterance.pauseAnnounced) {
         utterance.pauseAnnounced = false;
         events.push({ type: 'speech_resumed', atMs });
@@ -149,20 +170,53 @@ export class TurnDetector {
     }
     const silentMs = endMs - utterance.lastVoicedEndMs;
     const lastedMs = endMs - utterance.startedAtMs;
-    if (silentMs >= this.endpointingMs || lastedMs >= this.maxUtteranceMs) {
+    const endingSilenceMs = this.endingSilenceMs(utterance);
+    if (silentMs >= endingSilenceMs || lastedMs >= this.maxUtteranceMs) {
       // Speech too short to count is dismissed without an event: it never was a turn.
       this.utterance = null;
       if (this.isTurn(utterance)) {
-        events.push(
-          this.endTurn(utterance, silentMs >= this.endpointingMs ? utterance.lastVoicedEndMs : endMs),
-        );
+        events.push(this.endTurn(utterance, silentMs >= endingSilenceMs ? utterance.lastVoicedEndMs : endMs));
       }
-    } else if (silentMs >= PAUSE_MS && !utterance.pauseAnnounced && this.isTurn(utterance)) {
+      return events;
+    }
+    if (
+      this.endOfTurn &&
+      silentMs >= this.endOfTurn.pauseMs &&
+      !utterance.verdict &&
+      this.isTurn(utterance)
+    ) {
+      this.askModel(this.endOfTurn, utterance);
+    }
+    if (silentMs >= PAUSE_MS && !utterance.pauseAnnounced && this.isTurn(utterance)) {
       utterance.pauseAnnounced = true;
       const { startedAtMs, endedAtMs, audio } = this.endTurn(utterance, utterance.lastVoicedEndMs);
       events.push({ type: 'speech_paused', startedAtMs, endedAtMs, audio });
     }
     return events;
+  }
+
+  /** The silence that ends this utterance now: the model's decision, else endpointingMs. */
+  private endingSilenceMs(utterance: Utterance): number {
+    const rule = this.endOfTurn;
+    if (!rule || !this.isTurn(utterance)) return this.endpointingMs;
+    return utterance.verdict?.answer === 'complete' ? rule.pauseMs : rule.maxMs;
+  }
+
+  /** Asks the model about the pause now; its answer is taken by the frames that follow. */
+  private askModel(rule: EndOfTurnRule, utterance: Utterance): void {
+    const verdict: NonNullable<Utterance['verdict']> = { answer: 'pending' };
+    utterance.verdict = verdict;
+    rule.complete(this.endTurn(utterance, utterance.lastVoicedEndMs).audio).then(
+      (complete) => {
+        verdict.answer = complete ? 'complete' : 'incomplete';
+      },
+      (error: unknown) => {
+        // Not asked again on this call: the silence rule from the next frame on (the turn's own included).
+        if (this.endOfTurn !== rule) return;
+        this.endOfTurn = undefined;
+        rule.failed?.(error);
+      },
+    );
   }
 
   private isTurn(utterance: Utterance): boolean {

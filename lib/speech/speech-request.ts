@@ -31,17 +31,20 @@ export interface SpeechRequest<T> {
   /** The answers (besides 2xx) `read` takes instead of failing, e.g. 404 for an optional route. */
   alsoRead?: number[];
   signal?: AbortSignal;
+  /** False: one attempt only (an answer that comes late is of no use, such as a turn's end). */
+  retries?: boolean;
 }
 
 /** Sends the request, retrying passing failures; rejects with a SpeechError (or the caller's abort reason). */
 export async function sendSpeechRequest<T>(request: SpeechRequest<T>): Promise<T> {
   let failure: SpeechError | undefined;
-  for (let attempt = 1; attempt <= ATTEMPTS; attempt++) {
+  const attempts = request.retries === false ? 1 : ATTEMPTS;
+  for (let attempt = 1; attempt <= attempts; attempt++) {
     request.signal?.throwIfAborted();
     const outcome = await attemptOnce(request);
     if (!(outcome instanceof Failure)) return outcome.value;
     failure = outcome.error;
-    if (!failure.retryable || attempt === ATTEMPTS) break;
+    if (!failure.retryable || attempt === attempts) break;
     const wait = Math.max(BACKOFF_MS[attempt - 1] ?? 0, outcome.retryAfterMs ?? 0);
     if (wait > MAX_RETRY_AFTER_MS) {
       failure = new SpeechError(`${failure.message}; it asked to wait ${Math.ceil(wait / 1000)} s`, true);

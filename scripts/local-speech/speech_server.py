@@ -4,6 +4,7 @@ Offers exactly (docs/voice.md, "Speech"):
   POST /v1/audio/transcriptions  multipart: file (WAV), model, language, response_format=json -> {"text"}
   POST /v1/audio/speech          JSON {model, input, voice, response_format: wav|pcm} -> audio
   GET  /v1/audio/voices          {"voices": [{"id", "name", "language"}]}
+  POST /v1/audio/turn            multipart: file (WAV of a caller's turn so far) -> {"complete", "probability"}
   GET  /health                   {"status": "ok"} once the models are loaded
 
 Models ship inside packages (no model host is reachable): Whisper tiny.en in CTranslate2 format
@@ -67,6 +68,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from languages import Espeak, load_languages, whisper_base_folder
+from turn_model import COMPLETE_ABOVE, SmartTurn
 
 WHISPER_RATE = 16_000
 # Whisper's window: 30 s of audio as 3,000 feature frames of 10 ms.
@@ -139,6 +141,8 @@ class Models:
             if "espeak" in entry:
                 self.voices[entry["voice"]] = (f"{entry['name']} (eSpeak NG)", entry["tag"], entry["espeak"])
         self.workers = workers
+        # The end-of-turn model (turn_model.py): Smart Turn v3.2, taken from the pipecat-ai wheel.
+        self.smart_turn = SmartTurn(sys.prefix)
         self.multilingual: WhisperModel | None = None
         self.tokenizers: dict[str, Tokenizer] = {}
         self.multilingual_lock = threading.Lock()
@@ -236,6 +240,14 @@ class Models:
         ):
             return None
         return text
+
+    def turn_complete(self, wav: bytes, stop: threading.Event) -> tuple[bool, float]:
+        """Whether the caller has finished their turn, by Smart Turn over its last 8 s."""
+        audio = decode_audio(io.BytesIO(wav), sampling_rate=WHISPER_RATE)
+        if stop.is_set():
+            raise Stopped
+        probability = self.smart_turn.probability(audio) if audio.size else 0.0
+        return probability > COMPLETE_ABOVE, probability
 
     def synthesize(self, text: str, voice_id: str, stop: threading.Event) -> tuple[np.ndarray, int]:
         voice = self.voices.get(voice_id, self.voices[self.default_voice])[2]
@@ -373,6 +385,20 @@ def make_app(models: Models, pool: ThreadPoolExecutor, request_timeout: float) -
             return send_bytes(200, text.encode(), "text/plain; charset=utf-8")
         return send_json(200, {"text": text})
 
+    def turn(content_type: str, body: bytes, stop: threading.Event) -> Response:
+        wav = multipart_fields(content_type, body).get("file")
+        if not wav:
+            raise BadRequest("file is required: a WAV of the turn so far", param="file")
+        try:
+            complete, probability = models.turn_complete(wav, stop)
+        except Stopped:
+            raise
+        except Exception as error:
+            if "Invalid data" in str(error) or type(error).__module__.startswith("av"):
+                raise BadRequest("file is not audio this server can read", param="file")
+            raise
+        return send_json(200, {"complete": complete, "probability": round(probability, 4)})
+
     def speech(body: bytes, stop: threading.Event) -> Response:
         try:
             request = json.loads(body)
@@ -403,7 +429,7 @@ def make_app(models: Models, pool: ThreadPoolExecutor, request_timeout: float) -
             try:
                 async with asyncio.timeout(request_timeout):
                     body = await read_body(request)
-                    if work is transcription:
+                    if work is transcription or work is turn:
                         args = (request.headers.get("content-type", ""), body)
                     else:
                         args = (body,)
@@ -451,6 +477,7 @@ def make_app(models: Models, pool: ThreadPoolExecutor, request_timeout: float) -
             Route("/v1/audio/voices", voices, methods=["GET"]),
             Route("/v1/audio/transcriptions", post(transcription), methods=["POST"]),
             Route("/v1/audio/speech", post(speech), methods=["POST"]),
+            Route("/v1/audio/turn", post(turn), methods=["POST"]),
         ],
         exception_handlers={HTTPException: no_route},
     )

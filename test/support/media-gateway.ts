@@ -4,6 +4,7 @@ import type { Worker } from '@temporalio/worker';
 import { SileroVoiceActivity } from '../../lib/audio/voice-activity.js';
 import { createLogger, type Logger } from '../../lib/logger.js';
 import type { LogLevel, MediaSettings } from '../../lib/settings.js';
+import { endOfTurnFromSettings } from '../../lib/speech/end-of-turn.js';
 import type { SpeechToText, TextToSpeech } from '../../lib/speech/speech-ports.js';
 import { voiceRuntimeFromSettings } from '../../lib/voice-runtime/from-settings.js';
 import { CallSessions } from '../../media/call-sessions.js';
@@ -73,6 +74,7 @@ export async function startTestMediaGateway(
     orm: stack.db.orm,
     temporal: stack.client,
     ...speech,
+    ...endOfTurnFromSettings(stack.settings),
     voiceActivity: () => SileroVoiceActivity.load(),
     sessions,
     drain: new GatewayDrain(),

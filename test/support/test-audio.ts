@@ -93,3 +93,19 @@ export function endOfSpeech(samples: Int16Array): Int16Array {
   while (end > 0 && Math.abs(samples[end - 1]) < 500) end--;
   return samples.subarray(0, end);
 }
+
+/** `ms` of silence at the phone line's 8 kHz. */
+export function silence(ms: number): Int16Array {
+  return new Int16Array((ms * PHONE_RATE) / 1000);
+}
+
+/** The parts one after the other. */
+export function concat(...parts: Int16Array[]): Int16Array {
+  const all = new Int16Array(parts.reduce((total, part) => total + part.length, 0));
+  let offset = 0;
+  for (const part of parts) {
+    all.set(part, offset);
+    offset += part.length;
+  }
+  return all;
+}

@@ -1,0 +1,59 @@
+import type { Settings, SpeechEndpoint } from '../settings.js';
+import { type Pcm, SpeechError } from './speech-ports.js';
+import { sendSpeechRequest } from './speech-request.js';
+import { encodeWav } from './wav.js';
+
+// The end-of-turn model's port (docs/voice.md, "End of turn by a model"): whether a caller who has
+// paused has finished their turn, from its audio so far. The local speech server answers it with
+// Smart Turn v3.2 (scripts/local-speech/turn_model.py): multipart `POST {url}/audio/turn` with
+// `file` (a WAV of the turn), answered `{"complete": boolean, "probability": number}`. A hosted
+// speech service has no such route: its 404 is a failure that is not retried, and the gateway
+// falls back to the silence rule for the call (lib/audio/turn-detector.ts).
+
+export interface EndOfTurnModel {
+  /** Whether the speaker has finished, judged from `audio` (the turn so far, up to its pause). */
+  complete(audio: Pcm, options?: { signal?: AbortSignal }): Promise<boolean>;
+}
+
+/** A turn's decision waits this long at most: past it the turn is decided as if the model had failed. */
+export const END_OF_TURN_TIMEOUT_MS = 1_500;
+
+export class SpeechServerEndOfTurn implements EndOfTurnModel {
+  private readonly endpoint: SpeechEndpoint;
+
+  constructor(endpoint: SpeechEndpoint) {
+    // One quick attempt: a decision that comes late is of no use (the turn ends by silence instead).
+    this.endpoint = { ...endpoint, timeoutMs: END_OF_TURN_TIMEOUT_MS };
+  }
+
+  async complete(audio: Pcm, options: { signal?: AbortSignal } = {}): Promise<boolean> {
+    const wav = encodeWav(audio);
+    return sendSpeechRequest({
+      endpoint: this.endpoint,
+      what: 'end-of-turn model',
+      method: 'POST',
+      path: '/audio/turn',
+      retries: false,
+      body: () => {
+        const form = new FormData();
+        form.set('file', new Blob([wav as Uint8Array<ArrayBuffer>], { type: 'audio/wav' }), 'turn.wav');
+        return form;
+      },
+      read: async (response) => {
+        const body = (await response.json().catch(() => undefined)) as { complete?: unknown } | undefined;
+        if (typeof body?.complete !== 'boolean') throw new SpeechError('the answer has no "complete"', false);
+        return body.complete;
+      },
+      signal: options.signal,
+    });
+  }
+}
+
+/** The gateway's model by its settings: with VOICE_TURN_DETECTION=model, the speech-to-text server's. */
+export function endOfTurnFromSettings(settings: Pick<Settings, 'media' | 'speech'>): {
+  endOfTurn?: EndOfTurnModel;
+} {
+  const { stt } = settings.speech;
+  if (settings.media.turnDetection.mode !== 'model' || !stt) return {};
+  return { endOfTurn: new SpeechServerEndOfTurn(stt) };
+}
