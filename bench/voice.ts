@@ -49,12 +49,15 @@ import { startBenchPostgres } from './bench-database.js';
 //
 //   npm run bench -- voice    BENCH_VOICE_CONCURRENCY=1,5,10 BENCH_VOICE_TURNS=5
 //                             BENCH_VOICE_LLM_DELAY_MS=300 VOICE_ENDPOINTING_MS=600
+//                             VOICE_TURN_DETECTION=model (or silence)
 // Only BENCH_SERVER=dev: the cluster harness does not start a media gateway.
 
 const CONCURRENCY = countsFrom('BENCH_VOICE_CONCURRENCY', '1,5,10');
 const TURNS = Number(process.env.BENCH_VOICE_TURNS || 5);
 const LLM_DELAY_MS = Number(process.env.BENCH_VOICE_LLM_DELAY_MS || 300);
 const ENDPOINTING_MS = Number(process.env.VOICE_ENDPOINTING_MS || 600);
+/** How turns end: the model (the default with VOICE_SPEECH=local, which this bench stands for) or silence. */
+const TURN_DETECTION = process.env.VOICE_TURN_DETECTION || 'model';
 const PREEMPTIVE_GENERATION = loadSettings(process.env).media.preemptiveGeneration;
 const SERVICE_ADDED_P95_TARGET_MS = 150;
 const VOICE_TO_VOICE_P50_TARGET_MS = 1200;
@@ -165,6 +168,7 @@ try {
     VOICE_LLM_API_KEY: 'sk-bench',
     VOICE_LLM_MODEL: 'stand-in-model',
     VOICE_ENDPOINTING_MS: String(ENDPOINTING_MS),
+    VOICE_TURN_DETECTION: TURN_DETECTION,
     RECORDINGS_DIR: recordingsDir,
     LOG_LEVEL: 'warn',
   };
@@ -314,8 +318,9 @@ try {
       /** From VAD's end of speech until the model was asked. */
       const asked = firstTokenMs - agentTurn.firstTokenMs;
       const workflowFirstAudio = firstAudioMs ?? Number.NaN;
-      const parts =
-        ENDPOINTING_MS + callerTurn.sttAfterTurnMs + agentTurn.firstSentenceMs + firstSentence.ttsMs;
+      // The turn's end: VOICE_ENDPOINTING_MS by the silence rule; as measured when the model decides.
+      const endpointing = TURN_DETECTION === 'model' ? callerTurn.endpointedMs : ENDPOINTING_MS;
+      const parts = endpointing + callerTurn.sttAfterTurnMs + agentTurn.firstSentenceMs + firstSentence.ttsMs;
       figures.push({
         voiceToVoice,
         endpointed: callerTurn.endpointedMs,
@@ -442,6 +447,8 @@ function report(
       llm_first_sentence_p50_ms: pct(column('llmFirstSentence'), 50),
       tts_first_sentence_p50_ms: pct(column('ttsFirstSentence'), 50),
       endpointing_ms: ENDPOINTING_MS,
+      turn_detection: TURN_DETECTION,
+      endpointed_p50_ms: pct(column('endpointed'), 50),
       failed_calls: failedCalls,
       opening_first_audio_p50_ms: pct(openings, 50),
       opening_first_audio_p95_ms: pct(openings, 95),
