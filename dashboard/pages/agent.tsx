@@ -73,7 +73,8 @@ function AgentEditor({ agent, notice, onChange }: AgentSectionProps) {
   const { canWrite } = useSession();
   // The agent's language's voices first (its default voice is one of them).
   const voices = useResource(
-    () => api.get<List<Voice>>(`/dashboard/api/voices?language=${encodeURIComponent(agent.language)}`),
+    () =>
+      api.get<List<Voice>>(`/dashboard/api/voices?language=${encodeURIComponent(agent.language ?? 'nb-NO')}`),
     [agent.language],
   );
   const initial = Object.fromEntries(EDITABLE.map((f) => [f, agent[f] ?? ''])) as Record<Editable, string>;
