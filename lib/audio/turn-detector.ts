@@ -206,7 +206,9 @@ export class TurnDetector {
   private askModel(rule: EndOfTurnRule, utterance: Utterance): void {
     const verdict: NonNullable<Utterance['verdict']> = { answer: 'pending' };
     utterance.verdict = verdict;
-    rule.complete(this.endTurn(utterance, utterance.lastVoicedEndMs).audio).then(
+    // Up to its last speech, without the post-roll's silence: Smart Turn heard a cut-off sentence
+    // followed by 200 ms of silence as complete far more often (bench/turn-taking.ts).
+    rule.complete(this.endTurn(utterance, utterance.lastVoicedEndMs, 0).audio).then(
       (complete) => {
         verdict.answer = complete ? 'complete' : 'incomplete';
       },
@@ -239,8 +241,12 @@ export class TurnDetector {
     while (this.recent.length > 0 && this.recent[0].atMs < frame.atMs - PRE_ROLL_MS + 1) this.recent.shift();
   }
 
-  private endTurn(utterance: Utterance, endedAtMs: number): Extract<TurnEvent, { type: 'turn_ended' }> {
-    const kept = utterance.frames.filter((frame) => frame.atMs < endedAtMs + POST_ROLL_MS);
+  private endTurn(
+    utterance: Utterance,
+    endedAtMs: number,
+    postRollMs = POST_ROLL_MS,
+  ): Extract<TurnEvent, { type: 'turn_ended' }> {
+    const kept = utterance.frames.filter((frame) => frame.atMs < endedAtMs + postRollMs);
     const audio = new Int16Array(kept.reduce((total, frame) => total + frame.samples.length, 0));
     let offset = 0;
     for (const frame of kept) {
