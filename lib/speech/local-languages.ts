@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { primaryLanguage } from './openai-speech-to-text.js';
 
 // The languages the local speech server (VOICE_SPEECH=local) hears and speaks, from the list the
 // server itself reads (scripts/local-speech/languages.json): English with Whisper tiny.en and the
@@ -23,7 +24,7 @@ export const LOCAL_SPEECH_LANGUAGES: readonly LocalLanguage[] = catalogue.langua
 
 /** Whether the local speech server hears and speaks `language` (a BCP 47 tag, by its primary subtag). */
 export function localSpeechServes(language: string): boolean {
-  const primary = language.split('-')[0].toLowerCase();
+  const primary = primaryLanguage(language);
   const served = catalogue.aliases[primary] ?? primary;
   return LOCAL_SPEECH_LANGUAGES.some((known) => known.primary === served);
 }

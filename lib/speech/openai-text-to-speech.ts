@@ -1,4 +1,5 @@
 import type { SpeechEndpoint } from '../settings.js';
+import { primaryLanguage } from './openai-speech-to-text.js';
 import { type Pcm, SpeechError, type SpeechVoice, type TextToSpeech } from './speech-ports.js';
 import { sendSpeechRequest } from './speech-request.js';
 import { decodeWav } from './wav.js';
@@ -76,9 +77,8 @@ export class OpenAiTextToSpeech implements TextToSpeech {
     const fresh = this.known && Date.now() - this.known.at < VOICES_FRESH_MS;
     const voices = fresh && this.known ? this.known.voices : await this.voices({ signal });
     if (voices.some((known) => known.id === voice)) return voice;
-    const primary = (tag: string) => tag.split('-')[0].toLowerCase();
     const ofLanguage = language
-      ? voices.find((known) => primary(known.language) === primary(language))
+      ? voices.find((known) => primaryLanguage(known.language) === primaryLanguage(language))
       : undefined;
     return (ofLanguage ?? voices[0])?.id ?? voice;
   }

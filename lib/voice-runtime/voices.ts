@@ -1,3 +1,4 @@
+import { primaryLanguage } from '../speech/openai-speech-to-text.js';
 import type { TextToSpeech } from '../speech/speech-ports.js';
 
 // The voices the dashboard's voice picker lists: with speech configured, the voices the
@@ -26,8 +27,7 @@ export const VOICES: readonly Voice[] = [
 
 /** `voices` with those of `language` (by primary subtag) first, each part in its order: the picker shows the agent's language first. */
 export function languageFirst<V extends { language: string }>(voices: readonly V[], language: string): V[] {
-  const primary = (tag: string) => tag.split('-')[0].toLowerCase();
-  const its = voices.filter((voice) => primary(voice.language) === primary(language));
+  const its = voices.filter((voice) => primaryLanguage(voice.language) === primaryLanguage(language));
   return [...its, ...voices.filter((voice) => !its.includes(voice))];
 }
 
