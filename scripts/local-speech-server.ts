@@ -49,7 +49,7 @@ let provisioned: Promise<string> | undefined;
 
 /**
  * The Python of the provisioned virtualenv, provisioning it first if needed (once per machine;
- * about 2 minutes, mostly the download of 285 MB of wheels). Later calls do nothing.
+ * a few minutes, mostly the download of about 440 MB of wheels). Later calls do nothing.
  */
 export function provisionLocalSpeech(options: { log?: Log } = {}): Promise<string> {
   if (!provisioned) {
