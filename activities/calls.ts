@@ -65,7 +65,11 @@ export interface CallActivityDeps {
 /** What a transfer came to; `not_allowed`: its target failed the check when used, nothing was dialled. */
 export type TransferOutcome =
   | { transferred: true }
-  | { transferred: false; failure: 'not_allowed' /** the agent's line to the caller */; say: string }
+  | {
+      transferred: false;
+      failure: 'not_allowed' | 'refused' /** the agent's line to the caller */;
+      say: string;
+    }
   /**
    * A warm destination: nothing handed over yet. The caller hears the destination's `message`
    * while the person is rung, else `say` (the agent's line that they are being connected).
@@ -296,6 +300,24 @@ export function createCallActivities(deps: CallActivityDeps) {
           });
         }
         if (handOver === 'reported') return { transferred: false, reported: true };
+        if (handOver === 'refused') {
+          deps.logger?.warn('transfer not made: its outcome could not be known, or the call is over', {
+            callId: input.callId,
+            to: input.to,
+          });
+          await recordTransfer(db, input.callId, {
+            ...transfer,
+            mode: 'cold',
+            status: 'failed',
+            failure: 'refused',
+            connected_at: null,
+          });
+          return {
+            transferred: false,
+            failure: 'refused',
+            say: transferFailedLine(call.agentSnapshot.language),
+          };
+        }
         await recordTransfer(db, input.callId, {
           ...transfer,
           mode: 'cold',

@@ -162,11 +162,9 @@ export class CallAudio {
           void this.handOverReported(command.to);
           return { transfer: 'reported' };
         }
-        // The target goes typed right before the close (the SIP side dials only that); the reason names it too.
-        void this.endFromOurSide('transferred', 1000, `transferred to ${command.to}`, () =>
-          this.deps.out.transfer(command.to),
-        );
-        return { transfer: 'handed_over' };
+        // Neither bridged nor reported: whether the target answered could never be known, so the
+        // transfer is not made and the agent tells the caller (telephony spec section 1).
+        return { transfer: 'refused' };
       case 'release':
         void this.endFromOurSide('released', 1000, RELEASED[command.reason]);
         return {};

@@ -54,6 +54,7 @@ test('the gateway’s answers are read by their command’s type; anything else 
     ['say', { firstAudioAt: null }],
     ['transfer', { transfer: 'reported' }],
     ['transfer', { transfer: 'handed_over' }],
+    ['transfer', { transfer: 'refused' }],
     ['take_turns', { turns: 'not_now' }],
     ['release', {}],
   ];

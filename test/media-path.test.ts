@@ -426,7 +426,7 @@ describe('a transfer the client tries and reports (telephony spec section 1)', (
     assert.equal(path.closed, null);
   });
 
-  test('connected: the workflow is told, then the stream is closed; a client that does not report is closed with the target at once', async () => {
+  test('connected: the workflow is told, then the stream is closed; with a client that does not report and no leg to bridge, no transfer is made', async () => {
     const reporting = await call({ reportsTransfers: true });
     await reporting.audio.command({ type: 'transfer', to: DESK });
     await until(() => reporting.out.transfers.length === 1, 'the typed transfer was not sent');
@@ -434,12 +434,21 @@ describe('a transfer the client tries and reports (telephony spec section 1)', (
     assert.deepEqual(carrierCallbacks(reporting), [{ type: 'transfer_connected' }]);
     assert.deepEqual(reporting.closed, { code: 1000, reason: 'transferred' });
 
+    // Whether the target answered could never be known: refused (telephony spec section 1), and
+    // the call goes on: the stream stays open, no target is handed to the client.
     const other = await call({});
-    assert.deepEqual(await other.audio.command({ type: 'transfer', to: DESK }), { transfer: 'handed_over' });
-    await until(() => other.closed !== null, 'the stream was not closed');
-    assert.deepEqual(other.closed, { code: 1000, reason: `transferred to ${DESK}` });
-    assert.deepEqual(other.out.transfers, [DESK]);
+    assert.deepEqual(await other.audio.command({ type: 'transfer', to: DESK }), { transfer: 'refused' });
+    other.says(ASK, 1500);
+    other.silence(1000);
+    await until(() => other.signals.some((s) => s.name === 'callerSpeech'), 'the caller was not heard after');
+    assert.equal(other.closed, null);
+    assert.deepEqual(other.out.transfers, []);
     assert.deepEqual(carrierCallbacks(other), [], 'nothing to report');
+    // A bridgeable transfer of the same client is bridged instead.
+    const bridgeable = await call({});
+    assert.deepEqual(await bridgeable.audio.command({ type: 'transfer', to: DESK, bridgeable: true }), {
+      transfer: 'bridge',
+    });
   });
 });
 

@@ -3,7 +3,7 @@ import { describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Call } from '../db/entities/index.js';
 import { CallRoutingCarrier } from '../lib/carrier/call-routing-carrier.js';
-import type { Carrier, DialRequest } from '../lib/carrier/carrier.js';
+import type { Carrier, DialRequest, TransferHandOver } from '../lib/carrier/carrier.js';
 import type { MediaGatewayCarrier } from '../lib/carrier/media-gateway-carrier.js';
 import { createLogger } from '../lib/logger.js';
 import { readMediaCommand, readMediaCommandAnswer } from '../lib/media/media-command-schema.js';
@@ -385,7 +385,9 @@ describe('the control API’s leg commands', () => {
 
 describe('routing a transfer’s leg (the workers’ carrier)', () => {
   const GATEWAY = 'http://127.0.0.1:8091';
-  function routing(options: { dialGateway?: boolean; trunk?: boolean } = {}) {
+  function routing(
+    options: { dialGateway?: boolean; trunk?: boolean; transferAnswer?: TransferHandOver } = {},
+  ) {
     const text: { calls: [string, unknown][] } = { calls: [] };
     const media: { calls: [string, string, unknown][] } = { calls: [] };
     const record =
@@ -405,7 +407,7 @@ describe('routing a transfer’s leg (the workers’ carrier)', () => {
       release: async (g: string, request: unknown) => void media.calls.push(['release', g, request]),
       transfer: async (g: string, request: unknown) => {
         media.calls.push(['transfer', g, request]);
-        return 'bridge';
+        return options.transferAnswer ?? 'bridge';
       },
       bridge: async (g: string, request: unknown) => {
         media.calls.push(['bridge', g, request]);
@@ -417,9 +419,11 @@ describe('routing a transfer’s leg (the workers’ carrier)', () => {
       lookUpCall: async (callId) =>
         callId === 'call-audio'
           ? { mediaGateway: GATEWAY, direction: 'inbound' }
-          : callId === 'call-text'
-            ? { mediaGateway: null, direction: 'inbound' }
-            : null,
+          : callId === 'call-out'
+            ? { mediaGateway: GATEWAY, direction: 'outbound' }
+            : callId === 'call-text'
+              ? { mediaGateway: null, direction: 'inbound' }
+              : null,
       ...(options.dialGateway === false
         ? {}
         : {
@@ -490,8 +494,15 @@ describe('routing a transfer’s leg (the workers’ carrier)', () => {
     await carrier.dial(legDial('call-text'));
     assert.deepEqual(media.calls, []);
     assert.equal((text.calls[0][1] as DialRequest).mediaGateway, undefined);
-    const unbridgeable = routing({ dialGateway: false });
-    await unbridgeable.carrier.transfer({ callId: 'call-audio', to: DESK, mode: 'cold' });
+    // The gateway then refuses it (its client does not report): not made, not handed to the text side.
+    const unbridgeable = routing({ dialGateway: false, transferAnswer: 'refused' });
+    assert.equal(
+      await unbridgeable.carrier.transfer({ callId: 'call-audio', to: DESK, mode: 'cold' }),
+      'refused',
+    );
+    // An outbound call's text far end (which follows its lines) is not handed a refused one either.
+    assert.equal(await unbridgeable.carrier.transfer({ callId: 'call-out', to: DESK }), 'refused');
+    assert.deepEqual(unbridgeable.text.calls, []);
     assert.deepEqual(unbridgeable.media.calls[0], [
       'transfer',
       GATEWAY,

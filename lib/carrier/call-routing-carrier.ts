@@ -187,7 +187,8 @@ export class CallRoutingCarrier implements Carrier {
     const handOver = route.gateway
       ? await this.media.transfer(route.gateway, { ...request, bridgeable })
       : undefined;
-    if (handOver === 'bridge') return handOver;
+    // Bridged here, or not made at all: the text far end (a tee) keeps the call either way.
+    if (handOver === 'bridge' || handOver === 'refused') return handOver;
     const { mode: _mode, ...handedOver } = request;
     if (!route.gateway || route.teeToFarEnd) await this.text.transfer(handedOver);
     return handOver;

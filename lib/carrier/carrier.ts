@@ -69,8 +69,10 @@ export interface SpeechPlayed {
 /**
  * How a transfer was handed over (`Carrier.transfer`): `bridge`, not yet: the workflow dials the
  * target as a leg of the call (`DialRequest.legOf`) and joins the two once they answered (`bridge`).
+ * `refused`: not made, because its outcome could not be known (telephony spec section 1: a transfer
+ * is `connected` only once the target answered) or the call's audio is already over.
  */
-export type TransferHandOver = 'handed_over' | 'reported' | 'bridge';
+export type TransferHandOver = 'handed_over' | 'reported' | 'bridge' | 'refused';
 
 /** A request about a transfer's leg names the call it is of (a leg has no Call row of its own). */
 export interface LegOf {
@@ -118,8 +120,9 @@ export interface Carrier {
   /**
    * Hands the far end over to `to`; the agent leaves the call. `reported`: the far end's side
    * (the SIP side) tries the target and reports whether it answered, as a `transfer_connected` or
-   * `transfer_failed` callback; until then the caller is still on the call. Otherwise (nothing,
-   * or `handed_over`) the call is the target's from here.
+   * `transfer_failed` callback; until then the caller is still on the call. `refused`: nothing was
+   * handed over and the call goes on. Otherwise (nothing, or `handed_over`: the simulator's text
+   * far ends) the call is the target's from here.
    */
   transfer(request: {
     callId: string;

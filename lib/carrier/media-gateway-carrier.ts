@@ -71,7 +71,8 @@ export class MediaGatewayCarrier {
   /**
    * `reported`: the gateway's client (the SIP side) reports the outcome as a callback; `bridge`
    * (only when `bridgeable`: the leg can be dialled with audio to the gateway): the workflow dials
-   * the target and the gateway joins the two; else handed over.
+   * the target and the gateway joins the two; `refused` when neither (nobody could tell whether the
+   * target answered) or the gateway no longer holds the call.
    */
   async transfer(
     gateway: string,
@@ -80,7 +81,7 @@ export class MediaGatewayCarrier {
     const { callId, to, mode, bridgeable } = request;
     const command = { type: 'transfer' as const, to, bridgeable, ...(mode ? { mode } : {}) };
     const answer = await this.command(gateway, callId, command);
-    return answer?.transfer ?? 'handed_over';
+    return answer?.transfer ?? 'refused';
   }
 
   /** A transfer's leg `legId` may attach its stream at the gateway holding call `callId`; its news goes to `legWorkflowId`. */

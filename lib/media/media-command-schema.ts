@@ -72,7 +72,7 @@ const ANSWERS: {
   sentence: schemaReader(answer()),
   say: schemaReader(answer({ firstAudioAt: { type: ['number', 'null'] } })),
   digits: schemaReader(answer()),
-  transfer: schemaReader(answer({ transfer: { enum: ['reported', 'handed_over', 'bridge'] } })),
+  transfer: schemaReader(answer({ transfer: { enum: ['reported', 'handed_over', 'bridge', 'refused'] } })),
   release: schemaReader(answer()),
   take_turns: schemaReader(answer({ turns: { enum: ['taken', 'not_now', 'never'] } })),
   expect_leg: schemaReader(answer()),

@@ -75,8 +75,13 @@ export interface MediaCommandAnswers {
   bridge: { bridged: boolean };
 }
 
-/** `reported`: the client tries the target and reports; `handed_over`: done; `bridge`: dial a leg, then `bridge`. */
-export type TransferAnswer = 'reported' | 'handed_over' | 'bridge';
+/**
+ * `reported`: the client tries the target and reports; `bridge`: dial a leg, then `bridge`;
+ * `refused`: not made, as nobody could tell whether the target answered (a client that does not
+ * report, and no leg can be dialled with audio) or the call's audio is over; `handed_over`: done,
+ * with no outcome to come (gateways before `refused` answered it in its place).
+ */
+export type TransferAnswer = 'reported' | 'handed_over' | 'bridge' | 'refused';
 
 /** The answer to command `C`. */
 export type MediaCommandAnswer<C extends MediaCommand = MediaCommand> = MediaCommandAnswers[C['type']];
@@ -85,7 +90,7 @@ export type MediaCommandAnswer<C extends MediaCommand = MediaCommand> = MediaCom
 export function answerOnceEnded<C extends MediaCommand>(command: C): MediaCommandAnswer<C> {
   const answers: { [T in MediaCommand['type']]?: MediaCommandAnswers[T] } = {
     say: { firstAudioAt: null },
-    transfer: { transfer: 'handed_over' },
+    transfer: { transfer: 'refused' },
     take_turns: { turns: 'never' },
     bridge: { bridged: false },
   };
