@@ -1,9 +1,11 @@
+import { rm } from 'node:fs/promises';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { FINAL_CALL_STATUSES } from '../db/entities/index.js';
 import type { Logger } from '../lib/logger.js';
 import { recordingFailures } from '../lib/metrics/service-metrics.js';
 import { recordedCallIds, recordingPath } from '../lib/recordings/recording-files.js';
 import type { RecordingStore } from '../lib/recordings/recording-store.js';
+import { keepsNoRecording } from '../lib/recordings/retention.js';
 
 // RECORDINGS_STORE=s3 at the media gateway (telephony spec section 4): a call's recording is written
 // to RECORDINGS_DIR while the call runs; once its audio is over the file goes to the store
@@ -11,7 +13,9 @@ import type { RecordingStore } from '../lib/recordings/recording-store.js';
 // the call up: after a few quick tries the file stays and a sweep (every SWEEP_EVERY_MS, and at the
 // gateway's start, which finds what a killed gateway left) tries again with a backoff per call.
 // The sweep takes only files of calls that are final in the database and not live here, so
-// gateways sharing one folder never upload a recording another is still writing.
+// gateways sharing one folder never upload a recording another is still writing. A call that is
+// final in a workspace keeping no recording (retention 0) has its file removed instead, and one
+// that became so while its upload ran has the object deleted again.
 
 /** Quick tries right after the call: a brief hiccup of the store is ridden out before the call is final. */
 const QUICK_TRIES = 3;
@@ -109,8 +113,7 @@ export class RecordingUploads {
   private upload(callId: string, report: boolean): Promise<boolean> {
     const running = this.inFlight.get(callId);
     if (running) return running;
-    const attempt = this.deps.store
-      .keep(callId, recordingPath(this.deps.dir, callId))
+    const attempt = this.keepUnlessDropped(callId)
       .then(
         () => {
           this.backoff.delete(callId);
@@ -135,5 +138,20 @@ export class RecordingUploads {
       .finally(() => this.inFlight.delete(callId));
     this.inFlight.set(callId, attempt);
     return attempt;
+  }
+
+  private async keepUnlessDropped(callId: string): Promise<void> {
+    if (await this.dropped(callId)) return;
+    await this.deps.store.keep(callId, recordingPath(this.deps.dir, callId));
+    // The call's last step may have looked for it (to delete it) before it landed.
+    if (await this.dropped(callId)) await this.deps.store.delete(callId);
+  }
+
+  /** Retention 0 and the call final: the local file goes, and nothing is to be kept. */
+  private async dropped(callId: string): Promise<boolean> {
+    if (!(await keepsNoRecording(this.deps.em(), callId))) return false;
+    await rm(recordingPath(this.deps.dir, callId), { force: true });
+    this.deps.logger.info('recording not kept: its workspace keeps none once the call is final', { callId });
+    return true;
   }
 }

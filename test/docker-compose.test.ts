@@ -59,6 +59,16 @@ function withoutIdKeywords(node: unknown): unknown {
   );
 }
 
+test('a stopped media gateway is given its whole drain before compose kills it', () => {
+  const media = compose.services.media;
+  const drainSeconds = Number(media.environment.MEDIA_DRAIN_SECONDS);
+  assert.ok(drainSeconds > 0, 'the drain is set');
+  const grace = /^(\d+)(m|s)$/.exec(media.stop_grace_period);
+  assert.ok(grace, `stop_grace_period ${media.stop_grace_period}`);
+  const graceSeconds = Number(grace[1]) * (grace[2] === 'm' ? 60 : 1);
+  assert.ok(graceSeconds >= drainSeconds + 30, `${graceSeconds} s of grace for a ${drainSeconds} s drain`);
+});
+
 test('every depends_on names a service', () => {
   const names = new Set(Object.keys(compose.services));
   for (const [name, service] of Object.entries(compose.services) as [string, { depends_on?: object }][]) {

@@ -63,8 +63,12 @@ function uploads(store: RecordingStore, live: (callId: string) => boolean = () =
 }
 
 /** A call in `status` with two seconds of audio written locally, as the gateway writes it (not yet kept). */
-async function localRecording(status: Call['status'] = 'completed', endedAt: Date | null = new Date()) {
-  const call = await createQueuedCall(db.orm, agent, { to: '+4791234567' });
+async function localRecording(
+  status: Call['status'] = 'completed',
+  endedAt: Date | null = new Date(),
+  of: AgentFixture = agent,
+) {
+  const call = await createQueuedCall(db.orm, of, { to: '+4791234567' });
   await em().nativeUpdate(Call, { id: call.id }, { status, endedAt, mediaGateway: 'http://gateway' });
   const writer = await RecordingWriter.open(dir, call.id);
   for (let ms = 0; ms < 2000; ms += 20) writer.caller(new Int16Array(160).fill(ms), ms);
@@ -199,12 +203,13 @@ describe('the gateway’s uploads', () => {
       },
     });
     let now = 0;
+    const logged: string[] = [];
     const gateway = new RecordingUploads({
       store: flaky,
       dir,
       em: () => em() as EntityManager,
       live: (id) => id === liveHere.callId,
-      logger,
+      logger: createLogger('debug', { write: (line) => logged.push(line) }),
       now: () => now,
     });
     const failuresBefore = await uploadFailures();
@@ -214,6 +219,13 @@ describe('the gateway’s uploads', () => {
     assert.equal(await gateway.sweep(), 0, 'still down');
     assert.ok(existsSync(recordingPath(dir, final.callId)), 'the local file stays');
     assert.equal((await uploadFailures()) - failuresBefore, 1, 'counted once for the call');
+    // The failure is logged (once, with why) and the store's keys never are.
+    assert.equal(logged.filter((line) => line.includes('recording not uploaded yet')).length, 1);
+    const { accessKeyId, secretAccessKey } = s3.settings;
+    assert.ok(accessKeyId && secretAccessKey, 'the test store has keys');
+    for (const line of logged) {
+      assert.ok(!line.includes(accessKeyId) && !line.includes(secretAccessKey), `a key was logged: ${line}`);
+    }
 
     up = true;
     now += 5_000;
@@ -230,6 +242,44 @@ describe('the gateway’s uploads', () => {
     await em().nativeUpdate(Call, { id: ongoing.callId }, { status: 'completed', endedAt: new Date() });
     assert.equal(await uploads(s3.store, (id) => id === liveHere.callId).sweep(), 1);
     assert.equal(await s3.store.has(ongoing.callId), true);
+  });
+});
+
+describe('retention 0 at the gateway’s uploads', () => {
+  test('a final call’s file is removed, never uploaded, when the store was down at its end; one that became final while it went up is deleted there again', async () => {
+    const keepsNone = await createAgentFixture(db.orm);
+    await em().nativeUpdate(Workspace, { id: keepsNone.workspaceId }, { recordingRetentionDays: 0 });
+    // The store was down as the call ended: the file stayed for the sweep, which finds the call
+    // final in a workspace that keeps nothing.
+    const late = await localRecording('in_progress', null, keepsNone);
+    assert.equal(await uploads(await downStore()).keep(late.callId), false);
+    assert.ok(existsSync(recordingPath(dir, late.callId)), 'left for the sweep');
+    await em().nativeUpdate(Call, { id: late.callId }, { status: 'completed', endedAt: new Date() });
+    await uploads(s3.store).sweep();
+    assert.equal(await s3.store.has(late.callId), false, 'never uploaded');
+    assert.equal(existsSync(recordingPath(dir, late.callId)), false, 'the local file is gone too');
+
+    // Uploaded while the call was still going, and final (its last step done) before the upload landed.
+    const racing = await localRecording('in_progress', null, keepsNone);
+    const endsWhileUploading: RecordingStore = new Proxy(s3.store, {
+      get: (target, name) => {
+        if (name === 'keep')
+          return async (callId: string, file: string) => {
+            await target.keep(callId, file);
+            await em().nativeUpdate(Call, { id: callId }, { status: 'completed', endedAt: new Date() });
+          };
+        const value = Reflect.get(target, name);
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+    assert.equal(await uploads(endsWhileUploading).keep(racing.callId), true);
+    assert.equal(await s3.store.has(racing.callId), false, 'deleted again once the call was final');
+    assert.equal(existsSync(recordingPath(dir, racing.callId)), false);
+
+    // The same race in a workspace that keeps recordings leaves the object where it is.
+    const kept = await localRecording('in_progress', null);
+    assert.equal(await uploads(endsWhileUploading).keep(kept.callId), true);
+    assert.equal(await s3.store.has(kept.callId), true);
   });
 });
 

@@ -31,6 +31,21 @@ export async function dropRecordingIfNotKept(
   return row?.days === 0 ? recordings.delete(callId) : false;
 }
 
+/**
+ * Whether the call is final and its workspace keeps no recording (retention 0): a recording that
+ * reaches the store only after the call's last step (a store that was down, a slow upload) must not
+ * stay there, nor be uploaded at all.
+ */
+export async function keepsNoRecording(em: EntityManager, callId: string): Promise<boolean> {
+  const [row]: { days: number | null; status: string }[] = await em.getConnection().execute(
+    `select w.recording_retention_days as days, c.status
+         from calls c join workspaces w on w.id = c.workspace_id
+        where c.id = ?`,
+    [callId],
+  );
+  return row?.days === 0 && FINAL_CALL_STATUSES.includes(row.status as never);
+}
+
 export interface RetentionSweep {
   /** Recordings looked at. */
   checked: number;
