@@ -89,6 +89,11 @@ export async function startLocalPostgres(
     database?: string;
     /** Trade durability for speed: for throw-away test clusters only. */
     ephemeral?: boolean;
+    /**
+     * Called with the server's pid as soon as it is spawned, before it forks its backends (which
+     * inherit, say, a lower priority set here).
+     */
+    spawned?: (pid: number | undefined) => void;
     log?: (line: string) => void;
   } = {},
 ): Promise<LocalPostgres> {
@@ -134,6 +139,7 @@ export async function startLocalPostgres(
     { ...owner, detached: true, stdio: ['ignore', logFd, logFd], env: { ...process.env, LC_MESSAGES: 'C' } },
   );
   closeSync(logFd);
+  options.spawned?.(server.pid);
   // The owner may exit without stopping it (it then keeps running and is joined next time).
   server.unref();
   const exited = new Promise<void>((resolve) => server.once('exit', () => resolve()));

@@ -3,6 +3,7 @@ import { existsSync, mkdirSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type LocalPostgres, startLocalPostgres } from '../db/embedded-postgres.js';
+import { lowerPriority } from '../lib/process-priority.js';
 import { loadSettings } from '../lib/settings.js';
 import { temporalConnectionOptions } from '../lib/temporal-connection.js';
 import { restartOneAtATime, untilReady } from './cluster/rolling-restart.js';
@@ -173,6 +174,7 @@ async function startPostgres(): Promise<Database> {
     const pg: LocalPostgres = await startLocalPostgres({
       dataDir: PG_DIR,
       port: cluster.postgresPort,
+      spawned: (pid) => lowerPriority(pid, cluster.backgroundNice),
       log: (line) => say(`PostgreSQL: ${line}`),
     });
     url = pg.url;
@@ -269,6 +271,7 @@ async function startTemporal(
       logFile,
       stopSignal: 'SIGTERM',
       graceMs: 30_000,
+      nice: cluster.backgroundNice,
     }),
   );
   await waitUntilTemporalServes(address, {
@@ -321,6 +324,7 @@ async function startTemporal(
       logFile: path.join(TEMPORAL_DIR, 'ui.log'),
       stopSignal: 'SIGTERM',
       graceMs: 10_000,
+      nice: cluster.backgroundNice,
     }),
   );
   if (!(await waitForTcp('127.0.0.1', cluster.uiPort, { timeoutMs: 30_000 }))) {
@@ -334,7 +338,7 @@ async function startTemporal(
 
 // ---- the service's processes ----
 
-function nodePart(args: string[], env: NodeJS.ProcessEnv, graceMs: number): () => Promise<Running> {
+function nodePart(args: string[], env: NodeJS.ProcessEnv, graceMs: number, nice = 0): () => Promise<Running> {
   return async () =>
     spawnPart({
       command: process.execPath,
@@ -343,6 +347,7 @@ function nodePart(args: string[], env: NodeJS.ProcessEnv, graceMs: number): () =
       cwd: ROOT,
       stopSignal: 'SIGTERM',
       graceMs,
+      nice,
     });
 }
 
@@ -354,7 +359,8 @@ async function startWorkers(group: WorkerGroup, env: NodeJS.ProcessEnv): Promise
     const part = await supervise(
       name,
       isSimulator ? RANK.simulator : RANK.workers,
-      nodePart(['workers/main.ts', group.worker], env, 30_000),
+      // Below the gateways: a talking call's turns are taken there, the workers keep the record.
+      nodePart(['workers/main.ts', group.worker], env, 30_000, cluster.backgroundNice),
     );
     say(`${name}: pid ${part.pid} (workers/main.ts ${group.worker})`);
     started.push(part);
@@ -476,6 +482,10 @@ async function main(): Promise<void> {
   if (gateways.length > 1)
     say(`Media gateways   ${gateways.length}; restart them one at a time: kill -USR2 ${process.pid}`);
   if (settings.media.carrier === 'sip') say(`SIP: ${sipAddress(settings)}`);
+  if (cluster.backgroundNice > 0)
+    say(
+      `Priority         the workers, Temporal, its Web UI, PostgreSQL and the S3 store at nice ${cluster.backgroundNice} (CLUSTER_BACKGROUND_NICE): the gateways' audio and turns go first`,
+    );
   if (s3)
     say(
       `Recordings       S3 store ${s3.endpoint}, bucket ${s3.bucket} (versitygw, data in ${path.join(DATA_DIR, 's3')})`,
@@ -505,6 +515,7 @@ async function startOwnS3() {
       logFile: path.join(DATA_DIR, 's3.log'),
       stopSignal: 'SIGTERM',
       graceMs: 5_000,
+      nice: cluster.backgroundNice,
     });
     try {
       await untilS3Serves(plan);

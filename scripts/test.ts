@@ -134,6 +134,9 @@ async function main(): Promise<number> {
         ...process.env,
         ...parts.env,
         TEST_CPU_LOG: cpuPath,
+        // The clusters tests start share the cores with the other files running at once: run at
+        // the priority of everything else there, as before CLUSTER_BACKGROUND_NICE.
+        CLUSTER_BACKGROUND_NICE: process.env.CLUSTER_BACKGROUND_NICE ?? '0',
         // V8's code cache for the modules every file and its processes load again (the SDKs, the
         // ORM): measured about 0.2 s of CPU less per process.
         NODE_COMPILE_CACHE: process.env.NODE_COMPILE_CACHE || path.join(cacheRoot(), 'node-compile-cache'),

@@ -1,16 +1,17 @@
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { getPriority, tmpdir } from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
 import { parse } from 'yaml';
+import { lowerPriority } from '../lib/process-priority.js';
 import { SEARCH_ATTRIBUTES } from '../lib/temporal/search-attributes.js';
 import {
   DEFAULT_HISTORY_SHARDS,
   loadClusterSettings,
   parseWorkerProcesses,
 } from '../scripts/cluster/settings.js';
-import { MAX_RESTART_DELAY_MS, restartDelay } from '../scripts/cluster/supervisor.js';
+import { MAX_RESTART_DELAY_MS, restartDelay, spawnPart } from '../scripts/cluster/supervisor.js';
 import { allTemporalPorts, temporalServerConfig } from '../scripts/cluster/temporal-config.js';
 import { writeUiConfig } from '../scripts/cluster/temporal-server.js';
 import { goToolchainFor } from '../scripts/temporal-server-binaries.js';
@@ -53,6 +54,43 @@ test('cluster settings: defaults, ports derived from the Temporal port, bad valu
     /API_PROCESSES must be a whole number of at least 1/,
   );
   assert.throws(() => loadClusterSettings({ CLUSTER_PG_PORT: '70000' }), /CLUSTER_PG_PORT must be a port/);
+});
+
+test('CLUSTER_BACKGROUND_NICE: 10 by default, 0 turns it off, outside 0–19 refused by name', () => {
+  assert.equal(loadClusterSettings({}).backgroundNice, 10);
+  assert.equal(loadClusterSettings({ CLUSTER_BACKGROUND_NICE: '0' }).backgroundNice, 0);
+  assert.equal(loadClusterSettings({ CLUSTER_BACKGROUND_NICE: '19' }).backgroundNice, 19);
+  assert.throws(
+    () => loadClusterSettings({ CLUSTER_BACKGROUND_NICE: '20' }),
+    /CLUSTER_BACKGROUND_NICE must be a nice value from 0 to 19/,
+  );
+  assert.throws(
+    () => loadClusterSettings({ CLUSTER_BACKGROUND_NICE: '-5' }),
+    /CLUSTER_BACKGROUND_NICE must be a whole number of at least 0/,
+  );
+});
+
+test("a background part runs at the nice value it is given; the others at the supervisor's own", async () => {
+  const sleeper = (nice?: number) =>
+    spawnPart({
+      command: 'sleep',
+      args: ['30'],
+      env: process.env,
+      cwd: tmpdir(),
+      stopSignal: 'SIGTERM',
+      graceMs: 1_000,
+      ...(nice === undefined ? {} : { nice }),
+    });
+  const background = sleeper(7);
+  const callPath = sleeper();
+  try {
+    assert.equal(getPriority(background.pid), Math.max(getPriority(), 7));
+    assert.equal(getPriority(callPath.pid), getPriority());
+  } finally {
+    await Promise.all([background.stop(), callPath.stop()]);
+  }
+  // A part that is gone is no error: there is nothing left to lower.
+  assert.doesNotThrow(() => lowerPriority(background.pid, 5));
 });
 
 test('the Temporal server config: PostgreSQL (postgres12) for persistence and visibility, shards, ports', () => {

@@ -101,6 +101,9 @@ before(async () => {
       // The cluster's own S3-compatible store (versitygw): the gateway uploads, the API reads there.
       RECORDINGS_STORE: 's3',
       RECORDINGS_DIR: path.join(dir, 'recordings'),
+      // The parts off the call path one step down (10 by default; `npm test` runs clusters at 0
+      // beside the other files, and 1 keeps this one's pace while its wiring is checked).
+      CLUSTER_BACKGROUND_NICE: '1',
     },
     log: () => {},
   });
@@ -162,6 +165,30 @@ describe('npm run start:cluster with CARRIER=sip', { skip, timeout: 900_000 }, (
     assert.equal(recording.status, 200);
     const wav = new wavefile.WaveFile(Buffer.from(await recording.arrayBuffer()));
     assert.equal((wav.fmt as { numChannels: number }).numChannels, 2);
+  });
+
+  test('the parts off the call path run at CLUSTER_BACKGROUND_NICE, the gateways, the SIP side and the API as the cluster does', () => {
+    const own = os.getPriority();
+    const priorityOf = (part: string) => {
+      const pid = cluster.pidOf(part);
+      assert.ok(pid, `${part} has a pid`);
+      return os.getPriority(pid);
+    };
+    for (const part of [
+      'Temporal server',
+      'Temporal Web UI',
+      'S3 store',
+      'workers calls #1',
+      'carrier simulator #1',
+    ])
+      assert.equal(priorityOf(part), Math.max(own, 1), part);
+    for (const part of ['media gateway #1', 'media gateway #2', 'SIP side', 'API #1'])
+      assert.equal(priorityOf(part), own, part);
+    // PostgreSQL's server, whose backends are forked from it and so run at its priority.
+    const postmaster = Number(
+      readFileSync(path.join(dir, 'cluster', 'postgres', 'postmaster.pid'), 'utf8').split('\n')[0],
+    );
+    assert.equal(os.getPriority(postmaster), Math.max(own, 1));
   });
 
   test('an S3 store that dies is started again by the cluster, on the same keys and with what it held', async () => {

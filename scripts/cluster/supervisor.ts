@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { closeSync, openSync } from 'node:fs';
+import { lowerPriority } from '../../lib/process-priority.js';
 import { formatDuration, hasExited, stopChild } from '../processes.js';
 
 // Keeps the parts of `npm run start:cluster` running, as a process supervisor (systemd, Kubernetes)
@@ -144,6 +145,8 @@ export function spawnPart(options: {
   logFile?: string;
   stopSignal: NodeJS.Signals;
   graceMs: number;
+  /** Background work yields the CPU to the call path (a nice value; lib/process-priority.ts). */
+  nice?: number;
 }): Running {
   let stdio: ['ignore', 'inherit' | number, 'inherit' | number] = ['ignore', 'inherit', 'inherit'];
   let fd: number | undefined;
@@ -158,6 +161,7 @@ export function spawnPart(options: {
     detached: true,
   });
   if (fd !== undefined) closeSync(fd);
+  lowerPriority(child.pid, options.nice ?? 0);
   spawnedChildren.add(child);
   const exited = new Promise<string>((resolve) => {
     child.once('error', (error) => resolve(`could not be started: ${error.message}`));
