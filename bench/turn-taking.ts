@@ -4,8 +4,10 @@ import { resample } from '../lib/audio/resample.js';
 import { type EndOfTurnRule, TurnDetector } from '../lib/audio/turn-detector.js';
 import { SileroVoiceActivity } from '../lib/audio/voice-activity.js';
 import { SpeechServerEndOfTurn } from '../lib/speech/end-of-turn.js';
+import { OpenAiSpeechToText } from '../lib/speech/openai-speech-to-text.js';
 import { OpenAiTextToSpeech } from '../lib/speech/openai-text-to-speech.js';
 import { startLocalSpeechServer } from '../scripts/local-speech-server.js';
+import { BACKCHANNELS, INTERRUPTIONS, overTheAgent, percentile } from './over-the-agent.js';
 
 // Where the caller's turn ends (docs/voice.md, "End of turn by a model"), measured on a labelled
 // set of caller utterances made with the local voice (Piper joe) and carried over the phone line
@@ -20,10 +22,12 @@ import { startLocalSpeechServer } from '../scripts/local-speech-server.js';
 // time, three at once (three callers), so the model's own time counts. Reported: end_of_turn_p50_ms (the end of a complete
 // utterance's speech → its turn's end) and false_cut_rate (cut and digit utterances whose turn ended
 // in a pause, before the rest), for the model and for the silence rule (VOICE_ENDPOINTING_MS 600).
-// Not measured here: false interruptions (backchannels over the agent), which need the gateway's
-// interruption path; the issue's full bench plays through the gateway.
+// Then 25 more over a talking agent (bench/over-the-agent.ts, through the gateway's user-turn and
+// interruption stages): false_interruption_rate (15 backchannels that stopped the agent) and how
+// soon 10 real interruptions stopped it.
 //
-//   npm run bench -- turn-taking      targets: end of turn p50 ≤ 300 ms, false cuts ≤ 5 %
+//   npm run bench -- turn-taking      targets: end of turn p50 ≤ 300 ms, false cuts ≤ 5 %,
+//                                     false interruptions ≤ 10 %
 
 const COMPLETE = [
   'I would like to book a table for two on Friday.',
@@ -195,11 +199,6 @@ async function turnEnds(audio: Int16Array, rule: EndOfTurnRule | undefined, real
   return ends;
 }
 
-const percentile = (values: number[], p: number) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  return Math.round(sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? Number.NaN);
-};
-
 const server = await startLocalSpeechServer({ log: (line) => process.stderr.write(`${line}\n`) });
 try {
   const endpoint = (model: string) => ({ url: server.url, apiKey: undefined, model, timeoutMs: 30_000 });
@@ -257,6 +256,10 @@ try {
     maxMs: 2000,
     failed: () => void failures++,
   };
+  const over = await overTheAgent(
+    async (text) => (await spoken(text)).samples,
+    new OpenAiSpeechToText(endpoint('whisper-1')),
+  );
   for (const mode of ['model', 'silence'] as const) {
     const endOfTurn: number[] = [];
     let cuts = 0;
@@ -282,10 +285,12 @@ try {
       JSON.stringify({
         bench: 'turn-taking',
         turn_detection: mode,
-        utterances: utterances.length,
+        utterances: utterances.length + BACKCHANNELS.length + INTERRUPTIONS.length,
         end_of_turn_p50_ms: percentile(endOfTurn, 50),
         end_of_turn_p95_ms: percentile(endOfTurn, 95),
         false_cut_rate: Math.round((cuts / continued) * 1000) / 1000,
+        // The same for both: speech over the agent is judged by its words, not by the turn's end.
+        ...over,
         ...(mode === 'model' ? { model_failures: failures } : {}),
       }),
     );

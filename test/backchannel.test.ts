@@ -13,6 +13,9 @@ test('short listener words in the service’s languages are backchannels; nothin
     'OK',
     'I see.',
     'Right, right.',
+    'All right.',
+    'Ah.',
+    'Oh, okay.',
     'Ja.',
     'Jo, jo',
     'Akkurat.',
@@ -32,6 +35,8 @@ test('words that ask or say something are not, nor four listener words in a row'
     'Yeah but what about Sundays',
     'Hello?',
     'Yeah yeah okay sure',
+    'All of it, please.',
+    'Oh wait.',
   ])
     assert.equal(isBackchannel(words), false, words);
 });

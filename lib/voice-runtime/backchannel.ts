@@ -14,6 +14,9 @@ const BACKCHANNEL_WORDS = new Set([
   'uh',
   'huh',
   'um',
+  'ah',
+  'aha',
+  'oh',
   'yeah',
   'yes',
   'yep',
@@ -60,6 +63,8 @@ const MOST_WORDS = 3;
 export function isBackchannel(words: string): boolean {
   const tokens = words
     .toLowerCase()
+    // Whisper writes "alright" as two words ("All right."): one listener word, not "all" of something.
+    .replace(/\ball right\b/g, 'alright')
     .replace(/[^\p{L}\p{N}\s]+/gu, ' ')
     .split(/\s+/)
     .filter(Boolean);
