@@ -73,6 +73,7 @@ async function stoppedAfter(speech: Int16Array, stt: SpeechToText): Promise<numb
   let talking = true;
   let stoppedAtMs: number | null = null;
   let clockMs = 0;
+  const detector = new TurnDetector({ vad: await SileroVoiceActivity.load(), endpointingMs: 600 });
   const turns = new UserTurns({
     callId: 'bench',
     stt,
@@ -93,9 +94,9 @@ async function stoppedAfter(speech: Int16Array, stt: SpeechToText): Promise<numb
     preemptiveGeneration: false,
     ending: () => false,
     callBack: async () => {},
+    speechSoFar: () => detector.speechSoFar(),
     logger: createLogger('error', { write: () => {} }),
   });
-  const detector = new TurnDetector({ vad: await SileroVoiceActivity.load(), endpointingMs: 600 });
   const started = performance.now();
   for (let start = 0; start + 160 <= audio.length; start += 160) {
     clockMs = start / 8;

@@ -95,6 +95,7 @@ export class CallAudio {
       ending: () => this.ending !== null,
       callBack: (callback) => this.callBack(callback),
       obeyingInterruptions: [recordingCut(deps.recording)],
+      speechSoFar: () => deps.detector.speechSoFar(),
       logger: deps.logger,
     });
   }

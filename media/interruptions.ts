@@ -9,8 +9,11 @@ import type { TurnLoop } from './turn-loop.js';
 // a key pressed stops the agent at once. Speech over the agent that lasts 300 ms (speech_confirmed)
 // stops it once its first words are heard, unless they are only a backchannel ("mhm", "yeah", "ja":
 // lib/voice-runtime/backchannel.ts), which means "go on". Speech over the agent that goes on past
-// LONGEST_BACKCHANNEL_MS from its start stops it whatever its words, so a real interruption clears
-// within the spec's 1.5 s even when the transcription is slow. A backchannel the agent talked on
+// LONGEST_BACKCHANNEL_MS from its start stops it, unless its first words were a backchannel and
+// all its words so far still are ("yeah, okay", said in one breath): those are heard again then,
+// and every LONGEST_BACKCHANNEL_MS while it lasts, and stop the agent unless they come within
+// REJUDGE_LIMIT_MS and are only "go on". So a real interruption clears within the spec's 1.5 s even
+// when it begins with "yeah" or the transcription is slow. A backchannel the agent talked on
 // through is no line of the caller's. The next line of the person's carries what the agent had
 // said of the line it stopped.
 //
@@ -19,8 +22,10 @@ import type { TurnLoop } from './turn-loop.js';
 // then each of `obeying` in order (the recording's cut, call-audio.ts), and the utterance's played
 // text becomes the transcript's cut with the person's next line (`take`).
 
-/** Speech over the agent longer than this (from its start) interrupts whatever its words. */
+/** Speech over the agent longer than this (from its start) interrupts, unless all its words so far are a backchannel. */
 export const LONGEST_BACKCHANNEL_MS = 1_000;
+/** How long the words of such speech are waited for before it stops the agent anyway (1 s + this < 1.5 s). */
+export const REJUDGE_LIMIT_MS = 400;
 
 export interface InterruptionsDeps {
   callId: string;
@@ -28,6 +33,8 @@ export interface InterruptionsDeps {
   loop: TurnLoop | null;
   /** Transcribes the speech so far (the first words of speech over the agent). */
   transcribe: (audio: Int16Array) => Promise<string>;
+  /** The speech being heard so far (the turn detector's); none: long speech is not heard again. */
+  speechSoFar?: () => Int16Array | null;
   /** The stages that obey an interruption besides the voice (the recording's cut), in order. */
   obeying?: readonly ((cut: AgentCut) => void)[];
   logger: Logger;
@@ -44,6 +51,10 @@ interface Judging {
   paused: boolean;
   /** LONGEST_BACKCHANNEL_MS from its start have passed. */
   long: boolean;
+  /** Its words were heard again past LONGEST_BACKCHANNEL_MS (the turn's own words judge its end). */
+  heardAgain: boolean;
+  /** Those words are being transcribed now. */
+  hearingAgain: boolean;
 }
 
 export class Interruptions {
@@ -70,7 +81,7 @@ export class Interruptions {
       timer: setTimeout(
         () => {
           judging.long = true;
-          if (!judging.paused) this.decide(judging, 'barge-in', { atMs, reason: 'long speech' });
+          if (!judging.paused) this.longSpeech(judging, atMs);
         },
         Math.max(0, LONGEST_BACKCHANNEL_MS - speechMs),
       ),
@@ -78,6 +89,8 @@ export class Interruptions {
       interrupted: false,
       paused: false,
       long: false,
+      heardAgain: false,
+      hearingAgain: false,
     };
     this.judging = judging;
     this.deps.transcribe(audio).then(
@@ -102,7 +115,7 @@ export class Interruptions {
     const judging = this.judging;
     if (!judging) return;
     judging.paused = false;
-    if (judging.long) this.decide(judging, 'barge-in', { atMs, reason: 'long speech' });
+    if (judging.long) this.longSpeech(judging, atMs);
   }
 
   /**
@@ -113,7 +126,7 @@ export class Interruptions {
   speechEnded(): 'turn' | 'backchannel' | 'unjudged' {
     const judging = this.endJudging();
     if (!judging || judging.interrupted) return 'turn';
-    if (!judging.backchannel) return 'unjudged';
+    if (!judging.backchannel || judging.heardAgain) return 'unjudged';
     return this.deps.voice.speaking() ? 'backchannel' : 'turn';
   }
 
@@ -139,6 +152,43 @@ export class Interruptions {
   /** Ends the judging under way (no timer left behind); the call is over too. */
   stop(): void {
     this.endJudging();
+  }
+
+  /**
+   * Speech over the agent past LONGEST_BACKCHANNEL_MS: it stops the agent, unless its first words
+   * were a backchannel and all its words so far, heard within REJUDGE_LIMIT_MS, still are; then it
+   * is heard again a LONGEST_BACKCHANNEL_MS later while it goes on.
+   */
+  private longSpeech(judging: Judging, atMs: number): void {
+    if (this.judging !== judging || judging.interrupted || judging.hearingAgain) return;
+    const audio = judging.backchannel ? this.deps.speechSoFar?.() : null;
+    if (!audio) {
+      this.decide(judging, 'barge-in', { atMs, reason: 'long speech' });
+      return;
+    }
+    judging.heardAgain = true;
+    judging.hearingAgain = true;
+    clearTimeout(judging.timer);
+    judging.timer = setTimeout(
+      () => this.decide(judging, 'barge-in', { atMs, reason: 'long speech, its words too late' }),
+      REJUDGE_LIMIT_MS,
+    );
+    this.deps.transcribe(audio).then(
+      (words) => {
+        judging.hearingAgain = false;
+        if (this.judging !== judging || judging.interrupted) return;
+        if (!isBackchannel(words)) return this.decide(judging, 'barge-in', { atMs, reason: 'long speech' });
+        clearTimeout(judging.timer);
+        judging.timer = setTimeout(() => {
+          if (!judging.paused) this.longSpeech(judging, atMs);
+        }, LONGEST_BACKCHANNEL_MS);
+        this.deps.logger.info('long backchannel over the agent: it goes on', {
+          callId: this.deps.callId,
+          words,
+        });
+      },
+      () => this.decide(judging, 'barge-in', { atMs, reason: 'long speech' }),
+    );
   }
 
   private decide(judging: Judging, message: string, fields: Record<string, unknown>): void {

@@ -43,6 +43,8 @@ export interface UserTurnsDeps {
   callBack: (callback: CarrierCallback) => Promise<void>;
   /** The stages besides the voice that obey an interruption (interruptions.ts). */
   obeyingInterruptions?: InterruptionsDeps['obeying'];
+  /** The speech being heard so far (the turn detector's), for speech over the agent heard again. */
+  speechSoFar?: InterruptionsDeps['speechSoFar'];
   logger: Logger;
 }
 
@@ -73,6 +75,7 @@ export class UserTurns {
       voice: deps.voice,
       loop: deps.loop,
       transcribe: (audio) => this.transcribe(audio),
+      ...(deps.speechSoFar ? { speechSoFar: deps.speechSoFar } : {}),
       obeying: deps.obeyingInterruptions,
       logger: deps.logger,
     });

@@ -1,11 +1,13 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { TranscriptEntry } from '../db/entities/index.js';
 import { encodeMulaw } from '../lib/audio/mulaw.js';
 import { toMulawFrames } from '../lib/audio/phone-frames.js';
 import { watchGatewayCalls } from '../lib/metrics/gateway-metrics.js';
 import { metricsRegistry } from '../lib/metrics/service-metrics.js';
 import type { GatewayTurn } from '../lib/temporal/call-messages.js';
+import { REJUDGE_LIMIT_MS } from '../media/interruptions.js';
 import {
   type MediaPathCall,
   mediaPathCalls,
@@ -192,9 +194,15 @@ describe('barge-in and hang-ups', () => {
   const [FIRST_SENTENCE] = LONG.say.match(/[^.]+\./) ?? [];
 
   /** A call whose agent has begun its long answer to the caller's first line. */
-  async function agentSpeaking(): Promise<MediaPathCall> {
+  /** An answer of about 5 s (40 ms of audio a word): the agent still talks through a judging that lasts seconds. */
+  const LONGER = {
+    say: `${LONG.say} ${LONG.say} ${LONG.say} ${LONG.say} ${LONG.say}`,
+    next: { kind: 'continue' },
+  } as const;
+
+  async function agentSpeaking(answer: typeof LONG | typeof LONGER = LONG): Promise<MediaPathCall> {
     const path = await call({
-      runtime: new ScriptedRuntime((heard) => (heard.includes('open') ? LONG : ANSWER)),
+      runtime: new ScriptedRuntime((heard) => (heard.includes('open') ? answer : ANSWER)),
     });
     await path.takeTurns();
     path.says('When are you open', 800);
@@ -279,6 +287,43 @@ describe('barge-in and hang-ups', () => {
     await until(() => gatewayTurns(path).length === 2, 'the line after the barge-in was not answered');
     const [, second] = gatewayTurns(path);
     assert.equal(second.interrupted?.index, 1);
+  });
+
+  test('a backchannel said in one breath past 1 s ("yeah, okay") is heard again at that second: it neither stops the agent nor is a line', async () => {
+    const path = await agentSpeaking(LONGER);
+    const asked = path.stt.requests.length;
+    path.says('Yeah, okay.', 1400);
+    // Still speaking at its second: all its words so far are transcribed again, and still only "go on".
+    const heardAgain = () =>
+      path.stt.requests.slice(asked).filter((r) => r.text === 'Yeah, okay.' && r.answered);
+    await until(() => heardAgain().length >= 2, 'its words were not heard again past 1 s');
+    assert.ok(heardAgain()[1].seconds > heardAgain()[0].seconds, 'the second time, all its words so far');
+    await sleep(REJUDGE_LIMIT_MS + 200);
+    assert.equal(path.out.clears, 0, 'the agent was not stopped');
+    path.silence(700);
+    await until(() => path.turnEvents.filter((type) => type === 'turn_ended').length === 2, 'no turn end');
+    const frames = path.out.frames;
+    await until(() => path.out.frames > frames + 10, 'the agent did not go on speaking');
+    assert.equal(path.out.clears, 0);
+    assert.equal(gatewayTurns(path).length, 1, 'judged by its own words at its end: no line');
+  });
+
+  test('such speech whose words do not come back within 400 ms of its second stops the agent, within the spec’s 1.5 s', async () => {
+    const path = await agentSpeaking(LONGER);
+    const asked = path.stt.requests.length;
+    const startedAt = performance.now();
+    path.says('Yeah, okay.', 1400);
+    await until(
+      () => path.stt.requests.slice(asked).some((r) => r.answered),
+      'its first words were not heard',
+    );
+    const release = path.stt.hold();
+    await until(() => path.out.clears === 1, 'the agent was not stopped when the words came too late');
+    assert.ok(
+      performance.now() - startedAt < 1_500 + 500,
+      'within the spec’s 1.5 s (and the harness’s own time)',
+    );
+    release();
   });
 
   test('words over the agent that the speech server cannot hear in time: the turn’s own words judge it', async () => {

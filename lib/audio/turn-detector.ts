@@ -123,6 +123,11 @@ export class TurnDetector {
     return this.frames.push(() => this.process(own, atMs));
   }
 
+  /** The speech being heard, up to its last voiced frame (with its pre-roll); null between utterances. */
+  speechSoFar(): Int16Array | null {
+    return this.utterance ? this.endTurn(this.utterance, this.utterance.lastVoicedEndMs).audio : null;
+  }
+
   /** The caller hung up: a turn in progress ends now (or null when none). */
   flush(): TurnEvent | null {
     const utterance = this.utterance;
