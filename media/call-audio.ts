@@ -266,11 +266,10 @@ export class CallAudio {
 
   /** Our side ends the call: the agent's last audio plays out, then `lastMessage` goes (a transfer's
    * target: not before, or the caller is handed over mid-line), then the socket closes. */
-  private async endFromOurSide(how: CallAudioEnd, code: number, reason: string, lastMessage?: () => void) {
+  private async endFromOurSide(how: CallAudioEnd, code: number, reason: string) {
     if (this.ending) return;
     this.ending = how;
     await this.deps.voice.played(PLAYOUT_LIMIT_MS);
-    lastMessage?.();
     this.deps.close(code, reason);
     await this.finish();
   }

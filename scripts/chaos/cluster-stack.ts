@@ -112,8 +112,17 @@ export class ClusterStack implements ChaosStack {
 
   private childEnv(): NodeJS.ProcessEnv {
     const env: NodeJS.ProcessEnv = {};
-    const passed = ['PATH', 'HOME', 'LANG', 'TZ', 'TMPDIR', 'NODE_OPTIONS', 'VOICE_AGENT_CACHE_DIR'];
-    for (const name of [...passed, 'CLUSTER_BACKGROUND_NICE']) {
+    const passed = [
+      'PATH',
+      'HOME',
+      'LANG',
+      'TZ',
+      'TMPDIR',
+      'NODE_OPTIONS',
+      'VOICE_AGENT_CACHE_DIR',
+      'CLUSTER_BACKGROUND_NICE',
+    ];
+    for (const name of passed) {
       if (process.env[name] !== undefined) env[name] = process.env[name];
     }
     return {
