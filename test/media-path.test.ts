@@ -29,6 +29,19 @@ function call(options: Parameters<typeof startMediaPathCall>[1] = {}): Promise<M
 const ASK = 'Can you send me the details by email';
 const ANSWER = { say: 'Of course. Which address should I use?', next: { kind: 'continue' } } as const;
 
+/** Until the detector has ended `count` turns on the call. */
+function turnsEnded(call: MediaPathCall, count: number): Promise<void> {
+  return until(() => call.turnEvents.filter((type) => type === 'turn_ended').length === count, 'no turn end');
+}
+
+/** The agent goes on talking, was never stopped, and the speech over it became no line (`why`). */
+async function wentOnUnstopped(call: MediaPathCall, why: string): Promise<void> {
+  const frames = call.out.frames;
+  await until(() => call.out.frames > frames + 10, 'the agent did not go on speaking');
+  assert.equal(call.out.clears, 0, 'the agent was not stopped');
+  assert.equal(gatewayTurns(call).length, 1, why);
+}
+
 function gatewayTurns(call: MediaPathCall): GatewayTurn[] {
   return call.signals.filter((s) => s.name === 'gatewayTurn').map((s) => s.args[0] as GatewayTurn);
 }
@@ -251,11 +264,8 @@ describe('barge-in and hang-ups', () => {
     const path = await agentSpeaking();
     path.says('mm-hm', 200);
     path.silence(700);
-    await until(() => path.turnEvents.filter((type) => type === 'turn_ended').length === 2, 'no turn end');
-    const frames = path.out.frames;
-    await until(() => path.out.frames > frames + 10, 'the agent did not go on speaking');
-    assert.equal(path.out.clears, 0);
-    assert.equal(gatewayTurns(path).length, 1, 'the short sound was no line');
+    await turnsEnded(path, 2);
+    await wentOnUnstopped(path, 'the short sound was no line');
   });
 
   test('a backchannel over the agent ("mm-hm", "yeah, okay", 500 ms) neither stops it nor is a line', async () => {
@@ -264,12 +274,9 @@ describe('barge-in and hang-ups', () => {
     path.silence(700);
     path.says('Yeah, okay.', 500);
     path.silence(700);
-    await until(() => path.turnEvents.filter((type) => type === 'turn_ended').length === 3, 'no turn ends');
-    const frames = path.out.frames;
-    await until(() => path.out.frames > frames + 10, 'the agent did not go on speaking');
-    assert.equal(path.out.clears, 0, 'the agent was not stopped');
+    await turnsEnded(path, 3);
+    await wentOnUnstopped(path, 'the backchannels were no lines');
     assert.deepEqual(path.recordingCuts, [], 'nor its recording cut');
-    assert.equal(gatewayTurns(path).length, 1, 'the backchannels were no lines');
   });
 
   test('speech over the agent that begins with a backchannel and goes on past 1 s stops it, and is a line', async () => {
@@ -301,11 +308,8 @@ describe('barge-in and hang-ups', () => {
     await sleep(REJUDGE_LIMIT_MS + 200);
     assert.equal(path.out.clears, 0, 'the agent was not stopped');
     path.silence(700);
-    await until(() => path.turnEvents.filter((type) => type === 'turn_ended').length === 2, 'no turn end');
-    const frames = path.out.frames;
-    await until(() => path.out.frames > frames + 10, 'the agent did not go on speaking');
-    assert.equal(path.out.clears, 0);
-    assert.equal(gatewayTurns(path).length, 1, 'judged by its own words at its end: no line');
+    await turnsEnded(path, 2);
+    await wentOnUnstopped(path, 'judged by its own words at its end: no line');
   });
 
   test('such speech whose words do not come back within 400 ms of its second stops the agent, within the spec’s 1.5 s', async () => {
@@ -331,12 +335,9 @@ describe('barge-in and hang-ups', () => {
     const release = path.stt.hold();
     path.says('Mm-hmm.', 500);
     path.silence(700);
-    await until(() => path.turnEvents.filter((type) => type === 'turn_ended').length === 2, 'no turn end');
+    await turnsEnded(path, 2);
     release();
-    const frames = path.out.frames;
-    await until(() => path.out.frames > frames + 10, 'the agent did not go on speaking');
-    assert.equal(path.out.clears, 0);
-    assert.equal(gatewayTurns(path).length, 1, 'a backchannel judged by the turn’s words is no line either');
+    await wentOnUnstopped(path, 'a backchannel judged by the turn’s words is no line either');
   });
 
   test('the caller hangs up mid-sentence: the last words are heard, then the hang-up, in that order', async () => {

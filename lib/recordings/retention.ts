@@ -22,13 +22,21 @@ export async function dropRecordingIfNotKept(
   recordings: Pick<RecordingStore, 'delete'>,
   callId: string,
 ): Promise<boolean> {
-  const [row]: { days: number | null }[] = await em.getConnection().execute(
-    `select w.recording_retention_days as days
+  return (await retentionOf(em, callId))?.days === 0 ? recordings.delete(callId) : false;
+}
+
+/** The call's status and its workspace's retention in days (null: kept until deleted); null for no such call. */
+async function retentionOf(
+  em: EntityManager,
+  callId: string,
+): Promise<{ days: number | null; status: string } | null> {
+  const [row]: { days: number | null; status: string }[] = await em.getConnection().execute(
+    `select w.recording_retention_days as days, c.status
          from calls c join workspaces w on w.id = c.workspace_id
         where c.id = ?`,
     [callId],
   );
-  return row?.days === 0 ? recordings.delete(callId) : false;
+  return row ?? null;
 }
 
 /**
@@ -37,12 +45,7 @@ export async function dropRecordingIfNotKept(
  * stay there, nor be uploaded at all.
  */
 export async function keepsNoRecording(em: EntityManager, callId: string): Promise<boolean> {
-  const [row]: { days: number | null; status: string }[] = await em.getConnection().execute(
-    `select w.recording_retention_days as days, c.status
-         from calls c join workspaces w on w.id = c.workspace_id
-        where c.id = ?`,
-    [callId],
-  );
+  const row = await retentionOf(em, callId);
   return row?.days === 0 && FINAL_CALL_STATUSES.includes(row.status as never);
 }
 
