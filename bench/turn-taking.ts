@@ -6,6 +6,9 @@ import { SileroVoiceActivity } from '../lib/audio/voice-activity.js';
 import { SpeechServerEndOfTurn } from '../lib/speech/end-of-turn.js';
 import { OpenAiSpeechToText } from '../lib/speech/openai-speech-to-text.js';
 import { OpenAiTextToSpeech } from '../lib/speech/openai-text-to-speech.js';
+import { endOfTurnRule } from '../media/end-of-turn-rule.js';
+import { HeardAhead } from '../media/heard-ahead.js';
+import { transcribeTurn } from '../media/turn-transcription.js';
 import { startLocalSpeechServer } from '../scripts/local-speech-server.js';
 import { BACKCHANNELS, INTERRUPTIONS, overTheAgent, percentile } from './over-the-agent.js';
 
@@ -141,6 +144,10 @@ interface Utterance {
 const LEAD_MS = 400;
 /** After the last part: past VOICE_TURN_MAX_MS, so every turn ends within it. */
 const TAIL_MS = 2400;
+/** BENCH_TURN_MODES: the rules measured (all three unless told). */
+const MODES = (['model', 'model_voice_only', 'silence'] as const).filter(
+  (mode) => !process.env.BENCH_TURN_MODES || process.env.BENCH_TURN_MODES.split(',').includes(mode),
+);
 /** Utterances heard at once (three callers), in real time. */
 const AT_ONCE = 3;
 
@@ -175,19 +182,39 @@ function utterance(kind: Utterance['kind'], parts: Part[], pausesMs: number[]): 
   return { kind, audio, parts: spans };
 }
 
-/** Runs one utterance through a detector in real time; when its turns ended (ms on its clock). */
-async function turnEnds(audio: Int16Array, rule: EndOfTurnRule | undefined, realTime: boolean) {
+/**
+ * Runs one utterance through a detector in real time; when its turns ended (ms on its clock). Its
+ * pauses are transcribed ahead as the gateway's user turns do (media/user-turns.ts), for the rule's words.
+ */
+async function turnEnds(
+  audio: Int16Array,
+  rule: ((heardAhead: HeardAhead) => EndOfTurnRule) | undefined,
+  realTime: boolean,
+) {
+  const heardAhead = new HeardAhead((pause, signal) => transcribeTurn(stt, 'en-US', pause.audio, signal));
   const detector = new TurnDetector({
     vad: await SileroVoiceActivity.load(),
     endpointingMs: 600,
-    ...(rule ? { endOfTurn: rule } : {}),
+    ...(rule ? { endOfTurn: rule(heardAhead) } : {}),
   });
   const ends: number[] = [];
+  /** The words heard at each pause, by the pause's end (ms). */
+  const words = new Map<number, string>();
   const started = performance.now();
   for (let start = 0; start + 160 <= audio.length; start += 160) {
     const atMs = start / 8;
     for (const event of await detector.push(audio.subarray(start, start + 160), atMs)) {
-      if (event.type === 'turn_ended') ends.push(atMs + 20);
+      if (event.type === 'speech_paused' && rule) {
+        heardAhead.begin(event).text.then(
+          (text) => words.set(event.endedAtMs, text),
+          () => {},
+        );
+      }
+      if (event.type === 'speech_resumed' || event.type === 'speech_started') heardAhead.drop();
+      if (event.type === 'turn_ended') {
+        heardAhead.drop();
+        ends.push(atMs + 20);
+      }
     }
     if (realTime) {
       const wait = started + atMs + 20 - performance.now();
@@ -196,12 +223,13 @@ async function turnEnds(audio: Int16Array, rule: EndOfTurnRule | undefined, real
       await new Promise((resolve) => setImmediate(resolve));
     }
   }
-  return ends;
+  return { ends, words };
 }
 
 const server = await startLocalSpeechServer({ log: (line) => process.stderr.write(`${line}\n`) });
+const endpoint = (model: string) => ({ url: server.url, apiKey: undefined, model, timeoutMs: 30_000 });
+const stt = new OpenAiSpeechToText(endpoint('whisper-1'));
 try {
-  const endpoint = (model: string) => ({ url: server.url, apiKey: undefined, model, timeoutMs: 30_000 });
   const tts = new OpenAiTextToSpeech(endpoint('tts-1'));
   const spoken = async (text: string): Promise<Part> => {
     const made = await tts.synthesize(text, { voice: 'joe' });
@@ -250,34 +278,46 @@ try {
   }
   const model = new SpeechServerEndOfTurn(endpoint('whisper-1'));
   let failures = 0;
-  const rule: EndOfTurnRule = {
-    complete: (samples) => model.complete({ sampleRate: 8000, samples }),
-    pauseMs: 200,
-    maxMs: 2000,
-    failed: () => void failures++,
+  const settings = { model, language: 'en-US', pauseMs: 200, maxMs: 2000, failed: () => void failures++ };
+  const rules = {
+    // The gateway's rule: the model, and the pause's words.
+    model: (heardAhead: HeardAhead) => endOfTurnRule({ ...settings, heardAhead }),
+    // The model alone, for comparison.
+    model_voice_only: (heardAhead: HeardAhead) => {
+      const { unfinished: _, ...voiceOnly } = endOfTurnRule({ ...settings, heardAhead });
+      return voiceOnly;
+    },
+    silence: undefined,
   };
-  const over = await overTheAgent(
-    async (text) => (await spoken(text)).samples,
-    new OpenAiSpeechToText(endpoint('whisper-1')),
-  );
-  for (const mode of ['model', 'silence'] as const) {
+  const over = await overTheAgent(async (text) => (await spoken(text)).samples, stt);
+  for (const mode of MODES) {
+    failures = 0;
     const endOfTurn: number[] = [];
     let cuts = 0;
     let continued = 0;
-    const judge = (heard: Utterance, ends: number[]) => {
+    /** The words heard at the pauses that ended a turn too soon ("" when none came). */
+    const cutAt: string[] = [];
+    const judge = (heard: Utterance, { ends, words }: Awaited<ReturnType<typeof turnEnds>>) => {
       const lastPart = heard.parts.at(-1)!;
       if (heard.kind === 'complete') {
         const end = ends.find((at) => at >= lastPart.endMs);
         if (end !== undefined) endOfTurn.push(end - lastPart.endMs);
       } else {
         continued++;
-        if (ends.some((at) => at < lastPart.startMs)) cuts++;
+        const cut = ends.find((at) => at < lastPart.startMs);
+        if (cut === undefined) return;
+        cuts++;
+        const pause = heard.parts.findLast((part) => part.endMs < cut);
+        const said = [...words].findLast(
+          ([endedAtMs]) => endedAtMs <= cut && endedAtMs >= (pause?.startMs ?? 0),
+        );
+        cutAt.push(said?.[1] ?? '');
       }
     };
     for (let i = 0; i < utterances.length; i += AT_ONCE) {
       const batch = utterances.slice(i, i + AT_ONCE);
       const heard = await Promise.all(
-        batch.map((one) => turnEnds(one.audio, mode === 'model' ? { ...rule } : undefined, mode === 'model')),
+        batch.map((one) => turnEnds(one.audio, rules[mode], mode !== 'silence')),
       );
       for (const [j, one] of batch.entries()) judge(one, heard[j]);
     }
@@ -289,9 +329,10 @@ try {
         end_of_turn_p50_ms: percentile(endOfTurn, 50),
         end_of_turn_p95_ms: percentile(endOfTurn, 95),
         false_cut_rate: Math.round((cuts / continued) * 1000) / 1000,
+        ...(mode !== 'silence' ? { cut_at: cutAt } : {}),
         // The same for both: speech over the agent is judged by its words, not by the turn's end.
         ...over,
-        ...(mode === 'model' ? { model_failures: failures } : {}),
+        ...(mode !== 'silence' ? { model_failures: failures } : {}),
       }),
     );
   }

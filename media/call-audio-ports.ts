@@ -7,6 +7,7 @@ import type { VoiceRuntime } from '../lib/voice-runtime/voice-runtime.js';
 import type { AgentAudioOut, AgentVoice } from './agent-voice.js';
 import type { CallRecording } from './call-recording.js';
 import type { ClientJoin } from './client-join.js';
+import type { HeardAhead } from './heard-ahead.js';
 
 // What one call's audio in the media gateway (media/call-audio.ts) is given, and how it ends.
 
@@ -19,6 +20,8 @@ export interface CallAudioDeps {
   /** The agent's language, for the transcription (BCP 47). */
   language: string;
   detector: TurnDetector;
+  /** The person's pauses' transcriptions, when the detector's end-of-turn rule reads their words too. */
+  heardAhead?: HeardAhead;
   voice: AgentVoice;
   recording: CallRecording | null;
   /** Closes the client's socket. */

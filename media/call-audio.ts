@@ -96,6 +96,7 @@ export class CallAudio {
       callBack: (callback) => this.callBack(callback),
       obeyingInterruptions: [recordingCut(deps.recording)],
       speechSoFar: () => deps.detector.speechSoFar(),
+      ...(deps.heardAhead ? { heardAhead: deps.heardAhead } : {}),
       logger: deps.logger,
     });
   }

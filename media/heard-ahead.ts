@@ -49,6 +49,14 @@ export class HeardAhead {
     return this.current?.heard === heard;
   }
 
+  /** The words of `pause` when it is the latest pause's transcription (under way or in), else null. */
+  wordsOf(pause: { startedAtMs: number; endedAtMs: number }): Promise<string> | null {
+    const heard = this.current?.heard;
+    return heard?.startedAtMs === pause.startedAtMs && heard.endedAtMs === pause.endedAtMs
+      ? heard.text
+      : null;
+  }
+
   /** The person went on: the pause's transcription is aborted. False when there was none. */
   drop(): boolean {
     if (!this.current) return false;

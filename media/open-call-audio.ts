@@ -6,9 +6,12 @@ import { CallAudio } from './call-audio.js';
 import type { CallAudioOut } from './call-audio-ports.js';
 import { openRecording } from './call-recording.js';
 import type { ClientJoin } from './client-join.js';
+import { endOfTurnRule } from './end-of-turn-rule.js';
 import type { GatewayContext } from './gateway-context.js';
+import { HeardAhead } from './heard-ahead.js';
 import { PreparedSpeech } from './prepared-speech.js';
 import type { GatewayMessage } from './stream-messages.js';
+import { transcribeTurn } from './turn-transcription.js';
 
 // A stream's call audio (media/call-audio.ts), wired to the gateway's speech, voice activity model
 // and recordings: what the client is sent (the agent's voice, marks, `clear`, a transfer's target,
@@ -68,6 +71,10 @@ export async function openCallAudio(
     recording,
     logger,
   });
+  // The person's pauses, transcribed ahead: the turn's answer starts from them, and their words end turns.
+  const heardAhead = new HeardAhead((pause, signal) =>
+    transcribeTurn(gateway.stt, call.language, pause.audio, signal),
+  );
   return new CallAudio({
     callId: call.callId,
     callWorkflowId: call.callWorkflowId,
@@ -77,8 +84,9 @@ export async function openCallAudio(
     detector: new TurnDetector({
       vad: await gateway.voiceActivity(),
       endpointingMs: gateway.settings.media.endpointingMs,
-      ...endOfTurnRule(gateway, logger),
+      ...modelRule(gateway, heardAhead, call.language, logger),
     }),
+    heardAhead,
     voice,
     recording,
     close: call.close,
@@ -95,18 +103,25 @@ export async function openCallAudio(
   });
 }
 
-/** VOICE_TURN_DETECTION=model: the turn's end asked of the model (lib/audio/turn-detector.ts), its failure logged once. */
-function endOfTurnRule(gateway: GatewayContext, logger: Logger): { endOfTurn?: EndOfTurnRule } {
+/** VOICE_TURN_DETECTION=model: the turn's end asked of the model and the pause's words (end-of-turn-rule.ts), a failure logged once. */
+function modelRule(
+  gateway: GatewayContext,
+  heardAhead: HeardAhead,
+  language: string,
+  logger: Logger,
+): { endOfTurn?: EndOfTurnRule } {
   const model = gateway.endOfTurn;
   if (!model) return {};
   const { pauseMs, maxMs } = gateway.settings.media.turnDetection;
   return {
-    endOfTurn: {
-      complete: (samples) => model.complete({ sampleRate: 8000, samples }),
+    endOfTurn: endOfTurnRule({
+      model,
+      heardAhead,
+      language,
       pauseMs,
       maxMs,
       failed: (error) =>
         logger.warn('end-of-turn model failed: this call’s turns end by silence', { error: `${error}` }),
-    },
+    }),
   };
 }

@@ -45,6 +45,8 @@ export interface UserTurnsDeps {
   obeyingInterruptions?: InterruptionsDeps['obeying'];
   /** The speech being heard so far (the turn detector's), for speech over the agent heard again. */
   speechSoFar?: InterruptionsDeps['speechSoFar'];
+  /** Its pauses' transcriptions when shared (their words end a turn: media/end-of-turn-rule.ts). */
+  heardAhead?: HeardAhead;
   logger: Logger;
 }
 
@@ -66,10 +68,11 @@ export class UserTurns {
   /** Lines handed on whose turn is not over yet (answered here or sent). */
   private linesInFlight = 0;
   /** The transcription of the person's current pause, if they paused. */
-  private readonly heardAhead = new HeardAhead((pause, signal) => this.transcribe(pause.audio, signal));
+  private readonly heardAhead: HeardAhead;
   private readonly interruptions: Interruptions; // by a key, or by speech that is no backchannel
 
   constructor(private readonly deps: UserTurnsDeps) {
+    this.heardAhead = deps.heardAhead ?? new HeardAhead((pause, sig) => this.transcribe(pause.audio, sig));
     this.interruptions = new Interruptions({
       callId: deps.callId,
       voice: deps.voice,
@@ -262,9 +265,8 @@ export class UserTurns {
       callId: this.deps.callId,
       utterance: speech.utterance,
       transcriptMs: transcribedAt - speechEndedAt,
-      // Its parts: the silence that ended the turn (VOICE_ENDPOINTING_MS and detection), the
-      // transcription itself (queueing at the speech server included), begun at the pause
-      // (`heardAhead`) or when the turn ended, and the part of it the turn waited for.
+      // Its parts: the silence that ended the turn, the transcription (queueing included), begun at
+      // the pause (`heardAhead`) or at the turn's end, and the part of it the turn waited for.
       endpointedMs: timing.endpointedMs,
       sttMs: timing.sttMs,
       sttAfterTurnMs: timing.sttAfterTurnMs,
@@ -272,10 +274,7 @@ export class UserTurns {
     });
   }
 
-  /**
-   * The person's line, in order: answered here while the turns are the gateway's (the person did
-   * not hang up), else sent to the workflow, which answers it.
-   */
+  /** The person's line, in order: answered here while the turns are the gateway's, else by the workflow. */
   private deliver(speech: CallerSpeech): void {
     this.sent = speech.utterance;
     this.linesInFlight++;

@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { type EndOfTurnRule, TurnDetector } from '../lib/audio/turn-detector.js';
+import { endOfTurnRule } from '../media/end-of-turn-rule.js';
+import { HeardAhead } from '../media/heard-ahead.js';
 import { levelVoiceActivity } from './support/media-path.js';
 import { concat, silence } from './support/test-audio.js';
 
@@ -112,4 +114,118 @@ test('speech too short to be a turn is not asked about', async () => {
   const model = modelSaying(true);
   const turns = await turnsOf(detectorWith(model.rule), concat(silence(200), speech(60), silence(1000)));
   assert.deepEqual([turns.length, model.asked.length], [0, 0]);
+});
+
+// The pause's words (media/end-of-turn-rule.ts): the pause is transcribed ahead as the gateway's
+// user turns do (media/heard-ahead.ts, begun at `speech_paused`, dropped when speech resumes), by a
+// transcriber whose words each test gives and whose answer comes when the test says.
+
+function wordsSaying(...texts: (string | 'fail')[]) {
+  const answers: { resolve: (text: string) => void; reject: (error: Error) => void }[] = [];
+  const heardAhead = new HeardAhead(
+    () =>
+      new Promise<string>((resolve, reject) => {
+        answers.push({ resolve, reject });
+      }),
+  );
+  /** Answers the pauses asked so far (their transcriptions come in). */
+  const answer = () => {
+    for (const [i, pending] of answers.entries()) {
+      const text = texts[Math.min(i, texts.length - 1)];
+      if (text === 'fail') pending.reject(new Error('the speech server is gone'));
+      else pending.resolve(text);
+    }
+  };
+  return { heardAhead, answer, asked: () => answers.length };
+}
+
+async function turnsHeard(
+  detector: TurnDetector,
+  heardAhead: HeardAhead,
+  audio: Int16Array,
+  /** Called after each frame: the transcriptions come in when it says. */
+  afterFrame: (atMs: number) => void,
+) {
+  const turns: { decidedAtMs: number; endedAtMs: number }[] = [];
+  for (let start = 0; start + FRAME <= audio.length; start += FRAME) {
+    const atMs = (start / FRAME) * 20;
+    for (const event of await detector.push(audio.subarray(start, start + FRAME), atMs)) {
+      if (event.type === 'speech_paused') heardAhead.begin(event).text.catch(() => {});
+      if (event.type === 'speech_resumed') heardAhead.drop();
+      if (event.type === 'turn_ended') turns.push({ decidedAtMs: atMs + 20, endedAtMs: event.endedAtMs });
+    }
+    afterFrame(atMs);
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+  return turns;
+}
+
+const ruleWith = (model: ReturnType<typeof modelSaying>, words: ReturnType<typeof wordsSaying>) =>
+  endOfTurnRule({
+    model: { complete: ({ samples }) => model.rule.complete(samples) },
+    heardAhead: words.heardAhead,
+    language: 'en-US',
+    pauseMs: 200,
+    maxMs: 2000,
+  });
+
+test('the model says complete but the words lead on ("a table for"): the turn waits, and the rest is in it', async () => {
+  const model = modelSaying(true);
+  const words = wordsSaying(
+    'I would like to book a table for',
+    'I would like to book a table for two on Friday.',
+  );
+  const audio = concat(silence(300), speech(1000), silence(800), speech(700), silence(1500));
+  const turns = await turnsHeard(detectorWith(ruleWith(model, words)), words.heardAhead, audio, words.answer);
+  assert.equal(turns.length, 1, 'one turn, not cut at the pause');
+  assert.ok(Math.abs(turns[0].endedAtMs - 2800) <= 40, `ended at ${turns[0].endedAtMs}`);
+  assert.ok(turns[0].decidedAtMs - turns[0].endedAtMs <= 260, 'the finished words end it at the pause');
+  assert.equal(model.asked.length, 2);
+});
+
+test('a phone number read out in groups is not cut off, although the model calls each pause complete', async () => {
+  const model = modelSaying(true);
+  const words = wordsSaying('My number is 912', 'My number is 912 34', 'My number is 912 34 56.');
+  const audio = concat(
+    silence(300),
+    speech(900),
+    silence(800),
+    speech(500),
+    silence(800),
+    speech(600),
+    silence(2500),
+  );
+  const turns = await turnsHeard(detectorWith(ruleWith(model, words)), words.heardAhead, audio, words.answer);
+  assert.equal(turns.length, 1, 'one turn');
+  // 7 digits are no whole number (8 are): after the last group the turn waits VOICE_TURN_MAX_MS for more.
+  assert.ok(Math.abs(turns[0].endedAtMs - 3900) <= 40, `ended at ${turns[0].endedAtMs}`);
+  assert.ok(Math.abs(turns[0].decidedAtMs - turns[0].endedAtMs - 2000) <= 40);
+});
+
+test('the turn waits for the words, and ends in the frame they come; none, or a failed transcription, leave it to the model', async () => {
+  const model = modelSaying(true);
+  const words = wordsSaying('Please cancel my appointment.');
+  const audio = concat(silence(300), speech(1000), silence(1500));
+  // The transcription comes 300 ms after the pause (at 1300 + 200 + 300 ms).
+  const turns = await turnsHeard(detectorWith(ruleWith(model, words)), words.heardAhead, audio, (atMs) => {
+    if (atMs >= 1800) words.answer();
+  });
+  assert.equal(turns.length, 1);
+  assert.ok(
+    turns[0].decidedAtMs >= 1800 && turns[0].decidedAtMs <= 1860,
+    `decided at ${turns[0].decidedAtMs}`,
+  );
+
+  for (const transcription of ['none', 'fail'] as const) {
+    const failing = wordsSaying('fail');
+    const turnsAlone = await turnsHeard(
+      detectorWith(ruleWith(modelSaying(true), failing)),
+      // 'none': the pause is never transcribed (a short sound over the agent, a call ending).
+      transcription === 'none' ? new HeardAhead(() => new Promise(() => {})) : failing.heardAhead,
+      audio,
+      failing.answer,
+    );
+    assert.equal(turnsAlone.length, 1, transcription);
+    assert.ok(turnsAlone[0].decidedAtMs - turnsAlone[0].endedAtMs <= 280, transcription);
+  }
 });

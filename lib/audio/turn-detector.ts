@@ -51,6 +51,11 @@ export interface TurnDetectorOptions {
  */
 export interface EndOfTurnRule {
   complete(audio: Int16Array): Promise<boolean>;
+  /**
+   * Whether the words of the pause announced (a frame before: its transcription has begun) sound
+   * unfinished: complete needs the model's yes and their no. null, or a failure: the model alone.
+   */
+  unfinished?(pause: { startedAtMs: number; endedAtMs: number }): Promise<boolean> | null;
   pauseMs: number;
   maxMs: number;
   failed?(error: unknown): void;
@@ -84,7 +89,13 @@ interface Utterance {
   pauseAnnounced: boolean;
   frames: TimedFrame[];
   /** The end-of-turn model's decision on the current pause: null until asked (speech again: null). */
-  verdict: { answer: 'pending' | 'complete' | 'incomplete' } | null;
+  verdict: Verdict | null;
+}
+
+/** `words`: EndOfTurnRule.unfinished's answer, undefined until asked. */
+interface Verdict {
+  answer: 'pending' | 'complete' | 'incomplete';
+  words?: 'pending' | 'finished' | 'unfinished';
 }
 
 /**
@@ -192,6 +203,7 @@ export class TurnDetector {
     ) {
       this.askModel(this.endOfTurn, utterance);
     }
+    if (utterance.pauseAnnounced) this.askWords(utterance);
     if (silentMs >= PAUSE_MS && !utterance.pauseAnnounced && this.isTurn(utterance)) {
       utterance.pauseAnnounced = true;
       const { startedAtMs, endedAtMs, audio } = this.endTurn(utterance, utterance.lastVoicedEndMs);
@@ -204,12 +216,14 @@ export class TurnDetector {
   private endingSilenceMs(utterance: Utterance): number {
     const rule = this.endOfTurn;
     if (!rule || !this.isTurn(utterance)) return this.endpointingMs;
-    return utterance.verdict?.answer === 'complete' ? rule.pauseMs : rule.maxMs;
+    const verdict = utterance.verdict;
+    const complete = verdict?.answer === 'complete' && (!rule.unfinished || verdict.words === 'finished');
+    return complete ? rule.pauseMs : rule.maxMs;
   }
 
   /** Asks the model about the pause now; its answer is taken by the frames that follow. */
   private askModel(rule: EndOfTurnRule, utterance: Utterance): void {
-    const verdict: NonNullable<Utterance['verdict']> = { answer: 'pending' };
+    const verdict: Verdict = { answer: 'pending' };
     utterance.verdict = verdict;
     // Up to its last speech, without the post-roll's silence: Smart Turn heard a cut-off sentence
     // followed by 200 ms of silence as complete far more often (bench/turn-taking.ts).
@@ -223,6 +237,19 @@ export class TurnDetector {
         this.endOfTurn = undefined;
         rule.failed?.(error);
       },
+    );
+  }
+
+  /** Asks once a pause whether its words sound unfinished; no words, or none that come, leave it to the model. */
+  private askWords(utterance: Utterance): void {
+    const { verdict } = utterance;
+    const ask = this.endOfTurn?.unfinished;
+    if (!ask || !verdict || verdict.words) return;
+    const asked = ask({ startedAtMs: utterance.startedAtMs, endedAtMs: utterance.lastVoicedEndMs });
+    verdict.words = asked ? 'pending' : 'finished';
+    asked?.then(
+      (unfinished) => Object.assign(verdict, { words: unfinished ? 'unfinished' : 'finished' }),
+      () => Object.assign(verdict, { words: 'finished' }),
     );
   }
 

@@ -331,12 +331,16 @@ class ClientGone(Exception):
     """The client closed its connection before the answer (a barge-in)."""
 
 
-def make_app(models: Models, pool: ThreadPoolExecutor, request_timeout: float) -> Starlette:
+def make_app(
+    models: Models, pool: ThreadPoolExecutor, turn_pool: ThreadPoolExecutor, request_timeout: float
+) -> Starlette:
     async def in_pool(request: Request, work, *args):
         """`work(*args, stop)` on a pool thread, ended when its client goes or its time is up."""
         loop = asyncio.get_running_loop()
         stop = threading.Event()
-        done = loop.run_in_executor(pool, work, *args, stop)
+        # The end-of-turn model has threads of its own: a caller's pause is decided at once, not
+        # after the transcriptions queued before it (the OS shares the CPUs among them all).
+        done = loop.run_in_executor(turn_pool if work is turn else pool, work, *args, stop)
         # The body is read: the next receive() is the client going away (or the answer being sent).
         gone = asyncio.ensure_future(request.receive())
         try:
@@ -518,8 +522,9 @@ def main() -> None:
     # requests beyond the pool wait for it (within their timeout) instead of each taking a thread.
     threads = args.threads or max(args.workers, os.cpu_count() or 1)
     pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="speech")
+    turn_pool = ThreadPoolExecutor(max_workers=os.cpu_count() or 1, thread_name_prefix="turn")
     config = uvicorn.Config(
-        make_app(models, pool, args.request_timeout),
+        make_app(models, pool, turn_pool, args.request_timeout),
         http="h11",
         loop="asyncio",
         ws="none",

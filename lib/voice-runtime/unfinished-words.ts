@@ -1,0 +1,107 @@
+// Words that cannot end what a person is saying (docs/voice.md, "End of turn by a model"). The
+// end-of-turn model hears the voice only, and on the turn-taking bench it called most pauses in the
+// middle of a sentence complete. The pause's words (its transcription, begun at the pause for the
+// answer anyway: media/heard-ahead.ts) then have their say, as LiveKit's turn detector decides from
+// the words: a turn whose words stop without a sentence's closing mark, on a word that leads on, or
+// on a number being read out is not over yet.
+
+/**
+ * Words after which a sentence goes on: articles, conjunctions, possessives (not in Norwegian,
+ * Swedish and Danish, where one may follow its noun: "kortet mitt").
+ */
+const LEADING_ON: Record<string, ReadonlySet<string>> = {
+  en: words('a an the and or but nor because if than whether my your our their its'),
+  nb: words('en ei et og eller men fordi hvis om at som'),
+  sv: words('en ett och eller men för att om som'),
+  da: words('en et og eller men fordi hvis om at som'),
+  de: words(
+    'der die das den dem des ein eine einen einem einer und oder aber weil wenn dass ob mein meine dein deine unser',
+  ),
+};
+/**
+ * Prepositions lead on too, but a question may end on one ("What is it for?", "Hvem snakker jeg
+ * med?"): after a question mark they are no sign of more to come.
+ */
+const PREPOSITIONS: Record<string, ReadonlySet<string>> = {
+  en: words('to for of from with about into onto'),
+  nb: words('til for av fra med på'),
+  sv: words('till för av från med på'),
+  da: words('til for af fra med på'),
+  de: words('zu für von mit aus nach'),
+};
+/** Languages whose words have the same uses (a BCP 47 primary subtag → the one above). */
+const SAME_AS: Record<string, string> = { no: 'nb', nn: 'nb' };
+
+/** Digits said as words, in the same languages. */
+const DIGIT_WORDS: Record<string, ReadonlySet<string>> = {
+  en: words('zero oh one two three four five six seven eight nine'),
+  nb: words('null en ei et to tre fire fem seks sju syv åtte ni'),
+  sv: words('noll en ett två tre fyra fem sex sju åtta nio'),
+  da: words('nul en et to tre fire fem seks syv otte ni'),
+  de: words('null eins zwei drei vier fünf sechs sieben acht neun'),
+};
+
+/**
+ * Words that say a number is being given ("my number is", "the code is"), at a word's start; in
+ * Norwegian and German compounds ("kundenummer", "Kundennummer") "nummer" anywhere.
+ */
+const NUMBER_TALK =
+  /(?<!\p{L})(?:number|code|reference|account|card|phone|postcode|zip|booking|ticket|order|member|customer|pin|dial|digit|kode|konto|kort|telefon|referanse|bestilling|billett|karte|buchung|postleitzahl)|nummer/iu;
+
+/**
+ * A number read out whole has at least this many digits: a national phone number (8 in Norway,
+ * 10 in the US). One that is shorter and read in groups ("4 7", "912", "one two") may go on.
+ */
+export const WHOLE_NUMBER_DIGITS = 8;
+
+/**
+ * Whether a transcription of what a person said up to a pause sounds unfinished: no closing mark
+ * (Whisper writes ".", "?" or "!" at a sentence's end, and nothing, "…" or "-" where it is cut), a
+ * last word that leads on ("a table for", "I was wondering if"), or a number being read out
+ * shorter than a whole one. No words at all: nothing says it is unfinished.
+ */
+export function soundsUnfinished(text: string, language: string): boolean {
+  const words = text.trim();
+  if (!words) return false;
+  if (!/[.?!。？！]["'”’)\]]*$/u.test(words) || /(\.\.\.|…)["'”’)\]]*$/u.test(words)) return true;
+  const tokens = words
+    .toLowerCase()
+    .split(/[\s,;]+/)
+    .map((token) => token.replace(/^[^\p{L}\p{N}]+|[^\p{L}\p{N}]+$/gu, ''))
+    .filter(Boolean);
+  const last = tokens.at(-1) ?? '';
+  const primary = language.split('-')[0].toLowerCase();
+  const known = Object.hasOwn(LEADING_ON, primary) ? primary : (SAME_AS[primary] ?? 'en');
+  const question = /\?["'”’)\]]*$/u.test(words);
+  if (LEADING_ON[known].has(last) || (!question && PREPOSITIONS[known].has(last))) return true;
+  return readingOutNumber(tokens, DIGIT_WORDS[known], NUMBER_TALK.test(words));
+}
+
+/**
+ * The words end on a number shorter than a whole one that is being read out: in groups, of 3
+ * digits or more, or any after words that say a number is being given ("The code is 33").
+ */
+function readingOutNumber(tokens: string[], digitWords: ReadonlySet<string>, numberTalk: boolean): boolean {
+  let groups = 0;
+  let digits = 0;
+  for (let i = tokens.length - 1; i >= 0; i--) {
+    const token = tokens[i];
+    if (/^\d+([-.]\d+)*$/.test(token) && !/^\d{1,2}\.\d{2}$/.test(token)) {
+      // "4.7", "5-5", "336-99": Whisper's way of writing digits read out in groups (not a time, 10.30).
+      const parts = token.split(/[-.]/);
+      digits += parts.join('').length;
+      groups += parts.length;
+    } else if (digitWords.has(token)) {
+      digits += 1;
+      groups++;
+    } else {
+      break;
+    }
+  }
+  if (groups === 0 || digits >= WHOLE_NUMBER_DIGITS) return false;
+  return groups >= 2 || digits >= 3 || numberTalk;
+}
+
+function words(list: string): ReadonlySet<string> {
+  return new Set(list.split(' '));
+}

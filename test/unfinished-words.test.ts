@@ -1,0 +1,77 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { soundsUnfinished } from '../lib/voice-runtime/unfinished-words.js';
+
+// Which words at a caller's pause mean they will go on (lib/voice-runtime/unfinished-words.ts), as
+// Whisper wrote them on the turn-taking bench (bench/turn-taking.ts): the first part of a sentence
+// said in two, and numbers read out in groups, against the same sentences said whole.
+
+test('a sentence cut where it goes on sounds unfinished: no closing mark, "…" or "-", or a word that leads on', () => {
+  for (const words of [
+    'I would like to book a table for',
+    'Could you send me the...',
+    'Be Heating in my…',
+    'Could you check if-',
+    'I was wondering if...',
+    'My name is',
+    'We are three adults and',
+    'I am calling about.',
+    'I forgot my.',
+    'Is it for the.',
+    'Jeg vil gjerne bestille et bord til.',
+    'Ich möchte einen Tisch für.',
+  ])
+    assert.equal(
+      soundsUnfinished(
+        words,
+        words.startsWith('Jeg') ? 'nb-NO' : words.startsWith('Ich') ? 'de-DE' : 'en-US',
+      ),
+      true,
+      words,
+    );
+});
+
+test('a number read out in groups, of 3 to 7 digits, or after "number", "code"…, sounds unfinished; a whole phone number does not', () => {
+  for (const words of [
+    'My number is 9123',
+    'It is 4 7.',
+    'It is 4.7.',
+    'It is 5-5.',
+    'it is 47991.',
+    'The customer number is 1, 2, 3, 4.',
+    'The customer number is one two.',
+    'The code is 336-99.',
+    'The code is 33.',
+    'My card ends in 1.',
+    'Kundenummeret er 12.',
+    'Mitt nummer er ni en to.',
+  ])
+    assert.equal(soundsUnfinished(words, /^(Mitt|Kunde)/.test(words) ? 'nb' : 'en'), true, words);
+  for (const words of ['My number is 912345678.', 'Call me 1415550192.', 'It is 47991234.'])
+    assert.equal(soundsUnfinished(words, 'en-US'), false, words);
+});
+
+test('whole sentences do not, nor a question that ends on its preposition, a time or a count, or no words at all', () => {
+  for (const words of [
+    'I would like to book a table for two on Friday.',
+    'Can you tell me when the store opens tomorrow?',
+    'Yes, Tuesday at 10 works for me.',
+    'I need a taxi to the airport at 6.',
+    'We would like two.',
+    'Can we meet at 10.30?',
+    'I am shopping for 2.',
+    'What is it for?',
+    'Who am I talking to?',
+    'Hold on.',
+    'Thank you. That is everything I needed!',
+    '"Cancel it."',
+    'Jeg vil gjerne bestille et bord.',
+    '',
+  ])
+    assert.equal(soundsUnfinished(words, words.startsWith('Jeg') ? 'nb-NO' : 'en-US'), false, words);
+  assert.equal(soundsUnfinished('Hvem snakker jeg med?', 'nb-NO'), false);
+  assert.equal(soundsUnfinished('Jeg har mistet kortet mitt.', 'nb-NO'), false);
+  assert.equal(soundsUnfinished('Jeg ringer fordi.', 'nb-NO'), true);
+  // A language without a list of its own is read with English's.
+  assert.equal(soundsUnfinished('Je voudrais the', 'fr-FR'), true);
+});
