@@ -21,10 +21,14 @@ import { BACKCHANNELS, INTERRUPTIONS, overTheAgent, percentile } from './over-th
 //     sentence that goes on);
 //   - digits: 20 phone and customer numbers read out in groups with 800 ms pauses (made alike).
 // Each goes through the gateway's turn detector (lib/audio/turn-detector.ts: Silero VAD, and with
-// VOICE_TURN_DETECTION=model the local speech server's Smart Turn v3.2) frame by frame in real
-// time, three at once (three callers), so the model's own time counts. Reported: end_of_turn_p50_ms (the end of a complete
-// utterance's speech → its turn's end) and false_cut_rate (cut and digit utterances whose turn ended
-// in a pause, before the rest), for the model and for the silence rule (VOICE_ENDPOINTING_MS 600).
+// VOICE_TURN_DETECTION=model the local speech server's Smart Turn v3.2 and the pause's words,
+// media/end-of-turn-rule.ts) frame by frame in real time, three at once (three callers), with its
+// pauses transcribed by the local Whisper as the gateway's user turns do, so the models' own time
+// counts. Reported: end_of_turn_p50_ms (the end of a complete utterance's speech → its turn's end)
+// and false_cut_rate (cut and digit utterances whose turn ended in a pause, before the rest) with
+// cut_at (the words heard at each such pause), for the gateway's rule (`model`), the model without
+// the words (`model_voice_only`) and the silence rule (VOICE_ENDPOINTING_MS 600);
+// BENCH_TURN_MODES=model,… measures only those.
 // Then 25 more over a talking agent (bench/over-the-agent.ts, through the gateway's user-turn and
 // interruption stages): false_interruption_rate (15 backchannels that stopped the agent) and how
 // soon 10 real interruptions stopped it.

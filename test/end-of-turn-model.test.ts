@@ -229,3 +229,30 @@ test('the turn waits for the words, and ends in the frame they come; none, or a 
     assert.ok(turnsAlone[0].decidedAtMs - turnsAlone[0].endedAtMs <= 280, transcription);
   }
 });
+
+test('the model doubts words that sound finished: the turn ends halfway to VOICE_TURN_MAX_MS, and a pause shorter than that keeps it whole', async () => {
+  const doubted = async (audio: Int16Array, ...texts: string[]) => {
+    const words = wordsSaying(...texts);
+    return turnsHeard(
+      detectorWith(ruleWith(modelSaying(false), words)),
+      words.heardAhead,
+      audio,
+      words.answer,
+    );
+  };
+  const [alone] = await doubted(
+    concat(silence(300), speech(1000), silence(2500)),
+    'My order has not arrived yet.',
+  );
+  assert.ok(
+    Math.abs(alone.decidedAtMs - alone.endedAtMs - 1100) <= 40,
+    `decided ${alone.decidedAtMs - alone.endedAtMs} ms after the speech`,
+  );
+  const goesOn = await doubted(
+    concat(silence(300), speech(1000), silence(900), speech(700), silence(2500)),
+    'I need a taxi.',
+    'I need a taxi to the airport.',
+  );
+  assert.equal(goesOn.length, 1, 'the 900 ms pause did not end it');
+  assert.ok(Math.abs(goesOn[0].endedAtMs - 2900) <= 40, `ended at ${goesOn[0].endedAtMs}`);
+});

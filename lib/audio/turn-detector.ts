@@ -53,7 +53,8 @@ export interface EndOfTurnRule {
   complete(audio: Int16Array): Promise<boolean>;
   /**
    * Whether the words of the pause announced (a frame before: its transcription has begun) sound
-   * unfinished: complete needs the model's yes and their no. null, or a failure: the model alone.
+   * unfinished. Yes: the turn waits up to maxMs; no: the model's yes ends it at pauseMs, its no
+   * halfway to maxMs. null, or a failure: the model alone.
    */
   unfinished?(pause: { startedAtMs: number; endedAtMs: number }): Promise<boolean> | null;
   pauseMs: number;
@@ -92,10 +93,10 @@ interface Utterance {
   verdict: Verdict | null;
 }
 
-/** `words`: EndOfTurnRule.unfinished's answer, undefined until asked. */
+/** `words`: EndOfTurnRule.unfinished's answer, undefined until asked; none: no words came. */
 interface Verdict {
   answer: 'pending' | 'complete' | 'incomplete';
-  words?: 'pending' | 'finished' | 'unfinished';
+  words?: 'pending' | 'finished' | 'unfinished' | 'none';
 }
 
 /**
@@ -216,9 +217,13 @@ export class TurnDetector {
   private endingSilenceMs(utterance: Utterance): number {
     const rule = this.endOfTurn;
     if (!rule || !this.isTurn(utterance)) return this.endpointingMs;
-    const verdict = utterance.verdict;
-    const complete = verdict?.answer === 'complete' && (!rule.unfinished || verdict.words === 'finished');
-    return complete ? rule.pauseMs : rule.maxMs;
+    const { answer, words } = utterance.verdict ?? { answer: 'pending' };
+    const wordsIn = !rule.unfinished || words === 'finished' || words === 'none';
+    if (answer === 'pending' || !wordsIn) return rule.maxMs;
+    if (answer === 'complete') return rule.pauseMs;
+    // The model doubts what the words call finished: halfway ("My order has not arrived yet." is
+    // not held 2 s; a pause before "…to the airport" of up to a second keeps the turn whole).
+    return words === 'finished' ? Math.round((rule.pauseMs + rule.maxMs) / 2) : rule.maxMs;
   }
 
   /** Asks the model about the pause now; its answer is taken by the frames that follow. */
@@ -246,10 +251,10 @@ export class TurnDetector {
     const ask = this.endOfTurn?.unfinished;
     if (!ask || !verdict || verdict.words) return;
     const asked = ask({ startedAtMs: utterance.startedAtMs, endedAtMs: utterance.lastVoicedEndMs });
-    verdict.words = asked ? 'pending' : 'finished';
+    verdict.words = asked ? 'pending' : 'none';
     asked?.then(
       (unfinished) => Object.assign(verdict, { words: unfinished ? 'unfinished' : 'finished' }),
-      () => Object.assign(verdict, { words: 'finished' }),
+      () => Object.assign(verdict, { words: 'none' }),
     );
   }
 
