@@ -312,7 +312,14 @@ try {
           line.index === agentTurn?.index &&
           line.seq === 0,
       );
-      if (!callerTurn || !agentTurn?.firstSentenceMs || !agentTurn.firstTokenMs || !firstSentence) continue;
+      // 0 is a time: an answer asked ahead may have had its first sentence before the turn asked.
+      if (
+        !callerTurn ||
+        agentTurn?.firstSentenceMs == null ||
+        agentTurn.firstTokenMs == null ||
+        !firstSentence
+      )
+        continue;
       const voiceToVoice = heard.firstAudioAt - heard.saidEndAt;
       const { transcriptMs, firstTokenMs, firstAudioMs } = agentTurn.fromSpeechEnd;
       /** From VAD's end of speech until the model was asked. */

@@ -51,7 +51,7 @@ test('an opening made ahead leaves as soon as it is said; made when said, it wai
   const tts = new SlowTextToSpeech();
   const speech = new PreparedSpeech(tts, 'joe');
   speech.prepare(OPENING);
-  assert.equal(speech.prepared, 2, 'both sentences are being made');
+  assert.equal(speech.prepared, 3, 'its pieces are being made: the first clause, then the sentences');
   const prepared = voiceOn(tts, speech);
   // The call is answered and the workflow connects the agent meanwhile.
   await new Promise((resolve) => setTimeout(resolve, TTS_MS + 200));
@@ -63,7 +63,7 @@ test('an opening made ahead leaves as soon as it is said; made when said, it wai
   );
   assert.deepEqual(
     tts.requests,
-    ['Hi, this is Ada from Acme.', 'How can I help you today?'],
+    ['Hi,', 'this is Ada from Acme.', 'How can I help you today?'],
     'made once each',
   );
   prepared.stop();

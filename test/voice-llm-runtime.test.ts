@@ -491,6 +491,34 @@ describe('pieces', () => {
     assert.deepEqual(sentences, ['He said "fine."', 'Then left!', 'Next line without end']);
   });
 
+  test('a line’s first piece ends at its first clause, as soon as it is in; the pieces after it are sentences', () => {
+    const split = (pieces: string[]) => {
+      const sentences: string[] = [];
+      const splitter = new SentenceSplitter((sentence) => sentences.push(sentence));
+      for (const piece of pieces) splitter.push(piece);
+      const beforeEnd = [...sentences];
+      splitter.end();
+      return { beforeEnd, sentences };
+    };
+    const streamed = split(['Certainly', ', I', ' can help, with that booking. Which day, and', ' when?']);
+    assert.deepEqual(streamed.beforeEnd, ['Certainly,', 'I can help, with that booking.']);
+    assert.deepEqual(streamed.sentences, [
+      'Certainly,',
+      'I can help, with that booking.',
+      'Which day, and when?',
+    ]);
+    // A line re-split as it grows keeps its first pieces (media/agent-voice.ts says a line so far).
+    assert.deepEqual(split(['Certainly,']).sentences, ['Certainly,']);
+    assert.deepEqual(split(['Hello. Yes, I can; and more: all — of it']).sentences, [
+      'Hello.',
+      'Yes, I can; and more: all — of it',
+    ]);
+    assert.deepEqual(split(['Sure — I can: ', '5,000 kroner.']).sentences, [
+      'Sure —',
+      'I can: 5,000 kroner.',
+    ]);
+  });
+
   test('settings: off by default; VOICE_LLM_* with the contract defaults; the Agent shows the runtime', () => {
     const off = loadSettings({});
     assert.equal(off.voiceLlm, undefined);
