@@ -385,8 +385,11 @@ describe('the media gateway', () => {
       assert.equal(ended.end_reason, 'caller_hangup');
       const lines = await transcriptOf(call.id);
       assert.equal(lines[0].role, 'agent');
-      // Cut to its first sentence, the one that was playing.
-      assert.equal(lines[0].text, LONG_OPENING.slice(0, LONG_OPENING.indexOf('today.') + 'today.'.length));
+      // Cut to what had started playing: its first piece (the first clause, lib/voice-runtime/sentences.ts),
+      // or the first sentence when the cut came in its second piece; never the sentences after it.
+      const firstClause = LONG_OPENING.slice(0, LONG_OPENING.indexOf(',') + 1);
+      const firstSentence = LONG_OPENING.slice(0, LONG_OPENING.indexOf('today.') + 'today.'.length);
+      assert.ok([firstClause, firstSentence].includes(lines[0].text), `the agent's line: ${lines[0].text}`);
       assert.equal(lines[1].role, 'caller');
       assert.match(lines[1].text.toLowerCase(), /email/);
     });
@@ -447,7 +450,9 @@ describe('the media gateway', () => {
       );
       await client.agentFinished({ after: performance.now(), quietMs: 1000, limitMs: 60_000 });
       const said = await transcribe(client.agentAudio(askedAt));
-      assert.match(said, /put you through/i, said);
+      // The failed transfer's line (lib/voice-runtime/transfer-failed.ts), as Whisper hears it: its
+      // "I couldn't put you through." said on its own after "I'm sorry," is now and then "…put you to."
+      assert.match(said, /couldn.?t put you/i, said);
       // Nothing was handed to the client: no target, and the stream is still open.
       assert.equal(client.events.filter((event) => event.event === 'transfer').length, 0);
       client.stop();
