@@ -16,15 +16,26 @@ const FRAME = 160; // 20 ms at 8 kHz
 const speech = (ms: number) =>
   Int16Array.from({ length: (ms * 8) | 0 }, (_, i) => (i % 32 < 16 ? 8000 : -8000));
 
-/** Feeds the audio frame by frame; when each turn ended (the frame's end, ms) and where it ended (its speech's end). */
-async function turnsOf(detector: TurnDetector, audio: Int16Array) {
+/**
+ * Feeds the audio frame by frame; when each turn ended (the frame's end, ms) and where it ended
+ * (its speech's end). With `heardAhead` its pauses are transcribed ahead as the gateway's user
+ * turns do (begun at `speech_paused`, dropped when speech resumes); `afterFrame` runs after each frame.
+ */
+async function turnsOf(
+  detector: TurnDetector,
+  audio: Int16Array,
+  options: { heardAhead?: HeardAhead; afterFrame?: (atMs: number) => void } = {},
+) {
   const turns: { decidedAtMs: number; endedAtMs: number; audioMs: number }[] = [];
   for (let start = 0; start + FRAME <= audio.length; start += FRAME) {
     const atMs = (start / FRAME) * 20;
     for (const event of await detector.push(audio.subarray(start, start + FRAME), atMs)) {
+      if (event.type === 'speech_paused') options.heardAhead?.begin(event).text.catch(() => {});
+      if (event.type === 'speech_resumed') options.heardAhead?.drop();
       if (event.type === 'turn_ended')
         turns.push({ decidedAtMs: atMs + 20, endedAtMs: event.endedAtMs, audioMs: event.audio.length / 8 });
     }
+    options.afterFrame?.(atMs);
     // The model's answer, when it has one, comes before the next frame (as the network's would, between frames).
     await new Promise((resolve) => setImmediate(resolve));
   }
@@ -139,27 +150,6 @@ function wordsSaying(...texts: (string | 'fail')[]) {
   return { heardAhead, answer, asked: () => answers.length };
 }
 
-async function turnsHeard(
-  detector: TurnDetector,
-  heardAhead: HeardAhead,
-  audio: Int16Array,
-  /** Called after each frame: the transcriptions come in when it says. */
-  afterFrame: (atMs: number) => void,
-) {
-  const turns: { decidedAtMs: number; endedAtMs: number }[] = [];
-  for (let start = 0; start + FRAME <= audio.length; start += FRAME) {
-    const atMs = (start / FRAME) * 20;
-    for (const event of await detector.push(audio.subarray(start, start + FRAME), atMs)) {
-      if (event.type === 'speech_paused') heardAhead.begin(event).text.catch(() => {});
-      if (event.type === 'speech_resumed') heardAhead.drop();
-      if (event.type === 'turn_ended') turns.push({ decidedAtMs: atMs + 20, endedAtMs: event.endedAtMs });
-    }
-    afterFrame(atMs);
-    await new Promise((resolve) => setImmediate(resolve));
-  }
-  return turns;
-}
-
 const ruleWith = (model: ReturnType<typeof modelSaying>, words: ReturnType<typeof wordsSaying>) =>
   endOfTurnRule({
     model: { complete: ({ samples }) => model.rule.complete(samples) },
@@ -176,7 +166,10 @@ test('the model says complete but the words lead on ("a table for"): the turn wa
     'I would like to book a table for two on Friday.',
   );
   const audio = concat(silence(300), speech(1000), silence(800), speech(700), silence(1500));
-  const turns = await turnsHeard(detectorWith(ruleWith(model, words)), words.heardAhead, audio, words.answer);
+  const turns = await turnsOf(detectorWith(ruleWith(model, words)), audio, {
+    heardAhead: words.heardAhead,
+    afterFrame: words.answer,
+  });
   assert.equal(turns.length, 1, 'one turn, not cut at the pause');
   assert.ok(Math.abs(turns[0].endedAtMs - 2800) <= 40, `ended at ${turns[0].endedAtMs}`);
   assert.ok(turns[0].decidedAtMs - turns[0].endedAtMs <= 260, 'the finished words end it at the pause');
@@ -195,7 +188,10 @@ test('a phone number read out in groups is not cut off, although the model calls
     speech(600),
     silence(2500),
   );
-  const turns = await turnsHeard(detectorWith(ruleWith(model, words)), words.heardAhead, audio, words.answer);
+  const turns = await turnsOf(detectorWith(ruleWith(model, words)), audio, {
+    heardAhead: words.heardAhead,
+    afterFrame: words.answer,
+  });
   assert.equal(turns.length, 1, 'one turn');
   // 7 digits are no whole number (8 are): after the last group the turn waits VOICE_TURN_MAX_MS for more.
   assert.ok(Math.abs(turns[0].endedAtMs - 3900) <= 40, `ended at ${turns[0].endedAtMs}`);
@@ -207,8 +203,11 @@ test('the turn waits for the words, and ends in the frame they come; none, or a 
   const words = wordsSaying('Please cancel my appointment.');
   const audio = concat(silence(300), speech(1000), silence(1500));
   // The transcription comes 300 ms after the pause (at 1300 + 200 + 300 ms).
-  const turns = await turnsHeard(detectorWith(ruleWith(model, words)), words.heardAhead, audio, (atMs) => {
-    if (atMs >= 1800) words.answer();
+  const turns = await turnsOf(detectorWith(ruleWith(model, words)), audio, {
+    heardAhead: words.heardAhead,
+    afterFrame: (atMs) => {
+      if (atMs >= 1800) words.answer();
+    },
   });
   assert.equal(turns.length, 1);
   assert.ok(
@@ -218,13 +217,11 @@ test('the turn waits for the words, and ends in the frame they come; none, or a 
 
   for (const transcription of ['none', 'fail'] as const) {
     const failing = wordsSaying('fail');
-    const turnsAlone = await turnsHeard(
-      detectorWith(ruleWith(modelSaying(true), failing)),
-      // 'none': the pause is never transcribed (a short sound over the agent, a call ending).
-      transcription === 'none' ? new HeardAhead(() => new Promise(() => {})) : failing.heardAhead,
-      audio,
-      failing.answer,
-    );
+    const turnsAlone = await turnsOf(detectorWith(ruleWith(modelSaying(true), failing)), audio, {
+      // 'none': the pause the rule reads is never transcribed (a short sound over the agent, a call ending).
+      heardAhead: transcription === 'none' ? new HeardAhead(() => new Promise(() => {})) : failing.heardAhead,
+      afterFrame: failing.answer,
+    });
     assert.equal(turnsAlone.length, 1, transcription);
     assert.ok(turnsAlone[0].decidedAtMs - turnsAlone[0].endedAtMs <= 280, transcription);
   }
@@ -233,12 +230,10 @@ test('the turn waits for the words, and ends in the frame they come; none, or a 
 test('the model doubts words that sound finished: the turn ends halfway to VOICE_TURN_MAX_MS, and a pause shorter than that keeps it whole', async () => {
   const doubted = async (audio: Int16Array, ...texts: string[]) => {
     const words = wordsSaying(...texts);
-    return turnsHeard(
-      detectorWith(ruleWith(modelSaying(false), words)),
-      words.heardAhead,
-      audio,
-      words.answer,
-    );
+    return turnsOf(detectorWith(ruleWith(modelSaying(false), words)), audio, {
+      heardAhead: words.heardAhead,
+      afterFrame: words.answer,
+    });
   };
   const [alone] = await doubted(
     concat(silence(300), speech(1000), silence(2500)),

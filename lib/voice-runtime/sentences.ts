@@ -4,8 +4,8 @@
 // whitespace, or at a line break; what is left when the text ends is the last sentence.
 // The first piece of a line may end sooner, at its first clause (a `,`, `;` or `:`, or a dash
 // between spaces): "Certainly," is synthesised and playing while the rest of the sentence is made,
-// so the line's first audio comes sooner (docs/voice.md, "Voice-to-voice"). Every splitter of a
-// line's text cuts it the same way, so a line re-split as it grows keeps its first pieces.
+// so the line's first audio comes sooner (docs/voice.md, "A line's first clause first"). Every
+// splitter of a line's text cuts it the same way, so a line re-split as it grows keeps its pieces.
 
 const SENTENCE_END = /[.!?…]+["'”’)\]]*\s+|\n+/g;
 const CLAUSE_END = /[,;:]["'”’)\]]*\s+|\s+[–—]\s+/g;
