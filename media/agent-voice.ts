@@ -7,7 +7,7 @@ import type { Logger } from '../lib/logger.js';
 import { mediaTtsDuration, stageQueueWait, timed } from '../lib/metrics/gateway-metrics.js';
 import { SerialQueue } from '../lib/serial-queue.js';
 import type { Pcm, TextToSpeech } from '../lib/speech/speech-ports.js';
-import { SentenceSplitter } from '../lib/voice-runtime/sentences.js';
+import { SentenceSplitter, synthesisPieces } from '../lib/voice-runtime/sentences.js';
 import { AgentSpeech, markName, type SpeechSentence } from './agent-speech.js';
 import type { CallRecording } from './call-recording.js';
 import { PreparedSpeech } from './prepared-speech.js';
@@ -202,34 +202,38 @@ export class AgentVoice {
 
   private enqueue(line: AgentSpeech, text: string): void {
     const sentence = line.take(text);
+    // A line's first sentence is made in pieces (its first clause first): each plays once made.
+    const pieces = sentence.seq === 0 ? synthesisPieces(text, this.deps.language) : [text];
     void this.synthesis.push(async () => {
-      if (line.interrupted) return;
-      const synthesisStartedAt = Date.now();
-      let speech: Pcm;
-      try {
-        const made =
-          this.deps.speech ?? new PreparedSpeech(this.deps.tts, this.deps.voice, this.deps.language);
-        speech = await timed(mediaTtsDuration, () => made.synthesize(text));
-      } catch (error) {
-        // A failure is the line's (`say` reports it); the next sentences still get their turn.
-        line.failed = true;
-        this.deps.logger.warn('agent speech not synthesised', { index: line.index, error: `${error}` });
-        return;
+      for (const [i, piece] of pieces.entries()) {
+        if (line.interrupted) return;
+        const synthesisStartedAt = Date.now();
+        let speech: Pcm;
+        try {
+          const made =
+            this.deps.speech ?? new PreparedSpeech(this.deps.tts, this.deps.voice, this.deps.language);
+          speech = await timed(mediaTtsDuration, () => made.synthesize(piece));
+        } catch (error) {
+          // A failure is the line's (`say` reports it); the next sentences still get their turn.
+          line.failed = true;
+          this.deps.logger.warn('agent speech not synthesised', { index: line.index, error: `${error}` });
+          return;
+        }
+        // The synthesis time of each sentence until its first audio (the first one's is in every turn's latency).
+        if (i === 0) {
+          const ttsMs = Date.now() - synthesisStartedAt;
+          this.deps.logger.info('agent sentence', { index: line.index, seq: sentence.seq, ttsMs });
+        }
+        if (line.interrupted) return;
+        const samples = resample(speech.samples, speech.sampleRate, PHONE_SAMPLE_RATE);
+        const lastPiece = i === pieces.length - 1;
+        for (let at = 0; at < samples.length; at += FRAME_SAMPLES) {
+          const frame = new Int16Array(FRAME_SAMPLES);
+          frame.set(samples.subarray(at, at + FRAME_SAMPLES));
+          this.queue.push({ frame, sentence, last: lastPiece && at + FRAME_SAMPLES >= samples.length });
+        }
+        this.pump();
       }
-      // The synthesis time of each sentence (the first one's is in every turn's latency).
-      this.deps.logger.info('agent sentence', {
-        index: line.index,
-        seq: sentence.seq,
-        ttsMs: Date.now() - synthesisStartedAt,
-      });
-      if (line.interrupted) return;
-      const samples = resample(speech.samples, speech.sampleRate, PHONE_SAMPLE_RATE);
-      for (let at = 0; at < samples.length; at += FRAME_SAMPLES) {
-        const frame = new Int16Array(FRAME_SAMPLES);
-        frame.set(samples.subarray(at, at + FRAME_SAMPLES));
-        this.queue.push({ frame, sentence, last: at + FRAME_SAMPLES >= samples.length });
-      }
-      this.pump();
     });
   }
 

@@ -3,7 +3,7 @@ import { conversationContextOf } from '../lib/calls/conversation-context.js';
 import type { Pcm, TextToSpeech } from '../lib/speech/speech-ports.js';
 import { configuredOpeningLine, introduction } from '../lib/voice-runtime/opening-line.js';
 import { ScriptedAgent } from '../lib/voice-runtime/scripted-agent.js';
-import { SentenceSplitter } from '../lib/voice-runtime/sentences.js';
+import { SentenceSplitter, synthesisPieces } from '../lib/voice-runtime/sentences.js';
 import type { VoiceRuntime } from '../lib/voice-runtime/voice-runtime.js';
 
 // The agent's speech for one call, some of it made ahead (issue "turn-taking and languages": the
@@ -56,7 +56,11 @@ export class PreparedSpeech {
     splitter.push(line);
     splitter.end();
     const earlier = keptFor(this.tts);
-    for (const sentence of sentences.slice(0, MOST_PREPARED)) {
+    // The first sentence in the pieces the voice will make it in (its first clause first).
+    const pieces = sentences
+      .slice(0, MOST_PREPARED)
+      .flatMap((sentence, i) => (i === 0 ? synthesisPieces(sentence, this.language) : [sentence]));
+    for (const sentence of pieces) {
       if (this.ready.has(sentence)) continue;
       const key = `${this.voice}\u0000${this.language ?? ''}\u0000${sentence}`;
       const known = earlier.get(key);

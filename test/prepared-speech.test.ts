@@ -32,13 +32,14 @@ class SlowTextToSpeech implements TextToSpeech {
   }
 }
 
-function voiceOn(tts: TextToSpeech, speech?: PreparedSpeech) {
+function voiceOn(tts: TextToSpeech, speech?: PreparedSpeech, english?: { marks: string[] }) {
   const t0 = performance.now();
   return new AgentVoice({
     tts,
     voice: 'joe',
     ...(speech ? { speech } : {}),
-    out: { media: () => {}, mark: () => {}, clear: () => {} },
+    ...(english ? { language: 'en-US' } : {}),
+    out: { media: () => {}, mark: (name) => english?.marks.push(name), clear: () => {} },
     clock: () => performance.now() - t0,
     recording: null,
     logger: createLogger('error', { write: () => {} }),
@@ -51,7 +52,7 @@ test('an opening made ahead leaves as soon as it is said; made when said, it wai
   const tts = new SlowTextToSpeech();
   const speech = new PreparedSpeech(tts, 'joe');
   speech.prepare(OPENING);
-  assert.equal(speech.prepared, 3, 'its pieces are being made: the first clause, then the sentences');
+  assert.equal(speech.prepared, 2, 'both sentences are being made');
   const prepared = voiceOn(tts, speech);
   // The call is answered and the workflow connects the agent meanwhile.
   await new Promise((resolve) => setTimeout(resolve, TTS_MS + 200));
@@ -63,7 +64,7 @@ test('an opening made ahead leaves as soon as it is said; made when said, it wai
   );
   assert.deepEqual(
     tts.requests,
-    ['Hi,', 'this is Ada from Acme.', 'How can I help you today?'],
+    ['Hi, this is Ada from Acme.', 'How can I help you today?'],
     'made once each',
   );
   prepared.stop();
@@ -76,6 +77,33 @@ test('an opening made ahead leaves as soon as it is said; made when said, it wai
     'without it, the first audio waits for the synthesis',
   );
   fresh.stop();
+});
+
+test('in English a line’s first sentence is made as its first clause and the rest, ahead alike, and plays as one sentence', async () => {
+  const tts = new SlowTextToSpeech();
+  const speech = new PreparedSpeech(tts, 'joe', 'en-US');
+  speech.prepare(OPENING);
+  assert.equal(speech.prepared, 3, 'the first clause, the rest of its sentence, the next sentence');
+  const marks: string[] = [];
+  const voice = voiceOn(tts, speech, { marks });
+  await new Promise((resolve) => setTimeout(resolve, TTS_MS + 200));
+  await voice.say(0, OPENING);
+  assert.deepEqual(
+    tts.requests,
+    ['Hi,', 'this is Ada from Acme.', 'How can I help you today?'],
+    'made once each',
+  );
+  // Each piece is 200 ms of audio: all three have played within a second.
+  await new Promise((resolve) => setTimeout(resolve, 1000));
+  assert.deepEqual(marks, ['agent-0-0', 'agent-0-1'], 'a mark per sentence, not per piece');
+  voice.stop();
+
+  // Made when said, the same pieces.
+  const fresh = new SlowTextToSpeech();
+  const said = voiceOn(fresh, undefined, { marks: [] });
+  await said.say(0, 'Certainly, I can help.');
+  assert.deepEqual(fresh.requests, ['Certainly,', 'I can help.']);
+  said.stop();
 });
 
 test('the next call’s opening (the same voice and text) is ready at once: made once for both calls', async () => {

@@ -9,7 +9,7 @@ import { fillVariables } from '../lib/voice-runtime/dynamic-variables.js';
 import { voiceRuntimeFromSettings, voiceRuntimeInfo } from '../lib/voice-runtime/from-settings.js';
 import { OpenAiCompatibleRuntime } from '../lib/voice-runtime/openai-compatible-runtime.js';
 import { ScriptedAgent } from '../lib/voice-runtime/scripted-agent.js';
-import { SentenceSplitter } from '../lib/voice-runtime/sentences.js';
+import { SentenceSplitter, synthesisPieces } from '../lib/voice-runtime/sentences.js';
 import {
   type ConversationContext,
   type VoiceRuntime,
@@ -491,32 +491,24 @@ describe('pieces', () => {
     assert.deepEqual(sentences, ['He said "fine."', 'Then left!', 'Next line without end']);
   });
 
-  test('a line’s first piece ends at its first clause, as soon as it is in; the pieces after it are sentences', () => {
-    const split = (pieces: string[]) => {
-      const sentences: string[] = [];
-      const splitter = new SentenceSplitter((sentence) => sentences.push(sentence));
-      for (const piece of pieces) splitter.push(piece);
-      const beforeEnd = [...sentences];
-      splitter.end();
-      return { beforeEnd, sentences };
-    };
-    const streamed = split(['Certainly', ', I', ' can help, with that booking. Which day, and', ' when?']);
-    assert.deepEqual(streamed.beforeEnd, ['Certainly,', 'I can help, with that booking.']);
-    assert.deepEqual(streamed.sentences, [
+  test('a line’s first sentence is made in English as its first clause and the rest; other languages, and no clause, whole', () => {
+    assert.deepEqual(synthesisPieces('Certainly, I can help you with that booking.', 'en-US'), [
       'Certainly,',
-      'I can help, with that booking.',
-      'Which day, and when?',
+      'I can help you with that booking.',
     ]);
-    // A line re-split as it grows keeps its first pieces (media/agent-voice.ts says a line so far).
-    assert.deepEqual(split(['Certainly,']).sentences, ['Certainly,']);
-    assert.deepEqual(split(['Hello. Yes, I can; and more: all — of it']).sentences, [
-      'Hello.',
-      'Yes, I can; and more: all — of it',
-    ]);
-    assert.deepEqual(split(['Sure — I can: ', '5,000 kroner.']).sentences, [
+    assert.deepEqual(synthesisPieces('Sure — I can: 5,000 kroner.', 'en'), [
       'Sure —',
       'I can: 5,000 kroner.',
     ]);
+    assert.deepEqual(synthesisPieces('Yes; of course.', 'en-GB'), ['Yes;', 'of course.']);
+    for (const [sentence, language] of [
+      ['Hei, du har ringt Acme.', 'nb-NO'],
+      ['Certainly, I can help.', undefined],
+      ['I can help you with that booking.', 'en-US'],
+      ['Costs 5,000 kroner.', 'en-US'],
+      ['Well,', 'en-US'],
+    ] as const)
+      assert.deepEqual(synthesisPieces(sentence, language), [sentence], `${sentence} (${language})`);
   });
 
   test('settings: off by default; VOICE_LLM_* with the contract defaults; the Agent shows the runtime', () => {

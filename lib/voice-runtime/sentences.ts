@@ -1,18 +1,14 @@
+import { primaryLanguage } from '../speech/openai-speech-to-text.js';
+
 // Splits text that arrives in pieces (a streamed answer) into sentences as soon as each is
 // complete, so the voice side can start speaking the first one while the rest is being made.
 // A sentence ends at `.`, `!`, `?` or `…` (closing quotes and brackets included) followed by
 // whitespace, or at a line break; what is left when the text ends is the last sentence.
-// The first piece of a line may end sooner, at its first clause (a `,`, `;` or `:`, or a dash
-// between spaces): "Certainly," is synthesised and playing while the rest of the sentence is made,
-// so the line's first audio comes sooner (docs/voice.md, "A line's first clause first"). Every
-// splitter of a line's text cuts it the same way, so a line re-split as it grows keeps its pieces.
 
 const SENTENCE_END = /[.!?…]+["'”’)\]]*\s+|\n+/g;
-const CLAUSE_END = /[,;:]["'”’)\]]*\s+|\s+[–—]\s+/g;
 
 export class SentenceSplitter {
   private buffer = '';
-  private pieces = 0;
 
   constructor(private readonly onSentence: (sentence: string) => void) {}
 
@@ -20,7 +16,9 @@ export class SentenceSplitter {
   push(piece: string): void {
     this.buffer += piece;
     let start = 0;
-    for (let end = this.nextEnd(start); end !== null; end = this.nextEnd(start)) {
+    SENTENCE_END.lastIndex = 0;
+    for (let match = SENTENCE_END.exec(this.buffer); match; match = SENTENCE_END.exec(this.buffer)) {
+      const end = match.index + match[0].length;
       this.emit(this.buffer.slice(start, end));
       start = end;
     }
@@ -33,22 +31,26 @@ export class SentenceSplitter {
     this.buffer = '';
   }
 
-  /** Where the next piece from `from` ends (past its whitespace), or null while it is incomplete. */
-  private nextEnd(from: number): number | null {
-    const ends = this.pieces === 0 ? [SENTENCE_END, CLAUSE_END] : [SENTENCE_END];
-    let end: number | null = null;
-    for (const pattern of ends) {
-      pattern.lastIndex = from;
-      const match = pattern.exec(this.buffer);
-      if (match && (end === null || match.index + match[0].length < end)) end = match.index + match[0].length;
-    }
-    return end;
-  }
-
   private emit(text: string): void {
     const sentence = text.trim();
-    if (!sentence) return;
-    this.pieces++;
-    this.onSentence(sentence);
+    if (sentence) this.onSentence(sentence);
   }
+}
+
+const CLAUSE_END = /[,;:]["'”’)\]]*\s+|\s+[–—]\s+/;
+
+/**
+ * A line's first sentence as it is synthesised (docs/voice.md, "A line's first clause first"): in
+ * English, its first clause and the rest ("Certainly," then "I can help you with that booking."),
+ * so that the clause plays while the rest is made; otherwise, and in the other languages, whole.
+ * The local voices of the other languages (eSpeak NG) make a sentence in milliseconds, so a cut
+ * gains nothing there, and Whisper base heard eSpeak's Norwegian opening worse when it was cut.
+ */
+export function synthesisPieces(sentence: string, language: string | undefined): string[] {
+  if (!language || primaryLanguage(language) !== 'en') return [sentence];
+  const clause = CLAUSE_END.exec(sentence);
+  if (!clause || clause.index === 0) return [sentence];
+  const end = clause.index + clause[0].length;
+  const rest = sentence.slice(end).trim();
+  return rest ? [sentence.slice(0, end).trim(), rest] : [sentence];
 }
