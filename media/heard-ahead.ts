@@ -7,6 +7,7 @@ import type { TurnEvent } from '../lib/audio/turn-detector.js';
 
 type Pause = Extract<TurnEvent, { type: 'speech_paused' }>;
 type TurnEnded = Extract<TurnEvent, { type: 'turn_ended' }>;
+type Span = Pick<TurnEnded, 'startedAtMs' | 'endedAtMs'>;
 
 /** A pause's transcription. */
 export interface PauseHeard {
@@ -50,11 +51,8 @@ export class HeardAhead {
   }
 
   /** The words of `pause` when it is the latest pause's transcription (under way or in), else null. */
-  wordsOf(pause: { startedAtMs: number; endedAtMs: number }): Promise<string> | null {
-    const heard = this.current?.heard;
-    return heard?.startedAtMs === pause.startedAtMs && heard.endedAtMs === pause.endedAtMs
-      ? heard.text
-      : null;
+  wordsOf(pause: Span): Promise<string> | null {
+    return this.latestOf(pause)?.text ?? null;
   }
 
   /** The person went on: the pause's transcription is aborted. False when there was none. */
@@ -67,12 +65,18 @@ export class HeardAhead {
 
   /** The turn ended: the pause's transcription when it is of the same audio; else it is dropped (null). */
   takeFor(turn: TurnEnded): PauseHeard | null {
-    const heard = this.current?.heard;
-    if (heard && heard.startedAtMs === turn.startedAtMs && heard.endedAtMs === turn.endedAtMs) {
+    const heard = this.latestOf(turn);
+    if (heard) {
       this.current = null;
       return heard;
     }
     this.drop();
     return null;
+  }
+
+  /** The latest pause's transcription when it is of the same audio as `span` (its start and end). */
+  private latestOf(span: Span): PauseHeard | null {
+    const heard = this.current?.heard;
+    return heard?.startedAtMs === span.startedAtMs && heard.endedAtMs === span.endedAtMs ? heard : null;
   }
 }

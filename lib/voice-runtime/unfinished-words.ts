@@ -52,7 +52,7 @@ const NUMBER_TALK =
  * A number read out whole has at least this many digits: a national phone number (8 in Norway,
  * 10 in the US). One that is shorter and read in groups ("4 7", "912", "one two") may go on.
  */
-export const WHOLE_NUMBER_DIGITS = 8;
+const WHOLE_NUMBER_DIGITS = 8;
 
 /**
  * Whether a transcription of what a person said up to a pause sounds unfinished: no closing mark
