@@ -15,6 +15,8 @@ export interface SpeechSentence {
   startedAtMs: number | null;
   /** Its mark came back: the client played all of it. */
   markEchoed: boolean;
+  /** Its pieces still to be made when the speech service failed after its first piece was made (made on a retry). */
+  unmade?: string[];
 }
 
 export class AgentSpeech {
@@ -70,7 +72,10 @@ export class AgentSpeech {
     return sentence;
   }
 
-  /** A retry after the speech service failed: the sentences that never played and are not queued go, to be made again. */
+  /**
+   * A retry after the speech service failed: the sentences that never played and are not queued go,
+   * to be made again; a sentence kept keeps its `unmade` pieces, to be made before them.
+   */
   forgetUnplayed(queued: ReadonlySet<SpeechSentence>): void {
     const kept = this.sentences.filter((s) => s.startedAtMs !== null || queued.has(s));
     this.sentences.splice(0, this.sentences.length, ...kept);

@@ -93,8 +93,12 @@ export class AgentVoice {
     const splitter = new SentenceSplitter((sentence) => sentences.push(sentence));
     splitter.push(text);
     splitter.end();
-    // A retry after the speech service failed: what never played is made again.
-    if (line.failed) line.forgetUnplayed(new Set(this.queue.map((q) => q.sentence)));
+    // A retry after the speech service failed: what never played is made again, in order (the
+    // rest of a sentence whose first piece was made, then the sentences after it).
+    if (line.failed) {
+      line.forgetUnplayed(new Set(this.queue.map((q) => q.sentence)));
+      for (const sentence of line.sentences) if (sentence.unmade) this.make(line, sentence, sentence.unmade);
+    }
     if (!line.interrupted)
       for (const sentence of sentences.slice(line.sentences.length)) this.enqueue(line, sentence);
     await this.synthesis.idle();
@@ -203,10 +207,17 @@ export class AgentVoice {
   private enqueue(line: AgentSpeech, text: string): void {
     const sentence = line.take(text);
     // A line's first sentence is made in pieces (its first clause first): each plays once made.
-    const pieces = sentence.seq === 0 ? synthesisPieces(text, this.deps.language) : [text];
+    this.make(line, sentence, sentence.seq === 0 ? synthesisPieces(text, this.deps.language) : [text]);
+  }
+
+  /** Synthesises `pieces` of `sentence` in turn, queueing each as it is made. */
+  private make(line: AgentSpeech, sentence: SpeechSentence, pieces: string[]): void {
+    delete sentence.unmade;
     void this.synthesis.push(async () => {
       for (const [i, piece] of pieces.entries()) {
-        if (line.interrupted) return;
+        // After a failure the line's later sentences wait for its retry, so that it plays in order
+        // (a sentence the retry forgot is made again as a new one).
+        if (line.interrupted || line.failed || !line.sentences.includes(sentence)) return;
         const synthesisStartedAt = Date.now();
         let speech: Pcm;
         try {
@@ -214,8 +225,9 @@ export class AgentVoice {
             this.deps.speech ?? new PreparedSpeech(this.deps.tts, this.deps.voice, this.deps.language);
           speech = await timed(mediaTtsDuration, () => made.synthesize(piece));
         } catch (error) {
-          // A failure is the line's (`say` reports it); the next sentences still get their turn.
+          // A failure is the line's (`say` reports it); the next lines still get their turn.
           line.failed = true;
+          sentence.unmade = pieces.slice(i);
           this.deps.logger.warn('agent speech not synthesised', { index: line.index, error: `${error}` });
           return;
         }

@@ -7,6 +7,7 @@ import { ScriptedAgent } from '../lib/voice-runtime/scripted-agent.js';
 import type { VoiceRuntime } from '../lib/voice-runtime/voice-runtime.js';
 import { AgentVoice } from '../media/agent-voice.js';
 import { openingToPrepare, PreparedSpeech } from '../media/prepared-speech.js';
+import { until } from './support/wait-for.js';
 
 // The first line without delay (media/prepared-speech.ts): the opening line's sentences are
 // synthesised when the call's stream starts, so when the agent says it its audio leaves at once.
@@ -14,15 +15,17 @@ import { openingToPrepare, PreparedSpeech } from '../media/prepared-speech.js';
 
 const TTS_MS = 800;
 
-/** Text-to-speech that takes TTS_MS a sentence; `failing` fails the next requests. */
+/** Text-to-speech that takes TTS_MS a sentence; `failing` fails the next requests, `failingOnce` those texts' next one. */
 class SlowTextToSpeech implements TextToSpeech {
   readonly requests: string[] = [];
   failing = 0;
+  readonly failingOnce = new Set<string>();
+  constructor(private readonly ms = TTS_MS) {}
   async synthesize(text: string): Promise<Pcm> {
     this.requests.push(text);
-    await new Promise((resolve) => setTimeout(resolve, TTS_MS));
-    if (this.failing > 0) {
-      this.failing--;
+    await new Promise((resolve) => setTimeout(resolve, this.ms));
+    if (this.failing > 0 || this.failingOnce.delete(text)) {
+      this.failing = Math.max(0, this.failing - 1);
       throw new Error('the speech service failed');
     }
     return { sampleRate: 8000, samples: new Int16Array(1600).fill(2000) };
@@ -134,6 +137,35 @@ test('a preparation that failed is made again when said; a line not prepared is 
   assert.ok(firstAudioAt !== null, 'said all the same');
   await voice.say(1, 'Something else.');
   assert.deepEqual(tts.requests, ['Hello there.', 'Hello there.', 'Something else.']);
+  voice.stop();
+});
+
+test('a retry after the speech service failed makes what is missing once, in order: the rest of a sentence begun, then the sentences after it', async () => {
+  const tts = new SlowTextToSpeech(50);
+  const marks: string[] = [];
+  const voice = voiceOn(tts, undefined, { marks });
+  // The first clause was made and plays; the rest of its sentence fails.
+  tts.failingOnce.add('I can help.');
+  await assert.rejects(voice.say(0, 'Certainly, I can help. Anything else?'));
+  assert.deepEqual(tts.requests, ['Certainly,', 'I can help.'], 'the line stops at the failure');
+  // The agent's step is retried: the same line again.
+  await voice.say(0, 'Certainly, I can help. Anything else?');
+  assert.deepEqual(tts.requests.slice(2), ['I can help.', 'Anything else?']);
+  await until(() => marks.length === 2, 'both marks sent');
+  assert.deepEqual(marks, ['agent-0-0', 'agent-0-1'], 'each sentence played whole, in order');
+
+  // A sentence in the middle fails: the one after it is not played before it.
+  tts.requests.length = 0;
+  marks.length = 0;
+  tts.failingOnce.add('Two.');
+  voice.takeSentence(1, 0, 'One.');
+  voice.takeSentence(1, 1, 'Two.');
+  voice.takeSentence(1, 2, 'Three.');
+  await assert.rejects(voice.say(1, 'One. Two. Three.'));
+  await voice.say(1, 'One. Two. Three.');
+  assert.deepEqual(tts.requests, ['One.', 'Two.', 'Two.', 'Three.']);
+  await until(() => marks.length === 3, 'the three marks sent');
+  assert.deepEqual(marks, ['agent-1-0', 'agent-1-1', 'agent-1-2']);
   voice.stop();
 });
 
