@@ -247,21 +247,46 @@ test('a server that dies is started again on the same port; meanwhile its port i
   assert.ok(spoken.samples.length > 0, 'it speaks again');
 });
 
-test('a request past --request-timeout is a 503 in OpenAI’s error shape; a body over 25 MB is a 400 before it is read', {
+test('a request past --request-timeout is a 503 in OpenAI’s error shape; a body over 25 MB is a 400 before it is read; an end-of-turn model that cannot be loaded leaves the rest working', {
   timeout: 180_000,
 }, async () => {
   // A second server of its own, with a 3 s limit (the default is 60 s) and one model thread: a long
   // input's synthesis takes about 20 s. Its thread is free again at once (the synthesis stops at
   // its next sentence), so a short line after it is not kept waiting. The limit leaves a short
-  // line room on a loaded machine (1 s did not: "Hi." took longer under the suite's load).
+  // line room on a loaded machine (1 s did not: "Hi." took longer under the suite's load). Its
+  // end-of-turn model is a file that is not a model.
   const python = await provisionLocalSpeech();
   const script = fileURLToPath(new URL('../scripts/local-speech/speech_server.py', import.meta.url));
   const port = await freePort();
-  const args = [script, '--port', String(port), '--threads', '1', '--request-timeout', '3'];
+  const args = [
+    script,
+    '--port',
+    String(port),
+    '--threads',
+    '1',
+    '--request-timeout',
+    '3',
+    '--turn-model',
+    script,
+  ];
   const child = spawn(python, [...args, '--parent-pid', String(process.pid)], { stdio: 'ignore' });
   try {
     const base = `http://127.0.0.1:${port}`;
     await waitForHealth(`${base}/health`);
+    assert.deepEqual(await (await fetch(`${base}/health`)).json(), { status: 'ok', turn_model: false });
+    // The gateway's port fails (it asks once): that call's turns end by silence.
+    const model = new SpeechServerEndOfTurn({
+      url: `${base}/v1`,
+      apiKey: undefined,
+      model: 'turn',
+      timeoutMs: 5_000,
+    });
+    await assert.rejects(
+      model.complete({ sampleRate: 8000, samples: new Int16Array(8000).fill(1000) }),
+      (error: unknown) =>
+        error instanceof SpeechError &&
+        /answered 503: the end-of-turn model could not be loaded/.test(error.message),
+    );
     const speak = (input: string) =>
       fetch(`${base}/v1/audio/speech`, {
         method: 'POST',

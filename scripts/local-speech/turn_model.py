@@ -48,9 +48,9 @@ def extract_smart_turn(prefix: str, wheels: str) -> Path:
 
 
 class SmartTurn:
-    """The model on one CPU thread: `complete(audio)` for 16 kHz float audio in -1..1."""
+    """The model (the ONNX file at `path`) on one CPU thread, for 16 kHz float audio in -1..1."""
 
-    def __init__(self, prefix: str):
+    def __init__(self, path: Path):
         import onnxruntime
         from faster_whisper.feature_extractor import FeatureExtractor
 
@@ -59,7 +59,7 @@ class SmartTurn:
         options.inter_op_num_threads = 1
         options.execution_mode = onnxruntime.ExecutionMode.ORT_SEQUENTIAL
         self._session = onnxruntime.InferenceSession(
-            str(smart_turn_path(prefix)), sess_options=options, providers=["CPUExecutionProvider"]
+            str(path), sess_options=options, providers=["CPUExecutionProvider"]
         )
         self._input = self._session.get_inputs()[0].name
         self._features = FeatureExtractor(feature_size=80)
