@@ -32,6 +32,8 @@ let stack: CallStack;
 let gateway: TestMediaGateway;
 let speech: TestSpeech;
 let recordingsDir: string;
+/** The end-of-turn model's answers over the file's calls. */
+const turnDecisions = { complete: 0, incomplete: 0 };
 /** The workspace placing the calls, and its agent (the scripted runtime). */
 let owner: Fixture, agent: AgentFixture;
 
@@ -46,12 +48,26 @@ before(async () => {
     // The far end's pauses at a quarter: its lines themselves are spoken in real time.
     simTimeScale: 0.25,
     settings: {
-      media: testMediaSettings(defaults.media, { streamsToken: TOKEN, port, controlPort }),
+      media: {
+        ...testMediaSettings(defaults.media, { streamsToken: TOKEN, port, controlPort }),
+        // The local speech's own default (VOICE_SPEECH=local): a turn ends when the end-of-turn
+        // model (Smart Turn on the speech server) and the pause's words say so, not by silence.
+        turnDetection: { ...defaults.media.turnDetection, mode: 'model' },
+      },
       speech: { local: false, stt: endpoint('whisper-1'), tts: endpoint('tts-1') },
       recordingsDir,
     },
   });
   gateway = await startTestMediaGateway(stack, speech, undefined, { port, controlPort });
+  // The real model, counted: the tests below show it was asked and answered.
+  const model = gateway.context.endOfTurn!;
+  gateway.context.endOfTurn = {
+    complete: async (audio, options) => {
+      const complete = await model.complete(audio, options);
+      turnDecisions[complete ? 'complete' : 'incomplete']++;
+      return complete;
+    },
+  };
   owner = await createFixture(stack.db.orm, { requestsPerSecond: 10_000 });
   agent = await createAgentFixture(stack.db.orm, { workspaceId: owner.workspaceId });
 });
@@ -328,6 +344,7 @@ describe('the simulator speaks', { timeout: 600_000 }, () => {
         firstMessage: 'Hei, du har ringt Acme. Hva kan jeg hjelpe deg med?',
       });
       const { client, callId } = await callingIn(norsk.number, '+4791234577');
+      const asked = turnDecisions.complete + turnDecisions.incomplete;
       // The agent has no voice of its own: the speech server's voice of its language (espeak-nb).
       await client.agentFinished({ limitMs: 60_000, quietMs: 1500 });
       // eSpeak's robotic Norwegian over the phone line is heard only in part by Whisper base.
@@ -358,6 +375,56 @@ describe('the simulator speaks', { timeout: 600_000 }, () => {
       assert.deepEqual(
         lines.filter((line) => line.role === 'agent').map((line) => line.text),
         ['Hei, du har ringt Acme. Hva kan jeg hjelpe deg med?', 'Flott. Skal jeg bekrefte det for deg?'],
+      );
+      // The caller's turn ended by the end-of-turn model (Smart Turn hears Norwegian too).
+      assert.ok(turnDecisions.complete + turnDecisions.incomplete > asked, 'the end-of-turn model was asked');
+    },
+  );
+
+  test(
+    'a caller reading out a phone number with pauses is one turn: the end-of-turn model and the pause’s words keep it whole',
+    SPOKEN_CALL,
+    async () => {
+      const desk = await createAgentFixture(stack.db.orm, {
+        workspaceId: owner.workspaceId,
+        firstMessage: 'Hi, this is Acme. How can I help you?',
+      });
+      const { client, callId } = await callingIn(desk.number, '+4791234578');
+      await client.agentFinished({ limitMs: 60_000, quietMs: 1500 });
+      const asked = { ...turnDecisions };
+      // Each group said on its own (a falling, final voice) and 800 ms of silence after it: the
+      // model may call a group complete, the words ("… is 47.") say a number is still being read out.
+      const pause = new Int16Array(6400);
+      const groups = ['My number is four seven.', 'nine one two.', 'three four five six seven.'];
+      const parts: Int16Array[] = [];
+      for (const [i, group] of groups.entries()) {
+        parts.push(await speech.callerSays(group));
+        if (i < groups.length - 1) parts.push(pause);
+      }
+      const line = new Int16Array(parts.reduce((n, part) => n + part.length, 0));
+      parts.reduce((at, part) => (line.set(part, at), at + part.length), 0);
+      const saidAt = performance.now();
+      await client.say(line);
+      await client.agentFinished({ limitMs: 60_000, quietMs: 1500, after: saidAt });
+      client.stop();
+      await spokenCallEnd(callId);
+      const lines = (await api().get(`/calls/${callId}/transcript`)).body.data as {
+        role: string;
+        text: string;
+      }[];
+      const callerLines = lines.filter((l) => l.role === 'caller').map((l) => l.text);
+      assert.equal(callerLines.length, 1, JSON.stringify(lines));
+      // Whisper writes the digits as it likes ("47 912 34567", "four seven"): all ten are in the one line.
+      const digits = callerLines[0]
+        .toLowerCase()
+        .replace(/\b(zero|one|two|three|four|five|six|seven|eight|nine)\b/g, (w) =>
+          String(['zero', 'one', 'two', 'three', 'four', 'five', 'six', 'seven', 'eight', 'nine'].indexOf(w)),
+        )
+        .replace(/\D/g, '');
+      assert.ok(digits.length >= 9, `the caller's line "${callerLines[0]}"`);
+      assert.ok(
+        turnDecisions.complete + turnDecisions.incomplete > asked.complete + asked.incomplete,
+        'the end-of-turn model was asked at the pauses',
       );
     },
   );
