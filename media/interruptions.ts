@@ -31,8 +31,8 @@ export interface InterruptionsDeps {
   callId: string;
   voice: Pick<AgentVoice, 'bargeIn' | 'speaking'>;
   loop: TurnLoop | null;
-  /** Transcribes the speech so far (the first words of speech over the agent). */
-  transcribe: (audio: Int16Array) => Promise<string>;
+  /** Transcribes the speech so far (the first words of speech over the agent); aborted once of no use. */
+  transcribe: (audio: Int16Array, signal: AbortSignal) => Promise<string>;
   /** The speech being heard so far (the turn detector's); none: long speech is not heard again. */
   speechSoFar?: () => Int16Array | null;
   /** The stages that obey an interruption besides the voice (the recording's cut), in order. */
@@ -55,6 +55,8 @@ interface Judging {
   heardAgain: boolean;
   /** Those words are being transcribed now. */
   hearingAgain: boolean;
+  /** Aborts its transcriptions once it is decided or over: their words would change nothing. */
+  words: AbortController;
 }
 
 export class Interruptions {
@@ -91,9 +93,10 @@ export class Interruptions {
       long: false,
       heardAgain: false,
       hearingAgain: false,
+      words: new AbortController(),
     };
     this.judging = judging;
-    this.deps.transcribe(audio).then(
+    this.deps.transcribe(audio, judging.words.signal).then(
       (words) => {
         if (this.judging !== judging || judging.interrupted) return;
         if (!isBackchannel(words)) return this.decide(judging, 'barge-in', { atMs });
@@ -173,7 +176,7 @@ export class Interruptions {
       () => this.decide(judging, 'barge-in', { atMs, reason: 'long speech, its words too late' }),
       REJUDGE_LIMIT_MS,
     );
-    this.deps.transcribe(audio).then(
+    this.deps.transcribe(audio, judging.words.signal).then(
       (words) => {
         judging.hearingAgain = false;
         if (this.judging !== judging || judging.interrupted) return;
@@ -195,6 +198,7 @@ export class Interruptions {
     if (this.judging !== judging || judging.interrupted) return;
     judging.interrupted = true;
     clearTimeout(judging.timer);
+    judging.words.abort();
     this.interrupt(message, fields);
   }
 
@@ -212,7 +216,10 @@ export class Interruptions {
 
   private endJudging(): Judging | null {
     const judging = this.judging;
-    if (judging) clearTimeout(judging.timer);
+    if (judging) {
+      clearTimeout(judging.timer);
+      judging.words.abort();
+    }
     this.judging = null;
     return judging;
   }

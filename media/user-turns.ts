@@ -77,7 +77,7 @@ export class UserTurns {
       callId: deps.callId,
       voice: deps.voice,
       loop: deps.loop,
-      transcribe: (audio) => this.transcribe(audio),
+      transcribe: (audio, signal) => this.transcribe(audio, signal),
       ...(deps.speechSoFar ? { speechSoFar: deps.speechSoFar } : {}),
       obeying: deps.obeyingInterruptions,
       logger: deps.logger,

@@ -327,15 +327,20 @@ describe('barge-in and hang-ups', () => {
       performance.now() - startedAt < 1_500 + 500,
       'within the spec’s 1.5 s (and the harness’s own time)',
     );
+    // The words heard again, late, would change nothing now: their request is dropped.
+    assert.equal(path.stt.requests.at(-1)?.aborted, true, 'the late transcription was aborted');
     release();
   });
 
   test('words over the agent that the speech server cannot hear in time: the turn’s own words judge it', async () => {
     const path = await agentSpeaking();
+    const asked = path.stt.requests.length;
     const release = path.stt.hold();
     path.says('Mm-hmm.', 500);
     path.silence(700);
     await turnsEnded(path, 2);
+    // Its first words, still being transcribed when the speech ended, are of no use now: dropped.
+    assert.equal(path.stt.requests[asked]?.aborted, true, 'the judging’s transcription was aborted');
     release();
     await wentOnUnstopped(path, 'a backchannel judged by the turn’s words is no line either');
   });
