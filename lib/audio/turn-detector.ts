@@ -17,9 +17,10 @@ export type TurnEvent =
    */
   | { type: 'turn_ended'; startedAtMs: number; endedAtMs: number; audio: Int16Array }
   /**
-   * A pause of PAUSE_MS in a turn's speech, before endpointing ends it: `audio` is exactly the
-   * turn_ended audio the turn will have if no speech follows, so its transcription (and the
-   * answer to it) may start now and be taken when the turn ends with the same `endedAtMs`.
+   * A pause of PAUSE_MS in a turn's speech, before endpointing ends it: `audio` is the turn_ended
+   * audio the turn will have if no speech follows, but for the rest of its post-roll's silence
+   * (the same words), so its transcription (and the answer to it) may start now and be taken when
+   * the turn ends with the same `startedAtMs` and `endedAtMs`.
    */
   | { type: 'speech_paused'; startedAtMs: number; endedAtMs: number; audio: Int16Array }
   /** Speech again after `speech_paused`: what was started for the pause is of no use. */
@@ -68,8 +69,12 @@ const CONTINUE_THRESHOLD = 0.35;
 /** Audio kept before the detected start (the detector hears a word's onset late) and after the end. */
 const PRE_ROLL_MS = 200;
 const POST_ROLL_MS = 200;
-/** The pause that announces `speech_paused`: the post-roll, so that its audio is the turn's. */
-const PAUSE_MS = POST_ROLL_MS;
+/**
+ * The pause that announces `speech_paused`: half the post-roll. Its audio lacks only the turn's last
+ * 100 ms of silence, which changes no word, and the words it starts (the transcription, the answer
+ * asked ahead, the end-of-turn rule's) come 100 ms sooner than at the whole post-roll.
+ */
+const PAUSE_MS = POST_ROLL_MS / 2;
 const DEFAULT_MIN_SPEECH_MS = 300;
 const DEFAULT_MIN_TURN_SPEECH_MS = 150;
 const DEFAULT_MAX_UTTERANCE_MS = 30_000;
