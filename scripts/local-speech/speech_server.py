@@ -257,11 +257,11 @@ class Models:
 
     def turn_complete(self, wav: bytes, stop: threading.Event) -> tuple[bool, float]:
         """Whether the caller has finished their turn, by Smart Turn over its last 8 s."""
+        if self.smart_turn is None:
+            raise TurnModelMissing(self.smart_turn_error or "not loaded")
         audio = read_audio(wav)
         if stop.is_set():
             raise Stopped
-        if self.smart_turn is None:
-            raise TurnModelMissing(self.smart_turn_error or "not loaded")
         probability = self.smart_turn.probability(audio) if audio.size else 0.0
         return probability > COMPLETE_ABOVE, probability
 
