@@ -88,6 +88,8 @@ SAMPLES_PER_FRAME = 160
 # average log probability).
 SHORT_WINDOW_MIN_FRAMES = 2_000
 SHORT_WINDOW_TAIL_FRAMES = 100
+# Past this an English turn's full-window transcription is decoded once, without the fallback.
+LONG_TURN_SECONDS = 8
 COMPRESSION_RATIO_LIMIT = 2.4
 LOG_PROB_LIMIT = -1.0
 NO_SPEECH_LIMIT = 0.6
@@ -199,13 +201,16 @@ class Models:
         quick = self.transcribe_short(audio, whisper, tokenizer, sure=code == "en")
         if quick is not None:
             return quick
+        # Whisper's temperature fallback decodes up to six times: over eSpeak-made or accented speech
+        # every turn was unsure, and took seconds. Other languages decode once, and so does a long
+        # English turn: a television or two voices at once (12 s of them took 1.3-5 s of a thread
+        # here with the fallback, against 0.4-0.9 s decoded once), where a second try hears no better.
+        once = code != "en" or audio.size > LONG_TURN_SECONDS * WHISPER_RATE
         segments, _ = whisper.transcribe(
             audio,
             language=code,
             beam_size=1,
-            # Whisper's temperature fallback decodes up to six times: over eSpeak-made or accented
-            # speech every turn was unsure, and took seconds. Other languages decode once.
-            **({} if code == "en" else {"temperature": [0.0]}),
+            **({"temperature": [0.0]} if once else {}),
             vad_filter=False,
             condition_on_previous_text=False,
         )
