@@ -250,9 +250,14 @@ function transferMaxMinutes(value: string | undefined): number {
   return minutes;
 }
 
-/** VOICE_TURN_DETECTION (model | silence; model by default with the local speech), VOICE_TURN_PAUSE_MS, VOICE_TURN_MAX_MS. */
+/**
+ * VOICE_TURN_DETECTION (model | silence; model by default with speech: the local speech, or a
+ * speech-to-text service at VOICE_STT_URL, which is asked for the model and, without one, leaves
+ * each call to silence), VOICE_TURN_PAUSE_MS, VOICE_TURN_MAX_MS.
+ */
 function turnDetection(env: NodeJS.ProcessEnv): MediaSettings['turnDetection'] {
-  const value = env.VOICE_TURN_DETECTION || (voiceSpeech(env.VOICE_SPEECH) ? 'model' : 'silence');
+  const withSpeech = voiceSpeech(env.VOICE_SPEECH) || Boolean(env.VOICE_STT_URL);
+  const value = env.VOICE_TURN_DETECTION || (withSpeech ? 'model' : 'silence');
   if (value !== 'model' && value !== 'silence') {
     throw new Error(`VOICE_TURN_DETECTION must be model or silence; got "${value}"`);
   }

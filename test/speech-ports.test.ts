@@ -357,7 +357,7 @@ test('WAVs of other shapes are decoded to mono 16-bit PCM: float stereo averaged
   assert.deepEqual(decoded.samples, alawmulaw.mulaw.decode(alawmulaw.mulaw.encode(tone.samples)));
 });
 
-test('the end-of-turn model: multipart POST /audio/turn with the turn as a WAV, one attempt, {"complete"} read; another shape is a failure', async () => {
+test('the end-of-turn model: multipart POST /audio/turn with the turn as a WAV, one attempt, {"complete"} read; another shape is a failure; a service without the route is not asked again', async () => {
   let complete: unknown = true;
   const stand = await standIn(({ method, path }) =>
     method === 'POST' && path === '/v1/audio/turn'
@@ -372,8 +372,21 @@ test('the end-of-turn model: multipart POST /audio/turn with the turn as a WAV, 
   assert.deepEqual(decodeWav(new Uint8Array(await file.arrayBuffer())).samples, tone.samples);
   complete = 'yes';
   assert.equal((await speechError(model.complete(tone))).retryable, false);
-  // A hosted service has no such route: a failure at once, not retried (the gateway falls back to silence).
-  const hosted = await standIn(() => ({ status: 503, body: { error: { message: 'busy' } } }));
-  await speechError(new SpeechServerEndOfTurn(endpoint(hosted)).complete(tone));
-  assert.equal(hosted.requests.length, 1, 'one attempt: a late decision is of no use');
+  // A busy service: a failure at once, not retried (the gateway falls back to silence).
+  const busy = await standIn(() => ({ status: 503, body: { error: { message: 'busy' } } }));
+  const asked = new SpeechServerEndOfTurn(endpoint(busy));
+  await speechError(asked.complete(tone));
+  assert.equal(busy.requests.length, 1, 'one attempt: a late decision is of no use');
+  await speechError(asked.complete(tone));
+  assert.equal(busy.requests.length, 2, 'a passing failure: the next call asks again');
+  // A hosted service without the route (OpenAI's): its 404 is remembered, so the calls after the
+  // first fall back to silence at once, without a request each.
+  const hosted = await standIn(() => ({ status: 404, body: { error: { message: 'Invalid URL' } } }));
+  const none = new SpeechServerEndOfTurn(endpoint(hosted));
+  for (let call = 0; call < 3; call++) {
+    const error = await speechError(none.complete(tone));
+    assert.match(error.message, /the speech service has none/);
+    assert.equal(error.retryable, false);
+  }
+  assert.equal(hosted.requests.length, 1);
 });

@@ -109,8 +109,13 @@ test('with speech, npm start points the workers at its gateway for the calls the
   );
 });
 
-test('VOICE_TURN_DETECTION: model by default with the local speech, silence without; the pause and the longest wait checked by name', () => {
+test('VOICE_TURN_DETECTION: model by default with speech (local, or a speech-to-text service), silence without; the pause and the longest wait checked by name', () => {
   assert.deepEqual(loadSettings({}).media.turnDetection, { mode: 'silence', pauseMs: 200, maxMs: 2000 });
+  assert.equal(
+    loadSettings({ VOICE_STT_URL: 'https://speech.example/v1', VOICE_TTS_URL: 'https://speech.example/v1' })
+      .media.turnDetection.mode,
+    'model',
+  );
   assert.deepEqual(loadSettings({ VOICE_SPEECH: 'local' }).media.turnDetection, {
     mode: 'model',
     pauseMs: 200,
