@@ -49,6 +49,7 @@ export class SpeechServerEndOfTurn implements EndOfTurnModel {
       alsoRead: [404, 405],
       read: async (response) => {
         if (response.status === 404 || response.status === 405) {
+          await response.body?.cancel(); // the error's text is not needed: the connection is kept
           this.missingUntil = Date.now() + MISSING_RECHECK_MS;
           throw this.missing();
         }
@@ -62,7 +63,7 @@ export class SpeechServerEndOfTurn implements EndOfTurnModel {
 
   private missing(): SpeechError {
     return new SpeechError(
-      'end-of-turn model: the speech service has none (POST /audio/turn answered 404)',
+      'end-of-turn model: the speech service has none (POST /audio/turn is no route there)',
       false,
     );
   }
