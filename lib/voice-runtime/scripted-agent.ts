@@ -21,7 +21,8 @@ const ASKS_TO_SEND = /\b(send|email|e-mail|text) me\b/i;
  * (Whisper writes the digit or the word depending on how the audio was cut).
  */
 const MENU_CHOICE = /\bpress (\d|zero|one|two|three|four|five|six|seven|eight|nine)\b/i;
-const DIGIT_WORDS = ['zero', 'one', 'two', 'three', 'four', 'five', 'six', 'seven', 'eight', 'nine'];
+/** The digits as English words, in order (index = digit). */
+export const DIGIT_WORDS = ['zero', 'one', 'two', 'three', 'four', 'five', 'six', 'seven', 'eight', 'nine'];
 
 /** The key a menu's first choice names, or null when `heard` is no menu. */
 export function menuChoice(heard: string): string | null {
