@@ -22,7 +22,8 @@ import { BACKCHANNELS, INTERRUPTIONS, overTheAgent, percentile } from './over-th
 //   - digits: 20 phone and customer numbers read out in groups with 800 ms pauses (made alike).
 // Each goes through the gateway's turn detector (lib/audio/turn-detector.ts: Silero VAD, and with
 // VOICE_TURN_DETECTION=model the local speech server's Smart Turn v3.2 and the pause's words,
-// media/end-of-turn-rule.ts) frame by frame in real time, three at once (three callers), with its
+// media/end-of-turn-rule.ts) frame by frame in real time, three at once (three callers;
+// BENCH_TURN_AT_ONCE=1 hears one caller at a time, a quiet machine's single call), with its
 // pauses transcribed by the local Whisper as the gateway's user turns do, so the models' own time
 // counts. Reported: end_of_turn_p50_ms (the end of a complete utterance's speech → its turn's end)
 // and false_cut_rate (cut and digit utterances whose turn ended in a pause, before the rest) with
@@ -152,8 +153,8 @@ const TAIL_MS = 2400;
 const MODES = (['model', 'model_voice_only', 'silence'] as const).filter(
   (mode) => !process.env.BENCH_TURN_MODES || process.env.BENCH_TURN_MODES.split(',').includes(mode),
 );
-/** Utterances heard at once (three callers), in real time. */
-const AT_ONCE = 3;
+/** BENCH_TURN_AT_ONCE: utterances heard at once (callers sharing the machine), in real time; 3 unless told. */
+const AT_ONCE = Math.max(1, Number(process.env.BENCH_TURN_AT_ONCE) || 3);
 
 /** The sound's extent in 8 kHz samples: from the first to the last sample above a whisper. */
 function trimmed(samples: Int16Array): Int16Array {
@@ -329,6 +330,7 @@ try {
       JSON.stringify({
         bench: 'turn-taking',
         turn_detection: mode,
+        at_once: AT_ONCE,
         utterances: utterances.length + BACKCHANNELS.length + INTERRUPTIONS.length,
         end_of_turn_p50_ms: percentile(endOfTurn, 50),
         end_of_turn_p95_ms: percentile(endOfTurn, 95),
