@@ -8,3 +8,10 @@ export function countsFrom(name: string, fallback: string): number[] {
     return value;
   });
 }
+
+/** A bench's setting of one whole number of at least 1 (BENCH_TURN_AT_ONCE=1). */
+export function oneCount(name: string, fallback: string): number {
+  const counts = countsFrom(name, fallback);
+  if (counts.length !== 1) throw new Error(`${name} is one whole number; got "${process.env[name]}"`);
+  return counts[0];
+}

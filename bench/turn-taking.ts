@@ -10,6 +10,7 @@ import { endOfTurnRule } from '../media/end-of-turn-rule.js';
 import { HeardAhead } from '../media/heard-ahead.js';
 import { transcribeTurn } from '../media/turn-transcription.js';
 import { startLocalSpeechServer } from '../scripts/local-speech-server.js';
+import { oneCount } from './bench-counts.js';
 import { BACKCHANNELS, INTERRUPTIONS, overTheAgent, percentile } from './over-the-agent.js';
 
 // Where the caller's turn ends (docs/voice.md, "End of turn by a model"), measured on a labelled
@@ -154,7 +155,7 @@ const MODES = (['model', 'model_voice_only', 'silence'] as const).filter(
   (mode) => !process.env.BENCH_TURN_MODES || process.env.BENCH_TURN_MODES.split(',').includes(mode),
 );
 /** BENCH_TURN_AT_ONCE: utterances heard at once (callers sharing the machine), in real time; 3 unless told. */
-const AT_ONCE = Math.max(1, Number(process.env.BENCH_TURN_AT_ONCE) || 3);
+const AT_ONCE = oneCount('BENCH_TURN_AT_ONCE', '3');
 
 /** The sound's extent in 8 kHz samples: from the first to the last sample above a whisper. */
 function trimmed(samples: Int16Array): Int16Array {
