@@ -188,11 +188,25 @@ test('the end-of-turn model (Smart Turn v3.2): a finished sentence is complete, 
   const finished = overPhoneLine(
     await tts.synthesize('I would like to book a table for two on Friday.', { voice: 'joe' }),
   );
-  // Its first 45 %: cut mid-phrase (about "I would like to"). Piper's voice varies from one synthesis
-  // to the next, and a cut at 62 % ("… a table for") was heard as complete in one CI run of many.
-  const cut = { ...finished, samples: finished.samples.slice(0, Math.round(finished.samples.length * 0.45)) };
   assert.equal(await timed('end of turn (finished)', () => model.complete(finished)), true);
-  assert.equal(await timed('end of turn (cut off)', () => model.complete(cut)), false);
+  // Cut mid-phrase at three points (about "I would", "I would like to", "… book a"). Piper's voice
+  // varies from one synthesis to the next, and a single cut was now and then heard as complete (at
+  // 62 % in one CI run of many, at 45 % in another; the model's probability there is mostly
+  // 0.02-0.2, once 0.5 in twelve syntheses): at least two of the three are not complete.
+  const verdicts: boolean[] = [];
+  for (const share of [0.35, 0.45, 0.55]) {
+    const cut = {
+      ...finished,
+      samples: finished.samples.slice(0, Math.round(finished.samples.length * share)),
+    };
+    verdicts.push(
+      await timed(`end of turn (cut off at ${Math.round(share * 100)} %)`, () => model.complete(cut)),
+    );
+  }
+  assert.ok(
+    verdicts.filter((complete) => !complete).length >= 2,
+    `complete at the cuts: ${verdicts.join(', ')}`,
+  );
 });
 
 test('a transcription request without a file is a 400 the adapter does not retry', async () => {
