@@ -1,29 +1,15 @@
-import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
-import { createInterface } from 'node:readline';
-import { Client, Connection } from '@temporalio/client';
-import { migrate, openOrm } from '../db/orm.js';
-import { setLimits } from '../lib/accounts.js';
 import { MediaStreamsClient } from '../lib/media/media-streams-client.js';
 import { loadSettings } from '../lib/settings.js';
 import { type AgentTurnLatency, callProgressQuery } from '../lib/temporal/call-messages.js';
 import { callWorkflowId } from '../lib/temporal/workflow-contracts.js';
-import { freePort, stopChild } from '../scripts/processes.js';
-import { resolveTemporalCli } from '../scripts/temporal-binaries.js';
-import { startPrivateTemporalDevServer } from '../scripts/temporal-dev-server.js';
-import { createAgentFixture } from '../test/support/call-fixtures.js';
-import { startChatStandIn } from '../test/support/chat-completions-stand-in.js';
-import { startTestSpeech } from '../test/support/speech-kit.js';
 import { endOfSpeech } from '../test/support/test-audio.js';
 import { benchServer } from './bench-cluster.js';
 import { countsFrom } from './bench-counts.js';
-import { startBenchPostgres } from './bench-database.js';
+import { startVoiceStack, waitFor } from './voice-stack.js';
 
 // Spoken calls end to end: for each N in BENCH_VOICE_CONCURRENCY (1,5,10), N concurrent audio
-// calls through the media gateway (media/main.ts, a process of its own), the workers
+// calls through the stack of bench/voice-stack.ts: the media gateway (media/main.ts, a process of its own), the workers
 // (workers/main.ts, one process), the real local speech server (VOICE_SPEECH=local: Whisper tiny
 // and Piper, provisioned and cached as the tests do), a Temporal dev server and a throw-away
 // PostgreSQL of the bench's own, and a language-model stand-in (OpenAI-compatible chat completions,
@@ -116,92 +102,24 @@ interface TurnFigures {
   edges: number;
 }
 
-/** What the gateway logged (LOG_LEVEL=info), one JSON object per line. */
-// biome-ignore lint/suspicious/noExplicitAny: the gateway's log lines as JSON.
-type LogLine = Record<string, any>;
-
-const cleanups: (() => Promise<unknown>)[] = [];
 const epoch = (performanceMs: number) => performance.timeOrigin + performanceMs;
 
+const stack = await startVoiceStack({
+  name: 'voice',
+  greeting: GREETING,
+  answer: ANSWER,
+  llmDelayMs: LLM_DELAY_MS,
+  endpointingMs: ENDPOINTING_MS,
+  turnDetection: TURN_DETECTION,
+  numbers: Math.max(...CONCURRENCY),
+  token: TOKEN,
+});
 try {
-  const speech = await startTestSpeech();
-  cleanups.push(() => speech.close());
+  const { speech, streamsUrl, gatewayLog, temporalClient, agent } = stack;
   console.log('making the caller lines (not measured)');
   const lines = await Promise.all(
     CALLER_LINES.map(async (line) => endOfSpeech(await speech.callerSays(line))),
   );
-
-  const standIn = await startChatStandIn(async () => {
-    await new Promise((resolve) => setTimeout(resolve, LLM_DELAY_MS));
-    return { kind: 'stream', text: ANSWER };
-  });
-  cleanups.push(() => standIn.close());
-
-  const pg = await startBenchPostgres('bench_voice');
-  cleanups.push(() => pg.stop());
-  const temporal = await startPrivateTemporalDevServer({
-    cliPath: process.env.TEMPORAL_CLI_PATH || (await resolveTemporalCli()),
-  });
-  cleanups.push(() => temporal.stop());
-  const orm = await openOrm(pg.url, { poolMax: 5 });
-  cleanups.push(() => orm.close(true));
-  await migrate(orm);
-  const recordingsDir = mkdtempSync(path.join(os.tmpdir(), 'bench-voice-recordings-'));
-  cleanups.push(async () => rmSync(recordingsDir, { recursive: true, force: true }));
-
-  const [mediaPort, controlPort] = [await freePort(), await freePort()];
-  const env: NodeJS.ProcessEnv = {
-    ...process.env,
-    DATABASE_URL: pg.url,
-    TEMPORAL_ADDRESS: temporal.address,
-    TEMPORAL_NAMESPACE: temporal.namespace,
-    TASK_QUEUE_PREFIX: `bench-voice-${Date.now().toString(36)}-`,
-    HOST: '127.0.0.1',
-    MEDIA_PORT: String(mediaPort),
-    MEDIA_STREAMS_TOKEN: TOKEN,
-    MEDIA_CONTROL_LISTEN: `127.0.0.1:${controlPort}`,
-    MEDIA_CONTROL_TOKEN: `${TOKEN}-control`,
-    VOICE_SPEECH: '',
-    VOICE_STT_URL: speech.url,
-    VOICE_TTS_URL: speech.url,
-    VOICE_LLM_URL: standIn.url,
-    VOICE_LLM_API_KEY: 'sk-bench',
-    VOICE_LLM_MODEL: 'stand-in-model',
-    VOICE_ENDPOINTING_MS: String(ENDPOINTING_MS),
-    VOICE_TURN_DETECTION: TURN_DETECTION,
-    RECORDINGS_DIR: recordingsDir,
-    LOG_LEVEL: 'warn',
-  };
-  const workers = spawn(process.execPath, ['--import', 'tsx', 'workers/main.ts'], {
-    env,
-    stdio: ['ignore', 'inherit', 'inherit'],
-  });
-  cleanups.push(() => stopChild(workers, { signal: 'SIGTERM', graceMs: 30_000 }));
-  // The gateway logs at info: its `caller turn` and `agent sentence` lines carry the STT and TTS times.
-  const gateway = spawn(process.execPath, ['--import', 'tsx', 'media/main.ts'], {
-    env: { ...env, LOG_LEVEL: 'info' },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  cleanups.push(() => stopChild(gateway, { signal: 'SIGTERM', graceMs: 30_000 }));
-  const gatewayLog = await readGatewayLog(gateway);
-  const streamsUrl = `ws://127.0.0.1:${mediaPort}/media/streams`;
-  const temporalClient = new Client({
-    connection: await Connection.connect({ address: temporal.address }),
-    namespace: temporal.namespace,
-  });
-  cleanups.push(() => temporalClient.connection.close());
-
-  const agent = await createAgentFixture(orm, {
-    plan: 'standard',
-    name: 'Bench',
-    firstMessage: GREETING,
-    numbers: Math.max(...CONCURRENCY),
-  });
-  await setLimits(orm.em.fork(), {
-    workspaceId: agent.workspaceId,
-    callsPerMinute: 1_000_000,
-    callsPerDay: 1_000_000,
-  });
 
   // Warm up: the workflow bundle, the connections, both models; not measured.
   console.log('warm-up call (not measured)');
@@ -354,7 +272,7 @@ try {
     return { figures, ahead };
   }
 } finally {
-  for (const cleanup of cleanups.reverse()) await cleanup().catch((error: unknown) => console.error(error));
+  await stack.stop();
 }
 
 /** The run's table, the targets, and the closing JSON line. */
@@ -461,38 +379,6 @@ function report(
       opening_first_audio_p95_ms: pct(openings, 95),
     }),
   );
-}
-
-/** The gateway's log lines as they come (errors and warnings also on stderr); resolves once it runs. */
-async function readGatewayLog(child: ChildProcess): Promise<LogLine[]> {
-  const log: LogLine[] = [];
-  const running = new Promise<void>((resolve, reject) => {
-    child.once('exit', (code) => reject(new Error(`the media gateway exited (${code}) before it ran`)));
-    createInterface({ input: child.stdout! }).on('line', (text) => {
-      let line: LogLine;
-      try {
-        line = JSON.parse(text);
-      } catch {
-        console.error(`[media] ${text}`);
-        return;
-      }
-      log.push(line);
-      if (line.level === 'warn' || line.level === 'error') console.error(`[media] ${text}`);
-      if (line.msg === 'media gateway running') resolve();
-    });
-  });
-  await running;
-  return log;
-}
-
-async function waitFor<T>(find: () => T | undefined, limitMs = 30_000): Promise<T> {
-  const until = Date.now() + limitMs;
-  for (;;) {
-    const found = find();
-    if (found !== undefined) return found;
-    if (Date.now() > until) throw new Error('the gateway did not log what the bench waits for');
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
 }
 
 function pct(values: number[], p: number): number {

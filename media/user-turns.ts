@@ -268,6 +268,7 @@ export class UserTurns {
       // Its parts: the silence that ended the turn, the transcription (queueing included), begun at
       // the pause (`heardAhead`) or at the turn's end, and the part of it the turn waited for.
       endpointedMs: timing.endpointedMs,
+      turnEndedAt: timing.speechEndedAt + timing.endpointedMs,
       sttMs: timing.sttMs,
       sttAfterTurnMs: timing.sttAfterTurnMs,
       heardAhead: timing.heardAhead,
