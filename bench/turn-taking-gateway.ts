@@ -100,6 +100,7 @@ try {
   const backchannels = overs.filter((one) => one.line.kind === 'over' && one.line.backchannel);
   const interruptions = overs.filter((one) => one.line.kind === 'over' && !one.line.backchannel);
   const stops = interruptions.flatMap((one) => (one.stoppedAfterMs == null ? [] : [one.stoppedAfterMs]));
+  const stoppedBy = backchannels.filter((one) => one.stoppedAfterMs !== null);
   const said = (one: Heard) => (one.line.kind === 'utterance' ? one.line.utterance.said : one.line.text);
   console.log(
     JSON.stringify({
@@ -110,15 +111,11 @@ try {
       utterances: heard.length,
       end_of_turn_p50_ms: percentile(complete, 50),
       end_of_turn_p95_ms: percentile(complete, 95),
-      false_cut_rate: continued.length ? Math.round((cuts.length / continued.length) * 1000) / 1000 : null,
+      false_cut_rate: rate(cuts, continued),
       cut: cuts.map(said),
       backchannels: backchannels.length,
-      false_interruption_rate: backchannels.length
-        ? Math.round(
-            (backchannels.filter((one) => one.stoppedAfterMs !== null).length / backchannels.length) * 1000,
-          ) / 1000
-        : null,
-      stopped_by: backchannels.filter((one) => one.stoppedAfterMs !== null).map(said),
+      false_interruption_rate: rate(stoppedBy, backchannels),
+      stopped_by: stoppedBy.map(said),
       interruptions: interruptions.length,
       interruptions_missed: interruptions.length - stops.length,
       interruption_stop_p50_ms: percentile(stops, 50),
@@ -211,4 +208,9 @@ async function hearOut(client: MediaStreamsClient, after: number): Promise<void>
   while (await client.agentSpokeSince(performance.now(), 1_000)) {
     await client.agentFinished({ quietMs: ANSWER_OVER_QUIET_MS, limitMs: 60_000 });
   }
+}
+
+/** `part` of `whole`, to a tenth of a percent; null of none. */
+function rate(part: unknown[], whole: unknown[]): number | null {
+  return whole.length ? Math.round((part.length / whole.length) * 1000) / 1000 : null;
 }
