@@ -51,7 +51,7 @@ export const INTERRUPTIONS = [
 
 export interface OverTheAgent {
   backchannels: number;
-  false_interruption_rate: number;
+  false_interruption_rate: number | null;
   /** The backchannels that stopped the agent, as written. */
   stopped_by: string[];
   interruptions: number;
@@ -110,6 +110,10 @@ async function stoppedAfter(speech: Int16Array, stt: SpeechToText): Promise<numb
   return stoppedAtMs === null ? null : stoppedAtMs - LEAD_MS;
 }
 
+/** `count` of `of` as a rate, to a tenth of a percent (the turn-taking benches' rule); null of none. */
+export const rate = (count: number, of: number): number | null =>
+  of ? Math.round((count / of) * 1000) / 1000 : null;
+
 /** The p-th percentile of `values`, rounded to a whole ms (the turn-taking bench's own rule). */
 export const percentile = (values: number[], p: number) => {
   const sorted = [...values].sort((a, b) => a - b);
@@ -138,7 +142,7 @@ export async function overTheAgent(
   const stoppedBy = backchannels.filter((one) => one.stoppedAfter !== null).map((one) => one.text);
   return {
     backchannels: backchannels.length,
-    false_interruption_rate: Math.round((stoppedBy.length / backchannels.length) * 1000) / 1000,
+    false_interruption_rate: rate(stoppedBy.length, backchannels.length),
     stopped_by: stoppedBy,
     interruptions: interruptions.length,
     interruptions_missed: interruptions.length - stops.length,

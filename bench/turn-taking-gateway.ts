@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { MediaStreamsClient } from '../lib/media/media-streams-client.js';
 import { benchServer } from './bench-cluster.js';
 import { oneCount } from './bench-counts.js';
-import { BACKCHANNELS, INTERRUPTIONS, percentile } from './over-the-agent.js';
+import { BACKCHANNELS, INTERRUPTIONS, percentile, rate } from './over-the-agent.js';
 import { labelledUtterances, type Utterance } from './turn-utterances.js';
 import { type LogLine, startVoiceStack, waitFor } from './voice-stack.js';
 
@@ -111,10 +111,10 @@ try {
       utterances: heard.length,
       end_of_turn_p50_ms: percentile(complete, 50),
       end_of_turn_p95_ms: percentile(complete, 95),
-      false_cut_rate: rate(cuts, continued),
+      false_cut_rate: rate(cuts.length, continued.length),
       cut: cuts.map(said),
       backchannels: backchannels.length,
-      false_interruption_rate: rate(stoppedBy, backchannels),
+      false_interruption_rate: rate(stoppedBy.length, backchannels.length),
       stopped_by: stoppedBy.map(said),
       interruptions: interruptions.length,
       interruptions_missed: interruptions.length - stops.length,
@@ -208,9 +208,4 @@ async function hearOut(client: MediaStreamsClient, after: number): Promise<void>
   while (await client.agentSpokeSince(performance.now(), 1_000)) {
     await client.agentFinished({ quietMs: ANSWER_OVER_QUIET_MS, limitMs: 60_000 });
   }
-}
-
-/** `part` of `whole`, to a tenth of a percent; null of none. */
-function rate(part: unknown[], whole: unknown[]): number | null {
-  return whole.length ? Math.round((part.length / whole.length) * 1000) / 1000 : null;
 }

@@ -9,7 +9,7 @@ import { HeardAhead } from '../media/heard-ahead.js';
 import { transcribeTurn } from '../media/turn-transcription.js';
 import { startLocalSpeechServer } from '../scripts/local-speech-server.js';
 import { oneCount } from './bench-counts.js';
-import { BACKCHANNELS, INTERRUPTIONS, overTheAgent, percentile } from './over-the-agent.js';
+import { BACKCHANNELS, INTERRUPTIONS, overTheAgent, percentile, rate } from './over-the-agent.js';
 import { labelledUtterances, type Utterance } from './turn-utterances.js';
 
 // Where the caller's turn ends (docs/voice.md, "End of turn by a model"), measured on 90 labelled
@@ -142,7 +142,7 @@ try {
         utterances: utterances.length + BACKCHANNELS.length + INTERRUPTIONS.length,
         end_of_turn_p50_ms: percentile(endOfTurn, 50),
         end_of_turn_p95_ms: percentile(endOfTurn, 95),
-        false_cut_rate: Math.round((cuts / continued) * 1000) / 1000,
+        false_cut_rate: rate(cuts, continued),
         ...(mode !== 'silence' ? { cut_at: cutAt } : {}),
         // The same for both: speech over the agent is judged by its words, not by the turn's end.
         ...over,

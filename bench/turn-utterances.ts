@@ -11,7 +11,7 @@ import type { TextToSpeech } from '../lib/speech/speech-ports.js';
 //     sentence that goes on);
 //   - digits: 20 phone and customer numbers read out in groups with 800 ms pauses (made alike).
 
-export const COMPLETE = [
+const COMPLETE = [
   'I would like to book a table for two on Friday.',
   'Can you tell me when the store opens tomorrow?',
   'My order has not arrived yet.',
@@ -54,7 +54,7 @@ export const COMPLETE = [
   'Goodbye, and have a nice day.',
 ];
 
-export const CUT: [string, string][] = [
+const CUT: [string, string][] = [
   ['I would like to book a table,', 'for two on Friday.'],
   ['Can you tell me when,', 'the store opens tomorrow?'],
   ['I need to change,', 'my delivery address.'],
@@ -87,7 +87,7 @@ export const CUT: [string, string][] = [
   ['Can I bring,', 'my dog along?'],
 ];
 
-export const DIGITS: string[][] = [
+const DIGITS: string[][] = [
   ['My number is nine one two,', 'three four five,', 'six seven eight.'],
   ['It is four seven,', 'nine nine,', 'one two three four.'],
   ['The customer number is one two,', 'three four,', 'five six.'],
@@ -122,9 +122,9 @@ export interface Utterance {
   parts: { startMs: number; endMs: number }[];
 }
 
-export const LEAD_MS = 400;
+const LEAD_MS = 400;
 /** After the last part: past VOICE_TURN_MAX_MS, so every turn ends within it. */
-export const TAIL_MS = 2400;
+const TAIL_MS = 2400;
 /** The sound's extent in 8 kHz samples: from the first to the last sample above a whisper. */
 function trimmed(samples: Int16Array): Int16Array {
   let first = 0;
@@ -134,12 +134,7 @@ function trimmed(samples: Int16Array): Int16Array {
   return samples.slice(first, last + 1);
 }
 
-export function utterance(
-  kind: Utterance['kind'],
-  said: string,
-  parts: Part[],
-  pausesMs: number[],
-): Utterance {
+function utterance(kind: Utterance['kind'], said: string, parts: Part[], pausesMs: number[]): Utterance {
   const ms = (samples: number) => (samples / 8000) * 1000;
   const pieces: Int16Array[] = [new Int16Array(LEAD_MS * 8)];
   const spans: Utterance['parts'] = [];
