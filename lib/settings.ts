@@ -157,10 +157,10 @@ export interface MediaSettings {
   endpointingMs: number;
   /**
    * How the caller's turn ends (docs/voice.md, "End of turn by a model"): VOICE_TURN_DETECTION
-   * `model` (the default with VOICE_SPEECH=local) asks the speech server's end-of-turn model after
-   * VOICE_TURN_PAUSE_MS (default 200) of silence: complete ends the turn, not complete waits for
-   * more speech up to VOICE_TURN_MAX_MS (default 2000) of silence; `silence` ends every turn after
-   * VOICE_ENDPOINTING_MS.
+   * `model` (the default with VOICE_SPEECH=local) asks the speech server's end-of-turn model at a
+   * pause, and from VOICE_TURN_PAUSE_MS (default 200) of silence on complete ends the turn, not
+   * complete waits for more speech up to VOICE_TURN_MAX_MS (default 2000) of silence; `silence`
+   * ends every turn after VOICE_ENDPOINTING_MS.
    */
   turnDetection: { mode: 'model' | 'silence'; pauseMs: number; maxMs: number };
   /**

@@ -8,9 +8,10 @@ import { concat, silence } from './support/test-audio.js';
 
 // End of turn by a model (VOICE_TURN_DETECTION=model, lib/audio/turn-detector.ts), on fakes at its
 // ports: speech is a loud tone and silence is silence (the level voice activity of
-// test/support/media-path.ts), and the model answers as each test says. After VOICE_TURN_PAUSE_MS
-// of silence the model is asked; complete ends the turn, not complete waits up to VOICE_TURN_MAX_MS;
-// a model that fails leaves the call to the silence rule (VOICE_ENDPOINTING_MS), told once.
+// test/support/media-path.ts), and the model answers as each test says. At a pause (60 ms) the
+// model is asked; from VOICE_TURN_PAUSE_MS of silence on, complete ends the turn, not complete
+// waits up to VOICE_TURN_MAX_MS; a model that fails leaves the call to the silence rule
+// (VOICE_ENDPOINTING_MS), told once.
 
 const FRAME = 160; // 20 ms at 8 kHz
 const speech = (ms: number) =>
@@ -75,6 +76,30 @@ test('complete: the turn ends once the model says so after a 200 ms pause, not a
   );
   assert.equal(model.asked.length, 1, 'asked once');
   assert.ok(model.asked[0] >= 1200, `the model heard the turn (${model.asked[0]} ms)`);
+});
+
+test('the model is asked at the pause (60 ms of silence), and its answer is taken at VOICE_TURN_PAUSE_MS, not sooner', async () => {
+  const model = modelSaying(true);
+  let frameEndMs = 0;
+  const askedAtMs: number[] = [];
+  const rule: EndOfTurnRule = {
+    ...model.rule,
+    complete: (audio) => {
+      askedAtMs.push(frameEndMs + 20); // during the next frame's push
+      return model.rule.complete(audio);
+    },
+  };
+  const turns = await turnsOf(detectorWith(rule), concat(silence(400), speech(1200), silence(1500)), {
+    afterFrame: (atMs) => {
+      frameEndMs = atMs + 20;
+    },
+  });
+  assert.equal(turns.length, 1);
+  const [{ endedAtMs, decidedAtMs }] = turns;
+  const asked = askedAtMs[0] - endedAtMs;
+  assert.ok(asked >= 40 && asked <= 100, `asked ${asked} ms into the pause`);
+  const decided = decidedAtMs - endedAtMs;
+  assert.ok(decided >= 200 && decided <= 240, `decided ${decided} ms into it`);
 });
 
 test('not complete: a caller reading out digits with pauses is not cut off; the pauses are asked about, the turn is whole', async () => {

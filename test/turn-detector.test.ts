@@ -105,7 +105,7 @@ async function feedTimed(
   return events;
 }
 
-test('a pause announces the turn ahead: 100 ms into the silence, with the audio the turn then ends with but its last 100 ms of silence', async () => {
+test('a pause announces the turn ahead: 60 ms into the silence, with the audio the turn then ends with but the last 140 ms of its post-roll', async () => {
   for (const gapMs of [1500, 250]) {
     const events = await feedTimed(await detector({ endpointingMs: 600 }), twoLines(gapMs).audio);
     const ended = events.filter(({ event }) => event.type === 'turn_ended');
@@ -118,17 +118,17 @@ test('a pause announces the turn ahead: 100 ms into the silence, with the audio 
         pause && pause.event.type === 'speech_paused',
         `a pause before the turn ending at ${frameMs} ms`,
       );
-      // What the turn will hand on, known 500 ms before it ends: the same speech, and the silence
-      // after it but for its last 100 ms (800 samples).
+      // What the turn will hand on, known 540 ms before it ends: the same speech, and the silence
+      // after it but for the last 140 ms of the turn's 200 (1120 samples).
       assert.equal(pause.event.startedAtMs, turn.startedAtMs);
       assert.equal(pause.event.endedAtMs, turn.endedAtMs);
-      assert.equal(pause.event.audio.length, turn.audio.length - 800);
+      assert.equal(pause.event.audio.length, turn.audio.length - 1120);
       assert.ok(
         pause.event.audio.every((sample, i) => sample === turn.audio[i]),
         'the turn’s audio begins with the pause’s',
       );
       assert.ok(
-        pause.frameMs >= turn.endedAtMs + 80 && pause.frameMs <= turn.endedAtMs + 140,
+        pause.frameMs >= turn.endedAtMs + 40 && pause.frameMs <= turn.endedAtMs + 100,
         `paused at ${pause.frameMs}, speech ended at ${turn.endedAtMs}`,
       );
       assert.ok(frameMs >= turn.endedAtMs + 580, `ended at ${frameMs}`);
@@ -147,7 +147,7 @@ test('a pause announces the turn ahead: 100 ms into the silence, with the audio 
 });
 
 test('with endpointing no longer than the pause, no pause is announced', async () => {
-  const events = await feed(await detector({ endpointingMs: 100 }), twoLines(1500).audio);
+  const events = await feed(await detector({ endpointingMs: 60 }), twoLines(1500).audio);
   assert.ok(endedTurns(events).length >= 2); // the lines' own pauses may end turns too
   assert.ok(!events.some((event) => event.type === 'speech_paused' || event.type === 'speech_resumed'));
 });

@@ -45,10 +45,11 @@ export interface TurnDetectorOptions {
 }
 
 /**
- * After `pauseMs` of silence in a turn the model is asked whether it is complete: complete ends it
- * (at its last speech, as silence would), not complete waits for more speech up to `maxMs` of
- * silence, and so does a decision still on its way. A model that fails is not asked again on this
- * call: its turns end by endpointingMs from then on, and `failed` is told once.
+ * At a pause in a turn (`speech_paused`) the model is asked whether it is complete; from `pauseMs`
+ * of silence on, complete ends it (at its last speech, as silence would), not complete waits for
+ * more speech up to `maxMs` of silence, and so does a decision still on its way. A model that
+ * fails is not asked again on this call: its turns end by endpointingMs from then on, and
+ * `failed` is told once.
  */
 export interface EndOfTurnRule {
   complete(audio: Int16Array): Promise<boolean>;
@@ -70,11 +71,12 @@ const CONTINUE_THRESHOLD = 0.35;
 const PRE_ROLL_MS = 200;
 const POST_ROLL_MS = 200;
 /**
- * The pause that announces `speech_paused`: half the post-roll. Its audio lacks only the turn's last
- * 100 ms of silence, which changes no word, and the words it starts (the transcription, the answer
- * asked ahead, the end-of-turn rule's) come 100 ms sooner than at the whole post-roll.
+ * The pause that announces `speech_paused` and asks the end-of-turn model. Its audio lacks only the
+ * rest of the post-roll's silence (no word); the words it starts (the transcription, the answer asked
+ * ahead, the end-of-turn rule's) are what a turn's end waits for, so it is short: 60 ms (100 until
+ * 2026-11-30, docs/performance.md "The pause at 60 ms"; Silero seldom hears a gap that short in speech).
  */
-const PAUSE_MS = POST_ROLL_MS / 2;
+const PAUSE_MS = 60;
 const DEFAULT_MIN_SPEECH_MS = 300;
 const DEFAULT_MIN_TURN_SPEECH_MS = 150;
 const DEFAULT_MAX_UTTERANCE_MS = 30_000;
@@ -201,12 +203,8 @@ export class TurnDetector {
       }
       return events;
     }
-    if (
-      this.endOfTurn &&
-      silentMs >= this.endOfTurn.pauseMs &&
-      !utterance.verdict &&
-      this.isTurn(utterance)
-    ) {
+    // Asked at the pause, not at pauseMs: its answer (30-80 ms) is in by then; the words come after.
+    if (this.endOfTurn && silentMs >= PAUSE_MS && !utterance.verdict && this.isTurn(utterance)) {
       this.askModel(this.endOfTurn, utterance);
     }
     if (utterance.pauseAnnounced) this.askWords(utterance);
