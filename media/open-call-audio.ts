@@ -85,6 +85,9 @@ export async function openCallAudio(
       vad: await gateway.voiceActivity(),
       endpointingMs: gateway.settings.media.endpointingMs,
       ...modelRule(gateway, heardAhead, call.language, logger),
+      // An answering machine's greeting is judged by its first line (workflows/call/screen.ts): the
+      // model would end it at the comma of "Hi, you have reached…"; silence hears it whole.
+      firstTurnBySilence: call.screensPickUp,
     }),
     heardAhead,
     voice,

@@ -102,6 +102,28 @@ test('the model is asked at the pause (60 ms of silence), and its answer is take
   assert.ok(decided >= 200 && decided <= 240, `decided ${decided} ms into it`);
 });
 
+test('a call screened for an answering machine: its first turn ends by silence (a greeting heard whole), the next by the model', async () => {
+  const model = modelSaying(true);
+  const detector = new TurnDetector({
+    vad: levelVoiceActivity,
+    endpointingMs: 600,
+    endOfTurn: model.rule,
+    firstTurnBySilence: true,
+  });
+  // "Hi," 300 ms "you have reached Kari…", then the machine's silence; later a second turn.
+  const turns = await turnsOf(
+    detector,
+    concat(silence(200), speech(400), silence(300), speech(1500), silence(1000), speech(800), silence(1000)),
+  );
+  assert.equal(turns.length, 2, 'the greeting is one turn, not cut at its comma');
+  assert.ok(Math.abs(turns[0].endedAtMs - 2400) <= 40, `the greeting ended at ${turns[0].endedAtMs} ms`);
+  const first = turns[0].decidedAtMs - turns[0].endedAtMs;
+  assert.ok(first >= 600 && first <= 640, `the greeting ended after ${first} ms of silence`);
+  const second = turns[1].decidedAtMs - turns[1].endedAtMs;
+  assert.ok(second >= 200 && second <= 240, `the next turn, by the model, after ${second} ms`);
+  assert.equal(model.asked.length, 1, 'the model is asked from the second turn on');
+});
+
 test('not complete: a caller reading out digits with pauses is not cut off; the pauses are asked about, the turn is whole', async () => {
   const model = modelSaying(false, false, true);
   const digits = concat(

@@ -42,6 +42,8 @@ export interface TurnDetectorOptions {
   maxUtteranceMs?: number;
   /** End of turn by a model (VOICE_TURN_DETECTION=model) instead of endpointingMs of silence. */
   endOfTurn?: EndOfTurnRule;
+  /** The model ends turns from the second on; the first ends by silence (a greeting screened whole). */
+  firstTurnBySilence?: boolean;
 }
 
 /**
@@ -71,9 +73,8 @@ const CONTINUE_THRESHOLD = 0.35;
 const PRE_ROLL_MS = 200;
 const POST_ROLL_MS = 200;
 /**
- * The pause that announces `speech_paused` and asks the end-of-turn model. Its audio lacks only the
- * rest of the post-roll's silence (no word); the words it starts (the transcription, the answer asked
- * ahead, the end-of-turn rule's) are what a turn's end waits for, so it is short: 60 ms (100 until
+ * The pause that announces `speech_paused` and asks the end-of-turn model: its words (transcribed,
+ * answered ahead, read by the rule) are what a turn's end waits for, so it is short (100 ms until
  * 2026-11-30, docs/performance.md "The pause at 60 ms"; Silero seldom hears a gap that short in speech).
  */
 const PAUSE_MS = 60;
@@ -126,6 +127,8 @@ export class TurnDetector {
   /** Frames are processed one after the other, in order. */
   private readonly frames = new SerialQueue();
   private endOfTurn: EndOfTurnRule | undefined;
+  /** The model's rule until the first turn has ended (firstTurnBySilence). */
+  private heldRule: EndOfTurnRule | undefined;
 
   constructor(options: TurnDetectorOptions) {
     this.vad = options.vad;
@@ -133,7 +136,8 @@ export class TurnDetector {
     this.minSpeechMs = options.minSpeechMs ?? DEFAULT_MIN_SPEECH_MS;
     this.minTurnSpeechMs = Math.min(options.minTurnSpeechMs ?? DEFAULT_MIN_TURN_SPEECH_MS, this.minSpeechMs);
     this.maxUtteranceMs = options.maxUtteranceMs ?? DEFAULT_MAX_UTTERANCE_MS;
-    this.endOfTurn = options.endOfTurn;
+    if (options.firstTurnBySilence) this.heldRule = options.endOfTurn;
+    else this.endOfTurn = options.endOfTurn;
   }
 
   /** 20 ms of the caller's audio (160 samples at 8 kHz), in order; atMs = the frame's start on the call's clock. */
@@ -200,6 +204,7 @@ export class TurnDetector {
       this.utterance = null;
       if (this.isTurn(utterance)) {
         events.push(this.endTurn(utterance, silentMs >= endingSilenceMs ? utterance.lastVoicedEndMs : endMs));
+        [this.endOfTurn, this.heldRule] = [this.endOfTurn ?? this.heldRule, undefined];
       }
       return events;
     }
@@ -233,12 +238,9 @@ export class TurnDetector {
   private askModel(rule: EndOfTurnRule, utterance: Utterance): void {
     const verdict: Verdict = { answer: 'pending' };
     utterance.verdict = verdict;
-    // Up to its last speech, without the post-roll's silence: Smart Turn heard a cut-off sentence
-    // followed by 200 ms of silence as complete far more often (bench/turn-taking.ts).
+    // Up to its last speech: a cut-off sentence and 200 ms of silence was more often "complete".
     rule.complete(this.endTurn(utterance, utterance.lastVoicedEndMs, 0).audio).then(
-      (complete) => {
-        verdict.answer = complete ? 'complete' : 'incomplete';
-      },
+      (complete) => void Object.assign(verdict, { answer: complete ? 'complete' : 'incomplete' }),
       (error: unknown) => {
         // Not asked again on this call: the silence rule from the next frame on (the turn's own included).
         if (this.endOfTurn !== rule) return;
