@@ -142,7 +142,8 @@ test('a tool call on a spoken call: the line while waiting is heard, then the an
   const tool = await startWebhookReceiver();
   const scripted = standIn.reply;
   try {
-    tool.answer = () => ({ status: 200, body: '{"state":"shipped"}', delayMs: 500 });
+    // "delivered": the local Whisper heard Piper's "your order has shipped." as "…has shit." in 8 of 20 syntheses.
+    tool.answer = () => ({ status: 200, body: '{"state":"delivered"}', delayMs: 500 });
     const agent = await createAgentFixture(stack.db.orm, {
       workspaceId: owner.workspaceId,
       firstMessage: 'Hello, Acme orders.',
@@ -187,7 +188,7 @@ test('a tool call on a spoken call: the line while waiting is heard, then the an
     const waitingStarts = await client.agentStarts(askedAt + 100);
     await client.agentFinished({ after: waitingStarts, quietMs: 3000 });
     const heard = await speech.transcribe(client.agentAudio(waitingStarts));
-    assert.match(heard, /(moment|check)[\s\S]*shipped/i, heard);
+    assert.match(heard, /(moment|check)[\s\S]*delivered/i, heard);
     assert.equal(tool.requests.length, 1);
 
     await client.say(bye);
