@@ -47,7 +47,7 @@ interface Judging {
   backchannel: boolean;
   /** It stopped the agent. */
   interrupted: boolean;
-  /** The person paused (200 ms of silence): a pause is no "going on". */
+  /** The person paused (60 ms of silence: `speech_paused`): a pause is no "going on". */
   paused: boolean;
   /** LONGEST_BACKCHANNEL_MS from its start have passed. */
   long: boolean;

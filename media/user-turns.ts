@@ -20,7 +20,7 @@ import type { WorkflowOutbox } from './workflow-outbox.js';
 
 // The person's turns of one call (the user-turn stage of the media path, media/call-audio.ts):
 // the turn detector's events in, the person's lines out. Speech over the agent may stop it
-// (interruptions.ts); a short sound over it is no turn. At a pause (200 ms) the utterance so far is
+// (interruptions.ts); a short sound over it is no turn. At a pause (60 ms) the utterance so far is
 // transcribed ahead (heard-ahead.ts) and, turns in the gateway, its answer asked for (turn-loop.ts);
 // a turn that ends with that same utterance takes both. Each turn's line goes, in order, to the
 // gateway's turn loop or to the call workflow (`callerSpeech`); a key pressed is a turn of its own.

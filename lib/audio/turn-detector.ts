@@ -238,7 +238,7 @@ export class TurnDetector {
   private askModel(rule: EndOfTurnRule, utterance: Utterance): void {
     const verdict: Verdict = { answer: 'pending' };
     utterance.verdict = verdict;
-    // Up to its last speech: a cut-off sentence and 200 ms of silence was more often "complete".
+    // Up to its last speech: with 200 ms of silence after it, more cut-off sentences were "complete".
     rule.complete(this.endTurn(utterance, utterance.lastVoicedEndMs, 0).audio).then(
       (complete) => void Object.assign(verdict, { answer: complete ? 'complete' : 'incomplete' }),
       (error: unknown) => {
