@@ -61,8 +61,8 @@ function modelSaying(...answers: (boolean | 'fail' | 'never')[]) {
   return { rule, asked, failures };
 }
 
-const detectorWith = (rule: EndOfTurnRule) =>
-  new TurnDetector({ vad: levelVoiceActivity, endpointingMs: 600, endOfTurn: rule });
+const detectorWith = (rule: EndOfTurnRule, options: { firstTurnBySilence?: boolean } = {}) =>
+  new TurnDetector({ vad: levelVoiceActivity, endpointingMs: 600, endOfTurn: rule, ...options });
 
 test('complete: the turn ends once the model says so after a 200 ms pause, not after 600 ms of silence', async () => {
   const model = modelSaying(true);
@@ -104,15 +104,9 @@ test('the model is asked at the pause (60 ms of silence), and its answer is take
 
 test('a call screened for an answering machine: its first turn ends by silence (a greeting heard whole), the next by the model', async () => {
   const model = modelSaying(true);
-  const detector = new TurnDetector({
-    vad: levelVoiceActivity,
-    endpointingMs: 600,
-    endOfTurn: model.rule,
-    firstTurnBySilence: true,
-  });
   // "Hi," 300 ms "you have reached Kari…", then the machine's silence; later a second turn.
   const turns = await turnsOf(
-    detector,
+    detectorWith(model.rule, { firstTurnBySilence: true }),
     concat(silence(200), speech(400), silence(300), speech(1500), silence(1000), speech(800), silence(1000)),
   );
   assert.equal(turns.length, 2, 'the greeting is one turn, not cut at its comma');

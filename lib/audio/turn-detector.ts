@@ -127,7 +127,7 @@ export class TurnDetector {
   /** Frames are processed one after the other, in order. */
   private readonly frames = new SerialQueue();
   private endOfTurn: EndOfTurnRule | undefined;
-  /** The model's rule until the first turn has ended (firstTurnBySilence). */
+  /** The model's rule, held back (firstTurnBySilence): endOfTurn from the first turn's end on. */
   private heldRule: EndOfTurnRule | undefined;
 
   constructor(options: TurnDetectorOptions) {
