@@ -20,6 +20,15 @@ test('short listener words in the service’s languages are backchannels; nothin
     'Jo, jo',
     'Akkurat.',
     'Genau.',
+    // Hums as Whisper writes them (the local voice's "Mhm" heard as "M-H-M.", "M.H.M.", "M&M.")
+    'Mmmm.',
+    'Hmmm',
+    'MMMMM',
+    'M-H-M.',
+    'M.H.M.',
+    'M&M.',
+    'M.',
+    'Mm. Mm. Okay.',
     '',
     ' . ',
   ])
@@ -37,6 +46,8 @@ test('words that ask or say something are not, nor four listener words in a row'
     'Yeah yeah okay sure',
     'All of it, please.',
     'Oh wait.',
+    'Hmm, what about Sundays?',
+    'M-H-M wait a second',
   ])
     assert.equal(isBackchannel(words), false, words);
 });

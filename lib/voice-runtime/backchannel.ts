@@ -53,6 +53,13 @@ const BACKCHANNEL_WORDS = new Set([
   'klar',
 ]);
 
+/**
+ * A hum, however Whisper writes it: a word of only m's and h's ("Mmmm.", "Hmmm", "Mhmm"), or such a
+ * hum spelled letter by letter ("M-H-M.", "M&M."), which is how it heard the local voice's "Mhm".
+ * No word of the service's languages is made of these letters alone.
+ */
+const HUM = /^[mh]+$/;
+
 /** Longest backchannel, in words: "yeah yeah okay". */
 const MOST_WORDS = 3;
 
@@ -67,7 +74,10 @@ export function isBackchannel(words: string): boolean {
     .replace(/\ball right\b/g, 'alright')
     .replace(/[^\p{L}\p{N}\s]+/gu, ' ')
     .split(/\s+/)
-    .filter(Boolean);
+    .filter(Boolean)
+    // A hum spelled letter by letter, or hummed twice, is one listener word.
+    .map((token) => (HUM.test(token) ? 'mm' : token))
+    .filter((token, i, all) => token !== 'mm' || all[i - 1] !== 'mm');
   if (tokens.length === 0) return true;
   return tokens.length <= MOST_WORDS && tokens.every((token) => BACKCHANNEL_WORDS.has(token));
 }
