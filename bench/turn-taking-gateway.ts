@@ -15,7 +15,8 @@ import { type LogLine, startVoiceStack, waitFor } from './voice-stack.js';
 //   - an utterance is said, its parts with their pauses; then the agent's answer is waited for
 //     and heard out. Its caller turns are the gateway's `caller turn` lines logged meanwhile: a
 //     complete one's end of turn is its first turn's end (`turnEndedAt`) after the end of the
-//     caller's audio; a cut or digit one was cut when a turn ended before its last part began;
+//     caller's audio; a cut or digit one was cut when a turn ended before its last part began
+//     (an afterthought's turn ending there is counted apart);
 //   - over the agent: the caller asks something ("Tell me more, please."), and 800 ms into the
 //     answer says a backchannel or an interruption; the agent was stopped when the gateway sent
 //     `clear` within 2.5 s of the speech's start.
@@ -51,7 +52,7 @@ interface Heard {
   line: Line;
   /** A complete utterance: its end of speech → its turn's end, ms. */
   endOfTurnMs?: number;
-  /** A cut or digit utterance: a turn ended before its last part. */
+  /** A cut or digit utterance (or an afterthought, counted apart): a turn ended before its last part. */
   cut?: boolean;
   /** Over the agent: the speech's start → `clear`, ms, or null. */
   stoppedAfterMs?: number | null;
@@ -70,7 +71,7 @@ const stack = await startVoiceStack({
 try {
   const { speech, streamsUrl, gatewayLog, agent } = stack;
   console.log('making the caller lines (not measured)');
-  const { utterances, spoken } = await labelledUtterances(speech.tts);
+  const { utterances, spoken, unconfirmedCuts } = await labelledUtterances(speech.tts, speech.stt);
   const ask = (await spoken(ASK)).samples;
   const over = [
     ...BACKCHANNELS.map((text) => ({ text, backchannel: true })),
@@ -94,8 +95,10 @@ try {
   const heard = (await Promise.all(shares.map((share, i) => placeCall(agent.numbers[i], share)))).flat();
 
   const complete = heard.filter((one) => one.endOfTurnMs !== undefined).map((one) => one.endOfTurnMs!);
-  const continued = heard.filter((one) => one.cut !== undefined);
+  const kindOf = (one: Heard) => (one.line.kind === 'utterance' ? one.line.utterance.kind : 'over');
+  const continued = heard.filter((one) => one.cut !== undefined && kindOf(one) !== 'afterthought');
   const cuts = continued.filter((one) => one.cut);
+  const afterthoughts = heard.filter((one) => kindOf(one) === 'afterthought');
   const overs = heard.filter((one) => one.stoppedAfterMs !== undefined);
   const backchannels = overs.filter((one) => one.line.kind === 'over' && one.line.backchannel);
   const interruptions = overs.filter((one) => one.line.kind === 'over' && !one.line.backchannel);
@@ -113,6 +116,12 @@ try {
       end_of_turn_p95_ms: percentile(complete, 95),
       false_cut_rate: rate(cuts.length, continued.length),
       cut: cuts.map(said),
+      // No target: a whole sentence, then a pause, may end the turn (bench/turn-utterances.ts).
+      afterthoughts_ended_at_pause_rate: rate(
+        afterthoughts.filter((one) => one.cut).length,
+        afterthoughts.length,
+      ),
+      unconfirmed_cuts: unconfirmedCuts,
       backchannels: backchannels.length,
       false_interruption_rate: rate(stoppedBy.length, backchannels.length),
       stopped_by: stoppedBy.map(said),

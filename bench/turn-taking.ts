@@ -12,9 +12,10 @@ import { oneCount } from './bench-counts.js';
 import { BACKCHANNELS, INTERRUPTIONS, overTheAgent, percentile, rate } from './over-the-agent.js';
 import { labelledUtterances, type Utterance } from './turn-utterances.js';
 
-// Where the caller's turn ends (docs/voice.md, "End of turn by a model"), measured on 90 labelled
+// Where the caller's turn ends (docs/voice.md, "End of turn by a model"), measured on 100 labelled
 // caller utterances made with the local voice over the phone line (bench/turn-utterances.ts: 40
-// complete sentences, 30 said in two parts with a pause mid-phrase, 20 numbers read out in groups).
+// complete sentences, 30 said in two parts with a pause mid-phrase, 20 numbers read out in groups;
+// and 10 afterthoughts, a whole sentence, a pause and more, reported apart).
 // Each goes through the gateway's turn detector (lib/audio/turn-detector.ts: Silero VAD, and with
 // VOICE_TURN_DETECTION=model the local speech server's Smart Turn v3.2 and the pause's words,
 // media/end-of-turn-rule.ts) frame by frame in real time, three at once (three callers;
@@ -88,7 +89,7 @@ const endpoint = (model: string) => ({ url: server.url, apiKey: undefined, model
 const stt = new OpenAiSpeechToText(endpoint('whisper-1'));
 try {
   const tts = new OpenAiTextToSpeech(endpoint('tts-1'));
-  const { utterances, spoken } = await labelledUtterances(tts);
+  const { utterances, spoken, unconfirmedCuts } = await labelledUtterances(tts, stt);
   const model = new SpeechServerEndOfTurn(endpoint('whisper-1'));
   let failures = 0;
   const settings = { model, language: 'en-US', pauseMs: 200, maxMs: 2000, failed: () => void failures++ };
@@ -108,6 +109,8 @@ try {
     const endOfTurn: number[] = [];
     let cuts = 0;
     let continued = 0;
+    /** Afterthoughts: those whose turn ended at the pause after the whole first sentence. */
+    const afterthoughts = { ended: 0, of: 0 };
     /** The words heard at the pauses that ended a turn too soon ("" when none came). */
     const cutAt: string[] = [];
     const judge = (heard: Utterance, { ends, words }: Awaited<ReturnType<typeof turnEnds>>) => {
@@ -115,6 +118,9 @@ try {
       if (heard.kind === 'complete') {
         const end = ends.find((at) => at >= lastPart.endMs);
         if (end !== undefined) endOfTurn.push(end - lastPart.endMs);
+      } else if (heard.kind === 'afterthought') {
+        afterthoughts.of++;
+        if (ends.some((at) => at < lastPart.startMs)) afterthoughts.ended++;
       } else {
         continued++;
         const cut = ends.find((at) => at < lastPart.startMs);
@@ -144,6 +150,9 @@ try {
         end_of_turn_p95_ms: percentile(endOfTurn, 95),
         false_cut_rate: rate(cuts, continued),
         ...(mode !== 'silence' ? { cut_at: cutAt } : {}),
+        // No target: a whole sentence, then a pause, may end the turn (bench/turn-utterances.ts).
+        afterthoughts_ended_at_pause_rate: rate(afterthoughts.ended, afterthoughts.of),
+        unconfirmed_cuts: unconfirmedCuts,
         // The same for both: speech over the agent is judged by its words, not by the turn's end.
         ...over,
         ...(mode !== 'silence' ? { model_failures: failures } : {}),
