@@ -3,7 +3,7 @@ import { TurnDetector } from '../lib/audio/turn-detector.js';
 import { SileroVoiceActivity } from '../lib/audio/voice-activity.js';
 import { createLogger } from '../lib/logger.js';
 import type { SpeechToText } from '../lib/speech/speech-ports.js';
-import type { AgentCut } from '../media/agent-voice.js';
+import type { AgentCut } from '../media/agent-speech.js';
 import { UserTurns } from '../media/user-turns.js';
 import type { WorkflowOutbox } from '../media/workflow-outbox.js';
 
@@ -86,6 +86,10 @@ async function stoppedAfter(speech: Int16Array, stt: SpeechToText): Promise<numb
         stoppedAtMs = clockMs;
         return { atMs: clockMs, speech: null };
       },
+      // The agent talks throughout: no answer of its waits for the person.
+      hold: () => {},
+      dropHeld: () => {},
+      takeDropped: () => null,
     },
     loop: null,
     // The turn's line is not this bench's business.

@@ -54,6 +54,8 @@ interface Heard {
   endOfTurnMs?: number;
   /** A cut or digit utterance (or an afterthought, counted apart): a turn ended before its last part. */
   cut?: boolean;
+  /** An afterthought: ms of the agent's voice heard while the caller said its last part. */
+  talkedOverMs?: number;
   /** Over the agent: the speech's start → `clear`, ms, or null. */
   stoppedAfterMs?: number | null;
 }
@@ -121,6 +123,9 @@ try {
         afterthoughts.filter((one) => one.cut).length,
         afterthoughts.length,
       ),
+      // The agent's voice over the caller going on (ms of it heard during the last part): an answer
+      // held while they speak is none; one already playing is stopped by their speech (a barge-in).
+      afterthoughts_talked_over_ms: afterthoughts.map((one) => one.talkedOverMs ?? null),
       unconfirmed_cuts: unconfirmedCuts,
       backchannels: backchannels.length,
       false_interruption_rate: rate(stoppedBy.length, backchannels.length),
@@ -173,7 +178,7 @@ async function sayUtterance(
   client: MediaStreamsClient,
   utterance: Utterance,
   turnsOfIt: () => LogLine[],
-): Promise<Pick<Heard, 'endOfTurnMs' | 'cut'> | null> {
+): Promise<Pick<Heard, 'endOfTurnMs' | 'cut' | 'talkedOverMs'> | null> {
   const first = utterance.parts[0];
   const last = utterance.parts.at(-1)!;
   const saidEndAt = await client.say(
@@ -186,7 +191,14 @@ async function sayUtterance(
   );
   if (turns.length === 0) return null;
   if (utterance.kind !== 'complete') {
-    return { cut: turns.some((turn) => turn.turnEndedAt < lastStartedAt) };
+    const cut = turns.some((turn) => turn.turnEndedAt < lastStartedAt);
+    if (utterance.kind !== 'afterthought') return { cut };
+    const over = client.agentAudio(saidEndAt - (last.endMs - last.startMs), saidEndAt);
+    let loudFrames = 0;
+    for (let at = 0; at < over.length; at += 160) {
+      if (over.subarray(at, at + 160).some((sample) => Math.abs(sample) > 300)) loudFrames++;
+    }
+    return { cut, talkedOverMs: loudFrames * 20 };
   }
   return { endOfTurnMs: turns[0].turnEndedAt - epoch(saidEndAt) };
 }

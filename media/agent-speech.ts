@@ -26,6 +26,8 @@ export class AgentSpeech {
   firstAudioAt: number | null = null;
   /** A sentence of it could not be synthesised (the speech service failed past its retries). */
   failed = false;
+  /** The call ends with it (its goodbye): it is not dropped for the person speaking on (held-lines.ts). */
+  endsCall = false;
   private cutAtMs: number | null = null;
 
   constructor(readonly index: number) {}
@@ -86,6 +88,12 @@ export class AgentSpeech {
   interrupt(atMs: number): void {
     this.cutAtMs ??= atMs;
   }
+}
+
+/** A barge-in: when it cut the agent off, and the utterance it stopped (null: none had begun playing). */
+export interface AgentCut {
+  atMs: number;
+  speech: AgentSpeech | null;
 }
 
 /** The mark that tells a sentence has played (`agent-<index>-<seq>`). */

@@ -8,8 +8,10 @@ import { mediaTtsDuration, stageQueueWait, timed } from '../lib/metrics/gateway-
 import { SerialQueue } from '../lib/serial-queue.js';
 import type { Pcm, TextToSpeech } from '../lib/speech/speech-ports.js';
 import { SentenceSplitter, synthesisPieces } from '../lib/voice-runtime/sentences.js';
-import { AgentSpeech, markName, type SpeechSentence } from './agent-speech.js';
+import type { AgentAudioOut } from './agent-audio-out.js';
+import { type AgentCut, AgentSpeech, markName, type SpeechSentence } from './agent-speech.js';
 import type { CallRecording } from './call-recording.js';
+import { HeldLines } from './held-lines.js';
 import { PreparedSpeech } from './prepared-speech.js';
 
 // The agent's voice on one call: its lines, sentence by sentence, synthesised in order and played
@@ -28,25 +30,6 @@ const LEAD_MS = 100;
  */
 const PLAYED_GRACE_MS = { withoutMarks: 200, withMarks: 5000 };
 
-/** A barge-in: when it cut the agent off, and the utterance it stopped (null: none had begun playing). */
-export interface AgentCut {
-  atMs: number;
-  speech: AgentSpeech | null;
-}
-
-/** What the media gateway sends to the client. */
-export interface AgentAudioOut {
-  media(payload: Uint8Array): void;
-  mark(name: string): void;
-  clear(): void;
-  /**
-   * A key the agent pressed, as a typed event: only for a client that plays keys itself (the SIP
-   * side, as RFC 4733 events; it says so with `keypad: rfc4733` in its `start`). Absent: keys are
-   * in-band tones in the audio.
-   */
-  dtmf?(digit: string): void;
-}
-
 export class AgentVoice {
   private readonly lines = new Map<number, AgentSpeech>();
   /** Audio waiting to be sent, frame by frame, each with its sentence. */
@@ -56,6 +39,7 @@ export class AgentVoice {
   private lastMark: SpeechSentence | null = null; // the last sentence whose mark was sent and not cleared
   private echoesMarks = false; // the client has echoed a mark: it tells when the audio played
   private stopped = false;
+  private readonly held = new HeldLines(); // while the person speaks on before hearing the answer
   private readonly ticker: NodeJS.Timeout;
 
   constructor(
@@ -87,8 +71,9 @@ export class AgentVoice {
    * The whole line: its sentences after those already taken are queued. Resolves once all of it
    * is synthesised and queued (rejects when the speech service fails), with when its first audio left.
    */
-  async say(index: number, text: string): Promise<{ firstAudioAt: number | null }> {
+  async say(index: number, text: string, endsCall = false): Promise<{ firstAudioAt: number | null }> {
     const line = this.lineOf(index);
+    line.endsCall ||= endsCall;
     const sentences: string[] = [];
     const splitter = new SentenceSplitter((sentence) => sentences.push(sentence));
     splitter.push(text);
@@ -135,9 +120,26 @@ export class AgentVoice {
     await this.synthesis.idle();
   }
 
-  /** Agent audio is queued or still playing. */
+  /** Agent audio is queued to play (not held) or still playing. */
   speaking(): boolean {
-    return this.queue.length > 0 || this.deps.clock() < this.playCursorMs;
+    return (this.queue.length > 0 && !this.held.held) || this.deps.clock() < this.playCursorMs;
+  }
+
+  /** Held: audio not yet begun waits (queued as it is made); released, it plays (media/held-answer.ts). */
+  hold(held: boolean): void {
+    this.held.held = held;
+    this.pump();
+  }
+
+  /** The held answer is not wanted: its lines go unheard (held-lines.ts); one that ends the call plays. */
+  dropHeld(): void {
+    if (this.held.drop(this.lines.values(), this.deps.clock())) this.queue.length = 0;
+    this.pump();
+  }
+
+  /** The first line dropped unheard since `dropHeld` (null: none); from now on lines play. */
+  takeDropped(): number | null {
+    return this.held.take();
   }
 
   /**
@@ -198,6 +200,7 @@ export class AgentVoice {
     if (!line) {
       line = new AgentSpeech(index);
       this.lines.set(index, line);
+      this.held.dropIfUnheard(line, this.deps.clock());
       // Only the last few lines matter (a barge-in, a late `say`): the map stays small.
       if (this.lines.size > 8) this.lines.delete(this.lines.keys().next().value!);
     }
@@ -252,7 +255,7 @@ export class AgentVoice {
   /** Sends what is due: frames up to LEAD_MS ahead of the moment they play. */
   private pump(): void {
     const now = this.deps.clock();
-    while (this.queue.length > 0 && Math.max(now, this.playCursorMs) < now + LEAD_MS) {
+    while (!this.held.held && this.queue.length > 0 && Math.max(now, this.playCursorMs) < now + LEAD_MS) {
       const { frame, sentence, last, key } = this.queue.shift()!;
       const playsAt = Math.max(now, this.playCursorMs);
       if (sentence.startedAtMs === null) {

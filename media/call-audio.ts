@@ -149,7 +149,7 @@ export class CallAudio {
         voice.takeSentence(command.index, command.seq, command.text);
         return {};
       case 'say': {
-        const played = await voice.say(command.index, command.text);
+        const played = await voice.say(command.index, command.text, command.hangUp === true);
         if (command.hangUp) void this.endFromOurSide('released', 1000, 'the agent hung up');
         return played;
       }

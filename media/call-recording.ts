@@ -1,7 +1,7 @@
 import type { Logger } from '../lib/logger.js';
 import { recordingFailures } from '../lib/metrics/service-metrics.js';
 import { type RecordingFiles, RecordingWriter } from '../lib/recordings/recording-writer.js';
-import type { AgentCut } from './agent-voice.js';
+import type { AgentCut } from './agent-speech.js';
 import type { RecordingUploads } from './recording-uploads.js';
 
 // The media gateway's side of a call's recording (lib/recordings/recording-writer.ts writes it;

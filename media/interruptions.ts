@@ -2,7 +2,8 @@ import type { Logger } from '../lib/logger.js';
 import { mediaBargeIns } from '../lib/metrics/gateway-metrics.js';
 import type { CallerSpeech } from '../lib/temporal/call-messages.js';
 import { isBackchannel } from '../lib/voice-runtime/backchannel.js';
-import type { AgentCut, AgentVoice } from './agent-voice.js';
+import type { AgentCut } from './agent-speech.js';
+import type { AgentVoice } from './agent-voice.js';
 import type { TurnLoop } from './turn-loop.js';
 
 // Interruptions of the agent on one call (the media path's one place for them, media/user-turns.ts):

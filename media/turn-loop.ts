@@ -205,8 +205,10 @@ export class TurnLoop {
       this.known = { call, lines };
     }
     if (interrupted) {
-      const line = this.known.lines.find((l) => l.index === interrupted.index && l.role === 'agent');
-      if (line) line.text = interrupted.spokenText;
+      const at = this.known.lines.findIndex((l) => l.index === interrupted.index && l.role === 'agent');
+      // A line none of which was heard goes (lib/calls/transcript-rows.ts, keepSpokenPart).
+      if (at >= 0 && !interrupted.spokenText.trim()) this.known.lines.splice(at, 1);
+      else if (at >= 0) this.known.lines[at].text = interrupted.spokenText;
     }
     return this.known;
   }

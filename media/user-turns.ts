@@ -1,22 +1,14 @@
 import type { TurnEvent } from '../lib/audio/turn-detector.js';
 import { keypadLineText } from '../lib/calls/keypad-line.js';
-import type { Logger } from '../lib/logger.js';
 import { stageQueueWait } from '../lib/metrics/gateway-metrics.js';
 import { SerialQueue } from '../lib/serial-queue.js';
-import type { SpeechToText } from '../lib/speech/speech-ports.js';
-import {
-  type CallerSpeech,
-  type CarrierCallback,
-  callerSpeechSignal,
-  gatewayTurnSignal,
-} from '../lib/temporal/call-messages.js';
-import type { AgentVoice } from './agent-voice.js';
+import { type CallerSpeech, callerSpeechSignal, gatewayTurnSignal } from '../lib/temporal/call-messages.js';
 import { HeardAhead } from './heard-ahead.js';
-import { Interruptions, type InterruptionsDeps } from './interruptions.js';
+import { HeldAnswer } from './held-answer.js';
+import { Interruptions } from './interruptions.js';
 import type { KeypadTurnEnded } from './keypad-turn.js';
-import type { TurnLoop } from './turn-loop.js';
 import { transcribeTurn } from './turn-transcription.js';
-import type { WorkflowOutbox } from './workflow-outbox.js';
+import type { UserTurnsDeps } from './user-turns-deps.js';
 
 // The person's turns of one call (the user-turn stage of the media path, media/call-audio.ts):
 // the turn detector's events in, the person's lines out. Speech over the agent may stop it
@@ -24,31 +16,7 @@ import type { WorkflowOutbox } from './workflow-outbox.js';
 // transcribed ahead (heard-ahead.ts) and, turns in the gateway, its answer asked for (turn-loop.ts);
 // a turn that ends with that same utterance takes both. Each turn's line goes, in order, to the
 // gateway's turn loop or to the call workflow (`callerSpeech`); a key pressed is a turn of its own.
-
-export interface UserTurnsDeps {
-  callId: string;
-  stt: SpeechToText;
-  /** The agent's language, for the transcription (BCP 47). */
-  language: string;
-  voice: Pick<AgentVoice, 'speaking' | 'bargeIn'>;
-  /** The gateway's turn loop; null: the workflow answers every line. */
-  loop: TurnLoop | null;
-  outbox: WorkflowOutbox;
-  /** Epoch ms of the call clock's 0. */
-  startedAt: number;
-  /** VOICE_PREEMPTIVE_GENERATION: the answer is asked for during the person's pause. */
-  preemptiveGeneration: boolean;
-  /** Whether the call's audio is ending (nothing more is asked ahead or answered here). */
-  ending: () => boolean;
-  callBack: (callback: CarrierCallback) => Promise<void>;
-  /** The stages besides the voice that obey an interruption (interruptions.ts). */
-  obeyingInterruptions?: InterruptionsDeps['obeying'];
-  /** The speech being heard so far (the turn detector's), for speech over the agent heard again. */
-  speechSoFar?: InterruptionsDeps['speechSoFar'];
-  /** Its pauses' transcriptions when shared (their words end a turn: media/end-of-turn-rule.ts). */
-  heardAhead?: HeardAhead;
-  logger: Logger;
-}
+// Speech (300 ms of it) before the answer to the last line is heard holds that answer (held-answer.ts).
 
 /** A turn's timing, for its `caller turn` log line (the voice bench reads it). */
 type TurnTiming = Record<'speechEndedAt' | 'endpointedMs' | 'sttMs' | 'sttAfterTurnMs', number> & {
@@ -70,9 +38,11 @@ export class UserTurns {
   /** The transcription of the person's current pause, if they paused. */
   private readonly heardAhead: HeardAhead;
   private readonly interruptions: Interruptions; // by a key, or by speech that is no backchannel
+  private readonly held: HeldAnswer; // the answer waits while the person speaks on before hearing it
 
   constructor(private readonly deps: UserTurnsDeps) {
     this.heardAhead = deps.heardAhead ?? new HeardAhead((pause, sig) => this.transcribe(pause.audio, sig));
+    this.held = new HeldAnswer(deps.voice);
     this.interruptions = new Interruptions({
       callId: deps.callId,
       voice: deps.voice,
@@ -123,9 +93,11 @@ export class UserTurns {
     }
     if (event.type === 'speech_confirmed') {
       if (this.speech) this.speech.confirmed = true;
-      // The person has spoken long enough over the agent to stop it, unless it is a backchannel.
+      // The person has spoken long enough over the agent to stop it, unless it is a backchannel;
+      // or before they heard the answer to their last line, which then waits (held-answer.ts).
       if (this.deps.voice.speaking())
         this.interruptions.speechOverAgent(event.audio, event.atMs - event.startedAtMs, event.atMs);
+      else if (this.linesInFlight > 0) this.held.speaking();
       return;
     }
     this.turnEnded(event);
@@ -196,6 +168,7 @@ export class UserTurns {
         },
         (error: unknown) => {
           this.deps.logger.error('speech not recognised', { callId: this.deps.callId, error: `${error}` });
+          this.held.heard(null);
           // After the turn in flight is told: the workflow's apology goes after its lines.
           void this.answers.push(() => this.deps.callBack({ type: 'speech_failed' }));
         },
@@ -245,9 +218,11 @@ export class UserTurns {
   ): void {
     const { speechEndedAt } = timing;
     const words = text.trim();
-    if (!words) {
-      // Nothing was said (noise, a cough): no line; a barge-in waits for the next one.
-      this.deps.logger.info('caller turn without words', { callId: this.deps.callId, sttMs: timing.sttMs });
+    // Nothing was said (noise, a cough), or only "go on" with an answer waiting (held-answer.ts): no
+    // line; a barge-in waits for the next one.
+    if (this.held.heard(words) === 'go_on' || !words) {
+      const message = words ? 'caller went on: the answer plays' : 'caller turn without words';
+      this.deps.logger.info(message, { callId: this.deps.callId, sttMs: timing.sttMs });
       this.deps.loop?.dropPrepared();
       return;
     }
@@ -279,14 +254,17 @@ export class UserTurns {
   private deliver(speech: CallerSpeech): void {
     this.sent = speech.utterance;
     this.linesInFlight++;
+    // The person already speaks on: the answer to this line waits (held-answer.ts).
+    if (this.speech?.confirmed && !this.speech.overAgent) this.held.speaking();
     const { loop, outbox } = this.deps;
     void this.answers
       .push(async () => {
+        const line = this.held.withDropped(speech);
         if (loop?.holding && !this.deps.ending()) {
-          void outbox.send(gatewayTurnSignal, await loop.turn(speech));
+          void outbox.send(gatewayTurnSignal, await loop.turn(line));
         } else {
           loop?.dropPrepared();
-          void outbox.send(callerSpeechSignal, speech);
+          void outbox.send(callerSpeechSignal, line);
         }
       })
       .catch((error: unknown) =>

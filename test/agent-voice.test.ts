@@ -163,3 +163,51 @@ test('a client that plays keys itself (the SIP side) gets each key as an event i
   assert.equal(afterKeys.length, 41);
   voice.stop();
 });
+
+test('held (the person speaks on before hearing the answer): nothing begins to play; released, the line plays whole', async () => {
+  const { voice, marks, frames } = await agentVoice();
+  voice.hold(true);
+  const said = voice.say(0, 'Where would you like to go?');
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  assert.equal(frames(), 0, 'no audio while held');
+  assert.equal(voice.speaking(), false, 'held audio is not the agent speaking (no barge-in over it)');
+  voice.hold(false);
+  assert.notEqual((await said).firstAudioAt, null, 'its first audio left once released');
+  await until(() => marks.length === 1, 'the line played once released');
+  assert.equal(voice.takeDropped(), null, 'nothing dropped');
+  voice.stop();
+});
+
+test('a held answer dropped: its lines never play, nor a line of it begun afterwards; the next line plays', async () => {
+  const { voice, marks, frames } = await agentVoice();
+  await voice.say(0, 'Hello, Acme taxis.');
+  await until(() => marks.length === 1, 'the greeting played');
+  voice.hold(true);
+  const held = voice.say(1, 'Where would you like to go?');
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  const before = frames();
+  voice.dropHeld();
+  assert.deepEqual(await held, { firstAudioAt: null }, 'the held line ends unheard');
+  // A line begun before the next one is answered (the dropped answer's turn still streaming) goes too.
+  voice.takeSentence(2, 0, 'Anything else?');
+  assert.equal(voice.takeDropped(), 1, 'the first line dropped unheard');
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  assert.equal(frames(), before, 'nothing of it played');
+  assert.deepEqual(marks, ['agent-0-0']);
+  // The next line (the answer to both of the person's lines) plays.
+  await voice.say(3, 'A taxi to the airport, booked.');
+  await until(() => marks.includes('agent-3-0'), 'the next line played');
+  voice.stop();
+});
+
+test('a held goodbye (its line ends the call) is not dropped: it plays', async () => {
+  const { voice, marks } = await agentVoice();
+  voice.hold(true);
+  const said = voice.say(0, 'Goodbye!', true);
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  voice.dropHeld();
+  assert.notEqual((await said).firstAudioAt, null, 'it played');
+  await until(() => marks.length === 1, 'its mark was sent');
+  assert.equal(voice.takeDropped(), null);
+  voice.stop();
+});

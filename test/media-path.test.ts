@@ -154,6 +154,93 @@ describe('hearing the turn end ahead (preemptive generation)', () => {
   });
 });
 
+describe('the caller speaks on before hearing the answer (an afterthought)', () => {
+  const TAXI = 'I need a taxi';
+  const WHERE = { say: 'Where would you like to go?', next: { kind: 'continue' } } as const;
+  const BOOKED = { say: 'A taxi to the airport at six, booked.', next: { kind: 'continue' } } as const;
+
+  /** The caller's line ended and its answer asked, the model holding it back until `release`. */
+  async function answerComing() {
+    const runtime = new ScriptedRuntime((heard) => (heard === TAXI ? WHERE : BOOKED));
+    const path = await call({ endpointingMs: 600, runtime });
+    await path.takeTurns();
+    const release = runtime.holdAnswers();
+    path.says(TAXI, 1000);
+    path.silence(700);
+    await until(() => runtime.requests.length === 1 && path.turnEvents.includes('turn_ended'), 'not asked');
+    return { path, release };
+  }
+
+  /** The caller speaks on (`then`) before the answer comes; it comes while they speak. */
+  async function spokeOn(then: string) {
+    const { path, release } = await answerComing();
+    path.says(then, 900);
+    await until(
+      () => path.turnEvents.filter((type) => type === 'speech_confirmed').length === 2,
+      'not heard',
+    );
+    // The answer comes while they speak: it waits.
+    release();
+    await until(() => path.tts.spoken.includes(WHERE.say), 'the answer was not made');
+    await sleep(100);
+    assert.equal(path.out.frames, 0, 'nothing of the answer played over the caller');
+    path.silence(700);
+    return path;
+  }
+
+  async function transcript(path: MediaPathCall) {
+    const lines = await paths
+      .db()
+      .orm.em.fork()
+      .find(TranscriptEntry, { call: path.callId }, { orderBy: { index: 'asc' } });
+    return lines.map((line) => [line.index, line.role, line.text]);
+  }
+
+  test('words of a line of their own: the waiting answer is dropped unheard, and the next one answers both lines', async () => {
+    const path = await spokeOn('To the airport at six');
+    await until(() => gatewayTurns(path).length === 2, 'the second line was not answered');
+    const [first, second] = gatewayTurns(path);
+    assert.equal(first.result?.line?.text, WHERE.say);
+    assert.deepEqual(second.interrupted, { index: 1, spokenText: '' }, 'the first answer was never heard');
+    // The model is asked with both of the caller's lines, without the answer they never heard.
+    assert.deepEqual(path.runtime.requests.at(-1)?.lines, [
+      `caller: ${TAXI}`,
+      'caller: To the airport at six',
+    ]);
+    await until(() => path.out.marks.includes('agent-3-0'), 'the answer to both was not played');
+    assert.ok(!path.out.marks.some((mark) => mark.startsWith('agent-1-')), 'the dropped answer never played');
+    // The transcript is every line spoken: the dropped answer is not in it.
+    assert.deepEqual(await transcript(path), [
+      [0, 'caller', TAXI],
+      [2, 'caller', 'To the airport at six'],
+      [3, 'agent', BOOKED.say],
+    ]);
+  });
+
+  test('a sound too short to be speech (a breath, a click) holds nothing: the answer plays as it comes', async () => {
+    const { path, release } = await answerComing();
+    // 100 ms of sound: the detector dismisses it without a turn's end.
+    path.says('click', 100);
+    path.silence(300);
+    await until(() => path.turnEvents.filter((type) => type === 'speech_started').length === 2, 'not heard');
+    release();
+    await until(() => path.out.marks.includes('agent-1-0'), 'the answer was held by a click');
+    assert.equal(gatewayTurns(path).length, 1);
+  });
+
+  test('only "go on" ("okay", a cough with no words): the waiting answer plays, and that is no line', async () => {
+    const path = await spokeOn('Okay');
+    await until(() => path.out.marks.includes('agent-1-0'), 'the waiting answer was not played');
+    await sleep(200);
+    assert.equal(gatewayTurns(path).length, 1, '"okay" was no line');
+    assert.equal(path.runtime.requests.length, 1);
+    assert.deepEqual(await transcript(path), [
+      [0, 'caller', TAXI],
+      [1, 'agent', WHERE.say],
+    ]);
+  });
+});
+
 describe('the caller’s audio in messages of any length', () => {
   test('messages of 10 to 100 ms count as long as they are: a turn’s times are the audio’s', async () => {
     const path = await call({});

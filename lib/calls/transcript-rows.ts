@@ -43,15 +43,14 @@ export async function recordLines(em: EntityManager, callId: string, lines: Tran
 /**
  * Barge-in: the agent's line `index` stopped part way, so it keeps only what was said of it. An
  * agent line that was not interrupted, or a line said in full, stays as it is; a repeat changes
- * nothing.
+ * nothing. A line none of which was heard (an answer dropped while the person spoke on:
+ * media/held-answer.ts) is no line: the transcript is every line spoken, so it goes.
  */
 export async function keepSpokenPart(
   em: EntityManager,
   input: { callId: string; index: number; spokenText: string },
 ): Promise<void> {
-  await em.nativeUpdate(
-    TranscriptEntry,
-    { call: input.callId, index: input.index, role: 'agent' },
-    { text: input.spokenText },
-  );
+  const where = { call: input.callId, index: input.index, role: 'agent' as const };
+  if (!input.spokenText.trim()) await em.nativeDelete(TranscriptEntry, where);
+  else await em.nativeUpdate(TranscriptEntry, where, { text: input.spokenText });
 }

@@ -155,9 +155,23 @@ export class ScriptedRuntime implements VoiceRuntime {
   readonly requests: RuntimeRequest[] = [];
   /** Set by the harness: the caller's turns ended so far. */
   turnsEnded: () => number = () => 0;
+  /** Answers wait for this (a slow model), when set (`holdAnswers`). */
+  private gate: Promise<void> | null = null;
   constructor(
     public answer: (heard: string) => AgentTurn = () => ({ say: 'Okay.', next: { kind: 'continue' } }),
   ) {}
+
+  /** Answers asked from now on come only when the returned function is called. */
+  holdAnswers(): () => void {
+    let release = () => {};
+    this.gate = new Promise((resolve) => {
+      release = resolve;
+    });
+    return () => {
+      release();
+      this.gate = null;
+    };
+  }
 
   async openingLine(): Promise<string | null> {
     return null;
@@ -178,6 +192,7 @@ export class ScriptedRuntime implements VoiceRuntime {
     const turn = this.answer(transcript.at(-1)?.text ?? '');
     // Asynchronous like a model: the sentences come after the request was made.
     await new Promise((resolve) => setImmediate(resolve));
+    await this.gate;
     for (const sentence of turn.say.match(/[^.!?]+[.!?]/g) ?? []) options.onSentence?.(sentence.trim());
     return { ...turn, timing: { firstTokenMs: 1, answerMs: 2 } };
   }
