@@ -221,7 +221,7 @@ export class UserTurns {
     // Nothing was said (noise, a cough), or only "go on" with an answer waiting (held-answer.ts): no
     // line; a barge-in waits for the next one.
     if (this.held.heard(words) === 'go_on' || !words) {
-      const message = words ? 'caller went on: the answer plays' : 'caller turn without words';
+      const message = words ? 'only a backchannel: the waiting answer plays' : 'caller turn without words';
       this.deps.logger.info(message, { callId: this.deps.callId, sttMs: timing.sttMs });
       this.deps.loop?.dropPrepared();
       return;
