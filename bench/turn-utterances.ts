@@ -267,7 +267,8 @@ export async function labelledUtterances(
             { language: 'en-US' },
           );
           heardAt.push(heard);
-          if (endsAlike(wordsOf(heard), wordsOf(part)) && wordsOf(heard).length <= wordsOf(part).length + 1) {
+          const [heardWords, partWords] = [wordsOf(heard), wordsOf(part)];
+          if (endsAlike(heardWords, partWords) && heardWords.length <= partWords.length + 1) {
             cut = place;
             break;
           }

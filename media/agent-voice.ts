@@ -39,7 +39,7 @@ export class AgentVoice {
   private lastMark: SpeechSentence | null = null; // the last sentence whose mark was sent and not cleared
   private echoesMarks = false; // the client has echoed a mark: it tells when the audio played
   private stopped = false;
-  private readonly held = new HeldLines(); // while the person speaks on before hearing the answer
+  private readonly heldLines = new HeldLines(); // while the person speaks on before hearing the answer
   private readonly ticker: NodeJS.Timeout;
 
   constructor(
@@ -122,24 +122,24 @@ export class AgentVoice {
 
   /** Agent audio is queued to play (not held) or still playing. */
   speaking(): boolean {
-    return (this.queue.length > 0 && !this.held.held) || this.deps.clock() < this.playCursorMs;
+    return (this.queue.length > 0 && !this.heldLines.held) || this.deps.clock() < this.playCursorMs;
   }
 
   /** Held: audio not yet begun waits (queued as it is made); released, it plays (media/held-answer.ts). */
   hold(held: boolean): void {
-    this.held.held = held;
+    this.heldLines.held = held;
     this.pump();
   }
 
   /** The held answer is not wanted: its lines go unheard (held-lines.ts); one that ends the call plays. */
   dropHeld(): void {
-    if (this.held.drop(this.lines.values(), this.deps.clock())) this.queue.length = 0;
+    if (this.heldLines.drop(this.lines.values(), this.deps.clock())) this.queue.length = 0;
     this.pump();
   }
 
   /** The first line dropped unheard since `dropHeld` (null: none); from now on lines play. */
   takeDropped(): number | null {
-    return this.held.take();
+    return this.heldLines.take();
   }
 
   /**
@@ -200,7 +200,7 @@ export class AgentVoice {
     if (!line) {
       line = new AgentSpeech(index);
       this.lines.set(index, line);
-      this.held.dropIfUnheard(line, this.deps.clock());
+      this.heldLines.dropIfUnheard(line, this.deps.clock());
       // Only the last few lines matter (a barge-in, a late `say`): the map stays small.
       if (this.lines.size > 8) this.lines.delete(this.lines.keys().next().value!);
     }
@@ -255,7 +255,11 @@ export class AgentVoice {
   /** Sends what is due: frames up to LEAD_MS ahead of the moment they play. */
   private pump(): void {
     const now = this.deps.clock();
-    while (!this.held.held && this.queue.length > 0 && Math.max(now, this.playCursorMs) < now + LEAD_MS) {
+    while (
+      !this.heldLines.held &&
+      this.queue.length > 0 &&
+      Math.max(now, this.playCursorMs) < now + LEAD_MS
+    ) {
       const { frame, sentence, last, key } = this.queue.shift()!;
       const playsAt = Math.max(now, this.playCursorMs);
       if (sentence.startedAtMs === null) {
