@@ -107,7 +107,8 @@ test('the model is asked once for a line; its first sentence plays while the mod
   const answer = await speech.transcribe(client.agentAudio(answerStarts));
   // Its first sentence and the rest (REST; Whisper once heard its "is the address" as "as either dress").
   assert.match(answer, /email/, answer);
-  assert.match(answer, /booking/, answer);
+  // Whisper has heard Piper's "for your booking still" as "for your book and still": "book" is enough.
+  assert.match(answer, /\bbook/, answer);
 
   await client.say(bye);
   const closed = await orAfter(client.closed, 60_000, null);
