@@ -217,6 +217,40 @@ describe('a call with audio', { timeout: 120_000 }, () => {
     });
   });
 
+  test('an answer dropped unheard (the caller spoke on before it played): its transcript line goes, the lines around it stay', async () => {
+    await withCall('holds', async (env, callId, gateway) => {
+      const handle = env.client.workflow.getHandle(callWorkflowId(callId));
+      await until(() => gateway.said.length === 1, 'the opening line was played');
+      await handle.signal(callerSpeechSignal, speech(0, 'I need a taxi.'));
+      await until(() => gateway.said.length === 2, 'the agent answered');
+      const dropped = gateway.said[1].index;
+      // The gateway dropped that answer unheard: the caller's next line says none of it was spoken.
+      await handle.signal(
+        callerSpeechSignal,
+        speech(1, 'To the airport at six.', { interrupted: { index: dropped, spokenText: '' } }),
+      );
+      await until(() => gateway.said.length === 3, 'the agent answered both');
+      await handle.signal(callerSpeechSignal, speech(2, 'Thanks, goodbye.'));
+      const result = (await handle.result()) as CallWorkflowResult;
+      assert.equal(result.endReason, 'agent_hangup');
+      const { transcript } = await storedCall(stack.db.orm, callId);
+      assert.equal(
+        transcript.some((line) => line.index === dropped),
+        false,
+        'the dropped answer is no line',
+      );
+      assert.deepEqual(
+        transcript.filter((line) => line.role === 'caller').map((line) => line.text),
+        ['I need a taxi.', 'To the airport at six.', 'Thanks, goodbye.'],
+      );
+      assert.equal(transcript[0].role, 'agent', 'the opening stays');
+      assert.ok(
+        transcript.filter((line) => line.role === 'agent').length >= 3,
+        'the opening, the answer to both lines and the goodbye',
+      );
+    });
+  });
+
   test('a gateway that is lost: the call ends agent_error, without an apology to no one', async () => {
     await withCall('stops', async (env, callId, gateway) => {
       const result = (await env.client.workflow
