@@ -3,7 +3,7 @@ import { MediaStreamsClient } from '../lib/media/media-streams-client.js';
 import { benchServer } from './bench-cluster.js';
 import { oneCount } from './bench-counts.js';
 import { BACKCHANNELS, INTERRUPTIONS, percentile, rate } from './over-the-agent.js';
-import { labelledUtterances, type Utterance } from './turn-utterances.js';
+import { GIVES_NUMBER, labelledUtterances, NUMBER_QUESTION, type Utterance } from './turn-utterances.js';
 import { type LogLine, startVoiceStack, waitFor } from './voice-stack.js';
 
 // The turn-taking bench through a media gateway process (bench/turn-taking.ts drives the gateway's
@@ -16,7 +16,9 @@ import { type LogLine, startVoiceStack, waitFor } from './voice-stack.js';
 //     and heard out. Its caller turns are the gateway's `caller turn` lines logged meanwhile: a
 //     complete one's end of turn is its first turn's end (`turnEndedAt`) after the end of the
 //     caller's audio; a cut or digit one was cut when a turn ended before its last part began
-//     (an afterthought's turn ending there is counted apart);
+//     (an afterthought's turn ending there is counted apart). Before a digit one the caller says
+//     "I have a number for you." and the agent asks "Sure. What is the number?" (not measured): a
+//     number is read out when it is asked for;
 //   - over the agent: the caller asks something ("Tell me more, please."), and 800 ms into the
 //     answer says a backchannel or an interruption; the agent was stopped when the gateway sent
 //     `clear` within 2.5 s of the speech's start.
@@ -66,7 +68,8 @@ interface Heard {
 const stack = await startVoiceStack({
   name: 'turn_taking',
   greeting: GREETING,
-  answer: ANSWER,
+  // Asked for a number (the caller's GIVES_NUMBER line), the agent asks what it is: the digit lines answer that.
+  answer: (callerSaid) => (/\bnumber for you\b/i.test(callerSaid) ? NUMBER_QUESTION : ANSWER),
   llmDelayMs: LLM_MS,
   endpointingMs: 600,
   turnDetection: TURN_DETECTION,
@@ -78,6 +81,7 @@ try {
   console.log('making the caller lines (not measured)');
   const { utterances, spoken, unconfirmedCuts } = await labelledUtterances(speech.tts, speech.stt);
   const ask = (await spoken(ASK)).samples;
+  const givesNumber = (await spoken(GIVES_NUMBER)).samples;
   const over = [
     ...BACKCHANNELS.map((text) => ({ text, backchannel: true })),
     ...INTERRUPTIONS.map((text) => ({ text, backchannel: false })),
@@ -158,6 +162,10 @@ try {
       const turnsSoFar = () =>
         gatewayLog.filter((line) => line.msg === 'caller turn' && line.callId === started.callId);
       for (const line of share) {
+        // A number is read out when the agent asks for it: that exchange first, not measured.
+        if (line.kind === 'utterance' && line.utterance.kind === 'digits') {
+          await hearOut(client, await client.agentStarts(await client.say(givesNumber), 30_000));
+        }
         const before = turnsSoFar().length;
         const result =
           line.kind === 'utterance'

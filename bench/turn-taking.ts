@@ -14,8 +14,9 @@ import { labelledUtterances, type Utterance } from './turn-utterances.js';
 
 // Where the caller's turn ends (docs/voice.md, "End of turn by a model"), measured on 100 labelled
 // caller utterances made with the local voice over the phone line (bench/turn-utterances.ts: 40
-// complete sentences, 30 said in two parts with a pause mid-phrase, 20 numbers read out in groups;
-// and 10 afterthoughts, a whole sentence, a pause and more, reported apart).
+// complete sentences, 30 said in two parts with a pause mid-phrase, 20 numbers read out in groups
+// after the agent asked for the number; and 10 afterthoughts, a whole sentence, a pause and more,
+// reported apart).
 // Each goes through the gateway's turn detector (lib/audio/turn-detector.ts: Silero VAD, and with
 // VOICE_TURN_DETECTION=model the local speech server's Smart Turn v3.2 and the pause's words,
 // media/end-of-turn-rule.ts) frame by frame in real time, three at once (three callers;
@@ -45,15 +46,15 @@ const AT_ONCE = oneCount('BENCH_TURN_AT_ONCE', '3');
  * pauses are transcribed ahead as the gateway's user turns do (media/user-turns.ts), for the rule's words.
  */
 async function turnEnds(
-  audio: Int16Array,
-  rule: ((heardAhead: HeardAhead) => EndOfTurnRule) | undefined,
+  { audio, asked }: Utterance,
+  rule: ((heardAhead: HeardAhead, asked: string) => EndOfTurnRule) | undefined,
   realTime: boolean,
 ) {
   const heardAhead = new HeardAhead((pause, signal) => transcribeTurn(stt, 'en-US', pause.audio, signal));
   const detector = new TurnDetector({
     vad: await SileroVoiceActivity.load(),
     endpointingMs: 600,
-    ...(rule ? { endOfTurn: rule(heardAhead) } : {}),
+    ...(rule ? { endOfTurn: rule(heardAhead, asked) } : {}),
   });
   const ends: number[] = [];
   /** The words heard at each pause, by the pause's end (ms). */
@@ -95,9 +96,10 @@ try {
   const settings = { model, language: 'en-US', pauseMs: 200, maxMs: 2000, failed: () => void failures++ };
   const rules = {
     // The gateway's rule: the model, and the pause's words.
-    model: (heardAhead: HeardAhead) => endOfTurnRule({ ...settings, heardAhead }),
+    model: (heardAhead: HeardAhead, asked: string) =>
+      endOfTurnRule({ ...settings, heardAhead, agentLine: () => asked }),
     // The model alone, for comparison.
-    model_voice_only: (heardAhead: HeardAhead) => {
+    model_voice_only: (heardAhead: HeardAhead, _asked: string) => {
       const { unfinished: _, ...voiceOnly } = endOfTurnRule({ ...settings, heardAhead });
       return voiceOnly;
     },
@@ -135,9 +137,7 @@ try {
     };
     for (let i = 0; i < utterances.length; i += AT_ONCE) {
       const batch = utterances.slice(i, i + AT_ONCE);
-      const heard = await Promise.all(
-        batch.map((one) => turnEnds(one.audio, rules[mode], mode !== 'silence')),
-      );
+      const heard = await Promise.all(batch.map((one) => turnEnds(one, rules[mode], mode !== 'silence')));
       for (const [j, one] of batch.entries()) judge(one, heard[j]);
     }
     console.log(

@@ -10,7 +10,8 @@ import type { SpeechToText, TextToSpeech } from '../lib/speech/speech-ports.js';
 //     in the middle of a phrase, where people hesitate ("I need a taxi to the, airport at six"; the
 //     whole line made once and cut there, so its first part keeps the voice of a sentence that goes
 //     on, and each cut checked by ear: by the local Whisper);
-//   - digits: 20 phone and customer numbers read out in groups with 800 ms pauses (made alike);
+//   - digits: 20 phone and customer numbers read out in groups with 800 ms pauses (made alike), as
+//     the answer to the agent asking for the number (`asked`: NUMBER_QUESTION), as on a call;
 //   - afterthoughts: 10 whole sentences followed by a pause and more ("I need a taxi. To the
 //     airport at six."), reported apart: a turn that ends at such a pause is no false cut.
 
@@ -135,8 +136,16 @@ const DIGITS: string[][] = [
 export interface Part {
   samples: Int16Array;
 }
+/** What the agent asks before a caller reads out a number; the caller's line that leads to it. */
+export const NUMBER_QUESTION = 'Sure. What is the number?';
+export const GIVES_NUMBER = 'I have a number for you.';
+/** What the agent says before every other line. */
+const OPEN_QUESTION = 'How can I help you today?';
+
 export interface Utterance {
   kind: 'complete' | 'cut' | 'digits' | 'afterthought';
+  /** The agent's line the caller answers with it (the end-of-turn rule reads the words after it). */
+  asked: string;
   /** What is said, as written (its parts joined). */
   said: string;
   audio: Int16Array;
@@ -177,7 +186,7 @@ function utterance(kind: Utterance['kind'], said: string, parts: Part[], pausesM
     audio.set(piece, offset);
     offset += piece.length;
   }
-  return { kind, said, audio, parts: spans };
+  return { kind, asked: kind === 'digits' ? NUMBER_QUESTION : OPEN_QUESTION, said, audio, parts: spans };
 }
 
 /** A word as compared: lower case, without punctuation; a number written in digits as its digits' words. */

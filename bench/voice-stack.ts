@@ -28,7 +28,8 @@ export interface VoiceStackOptions {
   /** The bench's name: its database, task queues and recordings are named after it. */
   name: string;
   greeting: string;
-  answer: string;
+  /** The agent's answer to every turn, or to what the caller last said (as the stand-in got it). */
+  answer: string | ((callerSaid: string) => string);
   llmDelayMs: number;
   endpointingMs: number;
   turnDetection: string;
@@ -58,9 +59,13 @@ export async function startVoiceStack(options: VoiceStackOptions): Promise<Voice
   try {
     const speech = await startTestSpeech();
     cleanups.push(() => speech.close());
-    const standIn = await startChatStandIn(async () => {
+    const standIn = await startChatStandIn(async (request) => {
       await new Promise((resolve) => setTimeout(resolve, options.llmDelayMs));
-      return { kind: 'stream', text: options.answer };
+      const { answer } = options;
+      return {
+        kind: 'stream',
+        text: typeof answer === 'string' ? answer : answer(lastCallerLine(request.body)),
+      };
     });
     cleanups.push(() => standIn.close());
 
@@ -173,4 +178,12 @@ export async function waitFor<T>(find: () => T | undefined, limitMs = 30_000): P
     if (Date.now() > until) throw new Error('the gateway did not log what the bench waits for');
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
+}
+
+/** The text of the chat request's last user message ('' when none). */
+// biome-ignore lint/suspicious/noExplicitAny: the chat completions request body as JSON.
+function lastCallerLine(body: any): string {
+  const messages: { role: string; content: unknown }[] = body?.messages ?? [];
+  const content = messages.findLast((message) => message.role === 'user')?.content;
+  return typeof content === 'string' ? content : JSON.stringify(content ?? '');
 }

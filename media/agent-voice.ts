@@ -125,6 +125,14 @@ export class AgentVoice {
     return (this.queue.length > 0 && !this.heldLines.held) || this.deps.clock() < this.playCursorMs;
   }
 
+  /** What the person last heard the agent say: the latest line that began playing ('' before any). */
+  lastHeard(): string {
+    let heard: AgentSpeech | null = null;
+    for (const line of this.lines.values())
+      if (line.firstAudioAt !== null && line.index > (heard?.index ?? -1)) heard = line;
+    return heard?.playedText() ?? '';
+  }
+
   /** Held: audio not yet begun waits (queued as it is made); released, it plays (media/held-answer.ts). */
   hold(held: boolean): void {
     this.heldLines.held = held;

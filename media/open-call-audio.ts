@@ -84,7 +84,7 @@ export async function openCallAudio(
     detector: new TurnDetector({
       vad: await gateway.voiceActivity(),
       endpointingMs: gateway.settings.media.endpointingMs,
-      ...modelRule(gateway, heardAhead, call.language, logger),
+      ...modelRule(gateway, heardAhead, call.language, () => voice.lastHeard(), logger),
       // An answering machine's greeting is judged by its first line (workflows/call/screen.ts): the
       // model would end it at the comma of "Hi, you have reached…"; silence hears it whole.
       firstTurnBySilence: call.screensPickUp,
@@ -111,6 +111,7 @@ function modelRule(
   gateway: GatewayContext,
   heardAhead: HeardAhead,
   language: string,
+  agentLine: () => string,
   logger: Logger,
 ): { endOfTurn?: EndOfTurnRule } {
   const model = gateway.endOfTurn;
@@ -121,6 +122,7 @@ function modelRule(
       model,
       heardAhead,
       language,
+      agentLine,
       pauseMs,
       maxMs,
       failed: (error) =>

@@ -211,3 +211,23 @@ test('a held goodbye (its line ends the call) is not dropped: it plays', async (
   assert.equal(voice.takeDropped(), null);
   voice.stop();
 });
+
+test('what the person last heard: the latest line that began playing, not one held or dropped', async () => {
+  const { voice, marks } = await agentVoice();
+  assert.equal(voice.lastHeard(), '', 'nothing before the first line');
+  await voice.say(0, 'Hello, Acme taxis. What is your booking number?');
+  await until(() => marks.length === 2, 'the greeting played');
+  assert.equal(voice.lastHeard(), 'Hello, Acme taxis. What is your booking number?');
+  voice.hold(true);
+  void voice.say(1, 'Thank you.');
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  assert.equal(
+    voice.lastHeard(),
+    'Hello, Acme taxis. What is your booking number?',
+    'a held line is unheard',
+  );
+  voice.dropHeld();
+  assert.equal(voice.takeDropped(), 1);
+  assert.equal(voice.lastHeard(), 'Hello, Acme taxis. What is your booking number?', 'nor a dropped one');
+  voice.stop();
+});

@@ -191,11 +191,16 @@ function wordsSaying(...texts: (string | 'fail')[]) {
   return { heardAhead, answer, asked: () => answers.length };
 }
 
-const ruleWith = (model: ReturnType<typeof modelSaying>, words: ReturnType<typeof wordsSaying>) =>
+const ruleWith = (
+  model: ReturnType<typeof modelSaying>,
+  words: ReturnType<typeof wordsSaying>,
+  agentLine?: string,
+) =>
   endOfTurnRule({
     model: { complete: ({ samples }) => model.rule.complete(samples) },
     heardAhead: words.heardAhead,
     language: 'en-US',
+    ...(agentLine === undefined ? {} : { agentLine: () => agentLine }),
     pauseMs: 200,
     maxMs: 2000,
   });
@@ -215,6 +220,21 @@ test('the model says complete but the words lead on ("a table for"): the turn wa
   assert.ok(Math.abs(turns[0].endedAtMs - 2800) <= 40, `ended at ${turns[0].endedAtMs}`);
   assert.ok(turns[0].decidedAtMs - turns[0].endedAtMs <= 260, 'the finished words end it at the pause');
   assert.equal(model.asked.length, 2);
+});
+
+test('after the agent asked for the number, a caller giving it in groups is not cut off where Whisper writes one digit ("It is five."); asked for nothing, that is a turn', async () => {
+  const audio = concat(silence(300), speech(700), silence(800), speech(900), silence(2500));
+  const counts: number[] = [];
+  for (const agentLine of ['Sure. What is the number?', 'Sure, I can help with that.']) {
+    const model = modelSaying(true);
+    const words = wordsSaying('It is five.', 'It is five, five, nine, one.');
+    const turns = await turnsOf(detectorWith(ruleWith(model, words, agentLine)), audio, {
+      heardAhead: words.heardAhead,
+      afterFrame: words.answer,
+    });
+    counts.push(turns.length);
+  }
+  assert.deepEqual(counts, [1, 2], 'one turn after the question; cut at the pause after the other line');
 });
 
 test('a phone number read out in groups is not cut off, although the model calls each pause complete', async () => {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { soundsUnfinished } from '../lib/voice-runtime/unfinished-words.js';
+import { asksForNumber, soundsUnfinished } from '../lib/voice-runtime/unfinished-words.js';
 
 // Which words at a caller's pause mean they will go on (lib/voice-runtime/unfinished-words.ts), as
 // Whisper wrote them on the turn-taking bench (bench/turn-taking.ts): the first part of a sentence
@@ -74,4 +74,29 @@ test('whole sentences do not, nor a question that ends on its preposition, a tim
   assert.equal(soundsUnfinished('Jeg ringer fordi.', 'nb-NO'), true);
   // A language without a list of its own is read with English's.
   assert.equal(soundsUnfinished('Je voudrais the', 'fr-FR'), true);
+});
+
+test('after the agent asked for a number, a short group of digits goes on ("It is five." of "It is five five, nine one"); a whole one does not', () => {
+  for (const line of [
+    'What is your phone number?',
+    'Thanks. Could you read me the booking reference?',
+    'Please give me your customer number.',
+    'Hva er kundenummeret ditt?',
+    'Oppgi kundenummeret ditt.',
+    'Wie lautet Ihre Kundennummer?',
+  ])
+    assert.equal(asksForNumber(line), true, line);
+  for (const line of [
+    'Your booking number is 4 5 6.',
+    'Is there anything else I can help you with?',
+    'I have noted the number. How many people?',
+    '',
+  ])
+    assert.equal(asksForNumber(line), false, line);
+  for (const words of ['It is five.', 'Try 6.', 'It starts with four than eight.', 'Ni to.', 'Five.'])
+    assert.equal(soundsUnfinished(words, 'en-US', { numberAsked: true }), true, words);
+  for (const words of ['It is five.', 'Try 6.', 'It starts with four than eight.'])
+    assert.equal(soundsUnfinished(words, 'en-US'), false, `${words} (asked for nothing)`);
+  for (const words of ['It is 91234567.', 'I do not have one.', 'Just a moment.'])
+    assert.equal(soundsUnfinished(words, 'en-US', { numberAsked: true }), false, words);
 });

@@ -3,7 +3,9 @@
 // middle of a sentence complete. The pause's words (its transcription, begun at the pause for the
 // answer anyway: media/heard-ahead.ts) then have their say, as LiveKit's turn detector decides from
 // the words: a turn whose words stop without a sentence's closing mark, on a word that leads on, or
-// on a number being read out is not over yet.
+// on a number being read out is not over yet. As LiveKit's model reads the conversation before the
+// turn, a number is being read out after the agent asked for one too ("What is your number?" "It is
+// five five, …"): a short group of digits then goes on, although Whisper writes "It is five.".
 
 /**
  * Words after which a sentence goes on: articles, conjunctions, possessives (not in Norwegian,
@@ -41,12 +43,22 @@ const DIGIT_WORDS: Record<string, ReadonlySet<string>> = {
   de: words('null eins zwei drei vier fünf sechs sieben acht neun'),
 };
 
+/** Digits said as words that are also a pronoun or an article ("I do not have one", "bare en"). */
+const PRONOUN_DIGITS = words('one en ei et ett eins');
+
 /**
  * Words that say a number is being given ("my number is", "the code is"), at a word's start; in
  * Norwegian and German compounds ("kundenummer", "Kundennummer") "nummer" anywhere.
  */
 const NUMBER_TALK =
   /(?<!\p{L})(?:number|code|reference|account|card|phone|postcode|zip|booking|ticket|order|member|customer|pin|dial|digit|kode|konto|kort|telefon|referanse|bestilling|billett|karte|buchung|postleitzahl)|nummer/iu;
+
+/**
+ * Words that ask for something, at a word's start (a sentence that mentions a number and asks for
+ * it without a question mark: "Please read me the code.", "Oppgi kundenummeret ditt.").
+ */
+const REQUEST =
+  /(?<!\p{L})(?:please|tell|give|read|say|spell|enter|type|vennligst|oppgi|si|gi|uppge|säg|ge|angiv|sig|bitte|nennen|sagen|geben)(?!\p{L})/iu;
 
 /**
  * A number read out whole has at least this many digits: a national phone number (8 in Norway,
@@ -58,9 +70,14 @@ const WHOLE_NUMBER_DIGITS = 8;
  * Whether a transcription of what a person said up to a pause sounds unfinished: no closing mark
  * (Whisper writes ".", "?" or "!" at a sentence's end, and nothing, "…" or "-" where it is cut), a
  * last word that leads on ("a table for", "I was wondering if"), or a number being read out
- * shorter than a whole one. No words at all: nothing says it is unfinished.
+ * shorter than a whole one (`numberAsked`: the agent's last line asked for one, asksForNumber).
+ * No words at all: nothing says it is unfinished.
  */
-export function soundsUnfinished(text: string, language: string): boolean {
+export function soundsUnfinished(
+  text: string,
+  language: string,
+  context: { numberAsked?: boolean } = {},
+): boolean {
   const words = text.trim();
   if (!words) return false;
   if (!/[.?!。？！]["'”’)\]]*$/u.test(words) || /(\.\.\.|…)["'”’)\]]*$/u.test(words)) return true;
@@ -74,14 +91,34 @@ export function soundsUnfinished(text: string, language: string): boolean {
   const known = Object.hasOwn(LEADING_ON, primary) ? primary : (SAME_AS[primary] ?? 'en');
   const question = /\?["'”’)\]]*$/u.test(words);
   if (LEADING_ON[known].has(last) || (!question && PREPOSITIONS[known].has(last))) return true;
-  return readingOutNumber(tokens, DIGIT_WORDS[known], NUMBER_TALK.test(words));
+  return readingOutNumber(tokens, DIGIT_WORDS[known], {
+    said: NUMBER_TALK.test(words),
+    asked: context.numberAsked ?? false,
+  });
+}
+
+/**
+ * Whether the agent's line asks for a number: one of its sentences mentions one ("number", "code",
+ * "kundenummer") and is a question or a request. "Your booking number is 4 5 6." asks for nothing.
+ */
+export function asksForNumber(line: string): boolean {
+  return line
+    .split(/(?<=[.?!])\s+/u)
+    .some(
+      (sentence) => NUMBER_TALK.test(sentence) && (/\?["'”’)\]]*$/u.test(sentence) || REQUEST.test(sentence)),
+    );
 }
 
 /**
  * The words end on a number shorter than a whole one that is being read out: in groups, of 3
- * digits or more, or any after words that say a number is being given ("The code is 33").
+ * digits or more, or any after words that say a number is being given ("The code is 33") or once
+ * the agent asked for one.
  */
-function readingOutNumber(tokens: string[], digitWords: ReadonlySet<string>, numberTalk: boolean): boolean {
+function readingOutNumber(
+  tokens: string[],
+  digitWords: ReadonlySet<string>,
+  numberTalk: { said: boolean; asked: boolean },
+): boolean {
   let groups = 0;
   let digits = 0;
   for (let i = tokens.length - 1; i >= 0; i--) {
@@ -99,7 +136,10 @@ function readingOutNumber(tokens: string[], digitWords: ReadonlySet<string>, num
     }
   }
   if (groups === 0 || digits >= WHOLE_NUMBER_DIGITS) return false;
-  return groups >= 2 || digits >= 3 || numberTalk;
+  if (groups >= 2 || digits >= 3) return true;
+  // "I do not have one.": a lone "one" (or an article: "en", "et") after a question is no digit.
+  if (PRONOUN_DIGITS.has(tokens.at(-1) ?? '')) return numberTalk.said;
+  return numberTalk.said || numberTalk.asked;
 }
 
 function words(list: string): ReadonlySet<string> {
