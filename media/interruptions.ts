@@ -54,6 +54,11 @@ interface Judging {
   long: boolean;
   /** Its words were heard again past LONGEST_BACKCHANNEL_MS (the turn's own words judge its end). */
   heardAgain: boolean;
+  /**
+   * When (performance.now()) it stops the agent at the latest unless heard again as "go on": its
+   * start + LONGEST_BACKCHANNEL_MS + REJUDGE_LIMIT_MS, also when it paused at its second and went on later.
+   */
+  deadline: number;
   /** Those words are being transcribed now. */
   hearingAgain: boolean;
   /** Aborts its transcriptions once it is decided or over: their words would change nothing. */
@@ -94,6 +99,7 @@ export class Interruptions {
       long: false,
       heardAgain: false,
       hearingAgain: false,
+      deadline: performance.now() - speechMs + LONGEST_BACKCHANNEL_MS + REJUDGE_LIMIT_MS,
       words: new AbortController(),
     };
     this.judging = judging;
@@ -166,7 +172,12 @@ export class Interruptions {
   private longSpeech(judging: Judging, atMs: number): void {
     if (this.judging !== judging || judging.interrupted || judging.hearingAgain) return;
     const audio = judging.backchannel ? this.deps.speechSoFar?.() : null;
-    if (!audio) {
+    // The first hearing again keeps to the deadline: speech that paused at its second and went on
+    // later has what is left of it (none: it stops the agent now), so the stop stays within 1.4 s.
+    const limitMs = judging.heardAgain
+      ? REJUDGE_LIMIT_MS
+      : Math.min(REJUDGE_LIMIT_MS, judging.deadline - performance.now());
+    if (!audio || limitMs <= 0) {
       this.decide(judging, 'barge-in', { atMs, reason: 'long speech' });
       return;
     }
@@ -175,7 +186,7 @@ export class Interruptions {
     clearTimeout(judging.timer);
     judging.timer = setTimeout(
       () => this.decide(judging, 'barge-in', { atMs, reason: 'long speech, its words too late' }),
-      REJUDGE_LIMIT_MS,
+      limitMs,
     );
     this.deps.transcribe(audio, judging.words.signal).then(
       (words) => {

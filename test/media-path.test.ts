@@ -419,6 +419,32 @@ describe('barge-in and hang-ups', () => {
     release();
   });
 
+  test('such speech that pauses at its second and goes on later still stops the agent by 1.4 s from its start, not 400 ms after it went on', async () => {
+    const path = await agentSpeaking(LONGER);
+    const asked = path.stt.requests.length;
+    const startedAt = performance.now();
+    // Its first 300 ms are heard as "Yeah" only; then a pause over its second (no turn's end yet).
+    path.says('Yeah', 300);
+    path.silence(200);
+    await until(
+      () => path.stt.requests.slice(asked).some((r) => r.answered),
+      'its first words were not heard',
+    );
+    await sleep(Math.max(0, startedAt + 1_300 - performance.now()));
+    assert.equal(path.out.clears, 0, 'not stopped while it paused');
+    // It goes on at 1.3 s; its words heard again do not come back.
+    const release = path.stt.hold();
+    const resumedAt = performance.now();
+    path.says('Yeah but what about Sundays', 600);
+    await until(() => path.out.clears === 1, 'the agent was not stopped');
+    const stoppedAfter = performance.now() - resumedAt;
+    assert.ok(
+      stoppedAfter < 300,
+      `stopped ${Math.round(stoppedAfter)} ms after it went on (the 1.4 s deadline, not 400 ms more)`,
+    );
+    release();
+  });
+
   test('words over the agent that the speech server cannot hear in time: the turn’s own words judge it', async () => {
     const path = await agentSpeaking();
     const asked = path.stt.requests.length;
