@@ -45,8 +45,10 @@ test('a number read out in groups, of 3 to 7 digits, or after "number", "code"‚Ä
     'My card ends in 1.',
     'Kundenummeret er 12.',
     'Mitt nummer er ni en to.',
+    'It is forty-seven, ninety-nine.',
+    'Nummeret er f√∏rtisju nittini.',
   ])
-    assert.equal(soundsUnfinished(words, /^(Mitt|Kunde)/.test(words) ? 'nb' : 'en'), true, words);
+    assert.equal(soundsUnfinished(words, /^(Mitt|Kunde|Nummeret)/.test(words) ? 'nb' : 'en'), true, words);
   for (const words of ['My number is 912345678.', 'Call me 1415550192.', 'It is 47991234.'])
     assert.equal(soundsUnfinished(words, 'en-US'), false, words);
 });
@@ -58,6 +60,8 @@ test('whole sentences do not, nor a question that ends on its preposition, a tim
     'Yes, Tuesday at 10 works for me.',
     'I need a taxi to the airport at 6.',
     'We would like two.',
+    'We are fifteen.',
+    'I am twenty-one.',
     'Can we meet at 10.30?',
     'I am shopping for 2.',
     'What is it for?',
@@ -93,7 +97,14 @@ test('after the agent asked for a number, a short group of digits goes on ("It i
     '',
   ])
     assert.equal(asksForNumber(line), false, line);
-  for (const words of ['It is five.', 'Try 6.', 'It starts with four than eight.', 'Ni to.', 'Five.'])
+  for (const words of [
+    'It is five.',
+    'Try 6.',
+    'Try sixty-one.',
+    'It starts with four than eight.',
+    'Ni to.',
+    'Five.',
+  ])
     assert.equal(soundsUnfinished(words, 'en-US', { numberAsked: true }), true, words);
   for (const words of ['It is five.', 'Try 6.', 'It starts with four than eight.'])
     assert.equal(soundsUnfinished(words, 'en-US'), false, `${words} (asked for nothing)`);

@@ -31,6 +31,15 @@ const PREPOSITIONS: Record<string, ReadonlySet<string>> = {
   da: words('til for af fra med på'),
   de: words('zu für von mit aus nach'),
 };
+/**
+ * Two digits said as one number ("forty-seven", "sixty one", "førtisju"), as a number is often read
+ * out in pairs: English and Norwegian (elsewhere Whisper writes such pairs in digits).
+ */
+const PAIR_WORDS: Record<string, RegExp> = {
+  en: /^(?:ten|eleven|twelve|thirteen|fourteen|fifteen|sixteen|seventeen|eighteen|nineteen|(?:twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety)(?:-(?:one|two|three|four|five|six|seven|eight|nine))?)$/,
+  nb: /^(?:ti|elleve|tolv|tretten|fjorten|femten|seksten|sytten|atten|nitten|(?:tjue|tretti|førti|femti|seksti|sytti|åtti|nitti)(?:en|to|tre|fire|fem|seks|sju|syv|åtte|ni)?)$/,
+};
+
 /** Languages whose words have the same uses (a BCP 47 primary subtag → the one above). */
 const SAME_AS: Record<string, string> = { no: 'nb', nn: 'nb' };
 
@@ -91,7 +100,7 @@ export function soundsUnfinished(
   const known = Object.hasOwn(LEADING_ON, primary) ? primary : (SAME_AS[primary] ?? 'en');
   const question = /\?["'”’)\]]*$/u.test(words);
   if (LEADING_ON[known].has(last) || (!question && PREPOSITIONS[known].has(last))) return true;
-  return readingOutNumber(tokens, DIGIT_WORDS[known], {
+  return readingOutNumber(tokens, DIGIT_WORDS[known], PAIR_WORDS[known], {
     said: NUMBER_TALK.test(words),
     asked: context.numberAsked ?? false,
   });
@@ -117,6 +126,7 @@ export function asksForNumber(line: string): boolean {
 function readingOutNumber(
   tokens: string[],
   digitWords: ReadonlySet<string>,
+  pairWords: RegExp | undefined,
   numberTalk: { said: boolean; asked: boolean },
 ): boolean {
   let groups = 0;
@@ -130,6 +140,9 @@ function readingOutNumber(
       groups += parts.length;
     } else if (digitWords.has(token)) {
       digits += 1;
+      groups++;
+    } else if (pairWords?.test(token)) {
+      digits += 2;
       groups++;
     } else {
       break;
