@@ -59,6 +59,8 @@ interface Heard {
   endOfTurnMs?: number;
   /** A cut or digit utterance (or an afterthought, counted apart): a turn ended before its last part. */
   cut?: boolean;
+  /** A cut: the caller's audio up to the pause it ended at (for the words heard there, cut_at). */
+  cutAudio?: Int16Array;
   /** An afterthought: ms of the agent's voice heard while the caller said its last part. */
   talkedOverMs?: number;
   /** Over the agent: the speech's start → `clear`, ms, or null. */
@@ -113,6 +115,13 @@ try {
   const interruptions = overs.filter((one) => one.line.kind === 'over' && !one.line.backchannel);
   const stops = interruptions.flatMap((one) => (one.stoppedAfterMs == null ? [] : [one.stoppedAfterMs]));
   const stoppedBy = backchannels.filter((one) => one.stoppedAfterMs !== null);
+  const cutAt: string[] = [];
+  for (const one of cuts) {
+    const samples = one.cutAudio;
+    cutAt.push(
+      samples ? await speech.stt.transcribe({ sampleRate: 8000, samples }, { language: 'en-US' }) : '',
+    );
+  }
   const said = (one: Heard) => (one.line.kind === 'utterance' ? one.line.utterance.said : one.line.text);
   console.log(
     JSON.stringify({
@@ -126,6 +135,9 @@ try {
       end_of_turn_p95_ms: percentile(complete, 95),
       false_cut_rate: rate(cuts.length, continued.length),
       cut: cuts.map(said),
+      // What the local Whisper hears in each cut's audio up to its pause (after the run, not measured):
+      // the words the gateway most likely heard there.
+      cut_at: cutAt,
       // No target: a whole sentence, then a pause, may end the turn (bench/turn-utterances.ts).
       afterthoughts_ended_at_pause_rate: rate(
         afterthoughts.filter((one) => one.cut).length,
@@ -190,7 +202,7 @@ async function sayUtterance(
   client: MediaStreamsClient,
   utterance: Utterance,
   turnsOfIt: () => LogLine[],
-): Promise<Pick<Heard, 'endOfTurnMs' | 'cut' | 'talkedOverMs'> | null> {
+): Promise<Pick<Heard, 'endOfTurnMs' | 'cut' | 'cutAudio' | 'talkedOverMs'> | null> {
   const first = utterance.parts[0];
   const last = utterance.parts.at(-1)!;
   const saidEndAt = await client.say(
@@ -203,8 +215,18 @@ async function sayUtterance(
   );
   if (turns.length === 0) return null;
   if (utterance.kind !== 'complete') {
-    const cut = turns.some((turn) => turn.turnEndedAt < lastStartedAt);
-    if (utterance.kind !== 'afterthought') return { cut };
+    const cutAt = turns.find((turn) => turn.turnEndedAt < lastStartedAt)?.turnEndedAt;
+    const cut = cutAt !== undefined;
+    if (utterance.kind !== 'afterthought') {
+      if (!cut) return { cut };
+      // The part before the pause it ended at (its time in the utterance: the said audio began at first.startMs).
+      const atMs = cutAt - epoch(saidEndAt - (last.endMs - first.startMs)) + first.startMs;
+      const before = utterance.parts.findLast((part) => part.endMs <= atMs) ?? first;
+      return {
+        cut,
+        cutAudio: utterance.audio.subarray(Math.round(first.startMs * 8), Math.round(before.endMs * 8)),
+      };
+    }
     const over = client.agentAudio(saidEndAt - (last.endMs - last.startMs), saidEndAt);
     let loudFrames = 0;
     for (let at = 0; at < over.length; at += 160) {
