@@ -97,15 +97,10 @@ test('after the agent asked for a number, a short group of digits goes on ("It i
     '',
   ])
     assert.equal(asksForNumber(line), false, line);
-  for (const words of [
-    'It is five.',
-    'Try 6.',
-    'Try sixty-one.',
-    'It starts with four than eight.',
-    'Ni to.',
-    'Five.',
-  ])
+  for (const words of ['It is five.', 'Try 6.', 'Try sixty-one.', 'It starts with four than eight.', 'Five.'])
     assert.equal(soundsUnfinished(words, 'en-US', { numberAsked: true }), true, words);
+  assert.equal(soundsUnfinished('Det er ni.', 'nb-NO', { numberAsked: true }), true);
+  assert.equal(soundsUnfinished('Det er ni.', 'nb-NO'), false);
   for (const words of ['It is five.', 'Try 6.', 'It starts with four than eight.'])
     assert.equal(soundsUnfinished(words, 'en-US'), false, `${words} (asked for nothing)`);
   for (const words of ['It is 91234567.', 'I do not have one.', 'Just a moment.'])
