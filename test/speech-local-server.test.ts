@@ -13,6 +13,7 @@ import { OpenAiSpeechToText } from '../lib/speech/openai-speech-to-text.js';
 import { OpenAiTextToSpeech } from '../lib/speech/openai-text-to-speech.js';
 import { type Pcm, SpeechError } from '../lib/speech/speech-ports.js';
 import { sendSpeechRequest } from '../lib/speech/speech-request.js';
+import { encodeWav } from '../lib/speech/wav.js';
 import { provisionLocalSpeech } from '../scripts/local-speech-server.js';
 import { freePort, stopChild } from '../scripts/processes.js';
 import { useLocalSpeechServer } from './support/local-speech.js';
@@ -120,6 +121,56 @@ test('the server runs at nice 10, its model threads too: the media path comes fi
     const nice: number = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]);
     assert.equal(nice, 10, `thread ${tid}`);
   }
+});
+
+test('verbose_json (as OpenAI’s): the words with each segment’s times and how sure Whisper was of it; another format is a 400', async () => {
+  const tts = new OpenAiTextToSpeech(endpoint('tts-1'));
+  const phone = overPhoneLine(await tts.synthesize('Please call me back after five.', { voice: 'joe' }));
+  const transcribe = async (samples: Int16Array, format: string) => {
+    const form = new FormData();
+    const wav = encodeWav({ sampleRate: 8000, samples }) as Uint8Array<ArrayBuffer>;
+    form.set('file', new Blob([wav], { type: 'audio/wav' }), 'line.wav');
+    form.set('model', 'whisper-1');
+    form.set('language', 'en-US');
+    form.set('response_format', format);
+    return fetch(`${local.server().url}/audio/transcriptions`, { method: 'POST', body: form });
+  };
+  const response = await transcribe(phone.samples, 'verbose_json');
+  assert.equal(response.status, 200);
+  const verbose = (await response.json()) as {
+    task: string;
+    language: string;
+    duration: number;
+    text: string;
+    segments: {
+      id: number;
+      start: number;
+      end: number;
+      text: string;
+      avg_logprob: number;
+      no_speech_prob: number;
+    }[];
+  };
+  console.log(`# verbose_json: ${JSON.stringify(verbose)}`);
+  assert.equal(verbose.task, 'transcribe');
+  assert.equal(verbose.language, 'en');
+  assert.ok(Math.abs(verbose.duration - phone.samples.length / 8000) < 0.01, `duration ${verbose.duration}`);
+  assert.match(verbose.text.toLowerCase(), /\bcall me back\b/);
+  assert.equal(verbose.segments.length, 1, 'a short line is one segment');
+  const [segment] = verbose.segments;
+  assert.equal(segment.id, 0);
+  assert.equal(segment.text, verbose.text);
+  assert.ok(segment.avg_logprob < 0 && segment.avg_logprob > -1, `avg_logprob ${segment.avg_logprob}`);
+  assert.ok(
+    segment.no_speech_prob >= 0 && segment.no_speech_prob < 0.6,
+    `no_speech_prob ${segment.no_speech_prob}`,
+  );
+  // Silence: no words, no segments.
+  const silent = (await (await transcribe(new Int16Array(8000), 'verbose_json')).json()) as typeof verbose;
+  assert.deepEqual([silent.text, silent.segments], ['', []]);
+  const srt = await transcribe(phone.samples, 'srt');
+  assert.equal(srt.status, 400);
+  assert.equal(((await srt.json()) as { error: { param: string } }).error.param, 'response_format');
 });
 
 test('silence transcribes to nothing', async () => {

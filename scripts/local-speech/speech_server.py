@@ -2,6 +2,8 @@
 
 Offers exactly (docs/voice.md, "Speech"):
   POST /v1/audio/transcriptions  multipart: file (WAV), model, language, response_format=json -> {"text"}
+                                 (text: the words alone; verbose_json: also "language", "duration"
+                                 and "segments", each with its "avg_logprob" and "no_speech_prob")
   POST /v1/audio/speech          JSON {model, input, voice, response_format: wav|pcm} -> audio
   GET  /v1/audio/voices          {"voices": [{"id", "name", "language"}]}
   POST /v1/audio/turn            multipart: file (WAV of a caller's turn so far) -> {"complete", "probability"}
@@ -190,17 +192,25 @@ class Models:
             return self.multilingual, self.tokenizers[code]
 
     def transcribe(self, wav: bytes, language: str | None, stop: threading.Event) -> str:
+        return self.transcribe_segments(wav, language, stop)[0]
+
+    def transcribe_segments(
+        self, wav: bytes, language: str | None, stop: threading.Event
+    ) -> tuple[str, list[dict], float, str]:
+        """The words, and the segments they were decoded in (OpenAI's verbose_json segment fields:
+        start, end, text, avg_logprob, no_speech_prob), the audio's seconds and Whisper's language."""
         audio = read_audio(wav)
-        if audio.size == 0:
-            return ""
         code = self.whisper_language(language)
+        seconds = audio.size / WHISPER_RATE
+        if audio.size == 0:
+            return "", [], 0.0, code
         whisper, tokenizer = self.whisper, self.tokenizer
         if code != "en":
             # The language is passed, not detected: on short turns detection took Norwegian for English.
             whisper, tokenizer = self.multilingual_whisper(code)
         quick = self.transcribe_short(audio, whisper, tokenizer, sure=code == "en")
         if quick is not None:
-            return quick
+            return quick[0], [quick[1] | {"start": 0.0, "end": seconds}], seconds, code
         # Whisper's temperature fallback decodes up to six times: over eSpeak-made or accented speech
         # every turn was unsure, and took seconds. Other languages decode once, and so does a long
         # English turn: a television or two voices at once (12 s of them took 1.3-5 s of a thread
@@ -214,17 +224,26 @@ class Models:
             vad_filter=False,
             condition_on_previous_text=False,
         )
-        texts = []
+        heard = []
         for segment in segments:  # one 30 s window each: a request that is over stops between them
             if stop.is_set():
                 raise Stopped
-            texts.append(segment.text.strip())
-        return " ".join(texts).strip()
+            heard.append(
+                {
+                    "start": segment.start,
+                    "end": segment.end,
+                    "text": segment.text.strip(),
+                    "avg_logprob": segment.avg_logprob,
+                    "no_speech_prob": segment.no_speech_prob,
+                }
+            )
+        return " ".join(segment["text"] for segment in heard).strip(), heard, seconds, code
 
     def transcribe_short(
         self, audio: np.ndarray, whisper: WhisperModel, tokenizer: Tokenizer, sure: bool
-    ) -> str | None:
-        """A turn shorter than the window, encoded over its own length; None: use the full window.
+    ) -> tuple[str, dict] | None:
+        """A turn shorter than the window, encoded over its own length, with its segment's scores;
+        None: use the full window.
         `sure`: an unsure answer (low log probability) is made again over the full window too; Whisper
         base is unsure of nearly every turn in the other languages, and the full window heard no better."""
         extractor = whisper.feature_extractor
@@ -258,7 +277,8 @@ class Models:
             or get_compression_ratio(text) > COMPRESSION_RATIO_LIMIT
         ):
             return None
-        return text
+        segment = {"text": text, "avg_logprob": avg_logprob, "no_speech_prob": result.no_speech_prob}
+        return text, segment
 
     def turn_complete(self, wav: bytes, stop: threading.Event) -> tuple[bool, float]:
         """Whether the caller has finished their turn, by Smart Turn over its last 8 s."""
@@ -422,11 +442,11 @@ def make_app(
         if not wav:
             raise BadRequest("file is required: a WAV of the audio", param="file")
         response_format = fields.get("response_format", b"json").decode()
-        if response_format not in ("json", "text"):
-            raise BadRequest("response_format must be json or text", param="response_format")
+        if response_format not in ("json", "text", "verbose_json"):
+            raise BadRequest("response_format must be json, text or verbose_json", param="response_format")
         language = fields.get("language", b"").decode() or None
         try:
-            text = models.transcribe(wav, language, stop)
+            text, segments, seconds, code = models.transcribe_segments(wav, language, stop)
         except Stopped:
             raise
         except Exception as error:  # PyAV's decoder refuses what is not audio
@@ -435,6 +455,11 @@ def make_app(
             raise
         if response_format == "text":
             return send_bytes(200, text.encode(), "text/plain; charset=utf-8")
+        if response_format == "verbose_json":
+            # As OpenAI's: how sure Whisper was of each segment (its decoder's mean log probability per token).
+            numbered = [{"id": i, **segment} for i, segment in enumerate(segments)]
+            verbose = {"task": "transcribe", "language": code, "duration": seconds, "text": text, "segments": numbered}
+            return send_json(200, verbose)
         return send_json(200, {"text": text})
 
     def turn(content_type: str, body: bytes, stop: threading.Event) -> Response:
