@@ -191,10 +191,7 @@ class Models:
                 )
             return self.multilingual, self.tokenizers[code]
 
-    def transcribe(self, wav: bytes, language: str | None, stop: threading.Event) -> str:
-        return self.transcribe_segments(wav, language, stop)[0]
-
-    def transcribe_segments(
+    def transcribe(
         self, wav: bytes, language: str | None, stop: threading.Event
     ) -> tuple[str, list[dict], float, str]:
         """The words, and the segments they were decoded in (OpenAI's verbose_json segment fields:
@@ -446,7 +443,7 @@ def make_app(
             raise BadRequest("response_format must be json, text or verbose_json", param="response_format")
         language = fields.get("language", b"").decode() or None
         try:
-            text, segments, seconds, code = models.transcribe_segments(wav, language, stop)
+            text, segments, seconds, code = models.transcribe(wav, language, stop)
         except Stopped:
             raise
         except Exception as error:  # PyAV's decoder refuses what is not audio
