@@ -40,6 +40,9 @@ const PAIR_WORDS: Record<string, RegExp> = {
   nb: /^(?:ti|elleve|tolv|tretten|fjorten|femten|seksten|sytten|atten|nitten|(?:tjue|tretti|førti|femti|seksti|sytti|åtti|nitti)(?:en|to|tre|fire|fem|seks|sju|syv|åtte|ni)?)$/,
 };
 
+/** A question's closing mark, after any closing quote or bracket. */
+const QUESTION_END = /\?["'”’)\]]*$/u;
+
 /** Languages whose words have the same uses (a BCP 47 primary subtag → the one above). */
 const SAME_AS: Record<string, string> = { no: 'nb', nn: 'nb' };
 
@@ -98,7 +101,7 @@ export function soundsUnfinished(
   const last = tokens.at(-1) ?? '';
   const primary = language.split('-')[0].toLowerCase();
   const known = Object.hasOwn(LEADING_ON, primary) ? primary : (SAME_AS[primary] ?? 'en');
-  const question = /\?["'”’)\]]*$/u.test(words);
+  const question = QUESTION_END.test(words);
   if (LEADING_ON[known].has(last) || (!question && PREPOSITIONS[known].has(last))) return true;
   return readingOutNumber(tokens, DIGIT_WORDS[known], PAIR_WORDS[known], {
     said: NUMBER_TALK.test(words),
@@ -114,7 +117,7 @@ export function asksForNumber(line: string): boolean {
   return line
     .split(/(?<=[.?!])\s+/u)
     .some(
-      (sentence) => NUMBER_TALK.test(sentence) && (/\?["'”’)\]]*$/u.test(sentence) || REQUEST.test(sentence)),
+      (sentence) => NUMBER_TALK.test(sentence) && (QUESTION_END.test(sentence) || REQUEST.test(sentence)),
     );
 }
 

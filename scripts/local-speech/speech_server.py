@@ -207,7 +207,7 @@ class Models:
             whisper, tokenizer = self.multilingual_whisper(code)
         quick = self.transcribe_short(audio, whisper, tokenizer, sure=code == "en")
         if quick is not None:
-            return quick[0], [quick[1] | {"start": 0.0, "end": seconds}], seconds, code
+            return quick["text"], [quick | {"start": 0.0, "end": seconds}], seconds, code
         # Whisper's temperature fallback decodes up to six times: over eSpeak-made or accented speech
         # every turn was unsure, and took seconds. Other languages decode once, and so does a long
         # English turn: a television or two voices at once (12 s of them took 1.3-5 s of a thread
@@ -238,9 +238,9 @@ class Models:
 
     def transcribe_short(
         self, audio: np.ndarray, whisper: WhisperModel, tokenizer: Tokenizer, sure: bool
-    ) -> tuple[str, dict] | None:
-        """A turn shorter than the window, encoded over its own length, with its segment's scores;
-        None: use the full window.
+    ) -> dict | None:
+        """A turn shorter than the window, encoded over its own length: its one segment (text and
+        scores); None: use the full window.
         `sure`: an unsure answer (low log probability) is made again over the full window too; Whisper
         base is unsure of nearly every turn in the other languages, and the full window heard no better."""
         extractor = whisper.feature_extractor
@@ -274,8 +274,7 @@ class Models:
             or get_compression_ratio(text) > COMPRESSION_RATIO_LIMIT
         ):
             return None
-        segment = {"text": text, "avg_logprob": avg_logprob, "no_speech_prob": result.no_speech_prob}
-        return text, segment
+        return {"text": text, "avg_logprob": avg_logprob, "no_speech_prob": result.no_speech_prob}
 
     def turn_complete(self, wav: bytes, stop: threading.Event) -> tuple[bool, float]:
         """Whether the caller has finished their turn, by Smart Turn over its last 8 s."""
