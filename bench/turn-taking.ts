@@ -2,11 +2,12 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { type EndOfTurnRule, TurnDetector } from '../lib/audio/turn-detector.js';
 import { SileroVoiceActivity } from '../lib/audio/voice-activity.js';
 import { SpeechServerEndOfTurn } from '../lib/speech/end-of-turn.js';
+import { localSpeechDoubtsBelow } from '../lib/speech/local-doubt.js';
 import { OpenAiSpeechToText } from '../lib/speech/openai-speech-to-text.js';
 import { OpenAiTextToSpeech } from '../lib/speech/openai-text-to-speech.js';
 import { endOfTurnRule } from '../media/end-of-turn-rule.js';
 import { HeardAhead } from '../media/heard-ahead.js';
-import { transcribeTurn } from '../media/turn-transcription.js';
+import { hearTurn } from '../media/turn-transcription.js';
 import { startLocalSpeechServer } from '../scripts/local-speech-server.js';
 import { oneCount } from './bench-counts.js';
 import { BACKCHANNELS, INTERRUPTIONS, overTheAgent, percentile, rate } from './over-the-agent.js';
@@ -50,7 +51,7 @@ async function turnEnds(
   rule: ((heardAhead: HeardAhead, asked: string) => EndOfTurnRule) | undefined,
   realTime: boolean,
 ) {
-  const heardAhead = new HeardAhead((pause, signal) => transcribeTurn(stt, 'en-US', pause.audio, signal));
+  const heardAhead = new HeardAhead((pause, signal) => hearTurn(stt, 'en-US', pause.audio, signal));
   const detector = new TurnDetector({
     vad: await SileroVoiceActivity.load(),
     endpointingMs: 600,
@@ -93,14 +94,16 @@ try {
   const { utterances, spoken, unconfirmedCuts } = await labelledUtterances(tts, stt);
   const model = new SpeechServerEndOfTurn(endpoint('whisper-1'));
   let failures = 0;
+  // The gateway's settings with the local speech: its doubt in English words (lib/speech/local-doubt.ts).
+  const doubtBelow = localSpeechDoubtsBelow('en-US');
   const settings = { model, language: 'en-US', pauseMs: 200, maxMs: 2000, failed: () => void failures++ };
   const rules = {
     // The gateway's rule: the model, and the pause's words.
     model: (heardAhead: HeardAhead, asked: string) =>
-      endOfTurnRule({ ...settings, heardAhead, agentLine: () => asked }),
+      endOfTurnRule({ ...settings, heardAhead, agentLine: () => asked, doubtBelow }),
     // The model alone, for comparison.
     model_voice_only: (heardAhead: HeardAhead, _asked: string) => {
-      const { unfinished: _, ...voiceOnly } = endOfTurnRule({ ...settings, heardAhead });
+      const { words: _, ...voiceOnly } = endOfTurnRule({ ...settings, heardAhead });
       return voiceOnly;
     },
     silence: undefined,

@@ -110,8 +110,9 @@ export async function startVoiceStack(options: VoiceStackOptions): Promise<Voice
     });
     cleanups.push(() => stopChild(workers, { signal: 'SIGTERM', graceMs: 30_000 }));
     // The gateway logs at info: its `caller turn` and `agent sentence` lines carry the turns' times.
+    // Its speech is the local speech server, as with VOICE_SPEECH=local (its English words are scored).
     const gateway = spawn(process.execPath, ['--import', 'tsx', 'media/main.ts'], {
-      env: { ...env, LOG_LEVEL: 'info' },
+      env: { ...env, LOG_LEVEL: 'info', VOICE_SPEECH: 'local' },
       stdio: ['ignore', 'pipe', 'inherit'],
     });
     cleanups.push(() => stopChild(gateway, { signal: 'SIGTERM', graceMs: 30_000 }));

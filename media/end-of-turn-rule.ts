@@ -1,5 +1,6 @@
-import type { EndOfTurnRule } from '../lib/audio/turn-detector.js';
+import type { EndOfTurnRule, WordsVerdict } from '../lib/audio/turn-detector.js';
 import type { EndOfTurnModel } from '../lib/speech/end-of-turn.js';
+import type { HeardWords } from '../lib/speech/speech-ports.js';
 import { asksForNumber, soundsUnfinished } from '../lib/voice-runtime/unfinished-words.js';
 import type { HeardAhead } from './heard-ahead.js';
 
@@ -8,7 +9,9 @@ import type { HeardAhead } from './heard-ahead.js';
 // for the answer anyway (heard-ahead.ts), must not sound unfinished (lib/voice-runtime/unfinished-words.ts).
 // Both are asked at the pause, and the turn ends when both are in and say so: the words cost no time
 // on the way to the answer, which waits for them in any case. The words are read after what the
-// agent last said: once it asked for a number, a short group of digits is not the end of it.
+// agent last said: once it asked for a number, a short group of digits is not the end of it. Words
+// the recogniser was unsure of (below `doubtBelow`; Whisper writes a cut-off phrase as a finished
+// sentence, less surely than a finished one) end the turn only after a longer silence.
 
 export function endOfTurnRule(options: {
   model: EndOfTurnModel;
@@ -17,18 +20,24 @@ export function endOfTurnRule(options: {
   language: string;
   /** What the caller last heard the agent say (AgentVoice.lastHeard); none: the words alone. */
   agentLine?: () => string;
+  /** The average log probability below which words are unsure (lib/speech/local-doubt.ts); none: never. */
+  doubtBelow?: number;
   pauseMs: number;
   maxMs: number;
   failed?: (error: unknown) => void;
 }): EndOfTurnRule {
-  const { model, heardAhead, language, agentLine, pauseMs, maxMs, failed } = options;
+  const { model, heardAhead, language, agentLine, doubtBelow, pauseMs, maxMs, failed } = options;
+  const verdict = (heard: HeardWords, numberAsked: boolean): WordsVerdict => {
+    if (soundsUnfinished(heard.text, language, { numberAsked })) return 'unfinished';
+    const unsure =
+      doubtBelow !== undefined && heard.avgLogprob !== undefined && heard.avgLogprob < doubtBelow;
+    return unsure && heard.text.trim() ? 'unsure' : 'finished';
+  };
   return {
     complete: (samples) => model.complete({ sampleRate: 8000, samples }),
-    unfinished: (pause) => {
+    words: (pause) => {
       const numberAsked = agentLine ? asksForNumber(agentLine()) : false;
-      return (
-        heardAhead.wordsOf(pause)?.then((text) => soundsUnfinished(text, language, { numberAsked })) ?? null
-      );
+      return heardAhead.wordsOf(pause)?.then((heard) => verdict(heard, numberAsked)) ?? null;
     },
     pauseMs,
     maxMs,

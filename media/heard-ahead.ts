@@ -1,4 +1,5 @@
 import type { TurnEvent } from '../lib/audio/turn-detector.js';
+import type { HeardWords } from '../lib/speech/speech-ports.js';
 
 // What the person said up to a pause (`speech_paused`), transcribed before their turn has ended
 // (media/call-audio.ts): when the turn then ends with the same audio, its transcription is the
@@ -13,6 +14,8 @@ type Span = Pick<TurnEnded, 'startedAtMs' | 'endedAtMs'>;
 export interface PauseHeard {
   startedAtMs: number;
   endedAtMs: number;
+  /** The words, with the recogniser's confidence when it gave it (the end of the turn reads it). */
+  heard: Promise<HeardWords>;
   text: Promise<string>;
   /** Epoch ms of its request, and of its answer once in. */
   requestedAt: number;
@@ -22,16 +25,18 @@ export interface PauseHeard {
 export class HeardAhead {
   private current: { heard: PauseHeard; stop: AbortController } | null = null;
 
-  constructor(private readonly transcribe: (event: Pause, signal: AbortSignal) => Promise<string>) {}
+  constructor(private readonly transcribe: (event: Pause, signal: AbortSignal) => Promise<HeardWords>) {}
 
   /** Transcribes the pause now (the one before it is dropped). */
   begin(pause: Pause): PauseHeard {
     this.drop();
     const stop = new AbortController();
+    const words = this.transcribe(pause, stop.signal);
     const heard: PauseHeard = {
       startedAtMs: pause.startedAtMs,
       endedAtMs: pause.endedAtMs,
-      text: this.transcribe(pause, stop.signal),
+      heard: words,
+      text: words.then((said) => said.text),
       requestedAt: Date.now(),
       answeredAt: null,
     };
@@ -51,8 +56,8 @@ export class HeardAhead {
   }
 
   /** The words of `pause` when it is the latest pause's transcription (under way or in), else null. */
-  wordsOf(pause: Span): Promise<string> | null {
-    return this.latestOf(pause)?.text ?? null;
+  wordsOf(pause: Span): Promise<HeardWords> | null {
+    return this.latestOf(pause)?.heard ?? null;
   }
 
   /** The person went on: the pause's transcription is aborted. False when there was none. */

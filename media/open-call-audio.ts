@@ -1,6 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { type EndOfTurnRule, TurnDetector } from '../lib/audio/turn-detector.js';
 import type { Logger } from '../lib/logger.js';
+import { localSpeechDoubtsBelow } from '../lib/speech/local-doubt.js';
 import { AgentVoice } from './agent-voice.js';
 import { CallAudio } from './call-audio.js';
 import type { CallAudioOut } from './call-audio-ports.js';
@@ -11,7 +12,7 @@ import type { GatewayContext } from './gateway-context.js';
 import { HeardAhead } from './heard-ahead.js';
 import { PreparedSpeech } from './prepared-speech.js';
 import type { GatewayMessage } from './stream-messages.js';
-import { transcribeTurn } from './turn-transcription.js';
+import { hearTurn, transcribeTurn } from './turn-transcription.js';
 
 // A stream's call audio (media/call-audio.ts), wired to the gateway's speech, voice activity model
 // and recordings: what the client is sent (the agent's voice, marks, `clear`, a transfer's target,
@@ -71,9 +72,13 @@ export async function openCallAudio(
     recording,
     logger,
   });
-  // The person's pauses, transcribed ahead: the turn's answer starts from them, and their words end turns.
+  // The person's pauses, transcribed ahead: the turn's answer starts from them, and their words end
+  // turns; scored by the local speech (its English), whose doubt in them delays the end.
+  const doubtBelow = gateway.settings.speech.local ? localSpeechDoubtsBelow(call.language) : undefined;
   const heardAhead = new HeardAhead((pause, signal) =>
-    transcribeTurn(gateway.stt, call.language, pause.audio, signal),
+    doubtBelow === undefined
+      ? transcribeTurn(gateway.stt, call.language, pause.audio, signal).then((text) => ({ text }))
+      : hearTurn(gateway.stt, call.language, pause.audio, signal),
   );
   return new CallAudio({
     callId: call.callId,
@@ -84,7 +89,11 @@ export async function openCallAudio(
     detector: new TurnDetector({
       vad: await gateway.voiceActivity(),
       endpointingMs: gateway.settings.media.endpointingMs,
-      ...modelRule(gateway, heardAhead, call.language, () => voice.lastHeard(), logger),
+      ...modelRule(
+        gateway,
+        { heardAhead, language: call.language, agentLine: () => voice.lastHeard(), doubtBelow },
+        logger,
+      ),
       // An answering machine's greeting is judged by its first line (workflows/call/screen.ts): the
       // model would end it at the comma of "Hi, you have reached…"; silence hears it whole.
       firstTurnBySilence: call.screensPickUp,
@@ -109,9 +118,7 @@ export async function openCallAudio(
 /** VOICE_TURN_DETECTION=model: the turn's end asked of the model and the pause's words (end-of-turn-rule.ts), a failure logged once. */
 function modelRule(
   gateway: GatewayContext,
-  heardAhead: HeardAhead,
-  language: string,
-  agentLine: () => string,
+  words: Pick<Parameters<typeof endOfTurnRule>[0], 'heardAhead' | 'language' | 'agentLine' | 'doubtBelow'>,
   logger: Logger,
 ): { endOfTurn?: EndOfTurnRule } {
   const model = gateway.endOfTurn;
@@ -120,9 +127,7 @@ function modelRule(
   return {
     endOfTurn: endOfTurnRule({
       model,
-      heardAhead,
-      language,
-      agentLine,
+      ...words,
       pauseMs,
       maxMs,
       failed: (error) =>

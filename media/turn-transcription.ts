@@ -1,7 +1,7 @@
 import { mediaSttDuration, timed } from '../lib/metrics/gateway-metrics.js';
 import { retryWithBackoff } from '../lib/retry-with-backoff.js';
 import { speechComesBack } from '../lib/speech/speech-comes-back.js';
-import type { SpeechToText } from '../lib/speech/speech-ports.js';
+import type { HeardWords, SpeechToText } from '../lib/speech/speech-ports.js';
 
 // What of the person's speech is transcribed (media/user-turns.ts, media/interruptions.ts): a turn,
 // a pause's utterance so far, the first words over the agent; timed as `media_stt_seconds`.
@@ -22,10 +22,38 @@ export function transcribeTurn(
   audio: Int16Array,
   signal?: AbortSignal,
 ): Promise<string> {
+  return bounded(audio, signal, (samples) =>
+    stt.transcribe({ sampleRate: 8000, samples }, { language, ...(signal ? { signal } : {}) }),
+  );
+}
+
+/**
+ * transcribeTurn's words with the recogniser's confidence in them (a pause's, which the end of the
+ * turn reads: media/end-of-turn-rule.ts); a port that cannot give it, the words alone.
+ */
+export function hearTurn(
+  stt: SpeechToText,
+  language: string,
+  audio: Int16Array,
+  signal?: AbortSignal,
+): Promise<HeardWords> {
+  const options = { language, ...(signal ? { signal } : {}) };
+  return bounded(audio, signal, (samples) =>
+    stt.transcribeScored
+      ? stt.transcribeScored({ sampleRate: 8000, samples }, options)
+      : stt.transcribe({ sampleRate: 8000, samples }, options).then((text) => ({ text })),
+  );
+}
+
+function bounded<T>(
+  audio: Int16Array,
+  signal: AbortSignal | undefined,
+  hear: (samples: Int16Array) => Promise<T>,
+) {
   const samples = audio.length > TAIL_SAMPLES ? audio.subarray(audio.length - TAIL_SAMPLES) : audio;
   return timed(mediaSttDuration, () =>
     retryWithBackoff(
-      () => stt.transcribe({ sampleRate: 8000, samples }, { language, ...(signal ? { signal } : {}) }),
+      () => hear(samples),
       // A speech server being started again is waited for: the turn comes late, not lost.
       speechComesBack({ signal }),
     ),

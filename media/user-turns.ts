@@ -41,7 +41,9 @@ export class UserTurns {
   private readonly held: HeldAnswer; // the answer waits while the person speaks on before hearing it
 
   constructor(private readonly deps: UserTurnsDeps) {
-    this.heardAhead = deps.heardAhead ?? new HeardAhead((pause, sig) => this.transcribe(pause.audio, sig));
+    this.heardAhead =
+      deps.heardAhead ??
+      new HeardAhead((pause, sig) => this.transcribe(pause.audio, sig).then((text) => ({ text })));
     this.held = new HeldAnswer(deps.voice);
     this.interruptions = new Interruptions({
       callId: deps.callId,

@@ -45,7 +45,13 @@ export async function setUpVoice(
   const localServer = await startLocalSpeechServer({ log: (line: string) => log(`speech: ${line}`) });
   log(`speech: local speech server on ${localServer.url}`);
   return {
-    env: { ...gateway, VOICE_STT_URL: localServer.url, VOICE_TTS_URL: localServer.url },
+    // VOICE_SPEECH=local goes on too: the gateway reads the local speech's scores (lib/speech/local-doubt.ts).
+    env: {
+      ...gateway,
+      VOICE_SPEECH: 'local',
+      VOICE_STT_URL: localServer.url,
+      VOICE_TTS_URL: localServer.url,
+    },
     localServer,
   };
 }

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { type EndOfTurnRule, TurnDetector } from '../lib/audio/turn-detector.js';
+import type { HeardWords } from '../lib/speech/speech-ports.js';
 import { endOfTurnRule } from '../media/end-of-turn-rule.js';
 import { HeardAhead } from '../media/heard-ahead.js';
 import { levelVoiceActivity } from './support/media-path.js';
@@ -172,11 +173,11 @@ test('speech too short to be a turn is not asked about', async () => {
 // user turns do (media/heard-ahead.ts, begun at `speech_paused`, dropped when speech resumes), by a
 // transcriber whose words each test gives and whose answer comes when the test says.
 
-function wordsSaying(...texts: (string | 'fail')[]) {
-  const answers: { resolve: (text: string) => void; reject: (error: Error) => void }[] = [];
+function wordsSaying(...texts: (string | HeardWords | 'fail')[]) {
+  const answers: { resolve: (heard: HeardWords) => void; reject: (error: Error) => void }[] = [];
   const heardAhead = new HeardAhead(
     () =>
-      new Promise<string>((resolve, reject) => {
+      new Promise<HeardWords>((resolve, reject) => {
         answers.push({ resolve, reject });
       }),
   );
@@ -185,7 +186,7 @@ function wordsSaying(...texts: (string | 'fail')[]) {
     for (const [i, pending] of answers.entries()) {
       const text = texts[Math.min(i, texts.length - 1)];
       if (text === 'fail') pending.reject(new Error('the speech server is gone'));
-      else pending.resolve(text);
+      else pending.resolve(typeof text === 'string' ? { text } : text);
     }
   };
   return { heardAhead, answer, asked: () => answers.length };
@@ -195,12 +196,14 @@ const ruleWith = (
   model: ReturnType<typeof modelSaying>,
   words: ReturnType<typeof wordsSaying>,
   agentLine?: string,
+  doubtBelow?: number,
 ) =>
   endOfTurnRule({
     model: { complete: ({ samples }) => model.rule.complete(samples) },
     heardAhead: words.heardAhead,
     language: 'en-US',
     ...(agentLine === undefined ? {} : { agentLine: () => agentLine }),
+    ...(doubtBelow === undefined ? {} : { doubtBelow }),
     pauseMs: 200,
     maxMs: 2000,
   });
@@ -311,4 +314,50 @@ test('the model doubts words that sound finished: the turn ends halfway to VOICE
   );
   assert.equal(goesOn.length, 1, 'the 900 ms pause did not end it');
   assert.ok(Math.abs(goesOn[0].endedAtMs - 2900) <= 40, `ended at ${goesOn[0].endedAtMs}`);
+});
+
+test('words Whisper was unsure of ("The code did not." at −0.31): the turn ends halfway to VOICE_TURN_MAX_MS, and a 900 ms pause keeps it whole; sure words, or no threshold, at the pause', async () => {
+  const lone = concat(silence(300), speech(1000), silence(2500));
+  const waitedAfter = async (heard: HeardWords, options: { doubtBelow?: number; model?: boolean } = {}) => {
+    const words = wordsSaying(heard);
+    const rule = ruleWith(modelSaying(options.model ?? true), words, undefined, options.doubtBelow);
+    const [turn] = await turnsOf(detectorWith(rule), lone, {
+      heardAhead: words.heardAhead,
+      afterFrame: words.answer,
+    });
+    return Math.round((turn.decidedAtMs - turn.endedAtMs) / 100) * 100;
+  };
+  const cutOff = { text: 'The code did not.', avgLogprob: -0.31 };
+  assert.equal(await waitedAfter(cutOff, { doubtBelow: -0.26 }), 1100, 'unsure: halfway');
+  assert.equal(
+    await waitedAfter({ text: 'The code did not.', avgLogprob: -0.12 }, { doubtBelow: -0.26 }),
+    200,
+    'sure',
+  );
+  assert.equal(
+    await waitedAfter(cutOff),
+    200,
+    'no threshold (hosted speech, another language): the score is not read',
+  );
+  assert.equal(
+    await waitedAfter({ text: 'The code did not.' }, { doubtBelow: -0.26 }),
+    200,
+    'no score given',
+  );
+  assert.equal(
+    await waitedAfter({ text: '', avgLogprob: -0.9 }, { doubtBelow: -0.26 }),
+    200,
+    'no words: the model alone',
+  );
+  assert.equal(await waitedAfter(cutOff, { doubtBelow: -0.26, model: false }), 2000, 'the model doubts too');
+
+  const words = wordsSaying(cutOff, { text: 'The code did not arrive in my email.', avgLogprob: -0.1 });
+  const goesOn = await turnsOf(
+    detectorWith(ruleWith(modelSaying(true), words, undefined, -0.26)),
+    concat(silence(300), speech(1000), silence(900), speech(700), silence(2500)),
+    { heardAhead: words.heardAhead, afterFrame: words.answer },
+  );
+  assert.equal(goesOn.length, 1, 'the 900 ms pause did not end it');
+  assert.ok(Math.abs(goesOn[0].endedAtMs - 2900) <= 40, `ended at ${goesOn[0].endedAtMs}`);
+  assert.ok(goesOn[0].decidedAtMs - goesOn[0].endedAtMs <= 260, 'the sure rest ended at its pause');
 });

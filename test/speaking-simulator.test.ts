@@ -11,6 +11,7 @@ import { MediaStreamsClient } from '../lib/media/media-streams-client.js';
 import { streamTokenFor } from '../lib/media/stream-token.js';
 import { recordingPath } from '../lib/recordings/recording-files.js';
 import { loadSettings } from '../lib/settings.js';
+import type { SpeechToText } from '../lib/speech/speech-ports.js';
 import { callWorkflowId, farEndWorkflowId } from '../lib/temporal/workflow-contracts.js';
 import { DIGIT_WORDS } from '../lib/voice-runtime/scripted-agent.js';
 import { freePort } from '../scripts/processes.js';
@@ -36,6 +37,8 @@ let speech: TestSpeech;
 let recordingsDir: string;
 /** How often the end-of-turn model answered, over the file's calls. */
 let turnModelAnswers = 0;
+/** The pauses transcribed with Whisper's score (verbose_json): the local speech's English ones. */
+let scoredPauses = 0;
 /** The workspace placing the calls, and its agent (the scripted runtime). */
 let owner: Fixture, agent: AgentFixture;
 
@@ -56,11 +59,18 @@ before(async () => {
         // model (Smart Turn on the speech server) and the pause's words say so, not by silence.
         turnDetection: { ...defaults.media.turnDetection, mode: 'model' },
       },
-      speech: { local: false, stt: endpoint('whisper-1'), tts: endpoint('tts-1') },
+      speech: { local: true, stt: endpoint('whisper-1'), tts: endpoint('tts-1') },
       recordingsDir,
     },
   });
-  gateway = await startTestMediaGateway(stack, speech, undefined, { port, controlPort });
+  const stt: SpeechToText = {
+    transcribe: (audio, options) => speech.stt.transcribe(audio, options),
+    transcribeScored: (audio, options) => {
+      scoredPauses++;
+      return speech.stt.transcribeScored!(audio, options);
+    },
+  };
+  gateway = await startTestMediaGateway(stack, { stt, tts: speech.tts }, undefined, { port, controlPort });
   // The real model, counted: the tests below show it was asked and answered.
   const model = gateway.context.endOfTurn!;
   gateway.context.endOfTurn = {
@@ -346,7 +356,7 @@ describe('the simulator speaks', { timeout: 600_000 }, () => {
         firstMessage: 'Hei, du har ringt Acme. Hva kan jeg hjelpe deg med?',
       });
       const { client, callId } = await callingIn(norsk.number, '+4791234577');
-      const asked = turnModelAnswers;
+      const [asked, scored] = [turnModelAnswers, scoredPauses];
       // The agent has no voice of its own: the speech server's voice of its language (espeak-nb).
       await client.agentFinished({ limitMs: 60_000, quietMs: 1500 });
       // eSpeak's robotic Norwegian over the phone line is heard only in part by Whisper base.
@@ -380,6 +390,8 @@ describe('the simulator speaks', { timeout: 600_000 }, () => {
       );
       // The caller's turn ended by the end-of-turn model (Smart Turn hears Norwegian too).
       assert.ok(turnModelAnswers > asked, 'the end-of-turn model was asked');
+      // Whisper base's scores are not read (it is unsure of nearly every Norwegian turn): json only.
+      assert.equal(scoredPauses, scored, 'no pause of the Norwegian call was scored');
     },
   );
 
@@ -393,7 +405,7 @@ describe('the simulator speaks', { timeout: 600_000 }, () => {
       });
       const { client, callId } = await callingIn(desk.number, '+4791234578');
       await client.agentFinished({ limitMs: 60_000, quietMs: 1500 });
-      const asked = turnModelAnswers;
+      const [asked, scored] = [turnModelAnswers, scoredPauses];
       // Each group said on its own (a falling, final voice) and 800 ms of silence after it: the
       // model may call a group complete, the words ("… is 47.") say a number is still being read out.
       const groups = ['My number is four seven.', 'nine one two.', 'three four five six seven.'];
@@ -420,6 +432,8 @@ describe('the simulator speaks', { timeout: 600_000 }, () => {
         .replace(/\D/g, '');
       assert.ok(digits.length >= 9, `the caller's line "${callerLines[0]}"`);
       assert.ok(turnModelAnswers > asked, 'the end-of-turn model was asked at the pauses');
+      // The local speech (VOICE_SPEECH=local) scored the English pauses: its doubt is read too.
+      assert.ok(scoredPauses > scored, 'the pauses were transcribed with Whisper’s score');
     },
   );
 

@@ -83,6 +83,38 @@ test('no audio is nothing said, without a request', async () => {
   assert.equal(stand.requests.length, 0);
 });
 
+test('transcribeScored: verbose_json, the words and the last segment’s avg_logprob; an answer without segments has no score', async () => {
+  const segments = [
+    { start: 0, end: 1.2, text: ' The code', avg_logprob: -0.08, no_speech_prob: 0.01 },
+    { start: 1.2, end: 1.9, text: ' did not.', avg_logprob: -0.31, no_speech_prob: 0.02 },
+  ];
+  const stand = await standIn((request) =>
+    request.body.includes('verbose_json')
+      ? {
+          status: 200,
+          body: { task: 'transcribe', language: 'english', text: ' The code did not. ', segments },
+        }
+      : heard,
+  );
+  const stt = new OpenAiSpeechToText(endpoint(stand));
+  assert.deepEqual(await stt.transcribeScored(tone, { language: 'en-US' }), {
+    text: 'The code did not.',
+    avgLogprob: -0.31,
+  });
+  assert.equal((await stand.formOf(stand.requests[0])).get('response_format'), 'verbose_json');
+  // A server that answers verbose_json as json (the text alone), or no audio at all: words, no score.
+  const plain = new OpenAiSpeechToText(endpoint(await standIn(() => heard)));
+  assert.deepEqual(await plain.transcribeScored(tone, { language: 'en' }), {
+    text: 'I would like to book a table.',
+  });
+  assert.deepEqual(
+    await plain.transcribeScored({ sampleRate: 8000, samples: new Int16Array(0) }, { language: 'en' }),
+    {
+      text: '',
+    },
+  );
+});
+
 test('a 503 then a 200: retried after a short backoff', async () => {
   const stand = await standIn(({ number }) =>
     number === 1 ? { status: 503, body: { error: { message: 'overloaded' } } } : heard,

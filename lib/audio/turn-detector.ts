@@ -56,27 +56,25 @@ export interface TurnDetectorOptions {
 export interface EndOfTurnRule {
   complete(audio: Int16Array): Promise<boolean>;
   /**
-   * Whether the words of the pause announced (a frame before: its transcription has begun) sound
-   * unfinished. Yes: the turn waits up to maxMs; no: the model's yes ends it at pauseMs, its no
-   * halfway to maxMs. null, or a failure: the model alone.
+   * How the words of the pause announced (a frame before: its transcription has begun) sound.
+   * Unfinished: the turn waits up to maxMs. Finished: the model's yes ends it at pauseMs, its no
+   * halfway to maxMs. Unsure (finished, but the recogniser doubts them): halfway, or maxMs on the
+   * model's no. null, or a failure: the model alone.
    */
-  unfinished?(pause: { startedAtMs: number; endedAtMs: number }): Promise<boolean> | null;
+  words?(pause: { startedAtMs: number; endedAtMs: number }): Promise<WordsVerdict> | null;
   pauseMs: number;
   maxMs: number;
   failed?(error: unknown): void;
 }
 
+export type WordsVerdict = 'finished' | 'unfinished' | 'unsure';
 /** Silero's usual hysteresis: speech begins at 0.5 and goes on while the probability stays >= 0.35. */
 const START_THRESHOLD = 0.5;
 const CONTINUE_THRESHOLD = 0.35;
 /** Audio kept before the detected start (the detector hears a word's onset late) and after the end. */
 const PRE_ROLL_MS = 200;
 const POST_ROLL_MS = 200;
-/**
- * The pause that announces `speech_paused` and asks the end-of-turn model: its words (transcribed,
- * answered ahead, read by the rule) are what a turn's end waits for, so it is short (100 ms until
- * 2026-11-30, docs/performance.md "The pause at 60 ms"; Silero seldom hears a gap that short in speech).
- */
+/** The pause that announces `speech_paused` and asks the model: a turn's end waits for its words (docs/performance.md "The pause at 60 ms"). */
 const PAUSE_MS = 60;
 const DEFAULT_MIN_SPEECH_MS = 300;
 const DEFAULT_MIN_TURN_SPEECH_MS = 150;
@@ -101,10 +99,10 @@ interface Utterance {
   verdict: Verdict | null;
 }
 
-/** `words`: EndOfTurnRule.unfinished's answer, undefined until asked; none: no words came. */
+/** `words`: EndOfTurnRule.words's answer, undefined until asked; none: no words came. */
 interface Verdict {
   answer: 'pending' | 'complete' | 'incomplete';
-  words?: 'pending' | 'finished' | 'unfinished' | 'none';
+  words?: 'pending' | WordsVerdict | 'none';
 }
 
 /**
@@ -226,12 +224,13 @@ export class TurnDetector {
     const rule = this.endOfTurn;
     if (!rule || !this.isTurn(utterance)) return this.endpointingMs;
     const { answer, words } = utterance.verdict ?? { answer: 'pending' };
-    const wordsIn = !rule.unfinished || words === 'finished' || words === 'none';
+    const wordsIn = !rule.words || words === 'finished' || words === 'unsure' || words === 'none';
     if (answer === 'pending' || !wordsIn) return rule.maxMs;
-    if (answer === 'complete') return rule.pauseMs;
-    // The model doubts what the words call finished: halfway ("My order has not arrived yet." is
-    // not held 2 s; a pause before "…to the airport" of up to a second keeps the turn whole).
-    return words === 'finished' ? Math.round((rule.pauseMs + rule.maxMs) / 2) : rule.maxMs;
+    // One doubt (the model's of finished words, the recogniser's of its own) ends it halfway: a pause
+    // before "…to the airport" of up to a second keeps the turn whole; both doubts wait maxMs.
+    const halfway = Math.round((rule.pauseMs + rule.maxMs) / 2);
+    if (answer === 'complete') return words === 'unsure' ? halfway : rule.pauseMs;
+    return words === 'finished' ? halfway : rule.maxMs;
   }
 
   /** Asks the model about the pause now; its answer is taken by the frames that follow. */
@@ -250,15 +249,15 @@ export class TurnDetector {
     );
   }
 
-  /** Asks once a pause whether its words sound unfinished; no words, or none that come, leave it to the model. */
+  /** Asks once a pause how its words sound; no words, or none that come, leave it to the model. */
   private askWords(utterance: Utterance): void {
     const { verdict } = utterance;
-    const ask = this.endOfTurn?.unfinished;
+    const ask = this.endOfTurn?.words;
     if (!ask || !verdict || verdict.words) return;
     const asked = ask({ startedAtMs: utterance.startedAtMs, endedAtMs: utterance.lastVoicedEndMs });
     verdict.words = asked ? 'pending' : 'none';
     asked?.then(
-      (unfinished) => Object.assign(verdict, { words: unfinished ? 'unfinished' : 'finished' }),
+      (words) => Object.assign(verdict, { words }),
       () => Object.assign(verdict, { words: 'none' }),
     );
   }

@@ -15,9 +15,21 @@ export interface SpeechVoice {
   language: string;
 }
 
+/** Words heard, with how sure the recogniser was of them when it says. */
+export interface HeardWords {
+  text: string;
+  /**
+   * Whisper's average log probability per token of the last segment it decoded (the words at the
+   * end of the audio; OpenAI's verbose_json `avg_logprob`, 0 = certain); absent when not given.
+   */
+  avgLogprob?: number;
+}
+
 export interface SpeechToText {
   /** The words spoken in `audio`; '' when nothing was said. */
   transcribe(audio: Pcm, options: { language: string; signal?: AbortSignal }): Promise<string>;
+  /** The same words and the recogniser's confidence (verbose_json); absent: the adapter cannot ask for it. */
+  transcribeScored?(audio: Pcm, options: { language: string; signal?: AbortSignal }): Promise<HeardWords>;
 }
 
 export interface TextToSpeech {
