@@ -3,6 +3,7 @@ import type { EndOfTurnModel } from '../lib/speech/end-of-turn.js';
 import type { HeardWords } from '../lib/speech/speech-ports.js';
 import { asksForNumber, soundsUnfinished } from '../lib/voice-runtime/unfinished-words.js';
 import type { HeardAhead } from './heard-ahead.js';
+import { WordsDoubt } from './words-doubt.js';
 
 // VOICE_TURN_DETECTION=model (docs/voice.md, "End of turn by a model"): the turn detector's rule for
 // a call. The model hears the voice of the turn so far; the words of the pause, transcribed from it
@@ -11,7 +12,7 @@ import type { HeardAhead } from './heard-ahead.js';
 // on the way to the answer, which waits for them in any case. The words are read after what the
 // agent last said: once it asked for a number, a short group of digits is not the end of it. Words
 // the recogniser was unsure of (below `doubtBelow`; Whisper writes a cut-off phrase as a finished
-// sentence, less surely than a finished one) end the turn only after a longer silence.
+// sentence, less surely than a finished one; words-doubt.ts) end the turn only after a longer silence.
 
 export function endOfTurnRule(options: {
   model: EndOfTurnModel;
@@ -27,17 +28,19 @@ export function endOfTurnRule(options: {
   failed?: (error: unknown) => void;
 }): EndOfTurnRule {
   const { model, heardAhead, language, agentLine, doubtBelow, pauseMs, maxMs, failed } = options;
-  const verdict = (heard: HeardWords, numberAsked: boolean): WordsVerdict => {
+  const doubt = doubtBelow === undefined ? null : new WordsDoubt(doubtBelow);
+  const verdict = (startedAtMs: number, heard: HeardWords, numberAsked: boolean): WordsVerdict => {
+    const unsure = doubt?.unsure(startedAtMs, heard) ?? false;
     if (soundsUnfinished(heard.text, language, { numberAsked })) return 'unfinished';
-    const unsure =
-      doubtBelow !== undefined && heard.avgLogprob !== undefined && heard.avgLogprob < doubtBelow;
-    return unsure && heard.text.trim() ? 'unsure' : 'finished';
+    return unsure ? 'unsure' : 'finished';
   };
   return {
     complete: (samples) => model.complete({ sampleRate: 8000, samples }),
     words: (pause) => {
       const numberAsked = agentLine ? asksForNumber(agentLine()) : false;
-      return heardAhead.wordsOf(pause)?.then((heard) => verdict(heard, numberAsked)) ?? null;
+      return (
+        heardAhead.wordsOf(pause)?.then((heard) => verdict(pause.startedAtMs, heard, numberAsked)) ?? null
+      );
     },
     pauseMs,
     maxMs,

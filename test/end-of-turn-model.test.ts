@@ -361,3 +361,23 @@ test('words Whisper was unsure of ("The code did not." at −0.31): the turn end
   assert.ok(Math.abs(goesOn[0].endedAtMs - 2900) <= 40, `ended at ${goesOn[0].endedAtMs}`);
   assert.ok(goesOn[0].decidedAtMs - goesOn[0].endedAtMs <= 260, 'the sure rest ended at its pause');
 });
+
+test('a caller whose own finished turns Whisper is unsure of (eSpeak’s English, a bad line): after three such turns the score is no longer read; a caller heard well is still doubted', async () => {
+  const fourTurns = concat(silence(300), ...[1, 2, 3, 4].flatMap(() => [speech(1000), silence(2500)]));
+  const waits = async (...scores: number[]) => {
+    const words = wordsSaying(
+      ...scores.map((avgLogprob) => ({ text: 'I lost my card yesterday.', avgLogprob })),
+    );
+    const turns = await turnsOf(
+      detectorWith(ruleWith(modelSaying(true), words, undefined, -0.26)),
+      fourTurns,
+      {
+        heardAhead: words.heardAhead,
+        afterFrame: words.answer,
+      },
+    );
+    return turns.map((turn) => Math.round((turn.decidedAtMs - turn.endedAtMs) / 100) * 100);
+  };
+  assert.deepEqual(await waits(-0.5, -0.45, -0.6, -0.5), [1100, 1100, 1100, 200], 'heard poorly');
+  assert.deepEqual(await waits(-0.1, -0.05, -0.2, -0.31), [200, 200, 200, 1100], 'heard well');
+});
