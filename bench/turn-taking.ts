@@ -51,7 +51,9 @@ async function turnEnds(
   rule: ((heardAhead: HeardAhead, asked: string) => EndOfTurnRule) | undefined,
   realTime: boolean,
 ) {
-  const heardAhead = new HeardAhead((pause, signal) => hearTurn(stt, 'en-US', pause.audio, signal));
+  const heardAhead = new HeardAhead((pause, signal) =>
+    hearTurn(stt, 'en-US', pause.audio, { signal, scored: true }),
+  );
   const detector = new TurnDetector({
     vad: await SileroVoiceActivity.load(),
     endpointingMs: 600,

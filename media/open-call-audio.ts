@@ -12,7 +12,7 @@ import type { GatewayContext } from './gateway-context.js';
 import { HeardAhead } from './heard-ahead.js';
 import { PreparedSpeech } from './prepared-speech.js';
 import type { GatewayMessage } from './stream-messages.js';
-import { hearTurn, transcribeTurn } from './turn-transcription.js';
+import { hearTurn } from './turn-transcription.js';
 
 // A stream's call audio (media/call-audio.ts), wired to the gateway's speech, voice activity model
 // and recordings: what the client is sent (the agent's voice, marks, `clear`, a transfer's target,
@@ -76,9 +76,7 @@ export async function openCallAudio(
   // turns; scored by the local speech (its English), whose doubt in them delays the end.
   const doubtBelow = gateway.settings.speech.local ? localSpeechDoubtsBelow(call.language) : undefined;
   const heardAhead = new HeardAhead((pause, signal) =>
-    doubtBelow === undefined
-      ? transcribeTurn(gateway.stt, call.language, pause.audio, signal).then((text) => ({ text }))
-      : hearTurn(gateway.stt, call.language, pause.audio, signal),
+    hearTurn(gateway.stt, call.language, pause.audio, { signal, scored: doubtBelow !== undefined }),
   );
   return new CallAudio({
     callId: call.callId,

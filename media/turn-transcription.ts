@@ -28,20 +28,21 @@ export function transcribeTurn(
 }
 
 /**
- * transcribeTurn's words with the recogniser's confidence in them (a pause's, which the end of the
- * turn reads: media/end-of-turn-rule.ts); a port that cannot give it, the words alone.
+ * transcribeTurn's words, `scored`: with the recogniser's confidence in them when the port gives it
+ * (a pause's, which the end of the turn reads: media/end-of-turn-rule.ts).
  */
 export function hearTurn(
   stt: SpeechToText,
   language: string,
   audio: Int16Array,
-  signal?: AbortSignal,
+  options: { signal?: AbortSignal; scored?: boolean } = {},
 ): Promise<HeardWords> {
-  const options = { language, ...(signal ? { signal } : {}) };
+  const { signal, scored = false } = options;
+  const asked = { language, ...(signal ? { signal } : {}) };
   return bounded(audio, signal, (samples) =>
-    stt.transcribeScored
-      ? stt.transcribeScored({ sampleRate: 8000, samples }, options)
-      : stt.transcribe({ sampleRate: 8000, samples }, options).then((text) => ({ text })),
+    scored && stt.transcribeScored
+      ? stt.transcribeScored({ sampleRate: 8000, samples }, asked)
+      : stt.transcribe({ sampleRate: 8000, samples }, asked).then((text) => ({ text })),
   );
 }
 

@@ -7,7 +7,7 @@ import { HeardAhead } from './heard-ahead.js';
 import { HeldAnswer } from './held-answer.js';
 import { Interruptions } from './interruptions.js';
 import type { KeypadTurnEnded } from './keypad-turn.js';
-import { transcribeTurn } from './turn-transcription.js';
+import { hearTurn, transcribeTurn } from './turn-transcription.js';
 import type { UserTurnsDeps } from './user-turns-deps.js';
 
 // The person's turns of one call (the user-turn stage of the media path, media/call-audio.ts):
@@ -43,7 +43,7 @@ export class UserTurns {
   constructor(private readonly deps: UserTurnsDeps) {
     this.heardAhead =
       deps.heardAhead ??
-      new HeardAhead((pause, sig) => this.transcribe(pause.audio, sig).then((text) => ({ text })));
+      new HeardAhead((pause, signal) => hearTurn(deps.stt, deps.language, pause.audio, { signal }));
     this.held = new HeldAnswer(deps.voice);
     this.interruptions = new Interruptions({
       callId: deps.callId,

@@ -67,6 +67,7 @@ export interface EndOfTurnRule {
   failed?(error: unknown): void;
 }
 
+/** How a pause's words sound (EndOfTurnRule.words). */
 export type WordsVerdict = 'finished' | 'unfinished' | 'unsure';
 /** Silero's usual hysteresis: speech begins at 0.5 and goes on while the probability stays >= 0.35. */
 const START_THRESHOLD = 0.5;
