@@ -74,7 +74,9 @@ export async function openCallAudio(
   });
   // The person's pauses, transcribed ahead: the turn's answer starts from them, and their words end
   // turns; scored by the local speech (its English), whose doubt in them delays the end.
-  const doubtBelow = gateway.settings.speech.local ? localSpeechDoubtsBelow(call.language) : undefined;
+  // Only where a rule reads it: with VOICE_TURN_DETECTION=silence the score would be fetched for nothing.
+  const doubtBelow =
+    gateway.endOfTurn && gateway.settings.speech.local ? localSpeechDoubtsBelow(call.language) : undefined;
   const heardAhead = new HeardAhead((pause, signal) =>
     hearTurn(gateway.stt, call.language, pause.audio, { signal, scored: doubtBelow !== undefined }),
   );

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { localSpeechDoubtsBelow } from '../lib/speech/local-doubt.js';
 import { type Pcm, SpeechError, type SpeechToText } from '../lib/speech/speech-ports.js';
-import { transcribeTurn } from '../media/turn-transcription.js';
+import { hearTurn, transcribeTurn } from '../media/turn-transcription.js';
 
 // A speech server that is briefly gone (its supervisor starts it again after a crash) costs the
 // turn time, not the call: the gateway tries a passing failure again with a backoff for up to
@@ -45,4 +46,27 @@ test('a transcription given up (its turn went on) is not tried again', async () 
   given.abort();
   await assert.rejects(transcribeTurn(stt, 'en-US', audio, given.signal), /connection refused/);
   assert.equal(stt.calls, 1);
+});
+
+test('a pause heard scored asks the port for the score, unscored for the words alone; a port without scores gives the words', async () => {
+  const asked: string[] = [];
+  const scoring: SpeechToText = {
+    transcribe: async () => (asked.push('json'), 'The code did not.'),
+    transcribeScored: async () => (
+      asked.push('verbose_json'), { text: 'The code did not.', avgLogprob: -0.31 }
+    ),
+  };
+  assert.deepEqual(await hearTurn(scoring, 'en-US', audio, { scored: true }), {
+    text: 'The code did not.',
+    avgLogprob: -0.31,
+  });
+  assert.deepEqual(await hearTurn(scoring, 'en-US', audio), { text: 'The code did not.' });
+  assert.deepEqual(asked, ['verbose_json', 'json']);
+  assert.deepEqual(await hearTurn(flaky([]), 'en-US', audio, { scored: true }), { text: 'hello there' });
+});
+
+test('the local speech’s threshold is tiny.en’s: English only', () => {
+  assert.equal(localSpeechDoubtsBelow('en-US'), -0.26);
+  assert.equal(localSpeechDoubtsBelow('en'), -0.26);
+  for (const language of ['nb-NO', 'sv-SE', 'de']) assert.equal(localSpeechDoubtsBelow(language), undefined);
 });
