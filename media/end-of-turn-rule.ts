@@ -1,7 +1,7 @@
 import type { EndOfTurnRule, WordsVerdict } from '../lib/audio/turn-detector.js';
 import type { EndOfTurnModel } from '../lib/speech/end-of-turn.js';
 import type { HeardWords } from '../lib/speech/speech-ports.js';
-import { asksForNumber, soundsUnfinished } from '../lib/voice-runtime/unfinished-words.js';
+import { type NumberAsked, numberAskedFor, soundsUnfinished } from '../lib/voice-runtime/unfinished-words.js';
 import type { HeardAhead } from './heard-ahead.js';
 import { WordsDoubt } from './words-doubt.js';
 
@@ -10,9 +10,10 @@ import { WordsDoubt } from './words-doubt.js';
 // for the answer anyway (heard-ahead.ts), must not sound unfinished (lib/voice-runtime/unfinished-words.ts).
 // Both are asked at the pause, and the turn ends when both are in and say so: the words cost no time
 // on the way to the answer, which waits for them in any case. The words are read after what the
-// agent last said: once it asked for a number, a short group of digits is not the end of it. Words
-// the recogniser was unsure of (below `doubtBelow`; Whisper writes a cut-off phrase as a finished
-// sentence, less surely than a finished one; words-doubt.ts) end the turn only after a longer silence.
+// agent last said: once it asked for a number, a short group of digits is not the end of it (as many
+// digits as it said the number has are). Words the recogniser was unsure of (below `doubtBelow`;
+// Whisper writes a cut-off phrase as a finished sentence, less surely than a finished one;
+// words-doubt.ts) end the turn only after a longer silence.
 
 export function endOfTurnRule(options: {
   model: EndOfTurnModel;
@@ -29,7 +30,7 @@ export function endOfTurnRule(options: {
 }): EndOfTurnRule {
   const { model, heardAhead, language, agentLine, doubtBelow, pauseMs, maxMs, failed } = options;
   const doubt = doubtBelow === undefined ? null : new WordsDoubt(doubtBelow);
-  const verdict = (startedAtMs: number, heard: HeardWords, numberAsked: boolean): WordsVerdict => {
+  const verdict = (startedAtMs: number, heard: HeardWords, numberAsked: NumberAsked | null): WordsVerdict => {
     const unsure = doubt?.unsure(startedAtMs, heard) ?? false;
     if (soundsUnfinished(heard.text, language, { numberAsked })) return 'unfinished';
     return unsure ? 'unsure' : 'finished';
@@ -37,7 +38,7 @@ export function endOfTurnRule(options: {
   return {
     complete: (samples) => model.complete({ sampleRate: 8000, samples }),
     words: (pause) => {
-      const numberAsked = agentLine ? asksForNumber(agentLine()) : false;
+      const numberAsked = agentLine ? numberAskedFor(agentLine()) : null;
       return (
         heardAhead.wordsOf(pause)?.then((heard) => verdict(pause.startedAtMs, heard, numberAsked)) ?? null
       );

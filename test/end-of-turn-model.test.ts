@@ -240,6 +240,23 @@ test('after the agent asked for the number, a caller giving it in groups is not 
   assert.deepEqual(counts, [1, 2], 'one turn after the question; cut at the pause after the other line');
 });
 
+test('asked for the last four digits, a caller who gives four is answered at the pause; asked for a number of no length, the same words wait VOICE_TURN_MAX_MS', async () => {
+  const audio = concat(silence(300), speech(1200), silence(2500));
+  const waited: number[] = [];
+  for (const agentLine of ['What are the last four digits of your card?', 'What is your card number?']) {
+    const model = modelSaying(true);
+    const words = wordsSaying('It is 4 7 1 2.');
+    const turns = await turnsOf(detectorWith(ruleWith(model, words, agentLine)), audio, {
+      heardAhead: words.heardAhead,
+      afterFrame: words.answer,
+    });
+    assert.equal(turns.length, 1, agentLine);
+    waited.push(turns[0].decidedAtMs - turns[0].endedAtMs);
+  }
+  assert.ok(waited[0] <= 260, `four digits of four: ended ${waited[0]} ms after the speech`);
+  assert.ok(Math.abs(waited[1] - 2000) <= 40, `four digits of a number of no length: ${waited[1]} ms`);
+});
+
 test('a phone number read out in groups is not cut off, although the model calls each pause complete', async () => {
   const model = modelSaying(true);
   const words = wordsSaying('My number is 912', 'My number is 912 34', 'My number is 912 34 56.');

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { asksForNumber, soundsUnfinished } from '../lib/voice-runtime/unfinished-words.js';
+import { numberAskedFor, soundsUnfinished } from '../lib/voice-runtime/unfinished-words.js';
 
 // Which words at a caller's pause mean they will go on (lib/voice-runtime/unfinished-words.ts), as
 // Whisper wrote them on the turn-taking bench (bench/turn-taking.ts): the first part of a sentence
@@ -89,20 +89,66 @@ test('after the agent asked for a number, a short group of digits goes on ("It i
     'Oppgi kundenummeret ditt.',
     'Wie lautet Ihre Kundennummer?',
   ])
-    assert.equal(asksForNumber(line), true, line);
+    assert.deepEqual(numberAskedFor(line), {}, line);
   for (const line of [
     'Your booking number is 4 5 6.',
     'Is there anything else I can help you with?',
     'I have noted the number. How many people?',
     '',
   ])
-    assert.equal(asksForNumber(line), false, line);
+    assert.equal(numberAskedFor(line), null, line);
   for (const words of ['It is five.', 'Try 6.', 'Try sixty-one.', 'It starts with four than eight.', 'Five.'])
-    assert.equal(soundsUnfinished(words, 'en-US', { numberAsked: true }), true, words);
-  assert.equal(soundsUnfinished('Det er ni.', 'nb-NO', { numberAsked: true }), true);
+    assert.equal(soundsUnfinished(words, 'en-US', { numberAsked: {} }), true, words);
+  assert.equal(soundsUnfinished('Det er ni.', 'nb-NO', { numberAsked: {} }), true);
   assert.equal(soundsUnfinished('Det er ni.', 'nb-NO'), false);
   for (const words of ['It is five.', 'Try 6.', 'It starts with four than eight.'])
     assert.equal(soundsUnfinished(words, 'en-US'), false, `${words} (asked for nothing)`);
   for (const words of ['It is 91234567.', 'I do not have one.', 'Just a moment.'])
-    assert.equal(soundsUnfinished(words, 'en-US', { numberAsked: true }), false, words);
+    assert.equal(soundsUnfinished(words, 'en-US', { numberAsked: {} }), false, words);
+});
+
+test('a line that says how many digits the number has ("your four-digit PIN", "de fire siste sifrene") asks for that many', () => {
+  const asked: Array<[string, number]> = [
+    ['Please enter your 4-digit PIN.', 4],
+    ['What are the last four digits of your card?', 4],
+    ['Could you read me the six digit code we sent you?', 6],
+    ['What is your 10 digit phone number?', 10],
+    ['Hva er de fire siste sifrene i kortnummeret?', 4],
+    ['Oppgi den firesifrede koden.', 4],
+    ['Hva er den 6-sifrede koden?', 6],
+    ['Vad är de fyra sista siffrorna i kortnumret?', 4],
+    ['Uppge din fyrsiffriga kod.', 4],
+    ['Hvad er den firecifrede kode?', 4],
+    ['Wie lautet Ihre vierstellige PIN?', 4],
+    ['Bitte nennen Sie die letzten vier Ziffern Ihrer Karte.', 4],
+  ];
+  for (const [line, digits] of asked) assert.deepEqual(numberAskedFor(line), { digits }, line);
+  // A count that is not the number's length: asked for a number, of no length said.
+  assert.deepEqual(numberAskedFor('I sent two codes. What is the code?'), {});
+  assert.deepEqual(numberAskedFor('Twelve of us are here. What is your number?'), {});
+  // It says how many digits, but asks for nothing.
+  assert.equal(numberAskedFor('Your PIN has four digits.'), null);
+});
+
+test('asked for four digits, four end the turn ("1234.", "12 34.", "twelve thirty-four."); fewer go on', () => {
+  const pin = numberAskedFor('What are the last four digits of your card?');
+  for (const words of [
+    '1234.',
+    'It is 12 34.',
+    'Twelve thirty-four.',
+    'Four five six seven.',
+    'It is 1-2-3-4.',
+  ])
+    assert.equal(soundsUnfinished(words, 'en-US', { numberAsked: pin }), false, words);
+  for (const words of ['It is five.', '12.', 'Four five six.', 'Twelve.'])
+    assert.equal(soundsUnfinished(words, 'en-US', { numberAsked: pin }), true, words);
+  // The same "1234." asked for a number of no length said: it may go on (a longer number in groups).
+  assert.equal(soundsUnfinished('1234.', 'en-US', { numberAsked: {} }), true);
+  assert.equal(
+    soundsUnfinished('Det er 4 7 1 2.', 'nb-NO', {
+      numberAsked: numberAskedFor('Hva er de fire siste sifrene?'),
+    }),
+    false,
+  );
+  assert.equal(soundsUnfinished('I do not have one.', 'en-US', { numberAsked: pin }), false);
 });

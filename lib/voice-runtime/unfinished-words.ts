@@ -5,7 +5,8 @@
 // the words: a turn whose words stop without a sentence's closing mark, on a word that leads on, or
 // on a number being read out is not over yet. As LiveKit's model reads the conversation before the
 // turn, a number is being read out after the agent asked for one too ("What is your number?" "It is
-// five five, …"): a short group of digits then goes on, although Whisper writes "It is five.".
+// five five, …"): a short group of digits then goes on, although Whisper writes "It is five.",
+// unless it has as many digits as the agent said the number has ("your four-digit PIN").
 
 /**
  * Words after which a sentence goes on: articles, conjunctions, possessives (not in Norwegian,
@@ -63,7 +64,7 @@ const PRONOUN_DIGITS = words('one en ei et ett eins');
  * Norwegian and German compounds ("kundenummer", "Kundennummer") "nummer" anywhere.
  */
 const NUMBER_TALK =
-  /(?<!\p{L})(?:number|code|reference|account|card|phone|postcode|zip|booking|ticket|order|member|customer|pin|dial|digit|kode|konto|kort|telefon|referanse|bestilling|billett|karte|buchung|postleitzahl)|nummer/iu;
+  /(?<!\p{L})(?:number|code|reference|account|card|phone|postcode|zip|booking|ticket|order|member|customer|pin|dial|digit|siffer|sifr|siffr|cifr|ziffer|kod|konto|kort|telefon|referanse|bestilling|billett|karte|buchung|postleitzahl)|nummer/iu;
 
 /**
  * Words that ask for something, at a word's start (a sentence that mentions a number and asks for
@@ -71,6 +72,33 @@ const NUMBER_TALK =
  */
 const REQUEST =
   /(?<!\p{L})(?:please|tell|give|read|say|spell|enter|type|vennligst|oppgi|si|gi|uppge|säg|ge|angiv|sig|bitte|nennen|sagen|geben)(?!\p{L})/iu;
+
+/**
+ * The counts a line may give a number's length in ("a 4-digit PIN", "the last four digits",
+ * "firesifret", "de fire siste sifrene", "vierstellige"), in the five languages read above.
+ */
+const COUNT_WORDS = new Map<string, number>(
+  [
+    'one two three four five six seven eight nine ten eleven twelve',
+    'en to tre fire fem seks sju åtte ni ti elleve tolv',
+    'en två tre fyra fem sex sju åtta nio tio elva tolv',
+    'en to tre fire fem seks syv otte ni ti elleve tolv',
+    'eins zwei drei vier fünf sechs sieben acht neun zehn elf zwölf',
+  ]
+    .flatMap((counts) => counts.split(' ').map((word, i): [string, number] => [word, i + 1]))
+    .concat([['fyr', 4]]), // Swedish compounds: "fyrsiffrig"
+);
+/** A count, then (after "last" where the language puts it there) a word for digits, or a compound of the two. */
+const DIGITS_COUNT = new RegExp(
+  `(?<!\\p{L})(\\d{1,2}|${[...COUNT_WORDS.keys()].join('|')})[\\s-]*(?:(?:siste|sista|sidste)\\s+)?` +
+    '(?:digits?|sif(?:fer|re|ret|rede|rene)|siffr\\p{L}*|cif(?:fer|re|ret|rede|rene)|stellig\\p{L}*|ziffern|stellen)(?!\\p{L})',
+  'iu',
+);
+
+/** What the agent's line asks for (numberAskedFor): a number, of `digits` when the line says how many. */
+export interface NumberAsked {
+  digits?: number;
+}
 
 /**
  * A number read out whole has at least this many digits: a national phone number (8 in Norway,
@@ -82,13 +110,14 @@ const WHOLE_NUMBER_DIGITS = 8;
  * Whether a transcription of what a person said up to a pause sounds unfinished: no closing mark
  * (Whisper writes ".", "?" or "!" at a sentence's end, and nothing, "…" or "-" where it is cut), a
  * last word that leads on ("a table for", "I was wondering if"), or a number being read out
- * shorter than a whole one (`numberAsked`: the agent's last line asked for one, asksForNumber).
+ * shorter than a whole one (`numberAsked`: the agent's last line asked for one, numberAskedFor,
+ * of as many digits as it said, if it did).
  * No words at all: nothing says it is unfinished.
  */
 export function soundsUnfinished(
   text: string,
   language: string,
-  context: { numberAsked?: boolean } = {},
+  context: { numberAsked?: NumberAsked | null } = {},
 ): boolean {
   const words = text.trim();
   if (!words) return false;
@@ -105,32 +134,39 @@ export function soundsUnfinished(
   if (LEADING_ON[known].has(last) || (!question && PREPOSITIONS[known].has(last))) return true;
   return readingOutNumber(tokens, DIGIT_WORDS[known], PAIR_WORDS[known], {
     said: NUMBER_TALK.test(words),
-    asked: context.numberAsked ?? false,
+    asked: context.numberAsked ?? null,
   });
 }
 
 /**
  * Whether the agent's line asks for a number: one of its sentences mentions one ("number", "code",
- * "kundenummer") and is a question or a request. "Your booking number is 4 5 6." asks for nothing.
+ * "kundenummer") and is a question or a request; the number's `digits` when that sentence says how
+ * many ("What are the last four digits of your card?"). "Your booking number is 4 5 6." asks for
+ * nothing: null.
  */
-export function asksForNumber(line: string): boolean {
-  return line
+export function numberAskedFor(line: string): NumberAsked | null {
+  const asking = line
     .split(/(?<=[.?!])\s+/u)
-    .some(
+    .find(
       (sentence) => NUMBER_TALK.test(sentence) && (QUESTION_END.test(sentence) || REQUEST.test(sentence)),
     );
+  if (asking === undefined) return null;
+  const count = DIGITS_COUNT.exec(asking)?.[1].toLowerCase();
+  if (count === undefined) return {};
+  const digits = /^\d+$/.test(count) ? Number(count) : (COUNT_WORDS.get(count) ?? 0);
+  return digits > 0 ? { digits } : {};
 }
 
 /**
  * The words end on a number shorter than a whole one that is being read out: in groups, of 3
  * digits or more, or any after words that say a number is being given ("The code is 33") or once
- * the agent asked for one.
+ * the agent asked for one; but as many digits as the agent asked for are a whole one.
  */
 function readingOutNumber(
   tokens: string[],
   digitWords: ReadonlySet<string>,
   pairWords: RegExp | undefined,
-  numberTalk: { said: boolean; asked: boolean },
+  numberTalk: { said: boolean; asked: NumberAsked | null },
 ): boolean {
   let groups = 0;
   let digits = 0;
@@ -152,10 +188,13 @@ function readingOutNumber(
     }
   }
   if (groups === 0 || digits >= WHOLE_NUMBER_DIGITS) return false;
+  // Asked for four digits, "1234." (or "12 34.") is the whole of it: no wait for more.
+  const { asked } = numberTalk;
+  if (asked?.digits !== undefined && digits >= asked.digits) return false;
   if (groups >= 2 || digits >= 3) return true;
   // "I do not have one.": a lone "one" (or an article: "en", "et") after a question is no digit.
   if (PRONOUN_DIGITS.has(tokens.at(-1) ?? '')) return numberTalk.said;
-  return numberTalk.said || numberTalk.asked;
+  return numberTalk.said || asked !== null;
 }
 
 function words(list: string): ReadonlySet<string> {
