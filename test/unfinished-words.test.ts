@@ -130,7 +130,7 @@ test('a line that says how many digits the number has ("your four-digit PIN", "d
   assert.equal(numberAskedFor('Your PIN has four digits.'), null);
 });
 
-test('asked for four digits, four end the turn ("1234.", "12 34.", "twelve thirty-four."); fewer go on', () => {
+test('asked for four digits, four end the turn ("1234.", "12 34.", "twelve thirty-four."); fewer go on, as eight of ten do', () => {
   const pin = numberAskedFor('What are the last four digits of your card?');
   for (const words of [
     '1234.',
@@ -151,4 +151,9 @@ test('asked for four digits, four end the turn ("1234.", "12 34.", "twelve thirt
     false,
   );
   assert.equal(soundsUnfinished('I do not have one.', 'en-US', { numberAsked: pin }), false);
+  // Asked for ten digits, eight are not yet the whole of it (asked for no length, they are).
+  const phone = numberAskedFor('What is your ten-digit phone number?');
+  assert.equal(soundsUnfinished('It is 555 123 45.', 'en-US', { numberAsked: phone }), true);
+  assert.equal(soundsUnfinished('It is 555 123 45.', 'en-US', { numberAsked: {} }), false);
+  assert.equal(soundsUnfinished('It is 555 123 4567.', 'en-US', { numberAsked: phone }), false);
 });

@@ -160,7 +160,7 @@ export function numberAskedFor(line: string): NumberAsked | null {
 /**
  * The words end on a number shorter than a whole one that is being read out: in groups, of 3
  * digits or more, or any after words that say a number is being given ("The code is 33") or once
- * the agent asked for one; but as many digits as the agent asked for are a whole one.
+ * the agent asked for one; a whole one has as many digits as the agent asked for, if it said.
  */
 function readingOutNumber(
   tokens: string[],
@@ -187,10 +187,10 @@ function readingOutNumber(
       break;
     }
   }
-  if (groups === 0 || digits >= WHOLE_NUMBER_DIGITS) return false;
-  // Asked for four digits, "1234." (or "12 34.") is the whole of it: no wait for more.
+  if (groups === 0) return false;
+  // Asked for four digits, "1234." (or "12 34.") is the whole of it; asked for ten, eight are not.
   const { asked } = numberTalk;
-  if (asked?.digits !== undefined && digits >= asked.digits) return false;
+  if (digits >= (asked?.digits ?? WHOLE_NUMBER_DIGITS)) return false;
   if (groups >= 2 || digits >= 3) return true;
   // "I do not have one.": a lone "one" (or an article: "en", "et") after a question is no digit.
   if (PRONOUN_DIGITS.has(tokens.at(-1) ?? '')) return numberTalk.said;
