@@ -20,7 +20,8 @@ import { startVoiceStack, waitFor } from './voice-stack.js';
 // played, BENCH_VOICE_TURNS (5) times, and hangs up.
 //
 // Per turn: voice-to-voice (end of the caller's audio → the first agent audio the client gets) and
-// its parts on the turn's path: endpointing (VOICE_ENDPOINTING_MS, 600), STT after the turn ended
+// its parts on the turn's path: the turn's end (with VOICE_TURN_DETECTION=model as the gateway
+// detected it, VAD end of speech → turn ended; with silence VOICE_ENDPOINTING_MS, 600), STT after the turn ended
 // (the gateway's `caller turn` sttAfterTurnMs: the transcription begins at the caller's pause,
 // during the endpointing wait), the language model until its first sentence after the turn asked
 // (callProgress agentTurns firstSentenceMs: with VOICE_PREEMPTIVE_GENERATION the model was asked
@@ -30,8 +31,9 @@ import { startVoiceStack, waitFor } from './voice-stack.js';
 // gateway). The transcription's own time (sttMs) and how many turns were heard and answered ahead
 // are reported beside them.
 // Targets for the development machine (2 shared cores): service-added ≤ 150 ms p95 at 10
-// concurrent calls, voice-to-voice ≤ 1.2 s p50. The bench process's event-loop lag is reported to
-// show that the caller side is not the bottleneck.
+// concurrent calls; voice-to-voice p50 ≤ 800 ms with one call and ≤ 1.1 s with up to five (issue
+// "turn-taking and languages"), ≤ 1.2 s with more. The bench process's event-loop lag is reported
+// to show that the caller side is not the bottleneck.
 //
 //   npm run bench -- voice    BENCH_VOICE_CONCURRENCY=1,5,10 BENCH_VOICE_TURNS=5
 //                             BENCH_VOICE_LLM_DELAY_MS=300 VOICE_ENDPOINTING_MS=600
@@ -46,7 +48,8 @@ const ENDPOINTING_MS = Number(process.env.VOICE_ENDPOINTING_MS || 600);
 const TURN_DETECTION = process.env.VOICE_TURN_DETECTION || 'model';
 const PREEMPTIVE_GENERATION = loadSettings(process.env).media.preemptiveGeneration;
 const SERVICE_ADDED_P95_TARGET_MS = 150;
-const VOICE_TO_VOICE_P50_TARGET_MS = 1200;
+/** Voice-to-voice p50 with this many calls at once: 800 ms with one, 1.1 s with up to five, 1.2 s beyond. */
+const voiceToVoiceTargetMs = (concurrent: number) => (concurrent <= 1 ? 800 : concurrent <= 5 ? 1100 : 1200);
 /** The opening line: its first audio within this of the answer (issue "turn-taking and languages"). */
 const OPENING_TARGET_MS = 300;
 const TOKEN = 'bench-voice-token';
@@ -308,8 +311,13 @@ function report(
   console.log('| per turn, ms | p50 | p95 |');
   console.log('|---|---:|---:|');
   row('voice-to-voice (end of caller audio → first agent audio at the client)', 'voiceToVoice');
-  console.log(`| endpointing (VOICE_ENDPOINTING_MS) | ${ENDPOINTING_MS} | ${ENDPOINTING_MS} |`);
-  row('  as detected (VAD end of speech → turn ended)', 'endpointed');
+  // With the model the turn's end is as detected (one of the four parts); by silence, the setting.
+  if (TURN_DETECTION === 'model')
+    row('end of turn, by the model (VAD end of speech → turn ended)', 'endpointed');
+  else {
+    console.log(`| endpointing (VOICE_ENDPOINTING_MS) | ${ENDPOINTING_MS} | ${ENDPOINTING_MS} |`);
+    row('  as detected (VAD end of speech → turn ended)', 'endpointed');
+  }
   row('STT after the turn ended (begun at the caller’s pause)', 'stt');
   row('  the transcription itself (request, queueing included)', 'sttOwn');
   row(
@@ -318,7 +326,7 @@ function report(
   );
   row('TTS of the first sentence', 'ttsFirstSentence');
   row('service-added (voice-to-voice − the four above)', 'serviceAdded');
-  row('  detected endpointing beyond the setting', 'detectionExtra');
+  if (TURN_DETECTION !== 'model') row('  detected endpointing beyond the setting', 'detectionExtra');
   row('  gateway: turn ended → transcript, beyond STT', 'gatewayIn');
   row(
     '  transcript → model asked (the gateway’s turn; the Temporal hops when the workflow takes it)',
@@ -342,13 +350,18 @@ function report(
   ];
   const [dominant] = parts
     .map(([label, key]) => [label, pct(column(key), 50)] as const)
-    .concat([['endpointing', ENDPOINTING_MS]])
+    .concat([
+      TURN_DETECTION === 'model'
+        ? ['end of turn', pct(column('endpointed'), 50)]
+        : ['endpointing', ENDPOINTING_MS],
+    ])
     .sort((a, b) => b[1] - a[1]);
   console.log(`largest part at p50: ${dominant[0]} (${dominant[1]} ms)`);
   const serviceP95 = pct(column('serviceAdded'), 95);
   const voiceP50 = pct(column('voiceToVoice'), 50);
+  const voiceTarget = voiceToVoiceTargetMs(concurrent);
   console.log(
-    `target voice-to-voice p50 ≤ ${VOICE_TO_VOICE_P50_TARGET_MS} ms: ${voiceP50 <= VOICE_TO_VOICE_P50_TARGET_MS ? 'met' : 'missed'} (${voiceP50} ms)`,
+    `target voice-to-voice p50 ≤ ${voiceTarget} ms with ${concurrent} call(s): ${voiceP50 <= voiceTarget ? 'met' : 'missed'} (${voiceP50} ms)`,
   );
   console.log(
     `target service-added p95 ≤ ${SERVICE_ADDED_P95_TARGET_MS} ms (set for 10 concurrent calls): ${serviceP95 <= SERVICE_ADDED_P95_TARGET_MS ? 'met' : 'missed'} (${serviceP95} ms)`,
