@@ -126,6 +126,7 @@ test('a line that says how many digits the number has ("your four-digit PIN", "d
   // A count that is not the number's length: asked for a number, of no length said.
   assert.deepEqual(numberAskedFor('I sent two codes. What is the code?'), {});
   assert.deepEqual(numberAskedFor('Twelve of us are here. What is your number?'), {});
+  assert.deepEqual(numberAskedFor('Please enter your number one digit at a time.'), {});
   // It says how many digits, but asks for nothing.
   assert.equal(numberAskedFor('Your PIN has four digits.'), null);
 });

@@ -154,7 +154,8 @@ export function numberAskedFor(line: string): NumberAsked | null {
   const count = DIGITS_COUNT.exec(asking)?.[1].toLowerCase();
   if (count === undefined) return {};
   const digits = /^\d+$/.test(count) ? Number(count) : (COUNT_WORDS.get(count) ?? 0);
-  return digits > 0 ? { digits } : {};
+  // "Enter one digit at a time" says how to give it, not its length.
+  return digits > 1 ? { digits } : {};
 }
 
 /**
