@@ -75,6 +75,7 @@ from starlette.routing import Route
 
 from languages import Espeak, load_languages, whisper_base_folder
 from turn_model import COMPLETE_ABOVE, SmartTurn, smart_turn_path
+from usable_cpus import usable_cpus
 
 WHISPER_RATE = 16_000
 # Whisper's window: 30 s of audio as 3,000 feature frames of 10 ms.
@@ -576,7 +577,7 @@ def main() -> None:
     parser.add_argument("--verbose", action="store_true", help="a line per request with its time")
     parser.add_argument("--nice", type=int, default=DEFAULT_NICE, help=NICE_HELP + " (set at start)")
     parser.add_argument(
-        "--threads", type=int, help="model calls at once (default: the CPUs, at least --workers)"
+        "--threads", type=int, help="model calls at once (default: the CPUs it may use, at least --workers)"
     )
     parser.add_argument(
         "--turn-model",
@@ -597,9 +598,12 @@ def main() -> None:
     models = Models(args.workers, args.turn_model)
     # Each model call holds one CPU thread: more threads than CPUs would only share them, and
     # requests beyond the pool wait for it (within their timeout) instead of each taking a thread.
-    threads = args.threads or max(args.workers, os.cpu_count() or 1)
+    # The CPUs are those this process may use (its affinity, its container's quota), not the machine's.
+    cpus = usable_cpus()
+    threads = args.threads or max(args.workers, cpus)
     pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="speech")
-    turn_pool = ThreadPoolExecutor(max_workers=os.cpu_count() or 1, thread_name_prefix="turn")
+    turn_pool = ThreadPoolExecutor(max_workers=cpus, thread_name_prefix="turn")
+    log.info("%d CPU(s) usable: %d model calls at once, %d end-of-turn predictions", cpus, threads, cpus)
     config = uvicorn.Config(
         make_app(models, pool, turn_pool, args.request_timeout),
         http="h11",
