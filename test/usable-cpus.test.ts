@@ -33,8 +33,9 @@ async function usableCpus(files: Record<string, string>, self = '0::/\n', taskse
     'from usable_cpus import usable_cpus',
     `print(usable_cpus(Path(${JSON.stringify(path.join(tree, 'cgroup'))}), Path(${JSON.stringify(path.join(tree, 'self-cgroup'))})))`,
   ].join('\n');
-  const command = taskset ? ['taskset', ['-c', taskset, 'python3', '-c', code]] : ['python3', ['-c', code]];
-  const { stdout } = await run(command[0] as string, command[1] as string[]);
+  const python = ['python3', '-c', code];
+  const argv = taskset ? ['taskset', '-c', taskset, ...python] : python;
+  const { stdout } = await run(argv[0], argv.slice(1));
   return Number(stdout.trim());
 }
 
