@@ -12,8 +12,9 @@ import type { VoiceRuntime } from '../lib/voice-runtime/voice-runtime.js';
 // as soon as the call's stream starts, while the call is answered and the workflow connects the
 // agent; when the agent then says that line, its audio is ready. An agent's opening is mostly the
 // same on every call, so the sentences made ahead are kept per text-to-speech and voice
-// (OPENINGS_KEPT, most recently used): the next call's opening is ready at once. A sentence that
-// was not prepared, or whose preparation failed, is synthesised when it is said, as before.
+// (OPENINGS_KEPT, most recently used): the next call's opening is ready at once, and calls whose
+// streams start together (a campaign's burst answered at once) share one synthesis under way. A
+// sentence that was not prepared, or whose preparation failed, is synthesised when it is said.
 
 /** Sentences made ahead per call, at most: a long opening is not all synthesised for nothing. */
 const MOST_PREPARED = 3;
@@ -22,12 +23,14 @@ const OPENINGS_KEPT = 64;
 
 /** Sentences made ahead on earlier calls, by voice and text, most recently used last. */
 const kept = new WeakMap<TextToSpeech, Map<string, Pcm>>();
+/** Sentences being made ahead now, by voice and text: a call that needs one too waits for it. */
+const underWay = new WeakMap<TextToSpeech, Map<string, Promise<Pcm>>>();
 
-function keptFor(tts: TextToSpeech): Map<string, Pcm> {
-  let sentences = kept.get(tts);
+function perTts<T>(maps: WeakMap<TextToSpeech, Map<string, T>>, tts: TextToSpeech): Map<string, T> {
+  let sentences = maps.get(tts);
   if (!sentences) {
     sentences = new Map();
-    kept.set(tts, sentences);
+    maps.set(tts, sentences);
   }
   return sentences;
 }
@@ -55,7 +58,8 @@ export class PreparedSpeech {
     const splitter = new SentenceSplitter((sentence) => sentences.push(sentence));
     splitter.push(line);
     splitter.end();
-    const earlier = keptFor(this.tts);
+    const earlier = perTts(kept, this.tts);
+    const making = perTts(underWay, this.tts);
     // The first sentence in the pieces the voice will make it in (its first clause first).
     const pieces = sentences
       .slice(0, MOST_PREPARED)
@@ -70,14 +74,20 @@ export class PreparedSpeech {
         this.ready.set(sentence, Promise.resolve(known));
         continue;
       }
-      const made = this.made(sentence);
-      made.then(
-        (audio) => {
-          earlier.set(key, audio);
-          if (earlier.size > OPENINGS_KEPT) earlier.delete(earlier.keys().next().value!);
-        },
-        () => {}, // a failed preparation is made again when said (synthesize)
-      );
+      let made = making.get(key);
+      if (!made) {
+        made = this.made(sentence);
+        making.set(key, made);
+        made
+          .then(
+            (audio) => {
+              earlier.set(key, audio);
+              if (earlier.size > OPENINGS_KEPT) earlier.delete(earlier.keys().next().value!);
+            },
+            () => {}, // a failed preparation is made again when said (synthesize), and prepared anew
+          )
+          .finally(() => making.delete(key));
+      }
       this.ready.set(sentence, made);
     }
   }

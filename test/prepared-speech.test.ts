@@ -127,6 +127,30 @@ test('the next call’s opening (the same voice and text) is ready at once: made
   voice.stop();
 });
 
+test('calls whose streams start together share the opening’s synthesis under way; once it failed, the next call makes it anew', async () => {
+  const tts = new SlowTextToSpeech();
+  const calls = [0, 1, 2, 3, 4].map(() => new PreparedSpeech(tts, 'joe'));
+  for (const call of calls) call.prepare('Thanks for calling Acme.');
+  const heard = await Promise.all(calls.map((call) => call.synthesize('Thanks for calling Acme.')));
+  assert.deepEqual(tts.requests, ['Thanks for calling Acme.'], 'one synthesis for the five calls');
+  assert.ok(heard.every((audio) => audio.samples.length === 1600));
+
+  tts.failingOnce.add('Sorry to keep you.');
+  const [a, b] = [new PreparedSpeech(tts, 'joe'), new PreparedSpeech(tts, 'joe')];
+  a.prepare('Sorry to keep you.');
+  b.prepare('Sorry to keep you.');
+  // Both shared the failed one and make it again when said, each its own (as a lone call would).
+  await Promise.all([a.synthesize('Sorry to keep you.'), b.synthesize('Sorry to keep you.')]);
+  const asked = () => tts.requests.filter((text) => text === 'Sorry to keep you.').length;
+  assert.equal(asked(), 3, 'the shared one and one each');
+  // Made when said is not made ahead: the next call prepares it anew, not the failure.
+  const c = new PreparedSpeech(tts, 'joe');
+  c.prepare('Sorry to keep you.');
+  assert.equal(asked(), 4, 'asked at once, ahead');
+  assert.equal((await c.synthesize('Sorry to keep you.')).samples.length, 1600);
+  assert.equal(asked(), 4, 'and not again when said');
+});
+
 test('a preparation that failed is made again when said; a line not prepared is made when said', async () => {
   const tts = new SlowTextToSpeech();
   tts.failing = 1;
