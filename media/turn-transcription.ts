@@ -22,9 +22,7 @@ export function transcribeTurn(
   audio: Int16Array,
   signal?: AbortSignal,
 ): Promise<string> {
-  return bounded(audio, signal, (samples) =>
-    stt.transcribe({ sampleRate: 8000, samples }, { language, ...(signal ? { signal } : {}) }),
-  );
+  return hearTurn(stt, language, audio, signal ? { signal } : {}).then(({ text }) => text);
 }
 
 /**
