@@ -274,7 +274,7 @@ test('a phone number read out in groups is not cut off, although the model calls
     afterFrame: words.answer,
   });
   assert.equal(turns.length, 1, 'one turn');
-  // 7 digits are no whole number (8 are): after the last group the turn waits VOICE_TURN_MAX_MS for more.
+  // 7 digits are no whole number (a US one has 10): after the last group the turn waits VOICE_TURN_MAX_MS for more.
   assert.ok(Math.abs(turns[0].endedAtMs - 3900) <= 40, `ended at ${turns[0].endedAtMs}`);
   assert.ok(Math.abs(turns[0].decidedAtMs - turns[0].endedAtMs - 2000) <= 40);
 });

@@ -49,8 +49,37 @@ test('a number read out in groups, of 3 to 7 digits, or after "number", "code"�
     'Nummeret er førtisju nittini.',
   ])
     assert.equal(soundsUnfinished(words, /^(Mitt|Kunde|Nummeret)/.test(words) ? 'nb' : 'en'), true, words);
-  for (const words of ['My number is 912345678.', 'Call me 1415550192.', 'It is 47991234.'])
+  for (const words of ['Call me 1415550192.', 'My number is 141 555 0192.'])
     assert.equal(soundsUnfinished(words, 'en-US'), false, words);
+  for (const words of ['My number is 912345678.', 'It is 47991234.'])
+    assert.equal(soundsUnfinished(words, 'nb-NO'), false, words);
+});
+
+test('a whole phone number has as many digits as one where the agent’s language is spoken, more after a plus', () => {
+  // [language, the number up to a pause before its last group, the whole number]
+  for (const [language, partly, whole] of [
+    ['nb-NO', 'Det er 91 23 45.', 'Det er 91 23 45 67.'],
+    ['nb-NO', 'Det er +47 91 23 45.', 'Det er +47 91 23 45 67.'],
+    ['nb-NO', 'Det er pluss førtisju, 91 23 45.', 'Det er pluss førtisju, 91 23 45 67.'],
+    ['da-DK', 'Det er 20 12 34.', 'Det er 20 12 34 56.'],
+    ['sv-SE', 'Det är 070 123 45.', 'Det är 070 123 45 67.'],
+    ['sv', 'Det är 070-123 45.', 'Det är 070-123 45 67.'],
+    ['sv-SE', 'Det är +46 70 123 45.', 'Det är +46 70 123 45 67.'],
+    ['de-DE', 'Sie ist 0151 1234.', 'Sie ist 0151 1234 5678.'],
+    ['de', 'Sie ist 030 123 45.', 'Sie ist 030 123 45 67.'],
+    ['en-US', 'It is 555 123 45.', 'It is 555 123 4567.'],
+    ['en-US', 'It is +1 555 123 45.', 'It is +1 555 123 45 67.'],
+    ['en-GB', 'It is 07700 900.', 'It is 07700 900 123.'],
+    ['en-GB', 'It is 07700 900 12.', 'It is 07700 900 123.'],
+    ['en', 'It is 555 12.', 'It is 555 123 45.'],
+  ]) {
+    assert.equal(soundsUnfinished(partly, language), true, `${language}: ${partly}`);
+    assert.equal(soundsUnfinished(whole, language), false, `${language}: ${whole}`);
+  }
+  // A length the agent said wins over the country's.
+  assert.equal(soundsUnfinished('It is 1234.', 'en-US', { numberAsked: { digits: 4 } }), false);
+  // "Plus" that is no country code: "two plus two" is a sum, as before.
+  assert.equal(soundsUnfinished('It is two plus two.', 'en-US'), false);
 });
 
 test('whole sentences do not, nor a question that ends on its preposition, a time or a count, or no words at all', () => {
@@ -103,8 +132,9 @@ test('after the agent asked for a number, a short group of digits goes on ("It i
   assert.equal(soundsUnfinished('Det er ni.', 'nb-NO'), false);
   for (const words of ['It is five.', 'Try 6.', 'It starts with four than eight.'])
     assert.equal(soundsUnfinished(words, 'en-US'), false, `${words} (asked for nothing)`);
-  for (const words of ['It is 91234567.', 'I do not have one.', 'Just a moment.'])
+  for (const words of ['It is 1415550192.', 'I do not have one.', 'Just a moment.'])
     assert.equal(soundsUnfinished(words, 'en-US', { numberAsked: {} }), false, words);
+  assert.equal(soundsUnfinished('Det er 91234567.', 'nb-NO', { numberAsked: {} }), false);
 });
 
 test('a line that says how many digits the number has ("your four-digit PIN", "de fire siste sifrene") asks for that many', () => {
@@ -155,6 +185,6 @@ test('asked for four digits, four end the turn ("1234.", "12 34.", "twelve thirt
   // Asked for ten digits, eight are not yet the whole of it (asked for no length, they are).
   const phone = numberAskedFor('What is your ten-digit phone number?');
   assert.equal(soundsUnfinished('It is 555 123 45.', 'en-US', { numberAsked: phone }), true);
-  assert.equal(soundsUnfinished('It is 555 123 45.', 'en-US', { numberAsked: {} }), false);
+  assert.equal(soundsUnfinished('It is 9123 4567.', 'nb-NO', { numberAsked: {} }), false);
   assert.equal(soundsUnfinished('It is 555 123 4567.', 'en-US', { numberAsked: phone }), false);
 });

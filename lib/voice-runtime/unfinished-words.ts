@@ -101,10 +101,45 @@ export interface NumberAsked {
 }
 
 /**
- * A number read out whole has at least this many digits: a national phone number (8 in Norway,
- * 10 in the US). One that is shorter and read in groups ("4 7", "912", "one two") may go on.
+ * How many digits a whole phone number has where the agent's language is spoken (its region, else
+ * its language's country): as it is read out at home (with the trunk 0 where one is said: "070 123
+ * 45 67" in Sweden), and after a plus (the country code, without the 0: "+46 70 123 45 67"). A
+ * number read out in groups is not over before it has them: of a Swedish mobile number, "070 123
+ * 45" are 8 of its 10 digits; of a Norwegian one with its country code, "+47 91 23 45" 8 of 10.
+ * Elsewhere 8, the shortest of these (and 10 after a plus).
  */
-const WHOLE_NUMBER_DIGITS = 8;
+const PHONE_NUMBER_DIGITS: Record<string, { national: number; international: number }> = {
+  NO: { national: 8, international: 10 },
+  DK: { national: 8, international: 10 },
+  SE: { national: 10, international: 11 },
+  DE: { national: 10, international: 11 },
+  CH: { national: 10, international: 11 },
+  US: { national: 10, international: 11 },
+  CA: { national: 10, international: 11 },
+  GB: { national: 11, international: 12 },
+  AU: { national: 10, international: 11 },
+  IN: { national: 10, international: 12 },
+};
+const ANY_PHONE_NUMBER_DIGITS = { national: 8, international: 10 };
+/** A language's country, when a tag names none ("sv", "de"). */
+const LANGUAGE_COUNTRY: Record<string, string> = {
+  nb: 'NO',
+  nn: 'NO',
+  no: 'NO',
+  da: 'DK',
+  sv: 'SE',
+  de: 'DE',
+};
+/** The words for "+" read out before a country code (Whisper writes "+47" too). */
+const PLUS = words('plus pluss');
+
+/** A whole phone number's digits for `language` (BCP 47), read out at home or after a plus. */
+function phoneNumberDigits(language: string): { national: number; international: number } {
+  const [primary, ...rest] = language.split('-');
+  const country = rest.find((subtag) => /^[A-Za-z]{2}$/.test(subtag))?.toUpperCase();
+  const known = country ?? LANGUAGE_COUNTRY[primary.toLowerCase()];
+  return (known && PHONE_NUMBER_DIGITS[known]) || ANY_PHONE_NUMBER_DIGITS;
+}
 
 /**
  * Whether a transcription of what a person said up to a pause sounds unfinished: no closing mark
@@ -125,6 +160,8 @@ export function soundsUnfinished(
   const tokens = words
     .toLowerCase()
     .split(/[\s,;]+/)
+    // "+47": the plus, then the country code's digits.
+    .flatMap((token) => (token.startsWith('+') ? ['plus', token.slice(1)] : [token]))
     .map((token) => token.replace(/^[^\p{L}\p{N}]+|[^\p{L}\p{N}]+$/gu, ''))
     .filter(Boolean);
   const last = tokens.at(-1) ?? '';
@@ -135,6 +172,7 @@ export function soundsUnfinished(
   return readingOutNumber(tokens, DIGIT_WORDS[known], PAIR_WORDS[known], {
     said: NUMBER_TALK.test(words),
     asked: context.numberAsked ?? null,
+    phoneNumber: phoneNumberDigits(language),
   });
 }
 
@@ -167,11 +205,12 @@ function readingOutNumber(
   tokens: string[],
   digitWords: ReadonlySet<string>,
   pairWords: RegExp | undefined,
-  numberTalk: { said: boolean; asked: NumberAsked | null },
+  numberTalk: { said: boolean; asked: NumberAsked | null; phoneNumber: typeof ANY_PHONE_NUMBER_DIGITS },
 ): boolean {
   let groups = 0;
   let digits = 0;
-  for (let i = tokens.length - 1; i >= 0; i--) {
+  let i = tokens.length - 1;
+  for (; i >= 0; i--) {
     const token = tokens[i];
     if (/^\d+([-.]\d+)*$/.test(token) && !/^\d{1,2}\.\d{2}$/.test(token)) {
       // "4.7", "5-5", "336-99": Whisper's way of writing digits read out in groups (not a time, 10.30).
@@ -190,8 +229,9 @@ function readingOutNumber(
   }
   if (groups === 0) return false;
   // Asked for four digits, "1234." (or "12 34.") is the whole of it; asked for ten, eight are not.
-  const { asked } = numberTalk;
-  if (digits >= (asked?.digits ?? WHOLE_NUMBER_DIGITS)) return false;
+  const { asked, phoneNumber } = numberTalk;
+  const whole = PLUS.has(tokens[i] ?? '') ? phoneNumber.international : phoneNumber.national;
+  if (digits >= (asked?.digits ?? whole)) return false;
   if (groups >= 2 || digits >= 3) return true;
   // "I do not have one.": a lone "one" (or an article: "en", "et") after a question is no digit.
   if (PRONOUN_DIGITS.has(tokens.at(-1) ?? '')) return numberTalk.said;
