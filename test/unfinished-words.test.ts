@@ -72,6 +72,13 @@ test('a whole phone number has as many digits as one where the agent’s languag
     ['en-GB', 'It is 07700 900.', 'It is 07700 900 123.'],
     ['en-GB', 'It is 07700 900 12.', 'It is 07700 900 123.'],
     ['en', 'It is 555 12.', 'It is 555 123 45.'],
+    // A digit said twice or thrice: "double five" is two digits.
+    [
+      'en-GB',
+      'It is oh seven seven double oh, nine double oh.',
+      'It is oh seven seven double oh, nine double oh, one two three.',
+    ],
+    ['en-GB', 'It is 07 triple 7, 900.', 'It is 07 triple 7, 900 123.'],
   ]) {
     assert.equal(soundsUnfinished(partly, language), true, `${language}: ${partly}`);
     assert.equal(soundsUnfinished(whole, language), false, `${language}: ${whole}`);

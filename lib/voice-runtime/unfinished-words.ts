@@ -130,6 +130,14 @@ const LANGUAGE_COUNTRY: Record<string, string> = {
   sv: 'SE',
   de: 'DE',
 };
+/** "double five" is 55, "triple seven" 777: how many more times the digit after it is said. */
+const REPEATED: Record<string, number> = { double: 1, triple: 2 };
+
+/** Whether `token` is one digit, said as a word or written ("five", "5"). */
+function isOneDigit(token: string, digitWords: ReadonlySet<string>): boolean {
+  return /^\d$/.test(token) || digitWords.has(token);
+}
+
 /** The words for "+" read out before a country code (Whisper writes "+47" too). */
 const PLUS = words('plus pluss');
 
@@ -223,6 +231,9 @@ function readingOutNumber(
     } else if (pairWords?.test(token)) {
       digits += 2;
       groups++;
+    } else if (Object.hasOwn(REPEATED, token) && isOneDigit(tokens[i + 1] ?? '', digitWords)) {
+      // "double five", "triple 7": the digit after it, said again (British English reads numbers so).
+      digits += REPEATED[token];
     } else {
       break;
     }
