@@ -89,6 +89,41 @@ test('a whole phone number has as many digits as one where the agent’s languag
   assert.equal(soundsUnfinished('It is two plus two.', 'en-US'), false);
 });
 
+test('a word spelled out or a code with letters sounds unfinished at each pause: its length is unknown', () => {
+  for (const [language, words] of [
+    ['en-US', 'It is spelled S, M, I.'],
+    ['en-US', 'S-M-I.'],
+    ['en-US', 'My name is Smith. S-M-I-T-H.'],
+    ['en-US', 'The booking reference is A B 4.'],
+    ['en-US', 'It is X, 7.'],
+    ['nb-NO', 'Det staves Ø, S, T.'],
+    ['sv-SE', 'Det stavas L, U, N, D.'],
+    ['de-DE', 'Das buchstabiert man M.'],
+  ])
+    assert.equal(soundsUnfinished(words, language), true, `${language}: ${words}`);
+  // A letter that is a word, a grade, a plan, a vitamin: no spelling.
+  for (const words of [
+    'Me and I.',
+    'We will take plan B.',
+    'Vitamin D.',
+    'Is it A or B?',
+    'In the U.S.',
+    'I will be there at 10 a.m.',
+  ])
+    assert.equal(soundsUnfinished(words, 'en-US'), false, words);
+  // Asked to spell, one letter at a pause is the first of them; a name said whole is an answer.
+  const spell = numberAskedFor('Could you spell your last name, please?');
+  assert.deepEqual(spell, {});
+  assert.deepEqual(numberAskedFor('Kan du stave etternavnet ditt?'), {});
+  assert.equal(numberAskedFor('I live in Stavanger.'), null);
+  assert.equal(soundsUnfinished('S.', 'en-US', { numberAsked: spell }), true);
+  assert.equal(soundsUnfinished('Smith.', 'en-US', { numberAsked: spell }), false);
+  // The agent said its length: that many characters are the whole code.
+  const code = numberAskedFor('What is your 6-digit code?');
+  assert.equal(soundsUnfinished('It is A B 4.', 'en-US', { numberAsked: code }), true);
+  assert.equal(soundsUnfinished('It is A B 4 7 X 2.', 'en-US', { numberAsked: code }), false);
+});
+
 test('whole sentences do not, nor a question that ends on its preposition, a time or a count, or no words at all', () => {
   for (const words of [
     'I would like to book a table for two on Friday.',

@@ -3,7 +3,7 @@
 // middle of a sentence complete. The pause's words (its transcription, begun at the pause for the
 // answer anyway: media/heard-ahead.ts) then have their say, as LiveKit's turn detector decides from
 // the words: a turn whose words stop without a sentence's closing mark, on a word that leads on, or
-// on a number being read out is not over yet. As LiveKit's model reads the conversation before the
+// on a number being read out (or a word spelled, a code: "S, M, I", "A B 4") is not over yet. As LiveKit's model reads the conversation before the
 // turn, a number is being read out after the agent asked for one too ("What is your number?" "It is
 // five five, …"): a short group of digits then goes on, although Whisper writes "It is five.",
 // unless it has as many digits as the agent said the number has ("your four-digit PIN").
@@ -56,15 +56,19 @@ const DIGIT_WORDS: Record<string, ReadonlySet<string>> = {
   de: words('null eins zwei drei vier fünf sechs sieben acht neun'),
 };
 
-/** Digits said as words that are also a pronoun or an article ("I do not have one", "bare en"). */
-const PRONOUN_DIGITS = words('one en ei et ett eins');
+/**
+ * Digits said as words that are also a pronoun or an article ("I do not have one", "bare en"), and
+ * letters that are words ("Me and I.", "bor i", "å").
+ */
+const LONE_WORDS = words('one en ei et ett eins a i å');
 
 /**
- * Words that say a number is being given ("my number is", "the code is"), at a word's start; in
- * Norwegian and German compounds ("kundenummer", "Kundennummer") "nummer" anywhere.
+ * Words that say a number is being given ("my number is", "the code is") or a word spelled out
+ * ("it is spelled", "det staves", "buchstabiert"), at a word's start; in Norwegian and German
+ * compounds ("kundenummer", "Kundennummer") "nummer" anywhere.
  */
 const NUMBER_TALK =
-  /(?<!\p{L})(?:number|code|reference|account|card|phone|postcode|zip|booking|ticket|order|member|customer|pin|dial|digit|siffer|sifr|siffr|cifr|ziffer|kod|konto|kort|telefon|referanse|bestilling|billett|karte|buchung|postleitzahl)|nummer/iu;
+  /(?<!\p{L})(?:number|code|reference|account|card|phone|postcode|zip|booking|ticket|order|member|customer|pin|dial|digit|siffer|sifr|siffr|cifr|ziffer|kod|konto|kort|telefon|referanse|bestilling|billett|karte|buchung|postleitzahl|spell|buchstabi|stav(?:e|es|er|et|a|as|ar|at)(?!\p{L}))|nummer/iu;
 
 /**
  * Words that ask for something, at a word's start (a sentence that mentions a number and asks for
@@ -95,7 +99,10 @@ const DIGITS_COUNT = new RegExp(
   'iu',
 );
 
-/** What the agent's line asks for (numberAskedFor): a number, of `digits` when the line says how many. */
+/**
+ * What the agent's line asks for (numberAskedFor): a number (or a code, a word spelled), of
+ * `digits` when the line says how many.
+ */
 export interface NumberAsked {
   digits?: number;
 }
@@ -186,7 +193,7 @@ export function soundsUnfinished(
 
 /**
  * Whether the agent's line asks for a number: one of its sentences mentions one ("number", "code",
- * "kundenummer") and is a question or a request; the number's `digits` when that sentence says how
+ * "kundenummer", or spelling: "Could you spell your name?") and is a question or a request; the number's `digits` when that sentence says how
  * many ("What are the last four digits of your card?"). "Your booking number is 4 5 6." asks for
  * nothing: null.
  */
@@ -207,7 +214,8 @@ export function numberAskedFor(line: string): NumberAsked | null {
 /**
  * The words end on a number shorter than a whole one that is being read out: in groups, of 3
  * digits or more, or any after words that say a number is being given ("The code is 33") or once
- * the agent asked for one; a whole one has as many digits as the agent asked for, if it said.
+ * the agent asked for one; a whole one has as many digits as the agent asked for, if it said. So
+ * do letters spelled out ("S, M, I", "A B 4"), of no whole length but the one the agent said.
  */
 function readingOutNumber(
   tokens: string[],
@@ -217,6 +225,7 @@ function readingOutNumber(
 ): boolean {
   let groups = 0;
   let digits = 0;
+  let letters = 0;
   let i = tokens.length - 1;
   for (; i >= 0; i--) {
     const token = tokens[i];
@@ -234,18 +243,26 @@ function readingOutNumber(
     } else if (Object.hasOwn(REPEATED, token) && isOneDigit(tokens[i + 1] ?? '', digitWords)) {
       // "double five", "triple 7": the digit after it, said again (British English reads numbers so).
       digits += REPEATED[token];
+    } else if (/^\p{L}(?:-\p{L})*$/u.test(token)) {
+      // "S", "S-M-I": letters spelled out, a name's or a code's ("A B 4 7"; "U.S.", "a.m." are none).
+      const parts = token.split('-');
+      letters += parts.length;
+      groups += parts.length;
     } else {
       break;
     }
   }
   if (groups === 0) return false;
   // Asked for four digits, "1234." (or "12 34.") is the whole of it; asked for ten, eight are not.
+  // A spelling, or a code with letters, has no length but the one the agent said.
   const { asked, phoneNumber } = numberTalk;
-  const whole = PLUS.has(tokens[i] ?? '') ? phoneNumber.international : phoneNumber.national;
-  if (digits >= (asked?.digits ?? whole)) return false;
-  if (groups >= 2 || digits >= 3) return true;
-  // "I do not have one.": a lone "one" (or an article: "en", "et") after a question is no digit.
-  if (PRONOUN_DIGITS.has(tokens.at(-1) ?? '')) return numberTalk.said;
+  const phone = PLUS.has(tokens[i] ?? '') ? phoneNumber.international : phoneNumber.national;
+  const whole = asked?.digits ?? (letters > 0 ? undefined : phone);
+  if (whole !== undefined && digits + letters >= whole) return false;
+  if (groups >= 2 || digits + letters >= 3) return true;
+  // "I do not have one.", "Me and I.": a lone "one" (or an article: "en", "et"), "I" or "a" is
+  // no digit or letter read out unless the caller said they were giving one.
+  if (LONE_WORDS.has(tokens.at(-1) ?? '')) return numberTalk.said;
   return numberTalk.said || asked !== null;
 }
 
