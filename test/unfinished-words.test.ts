@@ -79,6 +79,11 @@ test('a whole phone number has as many digits as one where the agent’s languag
       'It is oh seven seven double oh, nine double oh, one two three.',
     ],
     ['en-GB', 'It is 07 triple 7, 900.', 'It is 07 triple 7, 900 123.'],
+    [
+      'en-GB',
+      'It is o seven seven double o, nine double o.',
+      'It is o seven seven double o, nine double o, 123.',
+    ],
   ]) {
     assert.equal(soundsUnfinished(partly, language), true, `${language}: ${partly}`);
     assert.equal(soundsUnfinished(whole, language), false, `${language}: ${whole}`);
@@ -96,6 +101,8 @@ test('a word spelled out or a code with letters sounds unfinished at each pause:
     ['en-US', 'My name is Smith. S-M-I-T-H.'],
     ['en-US', 'The booking reference is A B 4.'],
     ['en-US', 'It is X, 7.'],
+    ['en-US', 'The reference is X7Q.'],
+    ['en-US', 'It is AB12.'],
     ['nb-NO', 'Det staves Ø, S, T.'],
     ['sv-SE', 'Det stavas L, U, N, D.'],
     ['de-DE', 'Das buchstabiert man M.'],
@@ -109,6 +116,9 @@ test('a word spelled out or a code with letters sounds unfinished at each pause:
     'Is it A or B?',
     'In the U.S.',
     'I will be there at 10 a.m.',
+    'It is on the 4th.',
+    'Come at 10am.',
+    'I drive a BMW X5.',
   ])
     assert.equal(soundsUnfinished(words, 'en-US'), false, words);
   // Asked to spell, one letter at a pause is the first of them; a name said whole is an answer.

@@ -49,7 +49,7 @@ const SAME_AS: Record<string, string> = { no: 'nb', nn: 'nb' };
 
 /** Digits said as words, in the same languages. */
 const DIGIT_WORDS: Record<string, ReadonlySet<string>> = {
-  en: words('zero oh one two three four five six seven eight nine'),
+  en: words('zero oh o one two three four five six seven eight nine'),
   nb: words('null en ei et to tre fire fem seks sju syv åtte ni'),
   sv: words('noll en ett två tre fyra fem sex sju åtta nio'),
   da: words('nul en et to tre fire fem seks syv otte ni'),
@@ -248,6 +248,10 @@ function readingOutNumber(
       const parts = token.split('-');
       letters += parts.length;
       groups += parts.length;
+    } else if (/^\p{L}+\d[\p{L}\d]*$/u.test(token)) {
+      // "X7Q", "AB12": a code read out, which Whisper writes as one word (not "4th" or "10am").
+      letters += token.length;
+      groups++;
     } else {
       break;
     }
