@@ -17,6 +17,7 @@ test('a sentence cut where it goes on sounds unfinished: no closing mark, "…" 
     'We are three adults and',
     'I am calling about.',
     'I forgot my.',
+    'I would like a.',
     'Is it for the.',
     'Jeg vil gjerne bestille et bord til.',
     'Ich möchte einen Tisch für.',
@@ -111,6 +112,8 @@ test('a word spelled out or a code with letters sounds unfinished at each pause:
   // A letter that is a word, a grade, a plan, a vitamin: no spelling.
   for (const words of [
     'Me and I.',
+    'I got an A.',
+    'We will take plan A.',
     'We will take plan B.',
     'Vitamin D.',
     'Is it A or B?',

@@ -183,7 +183,9 @@ export function soundsUnfinished(
   const primary = language.split('-')[0].toLowerCase();
   const known = Object.hasOwn(LEADING_ON, primary) ? primary : (SAME_AS[primary] ?? 'en');
   const question = QUESTION_END.test(words);
-  if (LEADING_ON[known].has(last) || (!question && PREPOSITIONS[known].has(last))) return true;
+  // "Plan A.", "I got an A.": a capital A after the first word is the letter, not the article.
+  const letterA = known === 'en' && /\sA[.?!]["'”’)\]]*$/u.test(words);
+  if ((LEADING_ON[known].has(last) && !letterA) || (!question && PREPOSITIONS[known].has(last))) return true;
   return readingOutNumber(tokens, DIGIT_WORDS[known], PAIR_WORDS[known], {
     said: NUMBER_TALK.test(words),
     asked: context.numberAsked ?? null,
