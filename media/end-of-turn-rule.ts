@@ -1,6 +1,7 @@
 import type { EndOfTurnRule, WordsVerdict } from '../lib/audio/turn-detector.js';
 import type { EndOfTurnModel } from '../lib/speech/end-of-turn.js';
 import type { HeardWords } from '../lib/speech/speech-ports.js';
+import { emailAskedFor } from '../lib/voice-runtime/email-read-out.js';
 import { type NumberAsked, numberAskedFor, soundsUnfinished } from '../lib/voice-runtime/unfinished-words.js';
 import type { HeardAhead } from './heard-ahead.js';
 import { WordsDoubt } from './words-doubt.js';
@@ -11,9 +12,10 @@ import { WordsDoubt } from './words-doubt.js';
 // Both are asked at the pause, and the turn ends when both are in and say so: the words cost no time
 // on the way to the answer, which waits for them in any case. The words are read after what the
 // agent last said: once it asked for a number, a short group of digits is not the end of it (as many
-// digits as it said the number has are). Words the recogniser was unsure of (below `doubtBelow`;
-// Whisper writes a cut-off phrase as a finished sentence, less surely than a finished one;
-// words-doubt.ts) end the turn only after a longer silence.
+// digits as it said the number has are); once it asked for an email address, its first part is not.
+// Words the recogniser was unsure of (below `doubtBelow`; Whisper writes a cut-off phrase as a
+// finished sentence, less surely than a finished one; words-doubt.ts) end the turn only after a
+// longer silence.
 
 export function endOfTurnRule(options: {
   model: EndOfTurnModel;
@@ -30,18 +32,18 @@ export function endOfTurnRule(options: {
 }): EndOfTurnRule {
   const { model, heardAhead, language, agentLine, doubtBelow, pauseMs, maxMs, failed } = options;
   const doubt = doubtBelow === undefined ? null : new WordsDoubt(doubtBelow);
-  const verdict = (startedAtMs: number, heard: HeardWords, numberAsked: NumberAsked | null): WordsVerdict => {
+  type Asked = { numberAsked: NumberAsked | null; emailAsked: boolean };
+  const verdict = (startedAtMs: number, heard: HeardWords, asked: Asked): WordsVerdict => {
     const unsure = doubt?.unsure(startedAtMs, heard) ?? false;
-    if (soundsUnfinished(heard.text, language, { numberAsked })) return 'unfinished';
+    if (soundsUnfinished(heard.text, language, asked)) return 'unfinished';
     return unsure ? 'unsure' : 'finished';
   };
   return {
     complete: (samples) => model.complete({ sampleRate: 8000, samples }),
     words: (pause) => {
-      const numberAsked = agentLine ? numberAskedFor(agentLine()) : null;
-      return (
-        heardAhead.wordsOf(pause)?.then((heard) => verdict(pause.startedAtMs, heard, numberAsked)) ?? null
-      );
+      const line = agentLine?.() ?? '';
+      const asked = { numberAsked: numberAskedFor(line), emailAsked: emailAskedFor(line) };
+      return heardAhead.wordsOf(pause)?.then((heard) => verdict(pause.startedAtMs, heard, asked)) ?? null;
     },
     pauseMs,
     maxMs,

@@ -240,6 +240,21 @@ test('after the agent asked for the number, a caller giving it in groups is not 
   assert.deepEqual(counts, [1, 2], 'one turn after the question; cut at the pause after the other line');
 });
 
+test('after the agent asked for an email address, a caller giving it in parts is not cut off at "john dot smith."; asked for nothing, that is a turn', async () => {
+  const audio = concat(silence(300), speech(1100), silence(800), speech(1000), silence(2500));
+  const counts: number[] = [];
+  for (const agentLine of ['Thanks. What is your email address?', 'Thanks, I have noted that.']) {
+    const model = modelSaying(true);
+    const words = wordsSaying('It is john dot smith.', 'It is john dot smith at gmail dot com.');
+    const turns = await turnsOf(detectorWith(ruleWith(model, words, agentLine)), audio, {
+      heardAhead: words.heardAhead,
+      afterFrame: words.answer,
+    });
+    counts.push(turns.length);
+  }
+  assert.deepEqual(counts, [1, 2], 'one turn after the question; cut at the pause after the other line');
+});
+
 test('asked for the last four digits, a caller who gives four is answered at the pause; asked for a number of no length, the same words wait VOICE_TURN_MAX_MS', async () => {
   const audio = concat(silence(300), speech(1200), silence(2500));
   const waited: number[] = [];

@@ -8,6 +8,9 @@
 // five five, …"): a short group of digits then goes on, although Whisper writes "It is five.",
 // unless it has as many digits as the agent said the number has ("your four-digit PIN").
 
+import { askingSentence, QUESTION_END } from './asking-lines.js';
+import { readingOutEmail } from './email-read-out.js';
+
 /**
  * Words after which a sentence goes on: articles, conjunctions, possessives (not in Norwegian,
  * Swedish and Danish, where one may follow its noun: "kortet mitt").
@@ -41,9 +44,6 @@ const PAIR_WORDS: Record<string, RegExp> = {
   nb: /^(?:ti|elleve|tolv|tretten|fjorten|femten|seksten|sytten|atten|nitten|(?:tjue|tretti|førti|femti|seksti|sytti|åtti|nitti)(?:en|to|tre|fire|fem|seks|sju|syv|åtte|ni)?)$/,
 };
 
-/** A question's closing mark, after any closing quote or bracket. */
-const QUESTION_END = /\?["'”’)\]]*$/u;
-
 /** Languages whose words have the same uses (a BCP 47 primary subtag → the one above). */
 const SAME_AS: Record<string, string> = { no: 'nb', nn: 'nb' };
 
@@ -69,13 +69,6 @@ const LONE_WORDS = words('one en ei et ett eins a i å');
  */
 const NUMBER_TALK =
   /(?<!\p{L})(?:number|code|reference|account|card|phone|postcode|zip|booking|ticket|order|member|customer|pin|dial|digit|siffer|sifr|siffr|cifr|ziffer|kod|konto|kort|telefon|referanse|bestilling|billett|karte|buchung|postleitzahl|spell|buchstabi|stav(?:e|es|er|et|a|as|ar|at)(?!\p{L}))|nummer/iu;
-
-/**
- * Words that ask for something, at a word's start (a sentence that mentions a number and asks for
- * it without a question mark: "Please read me the code.", "Oppgi kundenummeret ditt.").
- */
-const REQUEST =
-  /(?<!\p{L})(?:please|tell|give|read|say|spell|enter|type|vennligst|oppgi|si|gi|uppge|säg|ge|angiv|sig|bitte|nennen|sagen|geben)(?!\p{L})/iu;
 
 /**
  * The counts a line may give a number's length in ("a 4-digit PIN", "the last four digits",
@@ -161,13 +154,14 @@ function phoneNumberDigits(language: string): { national: number; international:
  * (Whisper writes ".", "?" or "!" at a sentence's end, and nothing, "…" or "-" where it is cut), a
  * last word that leads on ("a table for", "I was wondering if"), or a number being read out
  * shorter than a whole one (`numberAsked`: the agent's last line asked for one, numberAskedFor,
- * of as many digits as it said, if it did).
+ * of as many digits as it said, if it did), or an email address short of its domain
+ * (email-read-out.ts; `emailAsked`: the agent's line asked for one, emailAskedFor).
  * No words at all: nothing says it is unfinished.
  */
 export function soundsUnfinished(
   text: string,
   language: string,
-  context: { numberAsked?: NumberAsked | null } = {},
+  context: { numberAsked?: NumberAsked | null; emailAsked?: boolean } = {},
 ): boolean {
   const words = text.trim();
   if (!words) return false;
@@ -186,6 +180,7 @@ export function soundsUnfinished(
   // "Plan A.", "I got an A.": a capital A after the first word is the letter, not the article.
   const letterA = known === 'en' && /\sA[.?!]["'”’)\]]*$/u.test(words);
   if ((LEADING_ON[known].has(last) && !letterA) || (!question && PREPOSITIONS[known].has(last))) return true;
+  if (readingOutEmail(words, context.emailAsked ?? false)) return true;
   return readingOutNumber(tokens, DIGIT_WORDS[known], PAIR_WORDS[known], {
     said: NUMBER_TALK.test(words),
     asked: context.numberAsked ?? null,
@@ -195,16 +190,12 @@ export function soundsUnfinished(
 
 /**
  * Whether the agent's line asks for a number: one of its sentences mentions one ("number", "code",
- * "kundenummer", or spelling: "Could you spell your name?") and is a question or a request; the number's `digits` when that sentence says how
- * many ("What are the last four digits of your card?"). "Your booking number is 4 5 6." asks for
- * nothing: null.
+ * "kundenummer"; or a spelling: "Could you spell your name?") and is a question or a request
+ * (asking-lines.ts); the number's `digits` when that sentence says how many ("What are the last
+ * four digits of your card?"). "Your booking number is 4 5 6." asks for nothing: null.
  */
 export function numberAskedFor(line: string): NumberAsked | null {
-  const asking = line
-    .split(/(?<=[.?!])\s+/u)
-    .find(
-      (sentence) => NUMBER_TALK.test(sentence) && (QUESTION_END.test(sentence) || REQUEST.test(sentence)),
-    );
+  const asking = askingSentence(line, NUMBER_TALK);
   if (asking === undefined) return null;
   const count = DIGITS_COUNT.exec(asking)?.[1].toLowerCase();
   if (count === undefined) return {};
