@@ -225,34 +225,44 @@ test('the model says complete but the words lead on ("a table for"): the turn wa
   assert.equal(model.asked.length, 2);
 });
 
-test('after the agent asked for the number, a caller giving it in groups is not cut off where Whisper writes one digit ("It is five."); asked for nothing, that is a turn', async () => {
-  const audio = concat(silence(300), speech(700), silence(800), speech(900), silence(2500));
+/** Turns of two parts with a pause between, whose words are `parts` at the pause and at the end, after each agent line. */
+async function turnsAfterLines(agentLines: string[], parts: [string, string], partsMs: [number, number]) {
+  const audio = concat(silence(300), speech(partsMs[0]), silence(800), speech(partsMs[1]), silence(2500));
   const counts: number[] = [];
-  for (const agentLine of ['Sure. What is the number?', 'Sure, I can help with that.']) {
+  for (const agentLine of agentLines) {
     const model = modelSaying(true);
-    const words = wordsSaying('It is five.', 'It is five, five, nine, one.');
+    const words = wordsSaying(...parts);
     const turns = await turnsOf(detectorWith(ruleWith(model, words, agentLine)), audio, {
       heardAhead: words.heardAhead,
       afterFrame: words.answer,
     });
     counts.push(turns.length);
   }
-  assert.deepEqual(counts, [1, 2], 'one turn after the question; cut at the pause after the other line');
+  return counts;
+}
+
+test('after the agent asked for the number, a caller giving it in groups is not cut off where Whisper writes one digit ("It is five."); asked for nothing, that is a turn', async () => {
+  assert.deepEqual(
+    await turnsAfterLines(
+      ['Sure. What is the number?', 'Sure, I can help with that.'],
+      ['It is five.', 'It is five, five, nine, one.'],
+      [700, 900],
+    ),
+    [1, 2],
+    'one turn after the question; cut at the pause after the other line',
+  );
 });
 
 test('after the agent asked for an email address, a caller giving it in parts is not cut off at "john dot smith."; asked for nothing, that is a turn', async () => {
-  const audio = concat(silence(300), speech(1100), silence(800), speech(1000), silence(2500));
-  const counts: number[] = [];
-  for (const agentLine of ['Thanks. What is your email address?', 'Thanks, I have noted that.']) {
-    const model = modelSaying(true);
-    const words = wordsSaying('It is john dot smith.', 'It is john dot smith at gmail dot com.');
-    const turns = await turnsOf(detectorWith(ruleWith(model, words, agentLine)), audio, {
-      heardAhead: words.heardAhead,
-      afterFrame: words.answer,
-    });
-    counts.push(turns.length);
-  }
-  assert.deepEqual(counts, [1, 2], 'one turn after the question; cut at the pause after the other line');
+  assert.deepEqual(
+    await turnsAfterLines(
+      ['Thanks. What is your email address?', 'Thanks, I have noted that.'],
+      ['It is john dot smith.', 'It is john dot smith at gmail dot com.'],
+      [1100, 1000],
+    ),
+    [1, 2],
+    'one turn after the question; cut at the pause after the other line',
+  );
 });
 
 test('asked for the last four digits, a caller who gives four is answered at the pause; asked for a number of no length, the same words wait VOICE_TURN_MAX_MS', async () => {
