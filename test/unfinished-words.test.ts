@@ -18,6 +18,11 @@ test('a sentence cut where it goes on sounds unfinished: no closing mark, "…" 
     'I am calling about.',
     'I forgot my.',
     'I would like a.',
+    'I would like to, um.',
+    'Um.',
+    'Let me see, uh.',
+    'Jeg vil gjerne, eh.',
+    'Ich möchte, äh.',
     'Is it for the.',
     'Jeg vil gjerne bestille et bord til.',
     'Ich möchte einen Tisch für.',
@@ -160,6 +165,9 @@ test('whole sentences do not, nor a question that ends on its preposition, a tim
   assert.equal(soundsUnfinished('Hvem snakker jeg med?', 'nb-NO'), false);
   assert.equal(soundsUnfinished('Jeg har mistet kortet mitt.', 'nb-NO'), false);
   assert.equal(soundsUnfinished('Jeg ringer fordi.', 'nb-NO'), true);
+  // Listener words are no fillers; "er" is one in English only (elsewhere it is "is").
+  for (const words of ['Uh-huh.', 'Ah, I see.']) assert.equal(soundsUnfinished(words, 'en-US'), false, words);
+  assert.equal(soundsUnfinished('Ja, det er.', 'nb-NO'), false);
   // A language without a list of its own is read with English's.
   assert.equal(soundsUnfinished('Je voudrais the', 'fr-FR'), true);
 });

@@ -2,11 +2,13 @@
 // end-of-turn model hears the voice only, and on the turn-taking bench it called most pauses in the
 // middle of a sentence complete. The pause's words (its transcription, begun at the pause for the
 // answer anyway: media/heard-ahead.ts) then have their say, as LiveKit's turn detector decides from
-// the words: a turn whose words stop without a sentence's closing mark, on a word that leads on, or
-// on a number being read out (or a word spelled, a code: "S, M, I", "A B 4") is not over yet. As LiveKit's model reads the conversation before the
-// turn, a number is being read out after the agent asked for one too ("What is your number?" "It is
-// five five, …"): a short group of digits then goes on, although Whisper writes "It is five.",
-// unless it has as many digits as the agent said the number has ("your four-digit PIN").
+// the words: a turn whose words stop without a sentence's closing mark, on a word that leads on or
+// a filler ("um"), on a number being read out, a word spelled or a code ("S, M, I", "A B 4"), or
+// an email address short of its domain is not over yet. As LiveKit's model reads the conversation
+// before the turn, a number is being read out after the agent asked for one too ("What is your
+// number?" "It is five five, …"): a short group of digits then goes on, although Whisper writes
+// "It is five.", unless it has as many digits as the agent said the number has ("your four-digit
+// PIN").
 
 import { askingSentence, QUESTION_END } from './asking-lines.js';
 import { readingOutEmail } from './email-read-out.js';
@@ -23,6 +25,17 @@ const LEADING_ON: Record<string, ReadonlySet<string>> = {
   de: words(
     'der die das den dem des ein eine einen einem einer und oder aber weil wenn dass ob mein meine dein deine unser',
   ),
+};
+/**
+ * Fillers: a person who ends on one is thinking of what comes next ("I would like, um.", "Det er,
+ * eh."), as LiveKit's turn detector learned. ("er" is English only: elsewhere it is "is".)
+ */
+const FILLERS: Record<string, ReadonlySet<string>> = {
+  en: words('um umm uh uhm erm er eh hmm'),
+  nb: words('eh ehm øh øhm hmm'),
+  sv: words('eh ehm öh öhm hmm'),
+  da: words('eh ehm øh øhm hmm'),
+  de: words('äh ähm öh öhm hm hmm'),
 };
 /**
  * Prepositions lead on too, but a question may end on one ("What is it for?", "Hvem snakker jeg
@@ -179,7 +192,8 @@ export function soundsUnfinished(
   const question = QUESTION_END.test(words);
   // "Plan A.", "I got an A.": a capital A after the first word is the letter, not the article.
   const letterA = known === 'en' && /\sA[.?!]["'”’)\]]*$/u.test(words);
-  if ((LEADING_ON[known].has(last) && !letterA) || (!question && PREPOSITIONS[known].has(last))) return true;
+  if ((LEADING_ON[known].has(last) && !letterA) || FILLERS[known].has(last)) return true;
+  if (!question && PREPOSITIONS[known].has(last)) return true;
   if (readingOutEmail(words, context.emailAsked ?? false)) return true;
   return readingOutNumber(tokens, DIGIT_WORDS[known], PAIR_WORDS[known], {
     said: NUMBER_TALK.test(words),
