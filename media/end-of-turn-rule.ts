@@ -42,7 +42,7 @@ export function endOfTurnRule(options: {
     complete: (samples) => model.complete({ sampleRate: 8000, samples }),
     words: (pause) => {
       const line = agentLine?.() ?? '';
-      const asked = { numberAsked: numberAskedFor(line), emailAsked: emailAskedFor(line) };
+      const asked = { numberAsked: numberAskedFor(line, language), emailAsked: emailAskedFor(line) };
       return heardAhead.wordsOf(pause)?.then((heard) => verdict(pause.startedAtMs, heard, asked)) ?? null;
     },
     pauseMs,

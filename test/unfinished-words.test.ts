@@ -130,14 +130,14 @@ test('a word spelled out or a code with letters sounds unfinished at each pause:
   ])
     assert.equal(soundsUnfinished(words, 'en-US'), false, words);
   // Asked to spell, one letter at a pause is the first of them; a name said whole is an answer.
-  const spell = numberAskedFor('Could you spell your last name, please?');
+  const spell = numberAskedFor('Could you spell your last name, please?', 'en-US');
   assert.deepEqual(spell, {});
-  assert.deepEqual(numberAskedFor('Kan du stave etternavnet ditt?'), {});
-  assert.equal(numberAskedFor('I live in Stavanger.'), null);
+  assert.deepEqual(numberAskedFor('Kan du stave etternavnet ditt?', 'nb-NO'), {});
+  assert.equal(numberAskedFor('I live in Stavanger.', 'en-US'), null);
   assert.equal(soundsUnfinished('S.', 'en-US', { numberAsked: spell }), true);
   assert.equal(soundsUnfinished('Smith.', 'en-US', { numberAsked: spell }), false);
   // The agent said its length: that many characters are the whole code.
-  const code = numberAskedFor('What is your 6-digit code?');
+  const code = numberAskedFor('What is your 6-digit code?', 'en-US');
   assert.equal(soundsUnfinished('It is A B 4.', 'en-US', { numberAsked: code }), true);
   assert.equal(soundsUnfinished('It is A B 4 7 X 2.', 'en-US', { numberAsked: code }), false);
 });
@@ -181,14 +181,14 @@ test('after the agent asked for a number, a short group of digits goes on ("It i
     'Oppgi kundenummeret ditt.',
     'Wie lautet Ihre Kundennummer?',
   ])
-    assert.deepEqual(numberAskedFor(line), {}, line);
+    assert.deepEqual(numberAskedFor(line, 'en-US'), {}, line);
   for (const line of [
     'Your booking number is 4 5 6.',
     'Is there anything else I can help you with?',
     'I have noted the number. How many people?',
     '',
   ])
-    assert.equal(numberAskedFor(line), null, line);
+    assert.equal(numberAskedFor(line, 'en-US'), null, line);
   for (const words of ['It is five.', 'Try 6.', 'Try sixty-one.', 'It starts with four than eight.', 'Five.'])
     assert.equal(soundsUnfinished(words, 'en-US', { numberAsked: {} }), true, words);
   assert.equal(soundsUnfinished('Det er ni.', 'nb-NO', { numberAsked: {} }), true);
@@ -215,17 +215,46 @@ test('a line that says how many digits the number has ("your four-digit PIN", "d
     ['Wie lautet Ihre vierstellige PIN?', 4],
     ['Bitte nennen Sie die letzten vier Ziffern Ihrer Karte.', 4],
   ];
-  for (const [line, digits] of asked) assert.deepEqual(numberAskedFor(line), { digits }, line);
+  for (const [line, digits] of asked) assert.deepEqual(numberAskedFor(line, 'en-US'), { digits }, line);
   // A count that is not the number's length: asked for a number, of no length said.
-  assert.deepEqual(numberAskedFor('I sent two codes. What is the code?'), {});
-  assert.deepEqual(numberAskedFor('Twelve of us are here. What is your number?'), {});
-  assert.deepEqual(numberAskedFor('Please enter your number one digit at a time.'), {});
+  assert.deepEqual(numberAskedFor('I sent two codes. What is the code?', 'en-US'), {});
+  assert.deepEqual(numberAskedFor('Twelve of us are here. What is your number?', 'en-US'), {});
+  assert.deepEqual(numberAskedFor('Please enter your number one digit at a time.', 'en-US'), {});
   // It says how many digits, but asks for nothing.
-  assert.equal(numberAskedFor('Your PIN has four digits.'), null);
+  assert.equal(numberAskedFor('Your PIN has four digits.', 'en-US'), null);
+});
+
+test('asked for a number of one length where the agent’s language is spoken (a ZIP code, a fødselsnummer), that many end the turn at the pause', () => {
+  // [language, the agent's line, digits]
+  const kinds: Array<[string, string, number]> = [
+    ['en-US', 'What is your ZIP code?', 5],
+    ['en-US', 'Could you give me your social security number?', 9],
+    ['nb-NO', 'Hva er postnummeret ditt?', 4],
+    ['nb-NO', 'Kan jeg få fødselsnummeret ditt, takk?', 11],
+    ['nb-NO', 'Hva er organisasjonsnummeret?', 9],
+    ['sv-SE', 'Vad är ditt personnummer?', 10],
+    ['da-DK', 'Hvad er dit CPR-nummer?', 10],
+    ['de-DE', 'Wie lautet Ihre Postleitzahl?', 5],
+  ];
+  for (const [language, line, digits] of kinds)
+    assert.deepEqual(numberAskedFor(line, language), { digits }, line);
+  const zip = numberAskedFor('What is your ZIP code?', 'en-US');
+  assert.equal(soundsUnfinished('It is 9 0 2 1 0.', 'en-US', { numberAsked: zip }), false);
+  assert.equal(soundsUnfinished('It is 9 0 2.', 'en-US', { numberAsked: zip }), true);
+  const fnr = numberAskedFor('Kan jeg få fødselsnummeret ditt?', 'nb-NO');
+  assert.equal(soundsUnfinished('Det er 010190 123.', 'nb-NO', { numberAsked: fnr }), true);
+  assert.equal(soundsUnfinished('Det er 010190 12345.', 'nb-NO', { numberAsked: fnr }), false);
+  // A length the line says wins; a kind with no one length there (Britain's postcodes), or a
+  // language with no country, leaves the number's end unknown.
+  assert.deepEqual(numberAskedFor('What are the last four digits of your social security number?', 'en-US'), {
+    digits: 4,
+  });
+  assert.deepEqual(numberAskedFor('What is your postcode?', 'en-GB'), {});
+  assert.deepEqual(numberAskedFor('What is your ZIP code?', 'en'), {});
 });
 
 test('asked for four digits, four end the turn ("1234.", "12 34.", "twelve thirty-four."); fewer go on, as eight of ten do', () => {
-  const pin = numberAskedFor('What are the last four digits of your card?');
+  const pin = numberAskedFor('What are the last four digits of your card?', 'en-US');
   for (const words of [
     '1234.',
     'It is 12 34.',
@@ -240,13 +269,13 @@ test('asked for four digits, four end the turn ("1234.", "12 34.", "twelve thirt
   assert.equal(soundsUnfinished('1234.', 'en-US', { numberAsked: {} }), true);
   assert.equal(
     soundsUnfinished('Det er 4 7 1 2.', 'nb-NO', {
-      numberAsked: numberAskedFor('Hva er de fire siste sifrene?'),
+      numberAsked: numberAskedFor('Hva er de fire siste sifrene?', 'nb-NO'),
     }),
     false,
   );
   assert.equal(soundsUnfinished('I do not have one.', 'en-US', { numberAsked: pin }), false);
   // Asked for ten digits, eight are not yet the whole of it (asked for no length, they are).
-  const phone = numberAskedFor('What is your ten-digit phone number?');
+  const phone = numberAskedFor('What is your ten-digit phone number?', 'en-US');
   assert.equal(soundsUnfinished('It is 555 123 45.', 'en-US', { numberAsked: phone }), true);
   assert.equal(soundsUnfinished('It is 9123 4567.', 'nb-NO', { numberAsked: {} }), false);
   assert.equal(soundsUnfinished('It is 555 123 4567.', 'en-US', { numberAsked: phone }), false);

@@ -12,6 +12,7 @@
 
 import { askingSentence, QUESTION_END } from './asking-lines.js';
 import { readingOutEmail } from './email-read-out.js';
+import { knownLength, type PhoneNumberDigits, phoneNumberDigits } from './number-lengths.js';
 
 /**
  * Words after which a sentence goes on: articles, conjunctions, possessives (not in Norwegian,
@@ -113,36 +114,6 @@ export interface NumberAsked {
   digits?: number;
 }
 
-/**
- * How many digits a whole phone number has where the agent's language is spoken (its region, else
- * its language's country): as it is read out at home (with the trunk 0 where one is said: "070 123
- * 45 67" in Sweden), and after a plus (the country code, without the 0: "+46 70 123 45 67"). A
- * number read out in groups is not over before it has them: of a Swedish mobile number, "070 123
- * 45" are 8 of its 10 digits; of a Norwegian one with its country code, "+47 91 23 45" 8 of 10.
- * Elsewhere 8, the shortest of these (and 10 after a plus).
- */
-const PHONE_NUMBER_DIGITS: Record<string, { national: number; international: number }> = {
-  NO: { national: 8, international: 10 },
-  DK: { national: 8, international: 10 },
-  SE: { national: 10, international: 11 },
-  DE: { national: 10, international: 11 },
-  CH: { national: 10, international: 11 },
-  US: { national: 10, international: 11 },
-  CA: { national: 10, international: 11 },
-  GB: { national: 11, international: 12 },
-  AU: { national: 10, international: 11 },
-  IN: { national: 10, international: 12 },
-};
-const ANY_PHONE_NUMBER_DIGITS = { national: 8, international: 10 };
-/** A language's country, when a tag names none ("sv", "de"). */
-const LANGUAGE_COUNTRY: Record<string, string> = {
-  nb: 'NO',
-  nn: 'NO',
-  no: 'NO',
-  da: 'DK',
-  sv: 'SE',
-  de: 'DE',
-};
 /** "double five" is 55, "triple seven" 777: how many more times the digit after it is said. */
 const REPEATED: Record<string, number> = { double: 1, triple: 2 };
 
@@ -153,14 +124,6 @@ function isOneDigit(token: string, digitWords: ReadonlySet<string>): boolean {
 
 /** The words for "+" read out before a country code (Whisper writes "+47" too). */
 const PLUS = words('plus pluss');
-
-/** A whole phone number's digits for `language` (BCP 47), read out at home or after a plus. */
-function phoneNumberDigits(language: string): { national: number; international: number } {
-  const [primary, ...rest] = language.split('-');
-  const country = rest.find((subtag) => /^[A-Za-z]{2}$/.test(subtag))?.toUpperCase();
-  const known = country ?? LANGUAGE_COUNTRY[primary.toLowerCase()];
-  return (known && PHONE_NUMBER_DIGITS[known]) || ANY_PHONE_NUMBER_DIGITS;
-}
 
 /**
  * Whether a transcription of what a person said up to a pause sounds unfinished: no closing mark
@@ -206,13 +169,18 @@ export function soundsUnfinished(
  * Whether the agent's line asks for a number: one of its sentences mentions one ("number", "code",
  * "kundenummer"; or a spelling: "Could you spell your name?") and is a question or a request
  * (asking-lines.ts); the number's `digits` when that sentence says how many ("What are the last
- * four digits of your card?"). "Your booking number is 4 5 6." asks for nothing: null.
+ * four digits of your card?"), or when it is of a kind with one length where `language` is spoken
+ * ("What is your ZIP code?": 5 in the US; number-lengths.ts). "Your booking number is 4 5 6."
+ * asks for nothing: null.
  */
-export function numberAskedFor(line: string): NumberAsked | null {
+export function numberAskedFor(line: string, language: string): NumberAsked | null {
   const asking = askingSentence(line, NUMBER_TALK);
   if (asking === undefined) return null;
   const count = DIGITS_COUNT.exec(asking)?.[1].toLowerCase();
-  if (count === undefined) return {};
+  if (count === undefined) {
+    const digits = knownLength(asking, language);
+    return digits === undefined ? {} : { digits };
+  }
   const digits = /^\d+$/.test(count) ? Number(count) : (COUNT_WORDS.get(count) ?? 0);
   // "Enter one digit at a time" says how to give it, not its length.
   return digits > 1 ? { digits } : {};
@@ -228,7 +196,7 @@ function readingOutNumber(
   tokens: string[],
   digitWords: ReadonlySet<string>,
   pairWords: RegExp | undefined,
-  numberTalk: { said: boolean; asked: NumberAsked | null; phoneNumber: typeof ANY_PHONE_NUMBER_DIGITS },
+  numberTalk: { said: boolean; asked: NumberAsked | null; phoneNumber: PhoneNumberDigits },
 ): boolean {
   let groups = 0;
   let digits = 0;
