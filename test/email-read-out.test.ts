@@ -28,6 +28,9 @@ test('an email address read out goes on until its "@" and a domain with a dot: "
     ['en-US', 'I do not have an email.'],
     ['en-US', 'My email is the same as before.'],
     ['en-US', 'I will email you at the office.'],
+    ['en-US', 'My email is not working at all.'],
+    ['en-US', 'My email is still not working at the moment.'],
+    ['nb-NO', 'E-posten min er ikke i bruk lenger.'],
     ['en-US', 'Can you send it by email?'],
   ])
     assert.equal(soundsUnfinished(words, language), false, `${language}: ${words}`);
@@ -51,4 +54,5 @@ test('after the agent asked for an email address, an answer that is only its fir
   assert.equal(soundsUnfinished('It is john dot smith.', 'en-US', { emailAsked: true }), true);
   assert.equal(soundsUnfinished('john.smith@gmail.com.', 'en-US', { emailAsked: true }), false);
   assert.equal(soundsUnfinished('Sure, one moment.', 'en-US', { emailAsked: true }), false);
+  assert.equal(soundsUnfinished('It does not work at all.', 'en-US', { emailAsked: true }), false);
 });

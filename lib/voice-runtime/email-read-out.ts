@@ -14,8 +14,14 @@ const EMAIL_TALK = /(?<!\p{L})(?:e-?mail|e-?post|mejl|mail)/iu;
  */
 const EMAIL_GIVEN =
   /(?<!\p{L})(?:e-?mail|e-?post|mejl|mail)[\p{L}-]*(?:\s+(?:address|min|mi|mitt|din))?\s+(?:is|er|är|ist|lautet)(?!\p{L})/iu;
-/** The "@", written or read out ("at", "krøllalfa", "snabel-a", "Klammeraffe"). */
-const AT = /@|(?<!\p{L})(?:at|krøllalfa|snabel-?a|klammeraffe)(?!\p{L})/iu;
+/** The "@", written or read out ("at", "krøllalfa", "snabel-a", "Klammeraffe"; "at all" is none). */
+const AT = /@|(?<!\p{L})(?:at(?!\s+all(?!\p{L}))|krøllalfa|snabel-?a|klammeraffe)(?!\p{L})/iu;
+/**
+ * How words that are no address begin after "My email is": a negation, an article, an adverb ("My
+ * email is not working at the moment.", "… is the same as before.", "E-posten min er ikke …").
+ */
+const NO_ADDRESS =
+  /^\s*(?:not|no|the|a|an|still|also|now|ikke|inte|ikkje|nicht|kein\p{L}*|den|det|fortsatt|fremdeles|samma|samme|die|der|das|noch)(?!\p{L})/iu;
 /** A dot inside an address ("john.smith") or read out ("dot", "punktum", "punkt"). */
 const DOT = /[\p{L}\d]\.[\p{L}\d]|(?<!\p{L})(?:dot|punktum|punkt)(?!\p{L})/iu;
 /** A domain's dot with a name after it ("gmail.com", "gmail dot com"), not "gmail dot." cut at the dot. */
@@ -35,6 +41,7 @@ export function readingOutEmail(words: string, asked: boolean): boolean {
   const given = EMAIL_GIVEN.exec(words);
   if (!given && !asked) return false;
   const address = given ? words.slice(given.index + given[0].length) : words;
+  if (given && NO_ADDRESS.test(address)) return false;
   const at = AT.exec(address);
   if (!at) return DOT.test(address);
   return !DOMAIN_DOT.test(address.slice(at.index + at[0].length));
