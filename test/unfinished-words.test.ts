@@ -72,7 +72,9 @@ test('a whole phone number has as many digits as one where the agent’s languag
     ['sv', 'Det är 070-123 45.', 'Det är 070-123 45 67.'],
     ['sv-SE', 'Det är +46 70 123 45.', 'Det är +46 70 123 45 67.'],
     ['de-DE', 'Sie ist 0151 1234.', 'Sie ist 0151 1234 5678.'],
-    ['de', 'Sie ist 030 123 45.', 'Sie ist 030 123 45 67.'],
+    ['de', 'Sie ist 0170 123 45.', 'Sie ist 0170 123 45 678.'],
+    // Any country libphonenumber knows (a French agent on hosted speech): "06 12 34 56 78".
+    ['fr-FR', 'C’est le 06 12 34 56.', 'C’est le 06 12 34 56 78.'],
     ['en-US', 'It is 555 123 45.', 'It is 555 123 4567.'],
     ['en-US', 'It is +1 555 123 45.', 'It is +1 555 123 45 67.'],
     ['en-GB', 'It is 07700 900.', 'It is 07700 900 123.'],
