@@ -6,14 +6,17 @@
 import { askingSentence } from './asking-lines.js';
 
 /** Words that name an email address, at a word's start: "email", "e-mail", "e-post(adressen)", "mejl", "E-Mail". */
-const EMAIL_TALK = /(?<!\p{L})(?:e-?mail|e-?post|mejl|mail)/iu;
+const EMAIL_WORD = '(?<!\\p{L})(?:e-?mail|e-?post|mejl|mail)';
+const EMAIL_TALK = new RegExp(EMAIL_WORD, 'iu');
 /**
  * The caller saying an address is being given: an email word, maybe "address" or a possessive
  * after it ("e-postadressen min er"), then "is" ("My email address is", "Min mejl är", "Meine
  * E-Mail-Adresse ist").
  */
-const EMAIL_GIVEN =
-  /(?<!\p{L})(?:e-?mail|e-?post|mejl|mail)[\p{L}-]*(?:\s+(?:address|min|mi|mitt|din))?\s+(?:is|er|är|ist|lautet)(?!\p{L})/iu;
+const EMAIL_GIVEN = new RegExp(
+  `${EMAIL_WORD}[\\p{L}-]*(?:\\s+(?:address|min|mi|mitt|din))?\\s+(?:is|er|är|ist|lautet)(?!\\p{L})`,
+  'iu',
+);
 /** The "@", written or read out ("at", "krøllalfa", "snabel-a", "Klammeraffe"; "at all" is none). */
 const AT = /@|(?<!\p{L})(?:at(?!\s+all(?!\p{L}))|krøllalfa|snabel-?a|klammeraffe)(?!\p{L})/iu;
 /**
@@ -22,10 +25,13 @@ const AT = /@|(?<!\p{L})(?:at(?!\s+all(?!\p{L}))|krøllalfa|snabel-?a|klammeraff
  */
 const NO_ADDRESS =
   /^\s*(?:not|no|the|a|an|still|also|now|ikke|inte|ikkje|nicht|kein\p{L}*|den|det|fortsatt|fremdeles|samma|samme|die|der|das|noch)(?!\p{L})/iu;
-/** A dot inside an address ("john.smith") or read out ("dot", "punktum", "punkt"). */
-const DOT = /[\p{L}\d]\.[\p{L}\d]|(?<!\p{L})(?:dot|punktum|punkt)(?!\p{L})/iu;
+/** A dot inside an address ("john.smith"), or read out ("dot", "punktum", "punkt") and then `after`. */
+const dotThen = (after: string) =>
+  new RegExp(`[\\p{L}\\d]\\.[\\p{L}\\d]|(?<!\\p{L})(?:dot|punktum|punkt)${after}`, 'iu');
+/** A dot of an address, written or read out. */
+const DOT = dotThen('(?!\\p{L})');
 /** A domain's dot with a name after it ("gmail.com", "gmail dot com"), not "gmail dot." cut at the dot. */
-const DOMAIN_DOT = /[\p{L}\d]\.[\p{L}\d]|(?<!\p{L})(?:dot|punktum|punkt)\s+[\p{L}\d]/iu;
+const DOMAIN_DOT = dotThen('\\s+[\\p{L}\\d]');
 
 /** Whether the agent's line asks for an email address ("What is your email address?", "Hva er e-postadressen din?"). */
 export function emailAskedFor(line: string): boolean {
