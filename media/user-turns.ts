@@ -23,14 +23,19 @@ type TurnTiming = Record<'speechEndedAt' | 'endpointedMs' | 'sttMs' | 'sttAfterT
   heardAhead: boolean;
 };
 
+/** The speech being heard: whether the agent was speaking when it began, and whether it lasted long enough to barge in. */
+interface SpeechHeard {
+  overAgent: boolean;
+  confirmed: boolean;
+}
+
 export class UserTurns {
   /** The person's turns, transcribed and sent one after the other. */
   private readonly turns = new SerialQueue(stageQueueWait('user_turns'));
   /** The person's lines after transcription, answered here or sent to the workflow, one after the other. */
   private readonly answers = new SerialQueue(stageQueueWait('answers'));
   private utterances = 0;
-  /** The speech being heard: whether the agent was speaking when it began, and whether it lasted long enough to barge in. */
-  private speech: { overAgent: boolean; confirmed: boolean } | null = null;
+  private speech: SpeechHeard | null = null;
   /** The last utterance handed on (answered here or sent): the workflow takes its turns back only once it has it. */
   private sent = -1;
   /** Lines handed on whose turn is not over yet (answered here or sent). */
@@ -129,9 +134,10 @@ export class UserTurns {
   private turnEnded(event: Extract<TurnEvent, { type: 'turn_ended' }>): void {
     const speech = this.speech;
     this.speech = null;
-    // A short sound while the agent spoke (an "mm-hm", a cough) neither stopped it nor is a line;
-    // the same short word in the agent's silence ("Hello?") is one.
-    if (speech?.overAgent && !speech.confirmed) {
+    // A short sound the agent talked on through (an "mm-hm", a cough) neither stopped it nor is a
+    // line; the same short word in the agent's silence ("Hello?") is one, and so is one the agent fell
+    // silent under (a quick "Yes." over the last word of its question).
+    if (this.shortOverAgent(speech)) {
       this.deps.logger.info('short sound over the agent: no turn', { callId: this.deps.callId });
       this.heardAhead.drop();
       this.deps.loop?.dropPrepared();
@@ -184,8 +190,8 @@ export class UserTurns {
    */
   private hearAhead(event: Extract<TurnEvent, { type: 'speech_paused' }>): void {
     this.dropHeardAhead();
-    // A short sound over the agent will be no turn (turnEnded): nothing to hear ahead.
-    if (this.deps.ending() || (this.speech?.overAgent && !this.speech.confirmed)) return;
+    // A short sound the agent talks on through will be no turn (turnEnded): nothing to hear ahead.
+    if (this.deps.ending() || this.shortOverAgent(this.speech)) return;
     const ahead = this.heardAhead.begin(event);
     const { loop } = this.deps;
     ahead.text.then(
@@ -202,6 +208,11 @@ export class UserTurns {
       },
       () => {}, // the turn transcribes again if it ends with this audio (turnEnded)
     );
+  }
+
+  /** Speech begun over the agent, too short to stop it, and the agent still talking. */
+  private shortOverAgent(speech: SpeechHeard | null): boolean {
+    return speech !== null && speech.overAgent && !speech.confirmed && this.deps.voice.speaking();
   }
 
   /** The person went on from their pause: its transcription and the answer asked for it are dropped. */

@@ -292,6 +292,8 @@ describe('barge-in and hang-ups', () => {
     next: { kind: 'continue' },
   } as const;
   const [FIRST_SENTENCE] = LONG.say.match(/[^.]+\./) ?? [];
+  /** About 300 ms of the agent's audio (40 ms a word). */
+  const QUESTION = { say: 'Shall I book Monday at ten?', next: { kind: 'continue' } } as const;
 
   /** A call whose agent has begun its long answer to the caller's first line. */
   /** An answer of about 5 s (40 ms of audio a word): the agent still talks through a judging that lasts seconds. */
@@ -300,7 +302,9 @@ describe('barge-in and hang-ups', () => {
     next: { kind: 'continue' },
   } as const;
 
-  async function agentSpeaking(answer: typeof LONG | typeof LONGER = LONG): Promise<MediaPathCall> {
+  async function agentSpeaking(
+    answer: typeof LONG | typeof LONGER | typeof QUESTION = LONG,
+  ): Promise<MediaPathCall> {
     const path = await call({
       runtime: new ScriptedRuntime((heard) => (heard.includes('open') ? answer : ANSWER)),
     });
@@ -353,6 +357,19 @@ describe('barge-in and hang-ups', () => {
     path.silence(700);
     await turnsEnded(path, 2);
     await wentOnUnstopped(path, 'the short sound was no line');
+  });
+
+  test('a short word begun over the last of the agent’s line and ended in its silence (a quick “Yes.”) is a line', async () => {
+    const path = await agentSpeaking(QUESTION);
+    // Begun while the question still plays (about 300 ms of it), too short to stop it.
+    path.says('Yes', 200);
+    const framesOfQuestion = path.out.frames;
+    await until(() => path.out.frames > framesOfQuestion, 'the question did not go on');
+    await sleep(600); // the question has played out: the word's turn ends in the agent's silence
+    path.silence(700);
+    await until(() => gatewayTurns(path).length === 2, 'the short word was lost');
+    assert.equal(path.out.clears, 0, 'nothing to stop: the agent had finished');
+    assert.equal(gatewayTurns(path)[1].heard.text, 'Yes');
   });
 
   test('a backchannel over the agent ("mm-hm", "yeah, okay", 500 ms) neither stops it nor is a line', async () => {
