@@ -20,6 +20,23 @@ test('short listener words in the service’s languages are backchannels; nothin
     'Jo, jo',
     'Akkurat.',
     'Genau.',
+    // The agent's languages' own, as their speakers say them over a talking agent
+    'Sounds good.',
+    'Okay, perfect.',
+    'Ja vel.',
+    'Ja, vel.',
+    'Greit.',
+    'Ja, skjønner.',
+    'Stemmer.',
+    'Okej.',
+    'Ja, visst.',
+    'Toppen.',
+    'Nå.',
+    'Præcis.',
+    'Ach so.',
+    'Ach, so.',
+    'Ja, natürlich.',
+    'Super.',
     // Hums as Whisper writes them (the local voice's "Mhm" heard as "M-H-M.", "M.H.M.", "M&M.")
     'Mmmm.',
     'Hmmm',
@@ -48,6 +65,12 @@ test('words that ask or say something are not, nor four listener words in a row'
     'Oh wait.',
     'Hmm, what about Sundays?',
     'M-H-M wait a second',
+    // Words that begin a sentence of its own are no listener word alone
+    'Vel.',
+    'So.',
+    'Ja, men vent litt.',
+    'Nei.',
+    'Greit, men hva med søndag?',
   ])
     assert.equal(isBackchannel(words), false, words);
 });

@@ -32,7 +32,15 @@ const BACKCHANNEL_WORDS = new Set([
   'it',
   'cool',
   'fine',
-  // Norwegian, Swedish, Danish
+  'good',
+  'great',
+  'perfect',
+  'exactly',
+  'absolutely',
+  'gotcha',
+  'true',
+  'sounds', // "sounds good"
+  // Norwegian ("ja vel" is read as one word: javel)
   'ja',
   'jo',
   'jepp',
@@ -40,17 +48,44 @@ const BACKCHANNEL_WORDS = new Set([
   'javel',
   'akkurat',
   'nettopp',
-  'precis',
   'jaha',
+  'jaså',
+  'greit',
+  'fint',
+  'flott',
+  'supert',
+  'skjønner',
+  'stemmer',
+  'riktig',
+  'absolutt',
+  // Swedish
+  'precis',
+  'okej',
+  'visst',
+  'absolut',
+  'exakt',
+  'bra',
+  'toppen',
+  // Danish
   'nemlig',
   'klart',
-  // German
+  'nå',
+  'præcis',
+  'godt',
+  // German ("ach so" is read as one word: achso)
   'genau',
   'stimmt',
   'gut',
   'richtig',
   'alles',
   'klar',
+  'achso',
+  'jawohl',
+  'super',
+  'prima',
+  'verstehe',
+  'natürlich',
+  'sicher',
 ]);
 
 /**
@@ -70,10 +105,14 @@ const MOST_WORDS = 3;
 export function isBackchannel(words: string): boolean {
   const tokens = words
     .toLowerCase()
-    // Whisper writes "alright" as two words ("All right."): one listener word, not "all" of something.
-    .replace(/\ball right\b/g, 'alright')
     .replace(/[^\p{L}\p{N}\s]+/gu, ' ')
-    .split(/\s+/)
+    .replace(/\s+/g, ' ')
+    // Whisper writes "alright" as two words ("All right."): one listener word, not "all" of something;
+    // and so are Norwegian's "ja vel" and German's "ach so" ("vel" and "so" alone begin a sentence).
+    .replace(/\ball right\b/g, 'alright')
+    .replace(/\bja vel\b/g, 'javel')
+    .replace(/\bach so\b/g, 'achso')
+    .split(' ')
     .filter(Boolean)
     // A hum spelled letter by letter, or hummed twice, is one listener word.
     .map((token) => (HUM.test(token) ? 'mm' : token))
