@@ -18,9 +18,8 @@ export type TurnEvent =
   | { type: 'turn_ended'; startedAtMs: number; endedAtMs: number; audio: Int16Array }
   /**
    * A pause of PAUSE_MS in a turn's speech, before endpointing ends it: `audio` is the turn_ended
-   * audio the turn will have if no speech follows, but for the rest of its post-roll's silence
-   * (the same words), so its transcription (and the answer to it) may start now and be taken when
-   * the turn ends with the same `startedAtMs` and `endedAtMs`.
+   * audio the turn will have if no speech follows, but for the rest of its post-roll's silence (the
+   * same words): its transcription and answer may start now, taken if the turn ends with this audio.
    */
   | { type: 'speech_paused'; startedAtMs: number; endedAtMs: number; audio: Int16Array }
   /** Speech again after `speech_paused`: what was started for the pause is of no use. */
@@ -89,7 +88,7 @@ interface TimedFrame {
 /** Speech heard and not yet ended or dismissed. */
 interface Utterance {
   startedAtMs: number;
-  /** End of the last frame the detector held for speech. */
+  /** End of the last VAD window held for speech (not of the frames after it: 0-31 ms sooner). */
   lastVoicedEndMs: number;
   voicedMs: number;
   confirmed: boolean;
@@ -120,11 +119,11 @@ export class TurnDetector {
   private readonly window = new Float32Array(VAD_WINDOW_SAMPLES);
   private windowFill = 0;
   private probability = 0;
+  private windowEndMs = 0; // where the window `probability` is of ended, on the call's clock
   /** The last PRE_ROLL_MS of frames, whatever they held. */
   private recent: TimedFrame[] = [];
   private utterance: Utterance | null = null;
-  /** Frames are processed one after the other, in order. */
-  private readonly frames = new SerialQueue();
+  private readonly frames = new SerialQueue(); // processed one after the other, in order
   private endOfTurn: EndOfTurnRule | undefined;
   /** The model's rule, held back (firstTurnBySilence): endOfTurn from the first turn's end on. */
   private heldRule: EndOfTurnRule | undefined;
@@ -159,7 +158,7 @@ export class TurnDetector {
   }
 
   private async process(frame: Int16Array, atMs: number): Promise<TurnEvent[]> {
-    await this.listen(frame);
+    await this.listen(frame, atMs);
     const endMs = atMs + (frame.length * 1000) / VAD_SAMPLE_RATE;
     const timed = { atMs, samples: frame };
     const events: TurnEvent[] = [];
@@ -183,7 +182,7 @@ export class TurnDetector {
     utterance.frames.push(timed);
     if (this.probability >= CONTINUE_THRESHOLD) {
       utterance.voicedMs += endMs - atMs;
-      utterance.lastVoicedEndMs = endMs;
+      utterance.lastVoicedEndMs = this.windowEndMs;
       utterance.verdict = null;
       if (utterance.pauseAnnounced) {
         utterance.pauseAnnounced = false;
@@ -268,12 +267,13 @@ export class TurnDetector {
   }
 
   /** Runs the detector on every full window the frame completes; the probability is the latest one. */
-  private async listen(frame: Int16Array): Promise<void> {
-    for (const sample of frame) {
-      this.window[this.windowFill++] = sample / 32768;
+  private async listen(frame: Int16Array, atMs: number): Promise<void> {
+    for (let i = 0; i < frame.length; i++) {
+      this.window[this.windowFill++] = frame[i] / 32768;
       if (this.windowFill === VAD_WINDOW_SAMPLES) {
         this.windowFill = 0;
         this.probability = await this.vad.probability(this.window);
+        this.windowEndMs = atMs + ((i + 1) * 1000) / VAD_SAMPLE_RATE;
       }
     }
   }
