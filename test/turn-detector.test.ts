@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { TurnDetector, type TurnEvent } from '../lib/audio/turn-detector.js';
 import { SileroVoiceActivity } from '../lib/audio/voice-activity.js';
-import { noise, speechFixture, timeline } from './support/test-audio.js';
+import { levelVoiceActivity } from './support/media-path.js';
+import { noise, speechFixture, timeline, tone } from './support/test-audio.js';
 
 const FRAME_SAMPLES = 160;
 const FRAME_MS = 20;
@@ -245,4 +246,15 @@ test('the detector runs far faster than real time (time per 20 ms frame is print
   console.log(
     `turn detection (Silero v5, onnxruntime-node CPU): ${perFrameMs.toFixed(3)} ms per 20 ms frame`,
   );
+});
+
+test('the speech ends where its last voiced VAD window ends, not at the frame after it that kept that window’s probability', async () => {
+  // Voice activity by level, so the windows are known: 32 ms each, ending at 992 and 1024 ms around
+  // the end of 1000 ms of tone. The one ending at 1024 holds the tone's last 8 ms; the frame that
+  // completes it ends at 1040, and the next window (silent) completes only in the frame after.
+  const turns = new TurnDetector({ vad: levelVoiceActivity, endpointingMs: 600 });
+  const audio = timeline([{ speech: tone(440, 8000, 8000, 12_000) }, { quietMs: 1000 }]).audio;
+  const [turn] = endedTurns(await feed(turns, audio));
+  assert.ok(turn?.type === 'turn_ended', 'a turn');
+  assert.equal(turn.endedAtMs, 1024);
 });
