@@ -361,11 +361,14 @@ describe('barge-in and hang-ups', () => {
 
   test('a short word begun over the last of the agent’s line and ended in its silence (a quick “Yes.”) is a line', async () => {
     const path = await agentSpeaking(QUESTION);
-    // Begun while the question still plays (about 300 ms of it), too short to stop it.
+    // Begun while the question still plays, too short to stop it.
     path.says('Yes', 200);
     const framesOfQuestion = path.out.frames;
     await until(() => path.out.frames > framesOfQuestion, 'the question did not go on');
-    await sleep(600); // the question has played out: the word's turn ends in the agent's silence
+    // All its 12 frames (6 words, 40 ms each) sent, and played: audio goes 100 ms ahead of its play
+    // time. The word's turn then ends in the agent's silence.
+    await until(() => path.out.frames === 12, 'the question was not sent whole');
+    await sleep(200);
     path.silence(700);
     await until(() => gatewayTurns(path).length === 2, 'the short word was lost');
     assert.equal(path.out.clears, 0, 'nothing to stop: the agent had finished');
