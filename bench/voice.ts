@@ -1,4 +1,5 @@
 import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { MediaStreamsClient } from '../lib/media/media-streams-client.js';
 import { loadSettings } from '../lib/settings.js';
 import { type AgentTurnLatency, callProgressQuery } from '../lib/temporal/call-messages.js';
@@ -17,7 +18,10 @@ import { startVoiceStack, waitFor } from './voice-stack.js';
 // Each call: a Media Streams client (lib/media/media-streams-client.ts) hears the greeting,
 // then says a Piper-made line in real time (made once, before any run, and trimmed to its last
 // sound so that the end of the audio is the end of speech), waits until the agent's answer has
-// played, BENCH_VOICE_TURNS (5) times, and hangs up.
+// played, BENCH_VOICE_TURNS (5) times, and hangs up. The N calls start together, so their turns
+// come at the same moments (the worst case: every pause of every call at once);
+// BENCH_VOICE_SPREAD_MS spreads their starts evenly over that many ms instead (callers who call
+// independently: a turn's cycle here, line, answer and its quiet end, is about 10 s).
 //
 // Per turn: voice-to-voice (end of the caller's audio → the first agent audio the client gets) and
 // its parts on the turn's path: the turn's end (with VOICE_TURN_DETECTION=model as the gateway
@@ -35,13 +39,17 @@ import { startVoiceStack, waitFor } from './voice-stack.js';
 // "turn-taking and languages"), ≤ 1.2 s with more. The bench process's event-loop lag is reported
 // to show that the caller side is not the bottleneck.
 //
-//   npm run bench -- voice    BENCH_VOICE_CONCURRENCY=1,5,10 BENCH_VOICE_TURNS=5
+//   npm run bench -- voice    BENCH_VOICE_CONCURRENCY=1,5,10 BENCH_VOICE_TURNS=5 BENCH_VOICE_SPREAD_MS=0
 //                             BENCH_VOICE_LLM_DELAY_MS=300 VOICE_ENDPOINTING_MS=600
 //                             VOICE_TURN_DETECTION=model (or silence)
 // Only BENCH_SERVER=dev: the cluster harness does not start a media gateway.
 
 const CONCURRENCY = countsFrom('BENCH_VOICE_CONCURRENCY', '1,5,10');
 const TURNS = Number(process.env.BENCH_VOICE_TURNS || 5);
+/** The calls' starts spread evenly over this many ms (0: all at once). */
+const SPREAD_MS = Number(process.env.BENCH_VOICE_SPREAD_MS || 0);
+if (!Number.isFinite(SPREAD_MS) || SPREAD_MS < 0)
+  throw new Error('BENCH_VOICE_SPREAD_MS is a number of ms, 0 or more');
 const LLM_DELAY_MS = Number(process.env.BENCH_VOICE_LLM_DELAY_MS || 300);
 const ENDPOINTING_MS = Number(process.env.VOICE_ENDPOINTING_MS || 600);
 /** How turns end: the model (the default with VOICE_SPEECH=local, which this bench stands for) or silence. */
@@ -133,7 +141,10 @@ try {
     lag.reset();
     lag.enable();
     const calls = await Promise.all(
-      Array.from({ length: concurrent }, (_, i) => placeCall(agent.numbers[i], TURNS)),
+      Array.from({ length: concurrent }, async (_, i) => {
+        await sleep((i * SPREAD_MS) / concurrent);
+        return placeCall(agent.numbers[i], TURNS);
+      }),
     );
     lag.disable();
     const turns: TurnFigures[] = [];
@@ -299,7 +310,10 @@ function report(
   const column = (key: keyof TurnFigures) => turns.map((turn) => turn[key]);
   const row = (label: string, key: keyof TurnFigures) =>
     console.log(`| ${label} | ${pct(column(key), 50)} | ${pct(column(key), 95)} |`);
-  console.log(`\n${concurrent} concurrent call(s), ${TURNS} turns each: ${turns.length} turns measured`);
+  const starts = SPREAD_MS > 0 && concurrent > 1 ? `starts spread over ${SPREAD_MS} ms` : 'started together';
+  console.log(
+    `\n${concurrent} concurrent call(s), ${starts}, ${TURNS} turns each: ${turns.length} turns measured`,
+  );
   if (failedCalls) console.log(`${failedCalls} of ${concurrent} calls failed before their last turn`);
   if (unmatched)
     console.log(
@@ -371,6 +385,7 @@ function report(
       bench: 'voice',
       server: 'dev',
       concurrent,
+      starts_spread_ms: concurrent > 1 ? SPREAD_MS : 0,
       turns: turns.length,
       voice_to_voice_p50_ms: voiceP50,
       voice_to_voice_p95_ms: pct(column('voiceToVoice'), 95),
