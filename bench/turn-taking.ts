@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { type EndOfTurnRule, TurnDetector } from '../lib/audio/turn-detector.js';
+import type { EndOfTurnRule } from '../lib/audio/pause-verdict.js';
+import { TurnDetector } from '../lib/audio/turn-detector.js';
 import { SileroVoiceActivity } from '../lib/audio/voice-activity.js';
 import { SpeechServerEndOfTurn } from '../lib/speech/end-of-turn.js';
 import { localSpeechDoubtsBelow } from '../lib/speech/local-doubt.js';

@@ -1,4 +1,4 @@
-import type { EndOfTurnRule, WordsVerdict } from '../lib/audio/turn-detector.js';
+import type { EndOfTurnRule, WordsVerdict } from '../lib/audio/pause-verdict.js';
 import type { EndOfTurnModel } from '../lib/speech/end-of-turn.js';
 import type { HeardWords } from '../lib/speech/speech-ports.js';
 import { emailAskedFor } from '../lib/voice-runtime/email-read-out.js';

@@ -1,5 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { type EndOfTurnRule, TurnDetector } from '../lib/audio/turn-detector.js';
+import type { EndOfTurnRule } from '../lib/audio/pause-verdict.js';
+import { TurnDetector } from '../lib/audio/turn-detector.js';
 import type { Logger } from '../lib/logger.js';
 import { localSpeechDoubtsBelow } from '../lib/speech/local-doubt.js';
 import { AgentVoice } from './agent-voice.js';

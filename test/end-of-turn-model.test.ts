@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { type EndOfTurnRule, TurnDetector } from '../lib/audio/turn-detector.js';
+import type { EndOfTurnRule } from '../lib/audio/pause-verdict.js';
+import { TurnDetector } from '../lib/audio/turn-detector.js';
 import type { HeardWords } from '../lib/speech/speech-ports.js';
 import { endOfTurnRule } from '../media/end-of-turn-rule.js';
 import { HeardAhead } from '../media/heard-ahead.js';

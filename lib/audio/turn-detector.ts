@@ -1,6 +1,7 @@
 // The caller's turns, from their 8 kHz audio frame by frame: when speech begins, when it has lasted
 // long enough to count (a barge-in may stop the agent), and when the turn ends with the utterance.
 import { SerialQueue } from '../serial-queue.js';
+import { type EndOfTurnRule, PauseVerdict } from './pause-verdict.js';
 import { VAD_SAMPLE_RATE, VAD_WINDOW_SAMPLES, type VoiceActivity } from './voice-activity.js';
 
 export type TurnEvent =
@@ -45,29 +46,6 @@ export interface TurnDetectorOptions {
   firstTurnBySilence?: boolean;
 }
 
-/**
- * At a pause in a turn (`speech_paused`) the model is asked whether it is complete; from `pauseMs`
- * of silence on, complete ends it (at its last speech, as silence would), not complete waits for
- * more speech up to `maxMs` of silence, and so does a decision still on its way. A model that
- * fails is not asked again on this call: its turns end by endpointingMs from then on, and
- * `failed` is told once.
- */
-export interface EndOfTurnRule {
-  complete(audio: Int16Array): Promise<boolean>;
-  /**
-   * How the words of the pause announced (a frame before: its transcription has begun) sound.
-   * Unfinished: the turn waits up to maxMs. Finished: the model's yes ends it at pauseMs, its no
-   * halfway to maxMs. Unsure (finished, but the recogniser doubts them): halfway, or maxMs on the
-   * model's no. null, or a failure: the model alone.
-   */
-  words?(pause: { startedAtMs: number; endedAtMs: number }): Promise<WordsVerdict> | null;
-  pauseMs: number;
-  maxMs: number;
-  failed?(error: unknown): void;
-}
-
-/** How a pause's words sound (EndOfTurnRule.words). */
-export type WordsVerdict = 'finished' | 'unfinished' | 'unsure';
 /** Silero's usual hysteresis: speech begins at 0.5 and goes on while the probability stays >= 0.35. */
 const START_THRESHOLD = 0.5;
 const CONTINUE_THRESHOLD = 0.35;
@@ -96,13 +74,7 @@ interface Utterance {
   pauseAnnounced: boolean;
   frames: TimedFrame[];
   /** The end-of-turn model's decision on the current pause: null until asked (speech again: null). */
-  verdict: Verdict | null;
-}
-
-/** `words`: EndOfTurnRule.words's answer, undefined until asked; none: no words came. */
-interface Verdict {
-  answer: 'pending' | 'complete' | 'incomplete';
-  words?: 'pending' | WordsVerdict | 'none';
+  verdict: PauseVerdict | null;
 }
 
 /**
@@ -210,7 +182,12 @@ export class TurnDetector {
     if (this.endOfTurn && silentMs >= PAUSE_MS && !utterance.verdict && this.isTurn(utterance)) {
       this.askModel(this.endOfTurn, utterance);
     }
-    if (utterance.pauseAnnounced) this.askWords(utterance);
+    if (utterance.pauseAnnounced && this.endOfTurn) {
+      utterance.verdict?.askWords({
+        startedAtMs: utterance.startedAtMs,
+        endedAtMs: utterance.lastVoicedEndMs,
+      });
+    }
     if (silentMs >= PAUSE_MS && !utterance.pauseAnnounced && this.isTurn(utterance)) {
       utterance.pauseAnnounced = true;
       const { startedAtMs, endedAtMs, audio } = this.endTurn(utterance, utterance.lastVoicedEndMs);
@@ -221,45 +198,20 @@ export class TurnDetector {
 
   /** The silence that ends this utterance now: the model's decision, else endpointingMs. */
   private endingSilenceMs(utterance: Utterance): number {
-    const rule = this.endOfTurn;
-    if (!rule || !this.isTurn(utterance)) return this.endpointingMs;
-    const { answer, words } = utterance.verdict ?? { answer: 'pending' };
-    const wordsIn = !rule.words || words === 'finished' || words === 'unsure' || words === 'none';
-    if (answer === 'pending' || !wordsIn) return rule.maxMs;
-    // One doubt (the model's of finished words, the recogniser's of its own) ends it halfway: a pause
-    // before "…to the airport" of up to a second keeps the turn whole; both doubts wait maxMs.
-    const halfway = Math.round((rule.pauseMs + rule.maxMs) / 2);
-    if (answer === 'complete') return words === 'unsure' ? halfway : rule.pauseMs;
-    return words === 'finished' ? halfway : rule.maxMs;
+    if (!this.endOfTurn || !this.isTurn(utterance)) return this.endpointingMs;
+    return utterance.verdict?.endingSilenceMs() ?? this.endOfTurn.maxMs;
   }
 
   /** Asks the model about the pause now; its answer is taken by the frames that follow. */
   private askModel(rule: EndOfTurnRule, utterance: Utterance): void {
-    const verdict: Verdict = { answer: 'pending' };
-    utterance.verdict = verdict;
     // Up to its last speech: with 200 ms of silence after it, more cut-off sentences were "complete".
-    rule.complete(this.endTurn(utterance, utterance.lastVoicedEndMs, 0).audio).then(
-      (complete) => void Object.assign(verdict, { answer: complete ? 'complete' : 'incomplete' }),
-      (error: unknown) => {
-        // Not asked again on this call: the silence rule from the next frame on (the turn's own included).
-        if (this.endOfTurn !== rule) return;
-        this.endOfTurn = undefined;
-        rule.failed?.(error);
-      },
-    );
-  }
-
-  /** Asks once a pause how its words sound; no words, or none that come, leave it to the model. */
-  private askWords(utterance: Utterance): void {
-    const { verdict } = utterance;
-    const ask = this.endOfTurn?.words;
-    if (!ask || !verdict || verdict.words) return;
-    const asked = ask({ startedAtMs: utterance.startedAtMs, endedAtMs: utterance.lastVoicedEndMs });
-    verdict.words = asked ? 'pending' : 'none';
-    asked?.then(
-      (words) => Object.assign(verdict, { words }),
-      () => Object.assign(verdict, { words: 'none' }),
-    );
+    const { audio } = this.endTurn(utterance, utterance.lastVoicedEndMs, 0);
+    utterance.verdict = new PauseVerdict(rule, audio, (error) => {
+      // Not asked again on this call: the silence rule from the next frame on (the turn's own included).
+      if (this.endOfTurn !== rule) return;
+      this.endOfTurn = undefined;
+      rule.failed?.(error);
+    });
   }
 
   private isTurn(utterance: Utterance): boolean {
