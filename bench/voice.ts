@@ -310,7 +310,8 @@ function report(
   const column = (key: keyof TurnFigures) => turns.map((turn) => turn[key]);
   const row = (label: string, key: keyof TurnFigures) =>
     console.log(`| ${label} | ${pct(column(key), 50)} | ${pct(column(key), 95)} |`);
-  const starts = SPREAD_MS > 0 && concurrent > 1 ? `starts spread over ${SPREAD_MS} ms` : 'started together';
+  const spreadMs = concurrent > 1 ? SPREAD_MS : 0; // one call has no others to spread from
+  const starts = spreadMs > 0 ? `starts spread over ${spreadMs} ms` : 'started together';
   console.log(
     `\n${concurrent} concurrent call(s), ${starts}, ${TURNS} turns each: ${turns.length} turns measured`,
   );
@@ -385,7 +386,7 @@ function report(
       bench: 'voice',
       server: 'dev',
       concurrent,
-      starts_spread_ms: concurrent > 1 ? SPREAD_MS : 0,
+      starts_spread_ms: spreadMs,
       turns: turns.length,
       voice_to_voice_p50_ms: voiceP50,
       voice_to_voice_p95_ms: pct(column('voiceToVoice'), 95),

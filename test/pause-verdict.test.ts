@@ -1,6 +1,11 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { type EndOfTurnRule, PauseVerdict, type WordsVerdict } from '../lib/audio/pause-verdict.js';
+import {
+  type EndOfTurnRule,
+  type Pause,
+  PauseVerdict,
+  type WordsVerdict,
+} from '../lib/audio/pause-verdict.js';
 
 // One pause's end-of-turn decision (lib/audio/pause-verdict.ts) at its port: the model's and the
 // words' answers, and the silence that ends the turn given them (docs/voice.md, "End of turn by a
@@ -76,7 +81,7 @@ test('answers not yet in wait VOICE_TURN_MAX_MS; a transcription that fails leav
 });
 
 test('the words are asked once a pause, with the pause; a model that fails is told to the detector', async () => {
-  const asked: { startedAtMs: number; endedAtMs: number }[] = [];
+  const asked: Pause[] = [];
   const failures: unknown[] = [];
   const error = new Error('model down');
   const verdict = new PauseVerdict(

@@ -3,6 +3,12 @@
 // turn given their answers so far. The turn detector (turn-detector.ts) makes one at each pause
 // and asks it at every frame of the silence; speech again throws it away.
 
+/** A pause of a turn: its utterance's start and its last speech, ms on the call's clock. */
+export interface Pause {
+  startedAtMs: number;
+  endedAtMs: number;
+}
+
 /**
  * At a pause in a turn (`speech_paused`) the model is asked whether it is complete; from `pauseMs`
  * of silence on, complete ends it (at its last speech, as silence would), not complete waits for
@@ -18,7 +24,7 @@ export interface EndOfTurnRule {
    * halfway to maxMs. Unsure (finished, but the recogniser doubts them): halfway, or maxMs on the
    * model's no. null, or a failure: the model alone.
    */
-  words?(pause: { startedAtMs: number; endedAtMs: number }): Promise<WordsVerdict> | null;
+  words?(pause: Pause): Promise<WordsVerdict> | null;
   pauseMs: number;
   maxMs: number;
   failed?(error: unknown): void;
@@ -44,7 +50,7 @@ export class PauseVerdict {
   }
 
   /** Asks once how the pause's words sound; no words, or none that come, leave it to the model. */
-  askWords(pause: { startedAtMs: number; endedAtMs: number }): void {
+  askWords(pause: Pause): void {
     if (!this.rule.words || this.words) return;
     const asked = this.rule.words(pause);
     this.words = asked ? 'pending' : 'none';
