@@ -133,7 +133,10 @@ describe('warm transfers', { timeout: 180_000 }, () => {
   test('a destination message is what the caller hears while the person is rung', async () => {
     const message = 'Please hold, I am getting Kari from the front desk for you.';
     const { call, transcript } = await transferCall(warmTo('+4722990001', message));
-    assert.equal(call.endReason, 'transferred');
+    // Seen once in about twenty fresh-clone runs: `caller_hangup` (2026-12-01). What the caller
+    // heard and the transfer's record tell which wait ran out, should it come again.
+    const heard = { transfer: call.transfer, transcript: transcript.map((line) => line.text) };
+    assert.equal(call.endReason, 'transferred', JSON.stringify(heard));
     assert.equal(transcript.at(-1)!.text, message);
   });
 
