@@ -393,6 +393,8 @@ test('VOICE_SPEECH=local CARRIER=sip npm start also runs the local speech server
     assert.equal((await release(mediaControlPort, mediaControlToken)).status, 404, 'no such call here');
     assert.equal((await release(mediaPort, mediaControlToken)).status, 404);
     // Its operator port (METRICS_PORT from npm start), not the public MEDIA_PORT: metrics and readiness.
+    // Named in its "running" line, logged once its worker is up: after its ports answer, so waited for.
+    await waitForOutput(started, /"media gateway running"/, 30_000);
     const running = started
       .stdout()
       .split('\n')
