@@ -7,7 +7,7 @@ import { callWorkflowId } from '../lib/temporal/workflow-contracts.js';
 import { endOfSpeech } from '../test/support/test-audio.js';
 import { benchServer } from './bench-cluster.js';
 import { countsFrom } from './bench-counts.js';
-import { startVoiceStack, waitFor } from './voice-stack.js';
+import { type LogLine, startVoiceStack, waitFor } from './voice-stack.js';
 
 // Spoken calls end to end: for each N in BENCH_VOICE_CONCURRENCY (1,5,10), N concurrent audio
 // calls through the stack of bench/voice-stack.ts: the media gateway (media/main.ts, a process of its own), the workers
@@ -16,9 +16,13 @@ import { startVoiceStack, waitFor } from './voice-stack.js';
 // PostgreSQL of the bench's own, and a language-model stand-in (OpenAI-compatible chat completions,
 // streamed) that starts its two-sentence answer after BENCH_VOICE_LLM_DELAY_MS (300).
 // Each call: a Media Streams client (lib/media/media-streams-client.ts) hears the greeting,
-// then says a Piper-made line in real time (made once, before any run, and trimmed to its last
-// sound so that the end of the audio is the end of speech), waits until the agent's answer has
-// played, BENCH_VOICE_TURNS (5) times, and hangs up. The N calls start together, so their turns
+// then says a Piper-made line in real time (made before any run, and trimmed to its last sound so
+// that the end of the audio is the end of speech), waits until the agent's answer has played,
+// BENCH_VOICE_TURNS (5) times, and hangs up. Each caller says the lines in a rendering of their own
+// (Piper's voice varies from one synthesis to the next, as two people's would, and so does whether
+// the end-of-turn model doubts a line); BENCH_VOICE_LINES=shared gives every call the same
+// rendering (the runs before 2026-12-01: a line doubted is doubted in every call, so a run's p50
+// depends on how few renderings were made). The N calls start together, so their turns
 // come at the same moments (the worst case: every pause of every call at once);
 // BENCH_VOICE_SPREAD_MS spreads their starts evenly over that many ms instead (callers who call
 // independently: a turn's cycle here, line, answer and its quiet end, is about 10 s).
@@ -40,6 +44,7 @@ import { startVoiceStack, waitFor } from './voice-stack.js';
 // to show that the caller side is not the bottleneck.
 //
 //   npm run bench -- voice    BENCH_VOICE_CONCURRENCY=1,5,10 BENCH_VOICE_TURNS=5 BENCH_VOICE_SPREAD_MS=0
+//                             BENCH_VOICE_LINES=per-call (or shared)
 //                             BENCH_VOICE_LLM_DELAY_MS=300 VOICE_ENDPOINTING_MS=600
 //                             VOICE_TURN_DETECTION=model (or silence)
 // Only BENCH_SERVER=dev: the cluster harness does not start a media gateway.
@@ -50,6 +55,9 @@ const TURNS = Number(process.env.BENCH_VOICE_TURNS || 5);
 const SPREAD_MS = Number(process.env.BENCH_VOICE_SPREAD_MS || 0);
 if (!Number.isFinite(SPREAD_MS) || SPREAD_MS < 0)
   throw new Error('BENCH_VOICE_SPREAD_MS is a number of ms, 0 or more');
+/** Whose rendering of the caller lines a call says: its own (per-call) or one for all (shared). */
+const LINES = process.env.BENCH_VOICE_LINES || 'per-call';
+if (LINES !== 'per-call' && LINES !== 'shared') throw new Error('BENCH_VOICE_LINES is per-call or shared');
 const LLM_DELAY_MS = Number(process.env.BENCH_VOICE_LLM_DELAY_MS || 300);
 const ENDPOINTING_MS = Number(process.env.VOICE_ENDPOINTING_MS || 600);
 /** How turns end: the model (the default with VOICE_SPEECH=local, which this bench stands for) or silence. */
@@ -71,6 +79,8 @@ const CALLER_LINES = [
   'Do you have a table by the window?',
   'Thank you, that sounds perfect.',
 ];
+/** A line's audio ends this close to the speech end of the gateway's turn for it (VAD's lag, the socket: tens of ms). */
+const MATCH_MS = 1000;
 /** Agent audio silent this long has finished its answer (a gap between sentences is shorter). */
 const ANSWER_OVER_QUIET_MS = 1500;
 
@@ -127,14 +137,19 @@ const stack = await startVoiceStack({
 });
 try {
   const { speech, streamsUrl, gatewayLog, temporalClient, agent } = stack;
-  console.log('making the caller lines (not measured)');
-  const lines = await Promise.all(
-    CALLER_LINES.map(async (line) => endOfSpeech(await speech.callerSays(line))),
-  );
+  const callers = LINES === 'shared' ? 1 : Math.max(...CONCURRENCY);
+  console.log(`making the caller lines, ${callers} rendering(s) (not measured)`);
+  /** Caller i's lines: renderings[i % renderings.length], made one caller at a time. */
+  const renderings: Int16Array[][] = [];
+  for (let i = 0; i < callers; i++) {
+    renderings.push(
+      await Promise.all(CALLER_LINES.map(async (line) => endOfSpeech(await speech.callerSays(line)))),
+    );
+  }
 
   // Warm up: the workflow bundle, the connections, both models; not measured.
   console.log('warm-up call (not measured)');
-  await placeCall(agent.numbers[0], 1);
+  await placeCall(agent.numbers[0], 1, renderings[0]);
 
   const lag = monitorEventLoopDelay({ resolution: 10 });
   for (const concurrent of CONCURRENCY) {
@@ -143,7 +158,7 @@ try {
     const calls = await Promise.all(
       Array.from({ length: concurrent }, async (_, i) => {
         await sleep((i * SPREAD_MS) / concurrent);
-        return placeCall(agent.numbers[i], TURNS);
+        return placeCall(agent.numbers[i], TURNS, renderings[i % renderings.length]);
       }),
     );
     lag.disable();
@@ -176,7 +191,7 @@ try {
   }
 
   /** One call: the greeting, `turns` lines each answered, the hang-up. */
-  async function placeCall(number: string, turns: number) {
+  async function placeCall(number: string, turns: number, lines: Int16Array[]) {
     const client = await MediaStreamsClient.connect(streamsUrl);
     // The stream's start is the call's answer: its opening line's first audio is timed from here.
     const answeredAt = performance.now();
@@ -233,10 +248,23 @@ try {
       (turn): turn is AgentTurnLatency & Required<Pick<AgentTurnLatency, 'fromSpeechEnd'>> =>
         turn.fromSpeechEnd !== undefined,
     );
+    // A line can be two turns (its comma heard as the end, the answer to the first part dropped when
+    // the caller went on): a turn the caller timed is the gateway's turn whose speech ended nearest
+    // to the end of the line's audio, and the agent's turn in the same place answered it (in the
+    // caller's order when the two lists differ: a turn without words has no agent turn).
+    // None within MATCH_MS (its transcription failed, so it has no line): the turn is not measured.
+    const offBy = (turn: LogLine, heard: HeardTurn) =>
+      Math.abs(turn.turnEndedAt - turn.endpointedMs - heard.saidEndAt);
+    const paired = callerTurns.length === agentTurns.length;
     const figures: TurnFigures[] = [];
     for (const [k, heard] of call.heard.entries()) {
-      const callerTurn = callerTurns[k];
-      const agentTurn = agentTurns[k];
+      const nearest = callerTurns.reduce(
+        (best, turn, c) => (offBy(turn, heard) < offBy(callerTurns[best], heard) ? c : best),
+        0,
+      );
+      const match = callerTurns[nearest];
+      const callerTurn = match && offBy(match, heard) <= MATCH_MS ? match : undefined;
+      const agentTurn = agentTurns[paired ? nearest : k];
       const firstSentence = gatewayLog.find(
         (line) =>
           line.msg === 'agent sentence' &&
@@ -313,7 +341,7 @@ function report(
   const spreadMs = concurrent > 1 ? SPREAD_MS : 0; // one call has no others to spread from
   const starts = spreadMs > 0 ? `starts spread over ${spreadMs} ms` : 'started together';
   console.log(
-    `\n${concurrent} concurrent call(s), ${starts}, ${TURNS} turns each: ${turns.length} turns measured`,
+    `\n${concurrent} concurrent call(s), ${starts}, ${TURNS} turns each, lines ${LINES === 'shared' ? 'in one rendering for all' : 'in a rendering per caller'}: ${turns.length} turns measured`,
   );
   if (failedCalls) console.log(`${failedCalls} of ${concurrent} calls failed before their last turn`);
   if (unmatched)
@@ -387,6 +415,7 @@ function report(
       server: 'dev',
       concurrent,
       starts_spread_ms: spreadMs,
+      lines: LINES,
       turns: turns.length,
       voice_to_voice_p50_ms: voiceP50,
       voice_to_voice_p95_ms: pct(column('voiceToVoice'), 95),
