@@ -1,6 +1,8 @@
 import type { ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 // Small helpers shared by the scripts that run child processes (start, test, Temporal servers).
@@ -12,15 +14,48 @@ const FIRST_CHOSEN_PORT = 20_000;
  * A port free right now on `host`, for a server started right after. It is taken below the
  * kernel's range for outgoing connections' local ports (Linux: ip_local_port_range), so that no
  * connection made meanwhile can take it: a port from that range (what listening on 0 gives) was
- * taken so between a check and a server's start while the test suite was busy.
+ * taken so between a check and a server's start while the test suite was busy. It is also
+ * reserved (reservePort), so that no other process choosing a port here takes it before its
+ * server listens: start:cluster's API listens tens of seconds after its port is chosen.
  */
 export async function freePort(host = '127.0.0.1'): Promise<number> {
   const below = outgoingPortsStart();
   for (let attempt = 0; attempt < 20 && below > FIRST_CHOSEN_PORT; attempt++) {
     const port = FIRST_CHOSEN_PORT + Math.floor(Math.random() * (below - FIRST_CHOSEN_PORT));
-    if ((await listenOn(host, port).catch(() => null)) !== null) return port;
+    if ((await listenOn(host, port).catch(() => null)) !== null && reservePort(port)) return port;
   }
   return listenOn(host, 0);
+}
+
+/** Where chosen ports are reserved: a file per port, shared by every process of this user's machine. */
+export const PORT_RESERVATIONS_DIR = path.join(os.tmpdir(), 'voice-agent-api-ports');
+/** How long a chosen port stays reserved: well past the slowest start of a server on it. */
+export const PORT_RESERVED_MS = 5 * 60_000;
+
+/**
+ * Reserves `port` for this process's next server, across processes: false when another process
+ * (or this one) chose it less than PORT_RESERVED_MS ago. Free while no server listens on it, a
+ * port would otherwise pass another chooser's check too, and the later server finds it taken (seen
+ * in the suite: a start:cluster API whose port another file's server took meanwhile). Where the
+ * folder cannot be written, the port is taken on the listening check alone.
+ */
+export function reservePort(port: number): boolean {
+  const file = path.join(PORT_RESERVATIONS_DIR, String(port));
+  try {
+    mkdirSync(PORT_RESERVATIONS_DIR, { recursive: true });
+    writeFileSync(file, `${process.pid}\n`, { flag: 'wx' });
+    return true;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') return true;
+  }
+  try {
+    if (Date.now() - statSync(file).mtimeMs < PORT_RESERVED_MS) return false;
+    const now = new Date();
+    utimesSync(file, now, now); // a reservation gone stale is taken over
+    return true;
+  } catch {
+    return true;
+  }
 }
 
 /** The first local port of outgoing connections (read once); 0 where unknown (not Linux). */

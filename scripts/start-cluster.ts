@@ -467,8 +467,15 @@ async function main(): Promise<void> {
     const part = await supervise(`API #${i}`, RANK.api, nodePart(['api/main.ts'], apiEnv, 20_000));
     say(`API #${i}: pid ${part.pid} (api/main.ts, port ${settings.port} shared)`);
   }
-  if (!(await waitForTcp(shownHost, settings.port, { timeoutMs: 120_000 }))) {
-    if (!stopping) await shutdown(1, `the API did not come up on ${shownHost}:${settings.port}`);
+  // Up means its /healthz answers: a port that accepts connections may be another process's that
+  // took it after the check above, and then every API process fails to listen.
+  const urlHost = shownHost.includes(':') ? `[${shownHost}]` : shownHost;
+  if (!(await untilReady(`http://${urlHost}:${settings.port}/healthz`, 120_000))) {
+    if (!stopping)
+      await shutdown(
+        1,
+        `the API did not come up on ${shownHost}:${settings.port} (nothing answered its /healthz; if the port accepts connections, another process took it)`,
+      );
     return;
   }
   say('');

@@ -5,7 +5,7 @@ import { createInterface } from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { loadClusterSettings } from '../cluster/settings.js';
 import { allTemporalPorts, MAX_FRONTEND_PORT } from '../cluster/temporal-config.js';
-import { acceptsTcp, freePort, hasExited, stopChild, waitForTcp } from '../processes.js';
+import { acceptsTcp, freePort, hasExited, reservePort, stopChild, waitForTcp } from '../processes.js';
 import { ChaosPostgres } from './postgres.js';
 import {
   type ChaosStack,
@@ -76,9 +76,10 @@ export class ClusterStack implements ChaosStack {
 
   async start(): Promise<void> {
     const log = this.options.log;
+    // The Temporal server's ports first, reserved: the ports chosen after them are not among them.
+    this.temporalPort = await freeTemporalBase();
     const [pgPort, apiPort] = await Promise.all([freePort(), freePort()]);
     this.apiPort = apiPort;
-    this.temporalPort = await freeTemporalBase();
     log(`starting PostgreSQL (port ${pgPort})`);
     await this.postgres.start(pgPort);
     log(
@@ -294,13 +295,16 @@ export class ClusterStack implements ChaosStack {
   }
 }
 
-/** A frontend port whose derived ports (history, matching, worker, membership, Web UI) are all free. */
+/**
+ * A frontend port whose derived ports (history, matching, worker, membership, Web UI) are all free,
+ * and reserved (reservePort): freePort, here and in the suite's other files, does not choose them.
+ */
 async function freeTemporalBase(): Promise<number> {
   for (let attempt = 0; attempt < 50; attempt++) {
     const base = 20_000 + Math.floor(Math.random() * (MAX_FRONTEND_PORT - 20_000));
     const ports = [...allTemporalPorts(base), base + 20];
     const busy = await Promise.all(ports.map((port) => acceptsTcp('127.0.0.1', port, 300)));
-    if (!busy.some(Boolean)) return base;
+    if (!busy.some(Boolean) && ports.every(reservePort)) return base;
   }
   throw new Error('found no free range of ports for the Temporal server');
 }
