@@ -27,7 +27,7 @@ export async function freePort(host = '127.0.0.1'): Promise<number> {
   return listenOn(host, 0);
 }
 
-/** Where chosen ports are reserved: a file per port, shared by every process of this user's machine. */
+/** Where chosen ports are reserved: a file per port, shared by every process with the same TMPDIR. */
 export const PORT_RESERVATIONS_DIR = path.join(os.tmpdir(), 'voice-agent-api-ports');
 /** How long a chosen port stays reserved: well past the slowest start of a server on it. */
 export const PORT_RESERVED_MS = 5 * 60_000;
@@ -35,8 +35,8 @@ export const PORT_RESERVED_MS = 5 * 60_000;
 /**
  * Reserves `port` for this process's next server, across processes: false when another process
  * (or this one) chose it less than PORT_RESERVED_MS ago. Free while no server listens on it, a
- * port would otherwise pass another chooser's check too, and the later server finds it taken (seen
- * in the suite: a start:cluster API whose port another file's server took meanwhile). Where the
+ * port would otherwise pass another chooser's check too, and the later server find it taken (what
+ * one suite failure fits: start:cluster's API port answered something other than HTTP). Where the
  * folder cannot be written, the port is taken on the listening check alone.
  */
 export function reservePort(port: number): boolean {
