@@ -22,7 +22,9 @@ export async function freePort(host = '127.0.0.1'): Promise<number> {
   const below = outgoingPortsStart();
   for (let attempt = 0; attempt < 20 && below > FIRST_CHOSEN_PORT; attempt++) {
     const port = FIRST_CHOSEN_PORT + Math.floor(Math.random() * (below - FIRST_CHOSEN_PORT));
-    if ((await listenOn(host, port).catch(() => null)) !== null && reservePort(port)) return port;
+    // Reserved first: a port another process reserved is not listened on, not even for the check,
+    // which could make its own server's listen fail at that moment.
+    if (reservePort(port) && (await listenOn(host, port).catch(() => null)) !== null) return port;
   }
   return listenOn(host, 0);
 }
